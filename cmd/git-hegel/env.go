@@ -1,0 +1,63 @@
+package main
+
+import (
+	"io"
+	"os"
+	"time"
+)
+
+// Env is everything a command may touch outside the repository, injected so
+// tests run commands in-process with fixed time and captured output.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	Dir    string           // the working directory
+	Now    func() time.Time // the clock
+	// Terminal reports whether w is an interactive terminal (for colour).
+	Terminal func(w io.Writer) bool
+}
+
+func systemEnv() *Env {
+	dir, _ := os.Getwd()
+	return &Env{
+		Stdin:    os.Stdin,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Getenv:   os.Getenv,
+		Dir:      dir,
+		Now:      clock(os.Getenv),
+		Terminal: isTerminal,
+	}
+}
+
+// clock returns the wall clock, or a fixed instant when GIT_HEGEL_DATE holds
+// an RFC 3339 time: tests and reproducible demos pin dates this way, as git's
+// own tests pin GIT_COMMITTER_DATE.
+func clock(getenv func(string) string) func() time.Time {
+	if v := getenv("GIT_HEGEL_DATE"); v != "" {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return func() time.Time { return t }
+		}
+	}
+	return time.Now
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// colour reports whether to colour output written to w: only on a terminal,
+// and never with NO_COLOR set or TERM=dumb.
+func (e *Env) colour(w io.Writer) bool {
+	if e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return e.Terminal != nil && e.Terminal(w)
+}

@@ -1,0 +1,10 @@
+// Command git-hegel drives stage-gated development workflows and keeps their
+// state in the repository under refs/hegel/*. git runs it as `git hegel`.
+//
+// This package parses arguments, prints, and maps errors to exit codes; the
+// engine decides and gitstore touches git.
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args[1:], systemEnv())) }

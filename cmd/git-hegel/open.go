@@ -1,0 +1,44 @@
+package main
+
+import (
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
+)
+
+// openRepo opens the repository around the working directory.
+func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
+	r, err := gitstore.Open(c.Dir, c.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	r.Now = c.Now
+	return r, nil
+}
+
+// newEngine wires the engine to the repository's stores.
+func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
+	s := r.Sessions()
+	return &engine.Engine{
+		Tasks:   r.Tasks(),
+		Session: s,
+		Workflows: func() (*engine.Registry, error) {
+			files, err := s.WorkflowFiles()
+			if err != nil {
+				return nil, err
+			}
+			return engine.NewRegistry(files)
+		},
+		Worktree: r.WorkTree,
+		Now:      c.Now,
+		Git:      r.GitInfo,
+	}
+}
+
+// engine opens the repository and returns an engine for it.
+func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
+	r, err := c.openRepo()
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.newEngine(r), r, nil
+}

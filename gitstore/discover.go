@@ -1,0 +1,134 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNotRepo is returned when no repository encloses the directory. The
+// command maps it to exit code 128, as git does.
+var ErrNotRepo = errors.New("not a git repository (or any of the parent directories): .git")
+
+// UnsupportedError reports a repository git-hegel refuses to work in. Its
+// message is one line a user can act on.
+type UnsupportedError struct{ Reason string }
+
+func (e *UnsupportedError) Error() string { return e.Reason }
+
+// Layout is where a repository's parts live on disk.
+type Layout struct {
+	GitDir    string // this worktree's git dir (.git, or .git/worktrees/<name>)
+	CommonDir string // shared by all worktrees: objects, refs, config
+	WorkTree  string // top of the working tree
+}
+
+// Discover finds the repository enclosing dir the way git does, honouring
+// GIT_DIR, GIT_WORK_TREE and GIT_COMMON_DIR (go-git ignores them).
+func Discover(dir string, getenv func(string) string) (*Layout, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var l Layout
+	if gd := getenv("GIT_DIR"); gd != "" {
+		l.GitDir = absFrom(dir, gd)
+		if !isGitDir(l.GitDir) {
+			return nil, fmt.Errorf("not a git repository: '%s'", gd)
+		}
+		if wt := getenv("GIT_WORK_TREE"); wt != "" {
+			l.WorkTree = absFrom(dir, wt)
+		}
+	} else {
+		if err := l.walkUp(dir); err != nil {
+			return nil, err
+		}
+		if wt := getenv("GIT_WORK_TREE"); wt != "" {
+			l.WorkTree = absFrom(dir, wt)
+		}
+	}
+	l.CommonDir = l.GitDir
+	if cd := getenv("GIT_COMMON_DIR"); cd != "" {
+		l.CommonDir = absFrom(dir, cd)
+	} else if b, err := os.ReadFile(filepath.Join(l.GitDir, "commondir")); err == nil {
+		l.CommonDir = absFrom(l.GitDir, strings.TrimSpace(string(b)))
+	}
+	return &l, nil
+}
+
+// walkUp looks for .git (a directory, or a file naming one) from dir up to
+// the filesystem root. Inside a git dir itself there is no work tree.
+func (l *Layout) walkUp(dir string) error {
+	for d := dir; ; {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Stat(dotgit); err == nil {
+			if fi.IsDir() {
+				if isGitDir(dotgit) {
+					l.GitDir, l.WorkTree = dotgit, d
+					return nil
+				}
+			} else if gd, err := readGitFile(dotgit); err == nil {
+				l.GitDir, l.WorkTree = gd, d
+				return nil
+			} else {
+				return err
+			}
+		}
+		if isGitDir(d) {
+			// A bare repository, or the inside of a .git directory.
+			l.GitDir = d
+			return nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ErrNotRepo
+		}
+		d = parent
+	}
+}
+
+// readGitFile resolves a "gitdir: <path>" file, as linked worktrees and
+// submodules use.
+func readGitFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	line := strings.TrimSpace(string(b))
+	rest, ok := strings.CutPrefix(line, "gitdir:")
+	if !ok {
+		return "", fmt.Errorf("invalid gitfile format: %s", path)
+	}
+	gd := absFrom(filepath.Dir(path), strings.TrimSpace(rest))
+	if !isGitDir(gd) {
+		return "", fmt.Errorf("not a git repository: %s", gd)
+	}
+	return gd, nil
+}
+
+// isGitDir applies git's own test: HEAD, plus objects/ and refs/ either here
+// or in the common dir a linked worktree's git dir points to.
+func isGitDir(d string) bool {
+	if _, err := os.Stat(filepath.Join(d, "HEAD")); err != nil {
+		return false
+	}
+	common := d
+	if b, err := os.ReadFile(filepath.Join(d, "commondir")); err == nil {
+		common = absFrom(d, strings.TrimSpace(string(b)))
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(common, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+func absFrom(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}

@@ -1,0 +1,251 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// FormatVersion is written as the "version" blob at the root of every tree
+// git-hegel stores. A reader refuses any other value rather than guess.
+const FormatVersion = "1"
+
+const versionFile = "version"
+
+// Doc is one version of a stored document: the files of its tree (paths are
+// slash-separated; "version" excluded) and the commit it was read from.
+type Doc struct {
+	Files  map[string][]byte
+	Commit plumbing.Hash
+	Tree   plumbing.Hash
+}
+
+// readDoc loads the document a ref points at. A missing ref is ErrNotFound;
+// an unknown version is ErrUnknownVersion.
+func (r *Repo) readDoc(ref plumbing.ReferenceName) (*Doc, error) {
+	h, err := r.refs.Read(ref)
+	if err != nil {
+		return nil, err
+	}
+	return r.readDocAt(ref, h)
+}
+
+func (r *Repo) readDocAt(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, error) {
+	c, err := object.GetCommit(r.storage, h)
+	if err != nil {
+		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", ref, h, oneLine(err.Error()))
+	}
+	tree, err := object.GetTree(r.storage, c.TreeHash)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read tree %s: %s", ref, c.TreeHash, oneLine(err.Error()))
+	}
+	d := &Doc{Files: map[string][]byte{}, Commit: h, Tree: c.TreeHash}
+	if err := r.readTreeFiles(tree, "", d.Files); err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	v, ok := d.Files[versionFile]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: no version blob", ref, ErrUnknownVersion)
+	}
+	if got := strings.TrimSpace(string(v)); got != FormatVersion {
+		return nil, fmt.Errorf("%s: %w %q (this git-hegel understands %q; upgrade it)", ref, ErrUnknownVersion, got, FormatVersion)
+	}
+	delete(d.Files, versionFile)
+	return d, nil
+}
+
+func (r *Repo) readTreeFiles(t *object.Tree, prefix string, out map[string][]byte) error {
+	for _, e := range t.Entries {
+		p := prefix + e.Name
+		switch e.Mode {
+		case filemode.Dir:
+			sub, err := object.GetTree(r.storage, e.Hash)
+			if err != nil {
+				return fmt.Errorf("cannot read tree %s: %s", p, oneLine(err.Error()))
+			}
+			if err := r.readTreeFiles(sub, p+"/", out); err != nil {
+				return err
+			}
+		case filemode.Regular:
+			b, err := r.readBlob(e.Hash)
+			if err != nil {
+				return fmt.Errorf("cannot read %s: %s", p, oneLine(err.Error()))
+			}
+			out[p] = b
+		default:
+			return fmt.Errorf("unexpected entry %s (mode %s)", p, e.Mode)
+		}
+	}
+	return nil
+}
+
+func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
+	o, err := r.storage.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+// writeDoc stores files (plus the version blob) as a commit on top of
+// parent and moves ref from parent to it with compare-and-swap. extra
+// parents are added after the first (checkpoints use them to keep commits
+// reachable). If the tree equals parent's, nothing is written and parent is
+// returned: an operation that changes nothing leaves no trace.
+func (r *Repo) writeDoc(ref plumbing.ReferenceName, parent plumbing.Hash, files map[string][]byte, msg string, extra ...plumbing.Hash) (plumbing.Hash, error) {
+	all := make(map[string][]byte, len(files)+1)
+	for k, v := range files {
+		all[k] = v
+	}
+	all[versionFile] = []byte(FormatVersion + "\n")
+	tree, err := r.writeTree(all)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if !parent.IsZero() && len(extra) == 0 {
+		if pc, err := object.GetCommit(r.storage, parent); err == nil && pc.TreeHash == tree {
+			return parent, nil
+		}
+	}
+	var parents []plumbing.Hash
+	if !parent.IsZero() {
+		parents = append(parents, parent)
+	}
+	parents = append(parents, extra...)
+	c, err := r.writeCommit(tree, parents, msg)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := r.refs.Update(ref, parent, c); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return c, nil
+}
+
+func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg string) (plumbing.Hash, error) {
+	sig := r.signature()
+	c := &object.Commit{
+		Author:       sig,
+		Committer:    sig,
+		Message:      strings.TrimRight(msg, "\n") + "\n",
+		TreeHash:     tree,
+		ParentHashes: parents,
+	}
+	o := r.storage.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.storage.SetEncodedObject(o)
+}
+
+func (r *Repo) signature() object.Signature {
+	name, email := r.getenv("GIT_COMMITTER_NAME"), r.getenv("GIT_COMMITTER_EMAIL")
+	if name == "" {
+		name, _ = r.cfg.Get("user", "", "name")
+	}
+	if email == "" {
+		email, _ = r.cfg.Get("user", "", "email")
+	}
+	// fsck --strict refuses names and emails holding angle brackets or
+	// newlines; fall back to a fixed identity rather than write a bad one.
+	if name == "" || strings.ContainsAny(name, "<>\n") {
+		name = "git-hegel"
+	}
+	if email == "" || strings.ContainsAny(email, "<>\n ") {
+		email = "git-hegel@localhost"
+	}
+	return object.Signature{Name: name, Email: email, When: r.Now().Truncate(1e9)}
+}
+
+// writeBlob stores data and returns its hash.
+func (r *Repo) writeBlob(data []byte) (plumbing.Hash, error) {
+	o := r.storage.NewEncodedObject()
+	o.SetType(plumbing.BlobObject)
+	o.SetSize(int64(len(data)))
+	w, err := o.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.storage.SetEncodedObject(o)
+}
+
+// writeTree stores a nested tree for slash-separated paths.
+func (r *Repo) writeTree(files map[string][]byte) (plumbing.Hash, error) {
+	blobs := make(map[string]plumbing.Hash, len(files))
+	for p, data := range files {
+		h, err := r.writeBlob(data)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		blobs[p] = h
+	}
+	return r.writeTreeOf(blobs)
+}
+
+// writeTreeOf stores a nested tree whose leaves are existing blobs.
+func (r *Repo) writeTreeOf(blobs map[string]plumbing.Hash) (plumbing.Hash, error) {
+	var entries []object.TreeEntry
+	subs := map[string]map[string]plumbing.Hash{}
+	for p, h := range blobs {
+		if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "//") {
+			return plumbing.ZeroHash, fmt.Errorf("invalid path %q", p)
+		}
+		if dir, rest, ok := strings.Cut(p, "/"); ok {
+			if subs[dir] == nil {
+				subs[dir] = map[string]plumbing.Hash{}
+			}
+			subs[dir][rest] = h
+			continue
+		}
+		entries = append(entries, object.TreeEntry{Name: p, Mode: filemode.Regular, Hash: h})
+	}
+	for dir, m := range subs {
+		h, err := r.writeTreeOf(m)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		entries = append(entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
+	}
+	sortTreeEntries(entries)
+	for i := 1; i < len(entries); i++ {
+		if entries[i].Name == entries[i-1].Name {
+			return plumbing.ZeroHash, errors.New("path " + entries[i].Name + " is both a file and a directory")
+		}
+	}
+	t := &object.Tree{Entries: entries}
+	o := r.storage.NewEncodedObject()
+	if err := t.Encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.storage.SetEncodedObject(o)
+}
+
+// sortTreeEntries orders entries as git does: by name, with directories
+// compared as if their name ended in "/". fsck rejects any other order.
+func sortTreeEntries(es []object.TreeEntry) {
+	key := func(e object.TreeEntry) []byte {
+		if e.Mode == filemode.Dir {
+			return []byte(e.Name + "/")
+		}
+		return []byte(e.Name)
+	}
+	sort.Slice(es, func(i, j int) bool { return bytes.Compare(key(es[i]), key(es[j])) < 0 })
+}

@@ -1,0 +1,29 @@
+// Package gitstore keeps git-hegel's state in git: repository discovery,
+// objects, git-compatible ref updates, the versioned documents under
+// refs/hegel/*, and the per-worktree session file. It is the only package that
+// imports go-git and go-billy.
+package gitstore
+
+import (
+	"errors"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// Sentinel errors. Callers match them with errors.Is; the wrapped message
+// names the ref or file involved.
+var (
+	// ErrNotFound reports a ref, object or document that does not exist.
+	ErrNotFound = engine.ErrNotFound
+	// ErrConflict reports a compare-and-swap whose expected old value no
+	// longer matches: someone else updated the ref first. Reload and retry.
+	ErrConflict = engine.ErrConflict
+	// ErrLocked reports a ref whose lock file another process (git itself,
+	// or another git-hegel) held for longer than the lock timeout.
+	ErrLocked = errors.New("ref is locked")
+	// ErrBadRefName reports a ref name git would refuse.
+	ErrBadRefName = errors.New("invalid ref name")
+	// ErrUnknownVersion reports a stored document whose format version this
+	// build does not understand.
+	ErrUnknownVersion = errors.New("unknown format version")
+)

@@ -1,0 +1,101 @@
+package gitstore
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// Head describes HEAD: the branch it is on ("" when detached) and the commit
+// it resolves to (zero on an unborn branch).
+type Head struct {
+	Branch string
+	Commit plumbing.Hash
+}
+
+// Head reads HEAD without touching the index or the working tree.
+func (r *Repo) Head() (Head, error) {
+	ref, err := r.storage.Reference(plumbing.HEAD)
+	if err != nil {
+		return Head{}, fmt.Errorf("cannot read HEAD: %s", oneLine(err.Error()))
+	}
+	var h Head
+	if ref.Type() == plumbing.SymbolicReference {
+		target := ref.Target()
+		if target.IsBranch() {
+			h.Branch = target.Short()
+		} else {
+			h.Branch = target.String()
+		}
+		if t, err := r.storage.Reference(target); err == nil {
+			h.Commit = t.Hash()
+		}
+		return h, nil
+	}
+	h.Commit = ref.Hash()
+	return h, nil
+}
+
+// GitInfo is Head in the shape the session caches.
+func (r *Repo) GitInfo() *engine.GitInfo {
+	h, err := r.Head()
+	if err != nil {
+		return nil
+	}
+	gi := &engine.GitInfo{Branch: h.Branch}
+	if !h.Commit.IsZero() {
+		gi.Head = h.Commit.String()
+	}
+	return gi
+}
+
+// CountUncommitted counts the paths git status would list (tracked changes
+// and untracked files that are not ignored). It asks git itself: go-git's
+// status rehashes files and is many times slower on large trees.
+func (r *Repo) CountUncommitted() (int, error) {
+	if r.WorkTree == "" {
+		g, err := r.GoGit()
+		if err != nil {
+			return 0, err
+		}
+		wt, err := g.Worktree()
+		if err != nil {
+			return 0, err
+		}
+		st, err := wt.Status()
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, s := range st {
+			if s.Worktree != ' ' || s.Staging != ' ' {
+				n++
+			}
+		}
+		return n, nil
+	}
+	cmd := exec.Command("git", "--git-dir", r.GitDir, "--work-tree", r.WorkTree,
+		"status", "--porcelain=v1", "-z", "--untracked-files=all")
+	cmd.Dir = r.WorkTree
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("git status failed: %s", oneLine(err.Error()))
+	}
+	n := 0
+	recs := bytes.Split(out, []byte{0})
+	for i := 0; i < len(recs); i++ {
+		rec := recs[i]
+		if len(rec) < 4 {
+			continue
+		}
+		n++
+		if rec[0] == 'R' || rec[0] == 'C' || rec[1] == 'R' || rec[1] == 'C' {
+			i++ // the rename's source path follows as its own record
+		}
+	}
+	return n, nil
+}

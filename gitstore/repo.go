@@ -1,0 +1,224 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/memfs"
+	"github.com/go-git/go-billy/v5/osfs"
+	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// ErrNoWorkTree is returned for bare repositories and from inside a git
+// directory: git-hegel keeps a session per working tree.
+var ErrNoWorkTree = errors.New("this operation must be run in a work tree (git-hegel does not work in bare repositories)")
+
+// Repo is an opened repository: where it lives, its configuration, and the
+// go-git storage git-hegel reads and writes objects through.
+type Repo struct {
+	Layout // empty paths for in-memory repositories
+
+	cfg      *Config
+	storage  storage.Storer
+	refs     refBackend
+	worktree billy.Filesystem // the working tree
+	common   billy.Filesystem // the common git dir (info/exclude lives here)
+
+	// Subdir is the directory the command runs in, relative to the top of
+	// the working tree, slash-separated ("" at the top).
+	Subdir string
+	// Now is the clock used for commit and session timestamps.
+	Now func() time.Time
+
+	getenv func(string) string
+	gogit  *git.Repository
+}
+
+// Open finds and opens the repository enclosing dir. It refuses, with one
+// line a user can act on, repositories whose format git-hegel cannot safely
+// read or write.
+func Open(dir string, getenv func(string) string) (*Repo, error) {
+	l, err := Discover(dir, getenv)
+	if err != nil {
+		return nil, err
+	}
+	gitDirFS := osfs.New(l.GitDir)
+	commonFS := osfs.New(l.CommonDir)
+	cfg, err := loadConfig(getenv, commonFS, gitDirFS)
+	if err != nil {
+		return nil, err
+	}
+	if l.WorkTree == "" {
+		if wt, ok := cfg.Get("core", "", "worktree"); ok && wt != "" {
+			l.WorkTree = absFrom(l.GitDir, wt)
+		} else if getenv("GIT_DIR") != "" && !cfg.Bool("core", "bare", false) {
+			// git's rule: GIT_DIR without a work tree makes the current
+			// directory the top of the work tree.
+			l.WorkTree, _ = filepath.Abs(dir)
+		}
+	}
+	if l.WorkTree == "" || (cfg.Bool("core", "bare", false) && getenv("GIT_WORK_TREE") == "") {
+		return nil, ErrNoWorkTree
+	}
+	if err := checkFormat(cfg, l.GitDir); err != nil {
+		return nil, err
+	}
+	var fs billy.Filesystem = gitDirFS
+	if l.CommonDir != l.GitDir {
+		fs = dotgit.NewRepositoryFilesystem(gitDirFS, commonFS)
+	}
+	r := &Repo{
+		Layout:   *l,
+		cfg:      cfg,
+		storage:  &storer{filesystem.NewStorage(fs, cache.NewObjectLRUDefault())},
+		refs:     newFileRefs(commonFS),
+		worktree: osfs.New(l.WorkTree),
+		common:   commonFS,
+		getenv:   getenv,
+		Now:      time.Now,
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		if rel, err := filepath.Rel(l.WorkTree, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			r.Subdir = filepath.ToSlash(rel)
+		}
+	}
+	return r, nil
+}
+
+// NewMemory returns an empty in-memory repository (go-git memory storage and
+// a memfs working tree) with HEAD on an unborn main branch. Unit tests use it.
+func NewMemory() (*Repo, error) {
+	st := memory.NewStorage()
+	wt := memfs.New()
+	g, err := git.InitWithOptions(st, wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")})
+	if err != nil {
+		return nil, err
+	}
+	cfg, _ := loadConfig(func(string) string { return "" }, nil, nil)
+	return &Repo{
+		cfg:      cfg,
+		storage:  st,
+		refs:     &storerRefs{s: st},
+		worktree: wt,
+		common:   memfs.New(),
+		getenv:   func(string) string { return "" },
+		Now:      time.Now,
+		gogit:    g,
+	}, nil
+}
+
+// Config returns the configuration in effect for the repository.
+func (r *Repo) Config() *Config { return r.cfg }
+
+// WorkTreeFS returns the working tree's filesystem.
+func (r *Repo) WorkTreeFS() billy.Filesystem { return r.worktree }
+
+// Storage returns the go-git storage (objects and refs).
+func (r *Repo) Storage() storage.Storer { return r.storage }
+
+// GoGit returns a go-git Repository over the same storage and working tree,
+// opened once on first use; only commands that touch the worktree need it.
+func (r *Repo) GoGit() (*git.Repository, error) {
+	if r.gogit != nil {
+		return r.gogit, nil
+	}
+	g, err := git.Open(r.storage, r.worktree)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open repository: %s", oneLine(err.Error()))
+	}
+	r.gogit = g
+	return g, nil
+}
+
+// storer hides extensions.worktreeConfig from go-git, which refuses to open
+// repositories that use it although it never reads per-worktree config.
+type storer struct{ *filesystem.Storage }
+
+func (s *storer) Config() (*gitconfig.Config, error) {
+	c, err := s.Storage.Config()
+	if err != nil || c.Raw == nil || !c.Raw.HasSection("extensions") {
+		return c, err
+	}
+	c.Raw.Section("extensions").RemoveOption("worktreeConfig")
+	return c, nil
+}
+
+// knownExtensions are repository extensions that change nothing git-hegel
+// reads or writes.
+var knownExtensions = map[string]bool{
+	"noop": true, "noop-v1": true, "worktreeconfig": true,
+	"partialclone": true, "preciousobjects": true,
+}
+
+// checkFormat refuses repositories whose objects, refs or index git-hegel
+// would misread or corrupt, naming the setting and how to change it.
+func checkFormat(cfg *Config, gitDir string) error {
+	if v, _ := cfg.Get("core", "", "repositoryformatversion"); strings.TrimSpace(v) != "" && v != "0" && v != "1" {
+		return &UnsupportedError{fmt.Sprintf("unsupported repository format version %s", v)}
+	}
+	for _, l := range cfg.layers {
+		if !l.HasSection("extensions") {
+			continue
+		}
+		for _, o := range l.Section("extensions").Options {
+			key, val := strings.ToLower(o.Key), strings.ToLower(strings.TrimSpace(o.Value))
+			switch {
+			case key == "objectformat" && val == "sha256":
+				return &UnsupportedError{"sha256 repositories are not supported: go-git reads only sha1 object names"}
+			case key == "objectformat" && (val == "sha1" || val == ""):
+			case key == "refstorage" && val == "reftable":
+				return &UnsupportedError{"reftable repositories are not supported: git-hegel needs the files ref backend (extensions.refStorage=files)"}
+			case key == "refstorage" && (val == "files" || val == ""):
+			case !knownExtensions[key]:
+				return &UnsupportedError{fmt.Sprintf("unsupported repository extension '%s'", o.Key)}
+			}
+		}
+	}
+	if cfg.Bool("core", "splitindex", false) || hasSharedIndex(gitDir) {
+		return &UnsupportedError{"split index is not supported: run 'git config core.splitIndex false && git update-index --no-split-index'"}
+	}
+	if cfg.Bool("index", "sparse", false) {
+		return &UnsupportedError{"sparse index is not supported: run 'git sparse-checkout init --no-sparse-index'"}
+	}
+	if cfg.Bool("index", "skiphash", false) || indexSkipsHash(filepath.Join(gitDir, "index")) {
+		return &UnsupportedError{"index.skipHash is not supported: run 'git config index.skipHash false && git update-index --force-write-index'"}
+	}
+	return nil
+}
+
+func hasSharedIndex(gitDir string) bool {
+	m, _ := filepath.Glob(filepath.Join(gitDir, "sharedindex.*"))
+	return len(m) > 0
+}
+
+// indexSkipsHash reads only the index's 20-byte trailer: git writes zeros
+// there when index.skipHash is on (possibly set by feature.manyFiles).
+func indexSkipsHash(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < 12+20 {
+		return false
+	}
+	var tail [20]byte
+	if _, err := f.ReadAt(tail[:], fi.Size()-20); err != nil && err != io.EOF {
+		return false
+	}
+	return tail == [20]byte{}
+}

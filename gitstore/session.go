@@ -1,0 +1,192 @@
+package gitstore
+
+import (
+	"bytes"
+	crand "crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// HegelDir is the per-worktree directory: state.json (session metadata,
+// never committed) and workflows/ (definitions a team may commit).
+const HegelDir = ".hegel"
+
+const (
+	sessionFile     = "state.json"
+	sessionLockWait = 3 * time.Second
+	// A session lock older than this was left by a crashed process: the
+	// holder of a live lock keeps it for a few milliseconds.
+	sessionLockStale = 10 * time.Second
+)
+
+// Sessions is the engine.SessionStore on the working tree's .hegel/state.json.
+type Sessions struct {
+	r   *Repo
+	dir string // the .hegel directory, relative to the top of the work tree
+}
+
+var _ engine.SessionStore = (*Sessions)(nil)
+
+// Sessions returns the session store. Like .git, the .hegel directory is
+// found by walking up from the current directory (never above the top of
+// the work tree); without one, it will be created at the top.
+func (r *Repo) Sessions() *Sessions {
+	dir := r.Subdir
+	for {
+		p := path.Join(dir, HegelDir)
+		if fi, err := r.worktree.Stat(p); err == nil && fi.IsDir() {
+			return &Sessions{r: r, dir: p}
+		}
+		if dir == "" || dir == "." {
+			break
+		}
+		dir = path.Dir(dir)
+		if dir == "." {
+			dir = ""
+		}
+	}
+	return &Sessions{r: r, dir: HegelDir}
+}
+
+// Dir returns the .hegel directory relative to the top of the work tree.
+func (s *Sessions) Dir() string { return s.dir }
+
+func (s *Sessions) file() string { return path.Join(s.dir, sessionFile) }
+
+// LoadSession implements engine.SessionStore.
+func (s *Sessions) LoadSession() (*engine.Session, error) {
+	b, err := readFile(s.r.worktree, s.file())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", s.file(), engine.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %s", s.file(), oneLine(err.Error()))
+	}
+	var sess engine.Session
+	if err := json.Unmarshal(b, &sess); err != nil || sess.SessionID == "" {
+		return nil, fmt.Errorf("%s: %w", s.file(), engine.ErrCorruptSession)
+	}
+	return &sess, nil
+}
+
+// UpdateSession implements engine.SessionStore: lock, read, apply, write a
+// temporary file, fsync, rename, unlock. A missing or corrupt file starts a
+// fresh session; the workflow itself lives in the refs.
+func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Session, error) {
+	fs := s.r.worktree
+	if err := fs.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create %s: %s", s.dir, oneLine(err.Error()))
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	sess, err := s.LoadSession()
+	if err != nil {
+		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrCorruptSession) {
+			return nil, err
+		}
+		if errors.Is(err, engine.ErrNotFound) {
+			// First session here: make sure git never shows the file.
+			if err := s.r.ensureExcluded(); err != nil {
+				return nil, err
+			}
+		}
+		sess = &engine.Session{SessionID: newID(), StartedAt: s.r.Now()}
+	}
+	if err := fn(sess); err != nil {
+		return nil, err
+	}
+	b, err := encodeJSON(sess)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(fs, s.file(), b); err != nil {
+		return nil, fmt.Errorf("cannot write %s: %s", s.file(), oneLine(err.Error()))
+	}
+	return sess, nil
+}
+
+func (s *Sessions) lock() (func(), error) {
+	fs := s.r.worktree
+	name := s.file() + ".lock"
+	deadline := time.Now().Add(sessionLockWait)
+	for wait := time.Millisecond; ; wait = min(wait*2, 50*time.Millisecond) {
+		f, err := fs.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Close()
+			return func() { _ = fs.Remove(name) }, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("cannot lock %s: %s", s.file(), oneLine(err.Error()))
+		}
+		if fi, err := fs.Stat(name); err == nil && time.Since(fi.ModTime()) > sessionLockStale && !fi.ModTime().IsZero() {
+			_ = fs.Remove(name)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s is locked by another git-hegel; if none is running, remove %s", s.file(), name)
+		}
+		time.Sleep(wait)
+	}
+}
+
+// writeFileAtomic writes name through a temporary file in the same
+// directory, fsynced and renamed, so readers see the old or the new file,
+// never a partial one.
+func writeFileAtomic(fs billy.Filesystem, name string, data []byte) error {
+	tmp := name + ".tmp-" + newID()[:8]
+	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = syncFile(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fs.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = fs.Remove(tmp)
+	}
+	return err
+}
+
+func syncFile(f billy.File) error {
+	if s, ok := f.(interface{ Sync() error }); ok {
+		return s.Sync()
+	}
+	return nil
+}
+
+func readFile(fs billy.Filesystem, name string) ([]byte, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	_, err = io.Copy(&buf, f)
+	return buf.Bytes(), err
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

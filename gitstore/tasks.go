@@ -1,0 +1,109 @@
+package gitstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// Task refs: one commit chain per task, tree {version, state.json,
+// workflow.yaml}.
+const (
+	TaskRefPrefix = "refs/hegel/tasks/"
+	stateFile     = "state.json"
+	workflowFile  = "workflow.yaml"
+)
+
+// Tasks is the git-backed engine.TaskStore.
+type Tasks struct{ r *Repo }
+
+var _ engine.TaskStore = Tasks{}
+
+// Tasks returns the repository's task store.
+func (r *Repo) Tasks() Tasks { return Tasks{r} }
+
+// TaskRef returns the ref that holds a task.
+func TaskRef(name string) plumbing.ReferenceName {
+	return plumbing.ReferenceName(TaskRefPrefix + name)
+}
+
+// LoadTask implements engine.TaskStore.
+func (s Tasks) LoadTask(name string) (*engine.Task, error) {
+	ref := TaskRef(name)
+	d, err := s.r.readDoc(ref)
+	if err != nil {
+		return nil, err
+	}
+	return decodeTask(ref, d)
+}
+
+func decodeTask(ref plumbing.ReferenceName, d *Doc) (*engine.Task, error) {
+	raw, ok := d.Files[stateFile]
+	if !ok {
+		return nil, fmt.Errorf("%s: no %s in its tree", ref, stateFile)
+	}
+	var st engine.State
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, fmt.Errorf("%s: damaged %s: %s", ref, stateFile, oneLine(err.Error()))
+	}
+	return &engine.Task{State: &st, Definition: d.Files[workflowFile], Rev: d.Commit.String()}, nil
+}
+
+// SaveTask implements engine.TaskStore.
+func (s Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
+	ref := TaskRef(t.State.Task)
+	parent := plumbing.ZeroHash
+	if t.Rev != "" {
+		parent = plumbing.NewHash(t.Rev)
+	}
+	state, err := encodeJSON(t.State)
+	if err != nil {
+		return "", err
+	}
+	files := map[string][]byte{stateFile: state, workflowFile: t.Definition}
+	h, err := s.r.writeDoc(ref, parent, files, msg)
+	if err != nil {
+		return "", describeRefError(ref, err)
+	}
+	return h.String(), nil
+}
+
+// ListTasks implements engine.TaskStore.
+func (s Tasks) ListTasks() ([]string, error) {
+	refs, err := s.r.refs.List(TaskRefPrefix)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		names = append(names, strings.TrimPrefix(ref.Name.String(), TaskRefPrefix))
+	}
+	return names, nil
+}
+
+// encodeJSON is the one encoding of stored JSON: indented for people who
+// read it with git show, and newline-terminated like any text file.
+func encodeJSON(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// describeRefError keeps sentinel errors matchable while giving lock
+// failures a message that tells the user what to do.
+func describeRefError(ref plumbing.ReferenceName, err error) error {
+	switch {
+	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound):
+		return err
+	case errors.Is(err, ErrLocked):
+		return fmt.Errorf("cannot update %s: %w", ref, err)
+	}
+	return fmt.Errorf("cannot update %s: %s", ref, oneLine(err.Error()))
+}
