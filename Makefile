@@ -1,0 +1,55 @@
+# git-hegel — run `make help` for the targets.
+
+# Install where PATH already looks: /usr/local when writable, else ~/.local.
+PREFIX  ?= $(shell if [ -w /usr/local/bin ] || [ "$$(id -u)" = 0 ]; then echo /usr/local; else echo $$HOME/.local; fi)
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man/man1
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+GO      ?= go
+LDFLAGS := -X main.version=$(VERSION)
+
+.DEFAULT_GOAL := help
+.PHONY: help build install uninstall test test-short race vet fmt bench fuzz man clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## Build bin/git-hegel
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/git-hegel ./cmd/git-hegel
+
+install: build man ## Install git-hegel and its man page (PREFIX=$(PREFIX))
+	install -d "$(BINDIR)" "$(MANDIR)"
+	install -m 0755 bin/git-hegel "$(BINDIR)/git-hegel"
+	install -m 0644 docs/git-hegel.1 "$(MANDIR)/git-hegel.1"
+	@case ":$$PATH:" in *":$(BINDIR):"*) echo "Installed $(BINDIR)/git-hegel; try: git hegel start discovery";; \
+	  *) echo "Installed $(BINDIR)/git-hegel, but $(BINDIR) is not on PATH: add it, e.g. export PATH=\"$(BINDIR):\$$PATH\"";; esac
+
+uninstall: ## Remove what install put in place
+	rm -f "$(BINDIR)/git-hegel" "$(MANDIR)/git-hegel.1"
+
+test: vet ## Run every test: unit, storage contract, race, scripts through real git
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race ./engine/ ./gitstore/
+
+test-short: ## Quick tests (skips the long concurrency runs)
+	$(GO) test -short ./...
+
+vet: ## go vet and a gofmt check
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with git (see docs/benchmarks.md)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=20x ./gitstore/ ./engine/
+	$(GO) run ./testdata/bench
+
+fuzz: ## Fuzz the workflow YAML loader for 60s
+	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/
+
+man: ## Check that the man page renders without warnings
+	@if command -v groff >/dev/null; then \
+	  groff -man -Tutf8 -ww -z docs/git-hegel.1 2>&1 | (! grep .) || { echo "docs/git-hegel.1 has warnings"; exit 1; }; \
+	else echo "groff not found; skipping the man page check"; fi
+
+clean: ## Remove build output
+	rm -rf bin build

@@ -1,0 +1,45 @@
+package gitstore
+
+import (
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// These wrappers give the rollback package the same ref protocol and object
+// writing the rest of gitstore uses, so there is one implementation of each.
+
+// ReadRef returns what a ref points at (an error wrapping ErrNotFound if it
+// does not exist).
+func (r *Repo) ReadRef(name string) (plumbing.Hash, error) {
+	return r.refs.Read(plumbing.ReferenceName(name))
+}
+
+// UpdateRef moves a ref from old to new with git's lock protocol and
+// compare-and-swap (ZeroHash old: must not exist; ZeroHash new: delete).
+func (r *Repo) UpdateRef(name string, old, new plumbing.Hash) error {
+	return r.refs.Update(plumbing.ReferenceName(name), old, new)
+}
+
+// ListRefs returns the refs under prefix, sorted by name.
+func (r *Repo) ListRefs(prefix string) ([]Ref, error) { return r.refs.List(prefix) }
+
+// CommitTree writes a commit with the repository's identity and clock.
+func (r *Repo) CommitTree(tree plumbing.Hash, parents []plumbing.Hash, msg string) (plumbing.Hash, error) {
+	return r.writeCommit(tree, parents, msg)
+}
+
+// WriteBlob stores data as a blob.
+func (r *Repo) WriteBlob(data []byte) (plumbing.Hash, error) { return r.writeBlob(data) }
+
+// ReadDoc reads the versioned document at ref.
+func (r *Repo) ReadDoc(ref string) (*Doc, error) { return r.readDoc(plumbing.ReferenceName(ref)) }
+
+// ReadDocAt reads the versioned document stored in commit h.
+func (r *Repo) ReadDocAt(ref string, h plumbing.Hash) (*Doc, error) {
+	return r.readDocAt(plumbing.ReferenceName(ref), h)
+}
+
+// WriteDoc stores files as the next version of the document at ref (see
+// writeDoc).
+func (r *Repo) WriteDoc(ref string, parent plumbing.Hash, files map[string][]byte, msg string, extra ...plumbing.Hash) (plumbing.Hash, error) {
+	return r.writeDoc(plumbing.ReferenceName(ref), parent, files, msg, extra...)
+}
