@@ -56,7 +56,9 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		return nil, err
 	}
 	gitDirFS := osfs.New(l.GitDir)
-	commonFS := osfs.New(l.CommonDir)
+	// Bound filesystems expose Sync, so lock and session files really are
+	// fsynced; the default osfs wrapper hides it.
+	commonFS := osfs.New(l.CommonDir, osfs.WithBoundOS())
 	cfg, err := loadConfig(getenv, commonFS, gitDirFS)
 	if err != nil {
 		return nil, err
@@ -85,7 +87,7 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		cfg:      cfg,
 		storage:  &storer{filesystem.NewStorage(fs, cache.NewObjectLRUDefault())},
 		refs:     newFileRefs(commonFS),
-		worktree: osfs.New(l.WorkTree),
+		worktree: osfs.New(l.WorkTree, osfs.WithBoundOS()),
 		common:   commonFS,
 		getenv:   getenv,
 		Now:      time.Now,

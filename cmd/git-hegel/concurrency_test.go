@@ -110,6 +110,7 @@ func TestConcurrentProcessesLoseNoUpdate(t *testing.T) {
 		}
 	}()
 	var wg sync.WaitGroup
+	var ok atomic.Int64
 	errs := make(chan string, workers*rounds)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -118,6 +119,8 @@ func TestConcurrentProcessesLoseNoUpdate(t *testing.T) {
 			for i := 0; i < rounds; i++ {
 				if out, err := sh(t, env, dir, "git", "hegel", "next", "again"); err != nil {
 					errs <- out
+				} else {
+					ok.Add(1)
 				}
 			}
 		}()
@@ -125,18 +128,27 @@ func TestConcurrentProcessesLoseNoUpdate(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	close(errs)
+	// Under heavy load a command may give up waiting for the lock; that is
+	// allowed only with the one-line lock message, and never loses an update.
 	for e := range errs {
-		t.Errorf("a next failed: %s", e)
+		if !strings.Contains(e, "ref is locked") || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+			t.Errorf("a next failed unclearly: %q", e)
+		}
+		t.Logf("gave up on a held lock: %s", strings.TrimSpace(e))
+	}
+	if ok.Load() < int64(workers*rounds)/2 {
+		t.Errorf("only %d of %d commands succeeded", ok.Load(), workers*rounds)
 	}
 	if v := bad.Load(); v != nil {
 		t.Errorf("a reader saw a partial ref file: %q", v)
 	}
-	if h := taskHistory(t, env, dir); len(h) != 1+workers*rounds {
-		t.Errorf("history has %d nodes, want %d: an update was lost", len(h), 1+workers*rounds)
+	want := 1 + int(ok.Load())
+	if h := taskHistory(t, env, dir); len(h) != want {
+		t.Errorf("history has %d nodes, want %d (one per successful next): an update was lost or doubled", len(h), want)
 	}
 	log := mustSh(t, env, dir, "git", "rev-list", "--count", "refs/hegel/tasks/race")
-	if strings.TrimSpace(log) != itoa(1+workers*rounds) {
-		t.Errorf("task chain has %s commits, want %d", strings.TrimSpace(log), 1+workers*rounds)
+	if strings.TrimSpace(log) != itoa(want) {
+		t.Errorf("task chain has %s commits, want %d", strings.TrimSpace(log), want)
 	}
 	mustSh(t, env, dir, "git", "fsck", "--strict", "--no-dangling")
 	t.Logf("reader saw the ref %d times", reads.Load())

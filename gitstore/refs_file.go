@@ -1,0 +1,750 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/helper/chroot"
+	"github.com/go-git/go-billy/v5/helper/polyfill"
+	"github.com/go-git/go-billy/v5/memfs"
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-billy/v5/util"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Git's file names inside the common git directory.
+const (
+	packedRefsFile = "packed-refs"
+	lockSuffix     = ".lock"
+)
+
+const (
+	// defaultLockTimeout is how long Update waits for another process's
+	// lock file to go away. Git's own core.filesRefLockTimeout is 100ms; we
+	// wait longer because git-hegel processes may run concurrently and each
+	// lock is held only for a few file operations.
+	defaultLockTimeout = 3 * time.Second
+	lockBackoffStart   = time.Millisecond
+	lockBackoffMax     = 50 * time.Millisecond
+)
+
+// fileRefs updates refs with git's own lock protocol on fs, a
+// billy.Filesystem rooted at the repository's common git dir (where refs/ and
+// packed-refs live). Works on osfs and memfs alike.
+//
+// The protocol is the one git's files backend uses, so git and git-hegel can
+// update the same repository at the same time:
+//
+//   - a ref is locked by creating <ref>.lock with O_CREAT|O_EXCL; a lock that
+//     exists is waited for (up to lockTimeout) and then reported as ErrLocked;
+//   - the new value is written to the lock file, fsynced and renamed over the
+//     ref, so readers only ever see the old or the new complete file;
+//   - packed-refs is rewritten the same way under packed-refs.lock, which is
+//     always taken after the ref lock (git's lock order).
+//
+// For a real repository prefer osfs.New(dir, osfs.WithBoundOS()): its files
+// expose Sync. The default osfs.New (ChrootOS) wraps every file in a type
+// that hides Sync; sync works around that by reopening the file by path.
+//
+// go-billy's memfs is not safe for concurrent use (its storage maps are not
+// synchronized), so a fileRefs over memfs must only be used from one
+// goroutine at a time. osfs has no such restriction.
+type fileRefs struct {
+	fs billy.Filesystem
+	// lockTimeout bounds the wait for a lock file held by someone else.
+	// Zero means defaultLockTimeout.
+	lockTimeout time.Duration
+}
+
+var _ refBackend = (*fileRefs)(nil)
+
+// newFileRefs returns a fileRefs over fs, the repository's common git dir.
+func newFileRefs(fs billy.Filesystem) *fileRefs {
+	return &fileRefs{fs: fs, lockTimeout: defaultLockTimeout}
+}
+
+// Read returns the hash name points at: the loose ref if there is one, else
+// the packed-refs entry, else an error wrapping ErrNotFound.
+func (r *fileRefs) Read(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	if err := checkRefName(name); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h, ok, err := r.current(name)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if !ok {
+		return plumbing.ZeroHash, fmt.Errorf("ref %s: %w", name, ErrNotFound)
+	}
+	return h, nil
+}
+
+// Update moves name from old to new under <name>.lock. old == ZeroHash means
+// the ref must not exist; new == ZeroHash deletes it (from packed-refs too).
+func (r *fileRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash) error {
+	if err := checkRefName(name); err != nil {
+		return err
+	}
+	refPath := r.refPath(name)
+
+	// A ref cannot live below another ref (refs/a/b while refs/a is a loose
+	// ref). Check before MkdirAll: memfs would otherwise silently create a
+	// file below a file, and osfs would fail with ENOTDIR.
+	if blocker := r.looseAncestor(name); blocker != "" {
+		if !new.IsZero() {
+			return fmt.Errorf("cannot create ref %s: ref %s exists", name, blocker)
+		}
+		return compareOld(name, old, plumbing.ZeroHash, false)
+	}
+	if err := r.fs.MkdirAll(filepath.Dir(refPath), 0o777); err != nil {
+		return fmt.Errorf("update ref %s: %w", name, err)
+	}
+	lockPath := refPath + lockSuffix
+	lock, err := r.acquireLock(name, lockPath)
+	if err != nil {
+		return err
+	}
+	locked, exists := true, false
+	defer func() {
+		if locked {
+			_ = r.fs.Remove(lockPath)
+			if !exists {
+				// Do not leave the directories the lock needed behind.
+				r.removeEmptyParents(refPath)
+			}
+		}
+	}()
+
+	cur, exists, err := r.current(name)
+	if err != nil {
+		exists = true // unknown: leave the directories alone
+		_ = lock.Close()
+		return fmt.Errorf("update ref %s: %w", name, err)
+	}
+	if err := compareOld(name, old, cur, exists); err != nil {
+		_ = lock.Close()
+		return err
+	}
+
+	if new.IsZero() {
+		_ = lock.Close()
+		if !exists {
+			return nil // old was zero too: the ref must not exist, and it does not.
+		}
+		if err := r.deleteLocked(name, refPath); err != nil {
+			return err
+		}
+		locked = false
+		if err := r.fs.Remove(lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete ref %s: remove %s: %w", name, r.display(lockPath), err)
+		}
+		r.removeEmptyParents(refPath)
+		// git update-ref -d drops the reflog as well.
+		_ = r.fs.Remove(r.fs.Join("logs", refPath))
+		r.removeEmptyParents(r.fs.Join("logs", refPath))
+		return nil
+	}
+
+	if !exists {
+		if err := r.makeAvailable(name, refPath); err != nil {
+			_ = lock.Close()
+			return err
+		}
+	}
+	if err := r.writeAndSync(lock, lockPath, []byte(new.String()+"\n")); err != nil {
+		return fmt.Errorf("update ref %s: write %s: %w", name, r.display(lockPath), err)
+	}
+	if err := r.replace(lockPath, refPath); err != nil {
+		return fmt.Errorf("update ref %s: rename %s: %w", name, r.display(lockPath), err)
+	}
+	locked = false
+	return nil
+}
+
+// List returns the refs whose names start with prefix, loose and packed
+// (a loose ref hides the packed entry of the same name), sorted by name.
+func (r *fileRefs) List(prefix string) ([]Ref, error) {
+	found := map[plumbing.ReferenceName]plumbing.Hash{}
+
+	// Loose refs first, then packed-refs: git deletes a packed ref by
+	// rewriting packed-refs before removing the loose file, and pack-refs
+	// writes packed-refs before pruning loose files, so this order never
+	// resurrects a deleted ref nor misses a packed one.
+	start := "refs"
+	if strings.HasPrefix(prefix, "refs/") {
+		start = prefix[:strings.LastIndex(prefix, "/")]
+	} else if !strings.HasPrefix("refs/", prefix) {
+		return nil, nil // cannot match anything below refs/
+	}
+	if err := r.walkLoose(start, prefix, found); err != nil {
+		return nil, err
+	}
+
+	packed, err := r.readPacked()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range packed.entries {
+		if !strings.HasPrefix(string(e.name), prefix) {
+			continue
+		}
+		if _, ok := found[e.name]; !ok {
+			found[e.name] = e.hash
+		}
+	}
+
+	refs := make([]Ref, 0, len(found))
+	for n, h := range found {
+		refs = append(refs, Ref{Name: n, Hash: h})
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
+	return refs, nil
+}
+
+func (r *fileRefs) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]plumbing.Hash) error {
+	entries, err := r.fs.ReadDir(filepath.FromSlash(dir))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+			return nil // no such directory, or a ref file where the prefix expected a directory
+		}
+		return fmt.Errorf("list refs: read directory %s: %w", r.display(dir), err)
+	}
+	for _, e := range entries {
+		full := dir + "/" + e.Name()
+		if e.IsDir() {
+			// Only descend where something below could match prefix.
+			if strings.HasPrefix(full+"/", prefix) || strings.HasPrefix(prefix, full+"/") {
+				if err := r.walkLoose(full, prefix, found); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if strings.HasSuffix(e.Name(), lockSuffix) || !strings.HasPrefix(full, prefix) {
+			continue
+		}
+		name := plumbing.ReferenceName(full)
+		if checkRefName(name) != nil {
+			continue // git ignores files whose names are not ref names
+		}
+		h, ok, err := r.readLoose(filepath.FromSlash(full))
+		if err != nil {
+			return fmt.Errorf("list refs: %w", err)
+		}
+		if ok {
+			found[name] = h
+		}
+	}
+	return nil
+}
+
+// current reads name's value under git's precedence: loose, then packed.
+func (r *fileRefs) current(name plumbing.ReferenceName) (plumbing.Hash, bool, error) {
+	h, ok, err := r.readLoose(r.refPath(name))
+	if err != nil || ok {
+		return h, ok, err
+	}
+	packed, err := r.readPacked()
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if e, ok := packed.find(name); ok {
+		return e.hash, true, nil
+	}
+	return plumbing.ZeroHash, false, nil
+}
+
+// readLoose reads the loose ref file at p. A missing file (or a directory in
+// its place) is ok == false; anything but "<hex>\n" is an error naming p.
+func (r *fileRefs) readLoose(p string) (plumbing.Hash, bool, error) {
+	f, err := r.fs.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) || r.isDir(p) {
+			return plumbing.ZeroHash, false, nil
+		}
+		return plumbing.ZeroHash, false, fmt.Errorf("read ref file %s: %w", r.display(p), err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	_ = f.Close()
+	if err != nil {
+		if r.isDir(p) {
+			return plumbing.ZeroHash, false, nil
+		}
+		return plumbing.ZeroHash, false, fmt.Errorf("read ref file %s: %w", r.display(p), err)
+	}
+	if bytes.HasPrefix(data, []byte("ref:")) {
+		return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is a symbolic ref (%q); only direct refs are supported",
+			r.display(p), strings.TrimSpace(string(data)))
+	}
+	h, ok := parseHex(strings.TrimRight(string(data), " \t\r\n"))
+	if !ok {
+		if len(data) == 0 {
+			return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is empty", r.display(p))
+		}
+		return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is malformed: %q", r.display(p), truncate(data, 80))
+	}
+	return h, true, nil
+}
+
+// packedRefs is a parsed packed-refs file. lines keeps the file verbatim
+// (without newlines) so a rewrite changes nothing but the removed entry.
+type packedRefs struct {
+	lines   []string
+	entries []packedEntry
+}
+
+type packedEntry struct {
+	name plumbing.ReferenceName
+	hash plumbing.Hash
+	line int // index in lines; a "^peeled" line may follow
+}
+
+func (p *packedRefs) find(name plumbing.ReferenceName) (packedEntry, bool) {
+	for _, e := range p.entries {
+		if e.name == name {
+			return e, true
+		}
+	}
+	return packedEntry{}, false
+}
+
+// readPacked parses packed-refs; a missing file is an empty one.
+func (r *fileRefs) readPacked() (*packedRefs, error) {
+	f, err := r.fs.Open(packedRefsFile)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &packedRefs{}, nil
+		}
+		return nil, fmt.Errorf("read %s: %w", r.display(packedRefsFile), err)
+	}
+	defer f.Close()
+	return parsePacked(f, r.display(packedRefsFile))
+}
+
+func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
+	p := &packedRefs{}
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		n := len(p.lines)
+		p.lines = append(p.lines, line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+			// The "# pack-refs with: ..." header, or a blank line.
+		case strings.HasPrefix(line, "^"):
+			if _, ok := parseHex(line[1:]); !ok || n == 0 {
+				return nil, fmt.Errorf("%s line %d is malformed: %q", display, n+1, line)
+			}
+		default:
+			hexPart, name, ok := strings.Cut(line, " ")
+			h, hexOK := parseHex(hexPart)
+			if !ok || !hexOK || name == "" {
+				return nil, fmt.Errorf("%s line %d is malformed: %q", display, n+1, line)
+			}
+			p.entries = append(p.entries, packedEntry{name: plumbing.ReferenceName(name), hash: h, line: n})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", display, err)
+	}
+	return p, nil
+}
+
+// deleteLocked removes name, whose lock the caller holds: first its
+// packed-refs entry (under packed-refs.lock), then the loose file. That order
+// means no reader ever sees the packed value come back.
+func (r *fileRefs) deleteLocked(name plumbing.ReferenceName, refPath string) error {
+	packed, err := r.readPacked()
+	if err != nil {
+		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
+	if _, inPacked := packed.find(name); inPacked {
+		if err := r.removePacked(name); err != nil {
+			return err
+		}
+	}
+	if err := r.fs.Remove(refPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete ref %s: remove %s: %w", name, r.display(refPath), err)
+	}
+	return nil
+}
+
+// removePacked rewrites packed-refs without name (and its peeled line).
+func (r *fileRefs) removePacked(name plumbing.ReferenceName) error {
+	lockPath := packedRefsFile + lockSuffix
+	lock, err := r.acquireLock(name, lockPath)
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = r.fs.Remove(lockPath)
+		}
+	}()
+
+	// Re-read under the lock: another process may have rewritten it.
+	packed, err := r.readPacked()
+	if err != nil {
+		_ = lock.Close()
+		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
+	e, ok := packed.find(name)
+	if !ok {
+		_ = lock.Close()
+		return nil
+	}
+	var buf bytes.Buffer
+	for i := 0; i < len(packed.lines); i++ {
+		if i == e.line {
+			for i+1 < len(packed.lines) && strings.HasPrefix(packed.lines[i+1], "^") {
+				i++
+			}
+			continue
+		}
+		buf.WriteString(packed.lines[i])
+		buf.WriteByte('\n')
+	}
+	if err := r.writeAndSync(lock, lockPath, buf.Bytes()); err != nil {
+		return fmt.Errorf("delete ref %s: write %s: %w", name, r.display(lockPath), err)
+	}
+	if err := r.replace(lockPath, packedRefsFile); err != nil {
+		return fmt.Errorf("delete ref %s: rename %s: %w", name, r.display(lockPath), err)
+	}
+	committed = true
+	return nil
+}
+
+// acquireLock creates lockPath exclusively, waiting with jittered
+// exponential backoff while someone else holds it.
+func (r *fileRefs) acquireLock(name plumbing.ReferenceName, lockPath string) (billy.File, error) {
+	timeout := r.lockTimeout
+	if timeout <= 0 {
+		timeout = defaultLockTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	backoff := lockBackoffStart
+	missingDir := 0
+	for {
+		f, err := r.fs.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+		if err == nil {
+			return f, nil
+		}
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			left := time.Until(deadline)
+			if left <= 0 {
+				p := r.display(lockPath)
+				return nil, fmt.Errorf("cannot lock ref %s: %w: %s exists; if no other git process is running, "+
+					"one crashed earlier: remove it and try again", name, ErrLocked, p)
+			}
+			// Jitter (0.75x-1.25x, like git) so waiters do not retry in lockstep.
+			wait := time.Duration(float64(backoff) * (0.75 + rand.Float64()/2))
+			time.Sleep(min(wait, left))
+			backoff = min(backoff*2, lockBackoffMax)
+		case errors.Is(err, fs.ErrNotExist) && missingDir < 3:
+			// A concurrent delete removed the (empty) parent directory
+			// between our MkdirAll and the create; recreate and retry.
+			missingDir++
+			if err := r.fs.MkdirAll(r.fs.Join(lockPath, ".."), 0o777); err != nil {
+				return nil, fmt.Errorf("cannot lock ref %s: %w", name, err)
+			}
+		default:
+			return nil, fmt.Errorf("cannot lock ref %s: create %s: %w", name, r.display(lockPath), err)
+		}
+	}
+}
+
+// looseAncestor returns the name of a loose ref that is an ancestor of name
+// (refs/a for refs/a/b), or "".
+func (r *fileRefs) looseAncestor(name plumbing.ReferenceName) string {
+	s := string(name)
+	for i := len("refs/"); i < len(s); i++ {
+		if s[i] != '/' {
+			continue
+		}
+		fi, err := r.fs.Stat(filepath.FromSlash(s[:i]))
+		if err == nil && !fi.IsDir() {
+			return s[:i]
+		}
+	}
+	return ""
+}
+
+// makeAvailable checks, under name's lock and before creating it, that no
+// packed ref is an ancestor or descendant of name and that no loose refs
+// live below it. Empty directories left where the ref file goes are removed,
+// as git does.
+func (r *fileRefs) makeAvailable(name plumbing.ReferenceName, refPath string) error {
+	packed, err := r.readPacked()
+	if err != nil {
+		return fmt.Errorf("update ref %s: %w", name, err)
+	}
+	s := string(name)
+	for _, e := range packed.entries {
+		en := string(e.name)
+		if strings.HasPrefix(s, en+"/") || strings.HasPrefix(en, s+"/") {
+			return fmt.Errorf("cannot create ref %s: ref %s exists", name, en)
+		}
+	}
+	if !r.isDir(refPath) {
+		return nil
+	}
+	if blocker := r.firstFile(refPath); blocker != "" {
+		return fmt.Errorf("cannot create ref %s: %s exists below it", name, r.display(blocker))
+	}
+	if err := r.removeEmptyTree(refPath); err != nil {
+		return fmt.Errorf("cannot create ref %s: there is a directory in its place: %w", name, err)
+	}
+	return nil
+}
+
+// firstFile returns the first non-directory below dir, or "".
+func (r *fileRefs) firstFile(dir string) string {
+	entries, err := r.fs.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		p := r.fs.Join(dir, e.Name())
+		if !e.IsDir() {
+			return p
+		}
+		if f := r.firstFile(p); f != "" {
+			return f
+		}
+	}
+	return ""
+}
+
+func (r *fileRefs) removeEmptyTree(dir string) error {
+	entries, err := r.fs.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := r.removeEmptyTree(r.fs.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return r.fs.Remove(dir)
+}
+
+// removeEmptyParents removes the now-empty directories above p, keeping the
+// first two levels (refs/<category>/), like git's try_remove_empty_parents.
+// Failing because a directory is not empty (or is being used) is expected.
+func (r *fileRefs) removeEmptyParents(p string) {
+	parts := strings.Split(filepath.ToSlash(p), "/")
+	keep := 2 // refs/hegel
+	if parts[0] == "logs" {
+		keep = 3 // logs/refs/hegel
+	}
+	for n := len(parts) - 1; n > keep; n-- {
+		dir := filepath.FromSlash(path.Join(parts[:n]...))
+		if err := r.fs.Remove(dir); err != nil {
+			return
+		}
+	}
+}
+
+func (r *fileRefs) refPath(name plumbing.ReferenceName) string {
+	return filepath.FromSlash(string(name))
+}
+
+func (r *fileRefs) isDir(p string) bool {
+	fi, err := r.fs.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// display returns p as an absolute path on the filesystem, for messages.
+func (r *fileRefs) display(p string) string {
+	return r.fs.Join(r.fs.Root(), filepath.FromSlash(p))
+}
+
+// writeAndSync writes data to the lock file f (at p), fsyncs it and closes
+// it. f is always closed.
+func (r *fileRefs) writeAndSync(f billy.File, p string, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = r.sync(f, p)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sync fsyncs f. Files from osfs.New(dir, osfs.WithBoundOS()) have Sync;
+// the default osfs.New (ChrootOS) wraps files in a type that hides it, so
+// for that filesystem the file is reopened by its OS path and synced
+// through the new descriptor (fsync flushes the inode, not the descriptor).
+// memfs files need no sync.
+func (r *fileRefs) sync(f billy.File, p string) error {
+	if s, ok := f.(interface{ Sync() error }); ok {
+		return s.Sync()
+	}
+	osPath, ok := r.osPath(p)
+	if !ok {
+		return nil
+	}
+	of, err := os.Open(osPath)
+	if err != nil {
+		return err
+	}
+	err = of.Sync()
+	if cerr := of.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// replace renames the committed lock file from over to.
+//
+// go-billy's memfs Rename also moves every file whose path merely starts
+// with from: renaming refs/hegel/a.lock deletes a ref named
+// refs/hegel/a.lockX. memfs is single-goroutine anyway (see fileRefs), so
+// there the lock's content is copied and the lock removed instead.
+func (r *fileRefs) replace(from, to string) error {
+	if !r.isMemfs() {
+		return r.fs.Rename(from, to)
+	}
+	data, err := util.ReadFile(r.fs, from)
+	if err != nil {
+		return err
+	}
+	f, err := r.fs.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return r.fs.Remove(from)
+}
+
+func (r *fileRefs) isMemfs() bool {
+	_, ok := r.underlying().(*memfs.Memory)
+	return ok
+}
+
+// underlying returns the filesystem below a chroot helper (and its
+// polyfill), or nil.
+func (r *fileRefs) underlying() billy.Basic {
+	h, ok := r.fs.(*chroot.ChrootHelper)
+	if !ok {
+		return nil
+	}
+	u := h.Underlying()
+	if pf, ok := u.(*polyfill.Polyfill); ok {
+		return pf.Basic
+	}
+	return u
+}
+
+// osPath returns the OS path of p when r.fs is the default osfs (a chroot
+// helper over osfs.ChrootOS).
+func (r *fileRefs) osPath(p string) (string, bool) {
+	if _, ok := r.underlying().(*osfs.ChrootOS); !ok {
+		return "", false
+	}
+	return filepath.Join(r.fs.Root(), p), true
+}
+
+func compareOld(name plumbing.ReferenceName, old, cur plumbing.Hash, exists bool) error {
+	switch {
+	case old.IsZero() && exists:
+		return fmt.Errorf("update ref %s: %w: expected it not to exist, but it points at %s", name, ErrConflict, cur)
+	case !old.IsZero() && !exists:
+		return fmt.Errorf("update ref %s: %w: expected %s, but it does not exist", name, ErrConflict, old)
+	case !old.IsZero() && cur != old:
+		return fmt.Errorf("update ref %s: %w: expected %s, but it points at %s", name, ErrConflict, old, cur)
+	}
+	return nil
+}
+
+// parseHex parses a full object name in hex (either case).
+func parseHex(s string) (plumbing.Hash, bool) {
+	var h plumbing.Hash
+	if len(s) != 2*len(h) {
+		return h, false
+	}
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return h, false
+	}
+	return h, true
+}
+
+func isNotDir(err error) bool {
+	return errors.Is(err, syscall.ENOTDIR)
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// checkRefName accepts the names git's check-ref-format accepts under
+// refs/, which is stricter than go-git's ReferenceName.Validate.
+func checkRefName(name plumbing.ReferenceName) error {
+	s := string(name)
+	bad := func(why string) error {
+		return fmt.Errorf("%w %q: %s", ErrBadRefName, s, why)
+	}
+	if !strings.HasPrefix(s, "refs/") {
+		return bad("must start with refs/")
+	}
+	if err := name.Validate(); err != nil {
+		return bad(err.Error())
+	}
+	if strings.HasSuffix(s, "/") {
+		return bad("must not end with /")
+	}
+	if strings.HasSuffix(s, ".") {
+		return bad("must not end with .")
+	}
+	for _, seq := range []string{"//", "..", "@{"} {
+		if strings.Contains(s, seq) {
+			return bad(fmt.Sprintf("must not contain %q", seq))
+		}
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f {
+			return bad("must not contain control characters")
+		}
+		if strings.ContainsRune(" ~^:?*[\\", c) {
+			return bad(fmt.Sprintf("must not contain %q", c))
+		}
+	}
+	for _, comp := range strings.Split(s, "/") {
+		switch {
+		case comp == "":
+			return bad("must not contain an empty component")
+		case strings.HasPrefix(comp, "."):
+			return bad("no component may start with .")
+		case strings.HasSuffix(comp, lockSuffix):
+			return bad("no component may end with .lock")
+		}
+	}
+	return nil
+}
