@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// The implicit terminal nodes. Every workflow may transition to them, none may
+// define them, so the engine can rely on their meaning in every workflow.
+const (
+	NodeDone    = "done"
+	NodeAborted = "aborted"
+)
+
+// Transition is one edge out of a node: claiming When moves the task to To.
+type Transition struct {
+	When string `json:"when"`
+	To   string `json:"to"`
+}
+
+// Node is one phase of a workflow.
+type Node struct {
+	Name    string
+	Summary string // one line; may be empty
+	Prompt  string // instructions for the phase, without a trailing newline
+	// Transitions are tried in file order; the first matching claim wins.
+	Transitions []Transition
+}
+
+// Workflow is a parsed, validated workflow definition. Treat it as read-only:
+// built-ins are shared between callers.
+type Workflow struct {
+	Name      string // file base name without .yaml/.yml, or the built-in's name
+	Mode      string // shown to users; defaults to Name
+	StartNode string
+	Nodes     map[string]*Node // defined nodes only
+	Order     []string         // defined node names in file order
+	Source    string           // "built-in" or the file name it was loaded from
+	// Raw is the YAML exactly as loaded. It is stored with each task so a
+	// task keeps running the definition it started with.
+	Raw []byte
+}
+
+// IsTerminal reports whether node is one of the implicit end nodes.
+func (w *Workflow) IsTerminal(node string) bool {
+	return node == NodeDone || node == NodeAborted
+}
+
+// HasNode reports whether a task of this workflow may be at node.
+func (w *Workflow) HasNode(node string) bool {
+	_, ok := w.Nodes[node]
+	return ok || w.IsTerminal(node)
+}
+
+// Transition returns the target of the first transition of node whose When
+// equals claim.
+func (w *Workflow) Transition(node, claim string) (to string, ok bool) {
+	n, found := w.Nodes[node]
+	if !found {
+		return "", false
+	}
+	for _, t := range n.Transitions {
+		if t.When == claim {
+			return t.To, true
+		}
+	}
+	return "", false
+}
+
+// Prompt returns the instructions for node. The terminal nodes get a fixed
+// text because users cannot define them.
+func (w *Workflow) Prompt(node string) string {
+	switch node {
+	case NodeDone:
+		return fmt.Sprintf("The %s workflow is complete; there is nothing more to do in it.\n"+
+			"Start another with `git hegel start <workflow>`; `git hegel workflows` lists them.", w.Name)
+	case NodeAborted:
+		return fmt.Sprintf("The %s workflow was aborted; its history is kept.\n"+
+			"Start another with `git hegel start <workflow>`; `git hegel workflows` lists them.", w.Name)
+	}
+	if n, ok := w.Nodes[node]; ok {
+		return n.Prompt
+	}
+	return ""
+}
+
+// Summary returns the one-line description of node, or "" if it has none.
+func (w *Workflow) Summary(node string) string {
+	switch node {
+	case NodeDone:
+		return "Workflow complete"
+	case NodeAborted:
+		return "Workflow aborted"
+	}
+	if n, ok := w.Nodes[node]; ok {
+		return n.Summary
+	}
+	return ""
+}
+
+// maxNameLen keeps names well inside git's ref component limits.
+const maxNameLen = 64
+
+// Names end up inside git ref names and JSON, so they are restricted to
+// characters that are safe in both without escaping.
+var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+const nameRule = "use lowercase letters, digits, '_' and '-', starting with a letter or digit, at most 64 characters"
+
+// validName reports whether s may be used as a workflow, node or claim name.
+func validName(s string) bool {
+	return len(s) <= maxNameLen && nameRe.MatchString(s)
+}
