@@ -18,9 +18,12 @@ type Engine struct {
 	// Workflows loads the registry (built-ins plus the user's files). It
 	// is called only by commands that need a definition by name.
 	Workflows func() (*Registry, error)
-	// Worktree identifies this worktree (its absolute path); tasks record
-	// it so a lost session can be rebuilt from the refs.
+	// Worktree is this worktree's absolute path, recorded for display.
 	Worktree string
+	// WorktreeID identifies this worktree stably ("main",
+	// "worktrees/<name>"); tasks record it so a lost session can be rebuilt
+	// from the refs, and so a worktree never adopts another's task.
+	WorktreeID string
 	// Now is the clock; tests fix it.
 	Now func() time.Time
 	// Git, if set, reports the branch and HEAD to cache in the session.
@@ -68,27 +71,48 @@ func ValidTaskName(name string) bool { return taskNameRe.MatchString(name) }
 // this worktree becomes the active one again.
 func (e *Engine) Current() (*Task, error) {
 	sess, err := e.Session.LoadSession()
+	missing := false
 	switch {
 	case err == nil:
 		if sess.ActiveTask == "" {
 			return nil, ErrNoWorkflow
 		}
 		t, err := e.Tasks.LoadTask(sess.ActiveTask)
-		if err == nil {
+		if err == nil && e.owns(t.State) {
 			return t, nil
 		}
-		if !errors.Is(err, ErrNotFound) {
+		// A task another worktree took over (its name was reused there)
+		// is no longer ours: look again from the refs.
+		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorruptSession):
+	case errors.Is(err, ErrNotFound):
+		missing = true
+	case errors.Is(err, ErrCorruptSession):
 	default:
 		return nil, err
 	}
-	return e.rebuild()
+	return e.rebuild(missing)
 }
 
-// rebuild finds this worktree's active task from the refs alone.
-func (e *Engine) rebuild() (*Task, error) {
+// owns reports whether st belongs to this worktree. Tasks written before
+// worktree ids existed are matched by path.
+func (e *Engine) owns(st *State) bool {
+	if st.WorktreeID != "" && e.WorktreeID != "" {
+		return st.WorktreeID == e.WorktreeID
+	}
+	return st.Worktree == e.Worktree
+}
+
+// Claim makes st belong to this worktree (start, and restoring a stash).
+func (e *Engine) Claim(st *State) {
+	st.Worktree, st.WorktreeID = e.Worktree, e.WorktreeID
+}
+
+// rebuild finds this worktree's active task from the refs alone. When there
+// is none and there was no session file, it writes nothing: reading the
+// status of a repository must not create files in it.
+func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 	names, err := e.Tasks.ListTasks()
 	if err != nil {
 		return nil, err
@@ -99,7 +123,7 @@ func (e *Engine) rebuild() (*Task, error) {
 		if err != nil {
 			continue // a damaged task must not hide the others
 		}
-		if !t.State.Active() || t.State.Worktree != e.Worktree {
+		if !t.State.Active() || !e.owns(t.State) {
 			continue
 		}
 		if best == nil || t.State.UpdatedAt.After(best.State.UpdatedAt) {
@@ -109,6 +133,8 @@ func (e *Engine) rebuild() (*Task, error) {
 	active := ""
 	if best != nil {
 		active = best.State.Task
+	} else if sessionMissing {
+		return nil, ErrNoWorkflow
 	}
 	if _, err := e.Session.UpdateSession(func(s *Session) error {
 		s.ActiveTask = active
@@ -163,10 +189,10 @@ func (e *Engine) Start(name, node, task string) (*View, error) {
 		StartedAt:       now,
 		PhaseStartTime:  now,
 		UpdatedAt:       now,
-		Worktree:        e.Worktree,
 		Attempt:         1,
 		RollbackHistory: []RollbackEvent{},
 	}
+	e.Claim(st)
 	rev := ""
 	if old, err := e.Tasks.LoadTask(task); err == nil {
 		if old.State.Active() {
@@ -256,6 +282,9 @@ func (e *Engine) Prev() (*View, error) {
 // Restart goes back to the workflow's start node with a fresh history.
 func (e *Engine) Restart() (*View, error) {
 	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+		if st.Status == StatusAborted {
+			return "", finishedError(st)
+		}
 		from := st.CurrentNode
 		st.History = []string{wf.StartNode}
 		st.CurrentNode = wf.StartNode

@@ -29,9 +29,11 @@ type State struct {
 	PhaseStartTime time.Time  `json:"phase_start_time"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	EndedAt        *time.Time `json:"ended_at,omitempty"`
-	// Worktree is the absolute path of the worktree that owns the task, so
-	// a lost session file can be rebuilt from the refs alone.
-	Worktree string `json:"worktree"`
+	// Worktree and WorktreeID name the worktree that owns the task (path
+	// for people, id for matching), so a lost session file can be rebuilt
+	// from the refs alone.
+	Worktree   string `json:"worktree"`
+	WorktreeID string `json:"worktree_id,omitempty"`
 
 	TaskType        string                     `json:"task_type,omitempty"`
 	Description     string                     `json:"description,omitempty"`

@@ -12,6 +12,13 @@ import (
 // command maps it to exit code 128, as git does.
 var ErrNotRepo = errors.New("not a git repository (or any of the parent directories): .git")
 
+// notRepoError is a more specific "not a git repository" (a bad GIT_DIR or
+// .git file); it matches ErrNotRepo so it exits 128 like git.
+type notRepoError struct{ msg string }
+
+func (e *notRepoError) Error() string        { return e.msg }
+func (e *notRepoError) Is(target error) bool { return target == ErrNotRepo }
+
 // UnsupportedError reports a repository git-hegel refuses to work in. Its
 // message is one line a user can act on.
 type UnsupportedError struct{ Reason string }
@@ -36,13 +43,13 @@ func Discover(dir string, getenv func(string) string) (*Layout, error) {
 	if gd := getenv("GIT_DIR"); gd != "" {
 		l.GitDir = absFrom(dir, gd)
 		if !isGitDir(l.GitDir) {
-			return nil, fmt.Errorf("not a git repository: '%s'", gd)
+			return nil, &notRepoError{fmt.Sprintf("not a git repository: '%s'", gd)}
 		}
 		if wt := getenv("GIT_WORK_TREE"); wt != "" {
 			l.WorkTree = absFrom(dir, wt)
 		}
 	} else {
-		if err := l.walkUp(dir); err != nil {
+		if err := l.walkUp(dir, ceilings(getenv("GIT_CEILING_DIRECTORIES"))); err != nil {
 			return nil, err
 		}
 		if wt := getenv("GIT_WORK_TREE"); wt != "" {
@@ -59,8 +66,9 @@ func Discover(dir string, getenv func(string) string) (*Layout, error) {
 }
 
 // walkUp looks for .git (a directory, or a file naming one) from dir up to
-// the filesystem root. Inside a git dir itself there is no work tree.
-func (l *Layout) walkUp(dir string) error {
+// the filesystem root, never entering a ceiling directory (as git honours
+// GIT_CEILING_DIRECTORIES). Inside a git dir itself there is no work tree.
+func (l *Layout) walkUp(dir string, ceil map[string]bool) error {
 	for d := dir; ; {
 		dotgit := filepath.Join(d, ".git")
 		if fi, err := os.Stat(dotgit); err == nil {
@@ -69,11 +77,13 @@ func (l *Layout) walkUp(dir string) error {
 					l.GitDir, l.WorkTree = dotgit, d
 					return nil
 				}
-			} else if gd, err := readGitFile(dotgit); err == nil {
+			} else {
+				gd, err := readGitFile(dotgit)
+				if err != nil {
+					return err
+				}
 				l.GitDir, l.WorkTree = gd, d
 				return nil
-			} else {
-				return err
 			}
 		}
 		if isGitDir(d) {
@@ -82,7 +92,7 @@ func (l *Layout) walkUp(dir string) error {
 			return nil
 		}
 		parent := filepath.Dir(d)
-		if parent == d {
+		if parent == d || ceil[parent] {
 			return ErrNotRepo
 		}
 		d = parent
@@ -99,11 +109,11 @@ func readGitFile(path string) (string, error) {
 	line := strings.TrimSpace(string(b))
 	rest, ok := strings.CutPrefix(line, "gitdir:")
 	if !ok {
-		return "", fmt.Errorf("invalid gitfile format: %s", path)
+		return "", &notRepoError{fmt.Sprintf("invalid gitfile format: %s", path)}
 	}
 	gd := absFrom(filepath.Dir(path), strings.TrimSpace(rest))
 	if !isGitDir(gd) {
-		return "", fmt.Errorf("not a git repository: %s", gd)
+		return "", &notRepoError{fmt.Sprintf("not a git repository: %s", gd)}
 	}
 	return gd, nil
 }
@@ -131,4 +141,26 @@ func absFrom(base, p string) string {
 		return filepath.Clean(p)
 	}
 	return filepath.Join(base, p)
+}
+
+// ceilings parses GIT_CEILING_DIRECTORIES (colon-separated absolute paths;
+// git ignores relative ones).
+func ceilings(v string) map[string]bool {
+	m := map[string]bool{}
+	for _, p := range filepath.SplitList(v) {
+		if filepath.IsAbs(p) {
+			m[filepath.Clean(p)] = true
+		}
+	}
+	return m
+}
+
+// WorktreeID names the worktree in a way that survives moving it: "main"
+// for the main worktree, "worktrees/<name>" for a linked one (the name git
+// keeps under the common dir, which 'git worktree move' preserves).
+func (l *Layout) WorktreeID() string {
+	if l.GitDir == l.CommonDir {
+		return "main"
+	}
+	return "worktrees/" + filepath.Base(l.GitDir)
 }

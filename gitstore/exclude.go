@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/git-hegel/git-hegel/engine"
 )
 
 // excludePattern hides the session file, its lock and temporary files from
@@ -15,16 +13,17 @@ import (
 const excludePattern = "**/.hegel/state.json*"
 
 // ensureExcluded adds excludePattern to info/exclude in the common git dir
-// (shared by all linked worktrees) unless it is already there.
-func (r *Repo) ensureExcluded() error {
+// (shared by all linked worktrees) unless it is already there, and reports
+// whether it added it.
+func (r *Repo) ensureExcluded() (bool, error) {
 	const name = "info/exclude"
 	b, err := readFile(r.common, name)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cannot read %s: %s", name, oneLine(err.Error()))
+		return false, fmt.Errorf("cannot read %s: %s", name, oneLine(err.Error()))
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.TrimSpace(line) == excludePattern {
-			return nil
+			return false, nil
 		}
 	}
 	var buf bytes.Buffer
@@ -34,34 +33,33 @@ func (r *Repo) ensureExcluded() error {
 	}
 	buf.WriteString("# git-hegel: per-worktree session metadata\n" + excludePattern + "\n")
 	if err := r.common.MkdirAll("info", 0o755); err != nil {
-		return fmt.Errorf("cannot create info/: %s", oneLine(err.Error()))
+		return false, fmt.Errorf("cannot create info/: %s", oneLine(err.Error()))
 	}
 	if err := writeFileAtomic(r.common, name, buf.Bytes()); err != nil {
-		return fmt.Errorf("cannot update %s: %s", name, oneLine(err.Error()))
+		return false, fmt.Errorf("cannot update %s: %s", name, oneLine(err.Error()))
 	}
-	return nil
+	return true, nil
 }
 
 // Init prepares the working tree: the exclude entry for the session file
 // and the .hegel/workflows directory for shared definitions. It reports
-// what it created; running it again creates nothing.
-func (r *Repo) Init() (created []string, err error) {
-	if err := r.ensureExcluded(); err != nil {
+// what it did, one line each; running it again does nothing. It does not write a
+// session: the next command rebuilds one from the refs if it has to, so
+// init never hides a workflow whose session file was lost.
+func (r *Repo) Init() (did []string, err error) {
+	added, err := r.ensureExcluded()
+	if err != nil {
 		return nil, err
 	}
-	s := r.Sessions()
-	wf := s.dir + "/workflows"
+	if added {
+		did = append(did, "Added "+excludePattern+" to .git/info/exclude")
+	}
+	wf := r.Sessions().dir + "/workflows"
 	if _, err := r.worktree.Stat(wf); errors.Is(err, os.ErrNotExist) {
 		if err := r.worktree.MkdirAll(wf, 0o755); err != nil {
 			return nil, fmt.Errorf("cannot create %s: %s", wf, oneLine(err.Error()))
 		}
-		created = append(created, wf+"/")
+		did = append(did, "Created "+wf+"/")
 	}
-	if _, err := s.LoadSession(); err != nil {
-		if _, err := s.UpdateSession(func(*engine.Session) error { return nil }); err != nil {
-			return nil, err
-		}
-		created = append(created, s.file())
-	}
-	return created, nil
+	return did, nil
 }

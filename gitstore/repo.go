@@ -24,7 +24,7 @@ import (
 
 // ErrNoWorkTree is returned for bare repositories and from inside a git
 // directory: git-hegel keeps a session per working tree.
-var ErrNoWorkTree = errors.New("this operation must be run in a work tree (git-hegel does not work in bare repositories)")
+var ErrNoWorkTree = errors.New("this operation must be run in a work tree")
 
 // Repo is an opened repository: where it lives, its configuration, and the
 // go-git storage git-hegel reads and writes objects through.
@@ -80,7 +80,10 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 	}
 	var fs billy.Filesystem = gitDirFS
 	if l.CommonDir != l.GitDir {
-		fs = dotgit.NewRepositoryFilesystem(gitDirFS, commonFS)
+		// Not commonFS: a bound filesystem's TempFile returns absolute
+		// names, and RepositoryFilesystem routes the temporary object's
+		// rename by path, to the wrong directory.
+		fs = dotgit.NewRepositoryFilesystem(gitDirFS, osfs.New(l.CommonDir))
 	}
 	r := &Repo{
 		Layout:   *l,

@@ -99,7 +99,7 @@ func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Sessio
 		}
 		if errors.Is(err, engine.ErrNotFound) {
 			// First session here: make sure git never shows the file.
-			if err := s.r.ensureExcluded(); err != nil {
+			if _, err := s.r.ensureExcluded(); err != nil {
 				return nil, err
 			}
 		}

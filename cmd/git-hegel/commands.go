@@ -165,7 +165,7 @@ func runHelp(c *cmdCtx, args []string) error {
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
-		return usagef("help", "'%s' is not a git hegel command", args[0])
+		return usagef("", "'%s' is not a git hegel command", args[0])
 	}
 	fs := pflag.NewFlagSet(cmd.name, pflag.ContinueOnError)
 	if cmd.setFlags != nil {

@@ -10,16 +10,16 @@ func runInit(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	created, err := r.Init()
+	did, err := r.Init()
 	if err != nil {
 		return err
 	}
-	if len(created) == 0 {
+	if len(did) == 0 {
 		fmt.Fprintln(c.Stdout, "Already initialised; nothing to do")
 		return nil
 	}
-	for _, p := range created {
-		fmt.Fprintf(c.Stdout, "Created %s\n", p)
+	for _, line := range did {
+		fmt.Fprintln(c.Stdout, line)
 	}
 	fmt.Fprintln(c.Stdout, "Workflow files in .hegel/workflows/ can be committed; .hegel/state.json is ignored by git.")
 	return nil

@@ -28,9 +28,10 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 			}
 			return engine.NewRegistry(files)
 		},
-		Worktree: r.WorkTree,
-		Now:      c.Now,
-		Git:      r.GitInfo,
+		Worktree:   r.WorkTree,
+		WorktreeID: r.WorktreeID(),
+		Now:        c.Now,
+		Git:        r.GitInfo,
 	}
 }
 

@@ -52,6 +52,9 @@ func runStatus(c *cmdCtx, args []string) error {
 	}
 	if t == nil {
 		fmt.Fprintln(c.Stdout, "No active workflow")
+		if uncommitted != nil {
+			fmt.Fprintf(c.Stdout, "Uncommitted files: %d\n", *uncommitted)
+		}
 		return nil
 	}
 	st := t.State

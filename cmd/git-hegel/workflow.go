@@ -19,6 +19,9 @@ func runStart(c *cmdCtx, args []string) error {
 	if len(args) == 2 {
 		node = args[1]
 	}
+	if c.flags.Changed("task") && c.stringFlag("task") == "" {
+		return usagef(c.name, "--task needs a name")
+	}
 	v, err := e.Start(args[0], node, c.stringFlag("task"))
 	if err != nil {
 		return err

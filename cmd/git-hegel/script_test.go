@@ -1,0 +1,146 @@
+package main
+
+// End-to-end tests: testdata/script/*.txtar run the real binary through the
+// real git ("exec git hegel ..."), with a hermetic environment so the
+// output is byte-for-byte reproducible. Run with -update to rewrite the
+// golden sections of a script after an intended output change.
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// scriptDate is the fixed instant every script starts at: git's author and
+// committer dates and git-hegel's own clock (GIT_HEGEL_DATE). Scripts move
+// the clock with "env GIT_HEGEL_DATE=...".
+const scriptDate = "2026-01-02T03:04:05Z"
+
+func TestMain(m *testing.M) {
+	// Registered here rather than at package level so another test file in
+	// this package defining the same flag cannot make the binary panic.
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden sections of testdata/script/*.txtar")
+	}
+	testscript.Main(m, map[string]func(){
+		"git-hegel": main,
+	})
+}
+
+func updateScripts() bool {
+	f := flag.Lookup("update")
+	if f == nil {
+		return false
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	b, _ := g.Get().(bool)
+	return b
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		UpdateScripts:       updateScripts(),
+		RequireExplicitExec: true,
+		Setup:               setupScriptEnv,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits":     cmdExits,
+			"envstdout": cmdEnvStdout,
+		},
+	})
+}
+
+// cmdExits runs a program and requires a given exit status, which plain
+// "exec" (zero or non-zero only) cannot check. stdout and stderr are kept
+// for the commands that follow, as with exec:
+//
+//	exits 2 git hegel bogus
+//	stderr '^error: .bogus. is not a git hegel command'
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: exits <code> <program> [<args>...] (cannot be negated)")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exits <code> <program> [<args>...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad exit code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
+
+// cmdEnvStdout sets an environment variable to the previous command's
+// stdout, without its trailing newline, so a generated name can be used
+// later in the script:
+//
+//	exec git for-each-ref --format=%(refname:lstrip=3) refs/hegel/tasks/
+//	envstdout TASK
+func cmdEnvStdout(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: envstdout <name>")
+	}
+	v := strings.TrimRight(ts.ReadFile("stdout"), "\n")
+	if v == "" || strings.Contains(v, "\n") {
+		ts.Fatalf("envstdout: want one non-empty line on stdout, got %q", v)
+	}
+	ts.Setenv(args[0], v)
+}
+
+// setupScriptEnv isolates a script from the machine it runs on: its own
+// HOME and global git config, no system config, fixed dates and time zone,
+// no colour, C locale. PATH is kept so git is found, and testscript puts
+// the git-hegel command first on it.
+func setupScriptEnv(env *testscript.Env) error {
+	home := filepath.Join(env.WorkDir, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".config"), 0o755); err != nil {
+		return err
+	}
+	gitconfig := filepath.Join(home, ".gitconfig")
+	const cfg = "[user]\n" +
+		"\tname = Hegel Test\n" +
+		"\temail = hegel@example.com\n" +
+		"[init]\n" +
+		"\tdefaultBranch = main\n" +
+		"[advice]\n" +
+		"\tdetachedHead = false\n"
+	if err := os.WriteFile(gitconfig, []byte(cfg), 0o644); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"HOME":                home,
+		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_CONFIG_GLOBAL":   gitconfig,
+		"GIT_AUTHOR_DATE":     scriptDate,
+		"GIT_COMMITTER_DATE":  scriptDate,
+		"GIT_HEGEL_DATE":      scriptDate,
+		"TZ":                  "UTC",
+		"NO_COLOR":            "1",
+		"LANG":                "C",
+		"LC_ALL":              "C",
+	} {
+		env.Setenv(k, v)
+	}
+	return nil
+}
