@@ -110,7 +110,7 @@ func (r *fileRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash) e
 		}
 		return compareOld(name, old, plumbing.ZeroHash, false)
 	}
-	if err := r.fs.MkdirAll(filepath.Dir(refPath), 0o777); err != nil {
+	if err := r.mkdirAll(filepath.Dir(refPath)); err != nil {
 		return fmt.Errorf("update ref %s: %w", name, err)
 	}
 	lockPath := refPath + lockSuffix
@@ -457,11 +457,11 @@ func (r *fileRefs) acquireLock(name plumbing.ReferenceName, lockPath string) (bi
 			wait := time.Duration(float64(backoff) * (0.75 + rand.Float64()/2))
 			time.Sleep(min(wait, left))
 			backoff = min(backoff*2, lockBackoffMax)
-		case errors.Is(err, fs.ErrNotExist) && missingDir < 3:
+		case errors.Is(err, fs.ErrNotExist) && missingDir < 10:
 			// A concurrent delete removed the (empty) parent directory
 			// between our MkdirAll and the create; recreate and retry.
 			missingDir++
-			if err := r.fs.MkdirAll(r.fs.Join(lockPath, ".."), 0o777); err != nil {
+			if err := r.mkdirAll(r.fs.Join(lockPath, "..")); err != nil {
 				return nil, fmt.Errorf("cannot lock ref %s: %w", name, err)
 			}
 		default:
@@ -747,4 +747,17 @@ func checkRefName(name plumbing.ReferenceName) error {
 		}
 	}
 	return nil
+}
+
+// mkdirAll creates dir and its parents, retrying when a concurrent delete
+// prunes an empty parent between two steps of MkdirAll (git's
+// raceproof_create_file does the same).
+func (r *fileRefs) mkdirAll(dir string) error {
+	var err error
+	for i := 0; i < 10; i++ {
+		if err = r.fs.MkdirAll(dir, 0o777); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
 }
