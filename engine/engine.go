@@ -15,6 +15,7 @@ import (
 type Engine struct {
 	Tasks   TaskStore
 	Session SessionStore
+	Stashes StashStore
 	// Workflows loads the registry (built-ins plus the user's files). It
 	// is called only by commands that need a definition by name.
 	Workflows func() (*Registry, error)
@@ -78,9 +79,11 @@ func (e *Engine) Current() (*Task, error) {
 			return nil, ErrNoWorkflow
 		}
 		t, err := e.Tasks.LoadTask(sess.ActiveTask)
-		if err == nil && e.owns(t.State) {
+		if err == nil && e.owns(t.State) && t.State.Status != StatusStashed {
 			return t, nil
 		}
+		// A stashed task left in the session (a crash between the stash
+		// and the session write) is parked, not active.
 		// A task another worktree took over (its name was reused there)
 		// is no longer ours: look again from the refs.
 		if err != nil && !errors.Is(err, ErrNotFound) {

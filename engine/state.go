@@ -58,8 +58,12 @@ func (s *State) Active() bool { return s != nil && s.Status == StatusActive }
 // state as loaded.
 func (s *State) Clone() *State {
 	c := *s
-	c.History = append([]string(nil), s.History...)
-	c.RollbackHistory = append([]RollbackEvent(nil), s.RollbackHistory...)
+	// Copy into non-nil slices: an empty list must stay [] in JSON, not
+	// become null.
+	c.History = append(make([]string, 0, len(s.History)), s.History...)
+	if s.RollbackHistory != nil {
+		c.RollbackHistory = append(make([]RollbackEvent, 0, len(s.RollbackHistory)), s.RollbackHistory...)
+	}
 	if s.EndedAt != nil {
 		t := *s.EndedAt
 		c.EndedAt = &t

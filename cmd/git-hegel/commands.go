@@ -44,6 +44,9 @@ func init() {
 		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", run: runRestart},
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", run: runAbort},
 		{name: "reset", summary: "Forget this worktree's workflow (aborting it if active)", group: "Workflows", run: runReset},
+		{name: "stash", args: "[push|save|list|show|pop|apply|drop|clear|restore] [<stash>] [-m MSG] [--json] [--dropped] [-y]",
+			summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",
+			setFlags: stashFlags, run: runStash},
 		{name: "status", args: "[-v] [--json]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: func(fs *pflag.FlagSet) {
 				fs.BoolP("verbose", "v", false, "also count uncommitted files (scans the working tree)")
@@ -56,6 +59,7 @@ func init() {
 		{name: "init", summary: "Prepare .hegel/ in this worktree (start does this too)", group: "Setup", run: runInit},
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp},
 		{name: "version", summary: "Print the version", group: "Setup", run: runVersion},
+		{name: "completion", args: "bash", summary: "Print a shell completion script (source <(git hegel completion bash))", group: "Setup", run: runCompletion},
 	}
 }
 

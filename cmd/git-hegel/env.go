@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // Env is everything a command may touch outside the repository, injected so
@@ -44,13 +46,11 @@ func clock(getenv func(string) string) func() time.Time {
 	return time.Now
 }
 
+// isTerminal asks the terminal driver, as isatty does: /dev/null is a
+// character device too, but not a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // colour reports whether to colour output written to w: only on a terminal,

@@ -21,6 +21,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	return &engine.Engine{
 		Tasks:   r.Tasks(),
 		Session: s,
+		Stashes: r.Stashes(),
 		Workflows: func() (*engine.Registry, error) {
 			files, err := s.WorkflowFiles()
 			if err != nil {

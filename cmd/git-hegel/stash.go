@@ -1,0 +1,404 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// stashSub is one `git hegel stash` subcommand: the flags it accepts and
+// how many positional arguments it takes.
+type stashSub struct {
+	flags   []string
+	maxArgs int
+	minArgs int
+	run     func(c *cmdCtx, args []string) error
+}
+
+var stashSubs map[string]*stashSub
+
+// stashSubNames is the order the subcommands are listed in messages.
+var stashSubNames = []string{"push", "save", "list", "show", "pop", "apply", "drop", "clear", "restore"}
+
+func init() {
+	push := &stashSub{flags: []string{"message"}, run: runStashPush}
+	stashSubs = map[string]*stashSub{
+		"push":    push,
+		"save":    push,
+		"list":    {flags: []string{"json", "dropped"}, run: runStashList},
+		"show":    {flags: []string{"json"}, maxArgs: 1, run: runStashShow},
+		"pop":     {maxArgs: 1, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
+		"apply":   {maxArgs: 1, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
+		"drop":    {flags: []string{"yes"}, maxArgs: 1, run: runStashDrop},
+		"clear":   {flags: []string{"yes"}, run: runStashClear},
+		"restore": {minArgs: 1, maxArgs: 1, run: runStashRestore},
+	}
+}
+
+func stashFlags(fs *pflag.FlagSet) {
+	fs.StringP("message", "m", "", "describe the stash (push, save)")
+	fs.Bool("json", false, "print JSON (list, show; schema: docs/stash.md)")
+	fs.Bool("dropped", false, "list dropped and cleared stashes that can still be restored (list)")
+	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop, clear)")
+}
+
+// runStash dispatches `git hegel stash [<subcommand>] ...`; no subcommand
+// means push, as with git stash.
+func runStash(c *cmdCtx, args []string) error {
+	name := "push"
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	sub, ok := stashSubs[name]
+	if !ok {
+		return usagef("stash", "'%s' is not a stash subcommand (%s)", name, strings.Join(stashSubNames, ", "))
+	}
+	for _, f := range []string{"message", "json", "dropped", "yes"} {
+		if c.flags.Changed(f) && !contains(sub.flags, f) {
+			return usagef("stash", "--%s does not apply to 'stash %s'", f, name)
+		}
+	}
+	switch {
+	case len(args) < sub.minArgs:
+		return usagef("stash", "missing argument to 'stash %s'", name)
+	case len(args) > sub.maxArgs:
+		return usagef("stash", "unexpected argument '%s'", args[sub.maxArgs])
+	}
+	return sub.run(c, args)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func optArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
+}
+
+func runStashPush(c *cmdCtx, _ []string) error {
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	ent, err := e.StashPush(c.stringFlag("message"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
+	return nil
+}
+
+func runStashList(c *cmdCtx, _ []string) error {
+	if c.boolFlag("dropped") {
+		return runStashListDropped(c)
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	list, err := e.StashList()
+	if err != nil {
+		return err
+	}
+	if c.boolFlag("json") {
+		out := stashListJSON{Schema: jsonSchemaVersion, Stashes: []stashJSON{}}
+		for _, ent := range list {
+			out.Stashes = append(out.Stashes, newStashJSON(ent))
+		}
+		return writeJSON(c.Stdout, out)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(c.Stdout, "No stashes found")
+		return nil
+	}
+	now := c.Now()
+	for _, ent := range list {
+		if ent.Damaged != "" {
+			fmt.Fprintf(c.Stdout, "%s: %s: %s\n", ent.Ref(), ent.Label(), ent.Damaged)
+			continue
+		}
+		fmt.Fprintf(c.Stdout, "%s: %s (%s)\n", ent.Ref(), ent.Label(), engine.RelativeTime(ent.Timestamp, now))
+	}
+	return nil
+}
+
+func runStashListDropped(c *cmdCtx) error {
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	list, err := e.StashDropped()
+	if err != nil {
+		return err
+	}
+	if c.boolFlag("json") {
+		out := droppedListJSON{Schema: jsonSchemaVersion, Dropped: []droppedJSON{}}
+		for _, d := range list {
+			out.Dropped = append(out.Dropped, droppedJSON{
+				stashJSON: newStashJSON(&engine.StashEntry{Stash: d.Stash}).entry(),
+				Operation: string(d.Op),
+				DroppedAt: d.DroppedAt.UTC(),
+			})
+		}
+		return writeJSON(c.Stdout, out)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(c.Stdout, "No dropped stashes in the last %d days\n", int(engine.DroppedStashWindow/(24*time.Hour)))
+		return nil
+	}
+	now := c.Now()
+	for _, d := range list {
+		what := d.Label()
+		if d.Damaged != "" {
+			what = "damaged entry: " + d.Damaged
+		}
+		verb := "dropped"
+		if d.Op == engine.StashOpClear {
+			verb = "cleared"
+		}
+		fmt.Fprintf(c.Stdout, "%s: %s (%s %s)\n", d.ID, what, verb, engine.RelativeTime(d.DroppedAt, now))
+	}
+	return nil
+}
+
+func runStashShow(c *cmdCtx, args []string) error {
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	ent, err := e.StashFind(optArg(args), "show")
+	if err != nil {
+		return err
+	}
+	if c.boolFlag("json") {
+		out := stashShowJSON{Schema: jsonSchemaVersion, Stash: stashDetailJSON{stashJSON: newStashJSON(ent)}}
+		if ent.Damaged == "" {
+			st := ent.State
+			d := &out.Stash
+			d.History, d.WorkflowID = st.History, st.WorkflowID
+			started, phase := st.StartedAt.UTC(), st.PhaseStartTime.UTC()
+			d.StartedAt, d.PhaseStartedAt = &started, &phase
+			age := int64(max(c.Now().Sub(ent.Timestamp), 0).Seconds())
+			d.AgeSeconds = &age
+		}
+		return writeJSON(c.Stdout, out)
+	}
+	if ent.Damaged != "" {
+		fmt.Fprintf(c.Stdout, "%s: %s: %s\n", ent.Ref(), ent.Label(), ent.Damaged)
+		return nil
+	}
+	st := ent.State
+	w := c.Stdout
+	fmt.Fprintf(w, "%s: %s\n", ent.Ref(), ent.Label())
+	fmt.Fprintf(w, "Id: %s\n", ent.ID)
+	fmt.Fprintf(w, "Workflow: %s\n", st.Workflow)
+	fmt.Fprintf(w, "Mode: %s\n", st.Mode)
+	fmt.Fprintf(w, "Current node: %s\n", c.highlight(st.CurrentNode))
+	fmt.Fprintf(w, "History: %s\n", historyLine(st.History))
+	fmt.Fprintf(w, "Status: %s\n", st.Status)
+	msg := ent.Message
+	if msg == "" {
+		msg = "(none)"
+	}
+	fmt.Fprintf(w, "Message: %s\n", msg)
+	fmt.Fprintf(w, "Stashed: %s (%s)\n", engine.RelativeTime(ent.Timestamp, c.Now()), ent.Timestamp.UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "Worktree: %s\n", ent.Worktree)
+	fmt.Fprintf(w, "Task: %s\n", ent.Task)
+	return nil
+}
+
+func runStashPop(c *cmdCtx, args []string, keep bool) error {
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	ent, v, err := e.StashPop(optArg(args), keep)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Restored %s: %s\n\n", ent.Ref(), ent.Label())
+	c.printView(v)
+	return nil
+}
+
+func runStashDrop(c *cmdCtx, args []string) error {
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	ent, err := e.StashFind(optArg(args), "drop")
+	if err != nil {
+		return err
+	}
+	if !c.boolFlag("yes") {
+		ok, err := c.confirm(fmt.Sprintf("Drop %s: %s? (y/n): ", ent.Ref(), ent.Label()), "drop")
+		if err != nil || !ok {
+			return err
+		}
+	}
+	if err := e.StashDrop(ent); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Dropped %s\n", ent.Ref())
+	return nil
+}
+
+func runStashClear(c *cmdCtx, _ []string) error {
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	listed, removed, err := e.StashClear(func(n int) (bool, error) {
+		if c.boolFlag("yes") {
+			return true, nil
+		}
+		return c.confirm(fmt.Sprintf("Clear all %d stashes? (y/n): ", n), "clear")
+	})
+	switch {
+	case err != nil:
+		return err
+	case listed == 0:
+		fmt.Fprintln(c.Stdout, "No stashes to clear")
+	case removed > 0:
+		if removed == 1 {
+			fmt.Fprintln(c.Stdout, "Cleared 1 stash")
+		} else {
+			fmt.Fprintf(c.Stdout, "Cleared %d stashes\n", removed)
+		}
+	}
+	return nil
+}
+
+func runStashRestore(c *cmdCtx, args []string) error {
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	ent, err := e.StashRestore(args[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Restored %s as %s: %s\n", ent.ID, ent.Ref(), ent.Label())
+	return nil
+}
+
+// confirm asks question on stdout and reads one answer line from stdin: y
+// or yes (any case) agrees, anything else declines. End of input without an
+// answer is an error, since nobody could have agreed.
+func (c *cmdCtx) confirm(question, verb string) (bool, error) {
+	fmt.Fprint(c.Stdout, question)
+	var line string
+	var err error
+	if c.Stdin != nil {
+		line, err = bufio.NewReader(c.Stdin).ReadString('\n')
+	} else {
+		err = io.EOF
+	}
+	noAnswer := err != nil && (!errors.Is(err, io.EOF) || line == "")
+	if noAnswer || !c.inputIsTerminal() {
+		// Nothing was echoed after the question: end its line.
+		fmt.Fprintln(c.Stdout)
+	}
+	if noAnswer {
+		if errors.Is(err, io.EOF) {
+			return false, fmt.Errorf("No answer on standard input; nothing to %s (use --yes to %s without asking)", verb, verb)
+		}
+		return false, fmt.Errorf("cannot read the answer: %v", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
+
+// inputIsTerminal reports whether stdin is a terminal, which echoes what
+// the user types.
+func (c *cmdCtx) inputIsTerminal() bool {
+	w, ok := c.Stdin.(io.Writer) // *os.File is both
+	return ok && c.Terminal != nil && c.Terminal(w)
+}
+
+// The `stash --json` output types (docs/stash.md).
+
+type stashListJSON struct {
+	Schema  int         `json:"schema"`
+	Stashes []stashJSON `json:"stashes"`
+}
+
+// stashJSON is one live stash. A damaged entry has only index, ref, id and
+// damaged.
+type stashJSON struct {
+	Index       *int       `json:"index,omitempty"`
+	Ref         string     `json:"ref,omitempty"`
+	ID          string     `json:"id"`
+	Damaged     string     `json:"damaged,omitempty"`
+	Message     *string    `json:"message,omitempty"`
+	CreatedAt   *time.Time `json:"created_at,omitempty"`
+	Task        string     `json:"task,omitempty"`
+	Worktree    string     `json:"worktree,omitempty"`
+	Workflow    string     `json:"workflow,omitempty"`
+	Mode        string     `json:"mode,omitempty"`
+	CurrentNode string     `json:"current_node,omitempty"`
+	Status      string     `json:"status,omitempty"`
+}
+
+func newStashJSON(ent *engine.StashEntry) stashJSON {
+	idx := ent.Index
+	j := stashJSON{Index: &idx, Ref: ent.Ref(), ID: ent.ID}
+	if ent.Damaged != "" {
+		j.Damaged = ent.Damaged
+		return j
+	}
+	msg, at, st := ent.Message, ent.Timestamp.UTC(), ent.State
+	j.Message, j.CreatedAt = &msg, &at
+	j.Task, j.Worktree = ent.Task, ent.Worktree
+	j.Workflow, j.Mode, j.CurrentNode, j.Status = st.Workflow, st.Mode, st.CurrentNode, st.Status
+	return j
+}
+
+// entry drops the fields that only a live stash has.
+func (j stashJSON) entry() stashJSON {
+	j.Index, j.Ref = nil, ""
+	return j
+}
+
+type stashShowJSON struct {
+	Schema int             `json:"schema"`
+	Stash  stashDetailJSON `json:"stash"`
+}
+
+type stashDetailJSON struct {
+	stashJSON
+	History        []string   `json:"history,omitempty"`
+	WorkflowID     string     `json:"workflow_id,omitempty"`
+	StartedAt      *time.Time `json:"started_at,omitempty"`
+	PhaseStartedAt *time.Time `json:"phase_started_at,omitempty"`
+	AgeSeconds     *int64     `json:"age_seconds,omitempty"`
+}
+
+type droppedListJSON struct {
+	Schema  int           `json:"schema"`
+	Dropped []droppedJSON `json:"dropped"`
+}
+
+type droppedJSON struct {
+	stashJSON
+	Operation string    `json:"operation"` // "drop" or "clear"
+	DroppedAt time.Time `json:"dropped_at"`
+}

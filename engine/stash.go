@@ -1,0 +1,492 @@
+package engine
+
+import (
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StatusStashed marks a task whose state was parked with `git hegel stash`:
+// the stash entry holds the state to restore, and no worktree owns the task
+// until it is popped.
+const StatusStashed = "stashed"
+
+// DroppedStashWindow is how long a dropped or cleared stash stays listed by
+// `stash list --dropped` and restorable with `stash restore`.
+const DroppedStashWindow = 30 * 24 * time.Hour
+
+// ErrExists reports that something to be created already exists.
+var ErrExists = errors.New("already exists")
+
+// Stash is one parked workflow: everything needed to restore it elsewhere,
+// independent of the task's ref, which may have moved on meanwhile.
+type Stash struct {
+	ID         string // stable, time-ordered; see NextStashID
+	Message    string
+	Timestamp  time.Time // when it was stashed
+	Task       string
+	Worktree   string // the worktree it was stashed from
+	Definition []byte // the workflow YAML the task runs, as stored with it
+	State      *State // the complete workflow state at the time
+	// Damaged says why the entry could not be read. When it is set, only
+	// ID and Rev are meaningful; the entry can still be dropped.
+	Damaged string
+	// Rev is the store's handle on this exact content (a blob hash).
+	Rev string
+}
+
+// Label is how a stash is named to people: `<mode>/<node> "MSG"`, without
+// the quoted part when there is no message.
+func (s *Stash) Label() string {
+	if s.Damaged != "" {
+		return "damaged entry " + s.ID
+	}
+	l := s.State.Mode + "/" + s.State.CurrentNode
+	if m := firstLine(s.Message); m != "" {
+		l += ` "` + m + `"`
+	}
+	return l
+}
+
+// StashEntry is a live stash and its derived position: 0 is the newest.
+type StashEntry struct {
+	Index int
+	*Stash
+}
+
+// Ref is the stash@{N} name of the entry.
+func (e *StashEntry) Ref() string { return fmt.Sprintf("stash@{%d}", e.Index) }
+
+// DroppedStash is a stash removed by drop or clear that the stash history
+// still holds.
+type DroppedStash struct {
+	*Stash
+	DroppedAt time.Time
+	Op        StashOp // StashOpDrop or StashOpClear
+}
+
+// StashOp names an operation on the stash list. The store records it in the
+// history ("stash <op>: ...") and reads it back to tell drops from pops.
+type StashOp string
+
+// The operations recorded in the stash history.
+const (
+	StashOpPush     StashOp = "push"
+	StashOpPop      StashOp = "pop"
+	StashOpDrop     StashOp = "drop"
+	StashOpClear    StashOp = "clear"
+	StashOpRestore  StashOp = "restore"
+	StashOpWithdraw StashOp = "withdraw" // a push undone because the task changed meanwhile
+)
+
+// StashStore keeps the stash list. gitstore implements it as one commit
+// chain with one blob per stash; every method that writes is one
+// compare-and-swap commit, retried by the store when another process wrote
+// first, so callers never see ErrConflict from it.
+type StashStore interface {
+	// StashIDs returns the ids of the live stashes, newest first, without
+	// reading the entries themselves.
+	StashIDs() ([]string, error)
+	// LoadStash reads one live stash in full: an unknown id is an error
+	// wrapping ErrNotFound; an unreadable entry comes back with Damaged set.
+	LoadStash(id string) (*Stash, error)
+	// ListStashes returns every live stash, newest first, damaged ones with
+	// Damaged set. It may leave Definition nil: listing does not need it.
+	ListStashes() ([]*Stash, error)
+	// PushStash adds s as the newest stash. It assigns s.ID (after every
+	// live id, so the newest stash is always stash@{0}) and s.Rev. detail
+	// completes the history message.
+	PushStash(s *Stash, detail string) error
+	// RemoveStash removes the live stash id, recording op (pop, drop or
+	// withdraw); an id that is not live is an error wrapping ErrNotFound.
+	RemoveStash(id string, op StashOp, detail string) error
+	// ClearStashes removes those of ids that are still live (a stash pushed
+	// since the caller listed them survives) and returns how many it
+	// removed.
+	ClearStashes(ids []string) (int, error)
+	// DroppedStashes returns the stashes dropped or cleared since `since`
+	// that are not live now, most recently dropped first, each once.
+	DroppedStashes(since time.Time) ([]*DroppedStash, error)
+	// RestoreStash makes a dropped stash live again under its own id; an
+	// id that is live already is an error wrapping ErrExists.
+	RestoreStash(d *DroppedStash, detail string) error
+}
+
+// Stash ids: "<UTC time to the nanosecond>Z-<8 random hex digits>". The time
+// comes first and has a fixed width, so sorting ids sorts them by age.
+const stashIDTime = "20060102T150405.000000000"
+
+var stashIDRe = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}$`)
+
+// ValidStashID reports whether id has the form NextStashID produces.
+func ValidStashID(id string) bool { return stashIDRe.MatchString(id) }
+
+// StashIDTime returns the instant an id was made for.
+func StashIDTime(id string) (time.Time, bool) {
+	if !ValidStashID(id) {
+		return time.Time{}, false
+	}
+	t, err := time.ParseInLocation(stashIDTime, id[:len(stashIDTime)], time.UTC)
+	return t, err == nil
+}
+
+// NextStashID returns a new id for a stash made at t that sorts after the
+// id after (the newest live one, or ""). A clock that stands still (tests)
+// or steps back still yields ids in creation order; the random part keeps
+// ids made on different machines apart.
+func NextStashID(t time.Time, after string) string {
+	t = t.UTC()
+	if prev, ok := StashIDTime(after); ok && !t.After(prev) {
+		t = prev.Add(time.Nanosecond)
+	}
+	var b [4]byte
+	_, _ = crand.Read(b[:]) // never fails (Go 1.24+)
+	return t.Format(stashIDTime) + "Z-" + hex.EncodeToString(b[:])
+}
+
+// StashSelector is a parsed stash reference: an index (N or stash@{N}) or
+// a stable id.
+type StashSelector struct {
+	Index int // -1 when ID is set
+	ID    string
+}
+
+// ParseStashSelector accepts "" (stash@{0}), "N", "stash@{N}" or an id.
+func ParseStashSelector(s string) (StashSelector, error) {
+	if s == "" {
+		return StashSelector{}, nil
+	}
+	num := s
+	if strings.HasPrefix(s, "stash@{") && strings.HasSuffix(s, "}") {
+		num = s[len("stash@{") : len(s)-1]
+	}
+	if num != "" && strings.Trim(num, "0123456789") == "" {
+		n, err := strconv.Atoi(num)
+		if err == nil {
+			return StashSelector{Index: n}, nil
+		}
+	}
+	if ValidStashID(s) {
+		return StashSelector{Index: -1, ID: s}, nil
+	}
+	return StashSelector{}, fmt.Errorf("Invalid stash reference '%s': use N, stash@{N} or a stash id (see 'git hegel stash list')", s)
+}
+
+// StashPush parks the active workflow: it writes the stash entry, then
+// marks the task stashed and detaches this worktree from it. A crash
+// between the two steps leaves the workflow both active and stashed (a
+// duplicate), never lost.
+func (e *Engine) StashPush(message string) (*StashEntry, error) {
+	cur, err := e.Current()
+	if errors.Is(err, ErrNoWorkflow) {
+		return nil, errors.New("No active workflow to stash")
+	}
+	if err != nil {
+		return nil, err
+	}
+	name := cur.State.Task
+	const attempts = 20
+	for i := 0; i < attempts; i++ {
+		t := cur
+		if i > 0 {
+			if t, err = e.Tasks.LoadTask(name); err != nil {
+				return nil, err
+			}
+		}
+		if t.State.Status == StatusStashed {
+			// Another process stashed it first; this worktree no longer
+			// has it.
+			if err := e.detach(name); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("No active workflow to stash")
+		}
+		now := e.now()
+		s := &Stash{
+			Message:    message,
+			Timestamp:  now,
+			Task:       name,
+			Worktree:   e.Worktree,
+			Definition: t.Definition,
+			State:      t.State.Clone(),
+		}
+		if err := e.Stashes.PushStash(s, s.Label()); err != nil {
+			return nil, err
+		}
+		st := t.State.Clone()
+		st.Status = StatusStashed
+		st.UpdatedAt = now
+		_, err := e.Tasks.SaveTask(&Task{State: st, Definition: t.Definition, Rev: t.Rev}, "stash push: stashed as "+s.ID)
+		if err == nil {
+			if err := e.detach(name); err != nil {
+				return nil, err
+			}
+			return &StashEntry{Index: 0, Stash: s}, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return nil, err
+		}
+		// The task moved while the entry was written: that entry holds
+		// a stale state. Take it back and stash the state as it is now.
+		if err := e.Stashes.RemoveStash(s.ID, StashOpWithdraw, s.Label()+" (the task changed meanwhile)"); err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		time.Sleep(time.Duration(rand.IntN(1+min(i, 10)*2)) * time.Millisecond)
+	}
+	return nil, fmt.Errorf("Task '%s' kept changing while it was being stashed; try again", name)
+}
+
+// detach clears this worktree's active task if it is still name.
+func (e *Engine) detach(name string) error {
+	return e.touchSession(func(s *Session) {
+		if s.ActiveTask == name {
+			s.ActiveTask = ""
+		}
+	})
+}
+
+// StashList returns the live stashes, newest first.
+func (e *Engine) StashList() ([]*StashEntry, error) {
+	list, err := e.Stashes.ListStashes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*StashEntry, len(list))
+	for i, s := range list {
+		out[i] = &StashEntry{Index: i, Stash: s}
+	}
+	return out, nil
+}
+
+// StashFind resolves sel to one live stash and reads it in full. verb
+// completes the message for an empty list ("No stashes to <verb>").
+// The index is resolved to the stable id before anything is read, so a
+// concurrent push cannot make the caller act on another entry.
+func (e *Engine) StashFind(sel, verb string) (*StashEntry, error) {
+	ss, err := ParseStashSelector(sel)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := e.Stashes.StashIDs()
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("No stashes to %s", verb)
+	}
+	idx := ss.Index
+	if ss.ID != "" {
+		idx = -1
+		for i, id := range ids {
+			if id == ss.ID {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			return nil, fmt.Errorf("No stash with id '%s' (see 'git hegel stash list', or 'git hegel stash list --dropped' for dropped ones)", ss.ID)
+		}
+	} else if idx >= len(ids) {
+		return nil, fmt.Errorf("Stash index %d not found. Available stashes: 0-%d", idx, len(ids)-1)
+	}
+	s, err := e.Stashes.LoadStash(ids[idx])
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("stash@{%d} (%s) was removed by another process meanwhile", idx, ids[idx])
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &StashEntry{Index: idx, Stash: s}, nil
+}
+
+// StashPop restores a stash into this worktree: the stashed state goes back
+// on the task's ref (compare-and-swap on its current revision), the session
+// points at the task, and only then, unless keep (apply), is the entry
+// removed. A crash in between leaves a duplicate, never a loss.
+func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
+	cur, err := e.Current()
+	if err != nil && !errors.Is(err, ErrNoWorkflow) {
+		return nil, nil, err
+	}
+	if cur != nil && cur.State.Active() {
+		return nil, nil, fmt.Errorf("Cannot restore stash: active workflow at '%s/%s'. Run 'git hegel abort' or 'git hegel stash' first.",
+			cur.State.Mode, cur.State.CurrentNode)
+	}
+	ent, err := e.StashFind(sel, "restore")
+	if err != nil {
+		return nil, nil, err
+	}
+	if ent.Damaged != "" {
+		return nil, nil, fmt.Errorf("Cannot restore %s: damaged entry %s: %s", ent.Ref(), ent.ID, ent.Damaged)
+	}
+	wf, err := ParseWorkflow(ent.State.Workflow, "stash "+ent.ID+":workflow", ent.Definition)
+	if err != nil {
+		return nil, nil, fmt.Errorf("Cannot restore %s: its workflow definition is invalid: %v", ent.Ref(), err)
+	}
+	op := StashOpPop
+	if keep {
+		op = "apply"
+	}
+	const attempts = 20
+	for i := 0; ; i++ {
+		rev := ""
+		old, err := e.Tasks.LoadTask(ent.Task)
+		switch {
+		case err == nil:
+			if old.State.Active() {
+				return nil, nil, fmt.Errorf("Cannot restore %s: its task '%s' is active again in %s; finish or abort it there first",
+					ent.Ref(), ent.Task, old.State.Worktree)
+			}
+			rev = old.Rev
+		case !errors.Is(err, ErrNotFound):
+			return nil, nil, err
+		}
+		st := ent.State.Clone()
+		st.Task = ent.Task
+		e.Claim(st)
+		st.UpdatedAt = e.now()
+		_, err = e.Tasks.SaveTask(&Task{State: st, Definition: ent.Definition, Rev: rev},
+			fmt.Sprintf("stash %s: restored from %s", op, ent.ID))
+		if err == nil {
+			ent.State = st
+			break
+		}
+		if !errors.Is(err, ErrConflict) || i == attempts-1 {
+			return nil, nil, err
+		}
+		time.Sleep(time.Duration(rand.IntN(1+min(i, 10)*2)) * time.Millisecond)
+	}
+	if err := e.touchSession(func(s *Session) { s.ActiveTask = ent.Task }); err != nil {
+		return nil, nil, err
+	}
+	if !keep {
+		err := e.Stashes.RemoveStash(ent.ID, StashOpPop, ent.Label())
+		if err != nil && !errors.Is(err, ErrNotFound) { // gone already: nothing left to remove
+			return nil, nil, err
+		}
+	}
+	return ent, e.view(ent.State, wf), nil
+}
+
+// StashDrop removes the stash ent names (from StashFind). The id, not the
+// index, is removed: entries pushed meanwhile are safe.
+func (e *Engine) StashDrop(ent *StashEntry) error {
+	err := e.Stashes.RemoveStash(ent.ID, StashOpDrop, ent.Label())
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%s (%s) was removed by another process meanwhile; nothing dropped", ent.Ref(), ent.ID)
+	}
+	return err
+}
+
+// StashClear removes every live stash once confirm, told how many there
+// are, agrees. Only the stashes counted are removed: one pushed while the
+// question was open survives. It returns how many there were and how many
+// were removed (none when confirm declines or there were none).
+func (e *Engine) StashClear(confirm func(n int) (bool, error)) (listed, removed int, err error) {
+	ids, err := e.Stashes.StashIDs()
+	if err != nil || len(ids) == 0 {
+		return 0, 0, err
+	}
+	ok, err := confirm(len(ids))
+	if err != nil || !ok {
+		return len(ids), 0, err
+	}
+	removed, err = e.Stashes.ClearStashes(ids)
+	return len(ids), removed, err
+}
+
+// StashDropped returns the stashes dropped or cleared within
+// DroppedStashWindow that are not live now, most recently dropped first.
+func (e *Engine) StashDropped() ([]*DroppedStash, error) {
+	return e.Stashes.DroppedStashes(e.now().Add(-DroppedStashWindow))
+}
+
+// StashRestore brings a dropped stash back as a live entry with its own id.
+func (e *Engine) StashRestore(id string) (*StashEntry, error) {
+	if !ValidStashID(id) {
+		return nil, fmt.Errorf("Invalid stash id '%s' (see 'git hegel stash list --dropped')", id)
+	}
+	ids, err := e.Stashes.StashIDs()
+	if err != nil {
+		return nil, err
+	}
+	if i := indexOf(ids, id); i >= 0 {
+		return nil, fmt.Errorf("Stash %s is not dropped: it is stash@{%d}", id, i)
+	}
+	dropped, err := e.StashDropped()
+	if err != nil {
+		return nil, err
+	}
+	var d *DroppedStash
+	for _, x := range dropped {
+		if x.ID == id {
+			d = x
+			break
+		}
+	}
+	if d == nil {
+		return nil, fmt.Errorf("No dropped stash '%s' in the last %d days (see 'git hegel stash list --dropped')", id, int(DroppedStashWindow/(24*time.Hour)))
+	}
+	if err := e.Stashes.RestoreStash(d, d.Label()); err != nil {
+		if errors.Is(err, ErrExists) {
+			return nil, fmt.Errorf("Stash %s was restored by another process meanwhile", id)
+		}
+		return nil, err
+	}
+	if ids, err = e.Stashes.StashIDs(); err != nil {
+		return nil, err
+	}
+	return &StashEntry{Index: max(indexOf(ids, id), 0), Stash: d.Stash}, nil
+}
+
+func indexOf(ids []string, id string) int {
+	for i, x := range ids {
+		if x == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// RelativeTime says how long ago then was, as people say it: "just now",
+// "5 minutes ago", "2 hours ago", "yesterday", "3 days ago", "2 weeks ago",
+// "4 months ago", "1 year ago". A time in the future (clock skew) is "just
+// now".
+func RelativeTime(then, now time.Time) string {
+	const day = 24 * time.Hour
+	d := now.Sub(then)
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit + " ago"
+		}
+		return fmt.Sprintf("%d %ss ago", n, unit)
+	}
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return plural(int64(d/time.Minute), "minute")
+	case d < day:
+		return plural(int64(d/time.Hour), "hour")
+	case d < 2*day:
+		return "yesterday"
+	case d < 14*day:
+		return plural(int64(d/day), "day")
+	case d < 60*day:
+		return plural(int64(d/(7*day)), "week")
+	case d < 365*day:
+		return plural(int64(d/(30*day)), "month")
+	}
+	return plural(int64(d/(365*day)), "year")
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.TrimSpace(s)
+}
