@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -60,11 +61,11 @@ type View struct {
 	Prompt string
 }
 
-var taskNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`)
+var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })
 
 // ValidTaskName reports whether name can be used as a task name (it becomes
 // one component of a ref name).
-func ValidTaskName(name string) bool { return taskNameRe.MatchString(name) }
+func ValidTaskName(name string) bool { return taskNameRe().MatchString(name) }
 
 // Current returns the task this worktree's session points at, or
 // ErrNoWorkflow. A missing or corrupt session, or one naming a task that no

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -90,8 +91,8 @@ func parseYAML(file string, data []byte) (*yaml.Node, error) {
 }
 
 var (
-	yamlLineRe   = regexp.MustCompile(`^line (\d+): `)
-	yamlAnchorRe = regexp.MustCompile(`^unknown anchor '([^']*)' referenced`)
+	yamlLineRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): `) })
+	yamlAnchorRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^unknown anchor '([^']*)' referenced`) })
 )
 
 // yamlParserProblems are the messages yaml's parser (as opposed to its
@@ -116,7 +117,7 @@ var yamlParserProblems = map[string]bool{
 func syntaxError(file string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 1
-	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRe().FindStringSubmatch(msg); m != nil {
 		if n, convErr := strconv.Atoi(m[1]); convErr == nil && n > 0 {
 			line = n
 		}
@@ -124,7 +125,7 @@ func syntaxError(file string, data []byte, err error) error {
 		if yamlParserProblems[msg] {
 			line++
 		}
-	} else if m := yamlAnchorRe.FindStringSubmatch(msg); m != nil {
+	} else if m := yamlAnchorRe().FindStringSubmatch(msg); m != nil {
 		if i := bytes.Index(data, []byte("*"+m[1])); i >= 0 {
 			line = 1 + bytes.Count(data[:i], []byte("\n"))
 		}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -122,10 +123,10 @@ type StashStore interface {
 // comes first and has a fixed width, so sorting ids sorts them by age.
 const stashIDTime = "20060102T150405.000000000"
 
-var stashIDRe = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}$`)
+var stashIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}$`) })
 
 // ValidStashID reports whether id has the form NextStashID produces.
-func ValidStashID(id string) bool { return stashIDRe.MatchString(id) }
+func ValidStashID(id string) bool { return stashIDRe().MatchString(id) }
 
 // StashIDTime returns the instant an id was made for.
 func StashIDTime(id string) (time.Time, bool) {

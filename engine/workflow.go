@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"regexp"
+	"sync"
 )
 
 // The implicit terminal nodes. Every workflow may transition to them, none may
@@ -103,11 +104,11 @@ const maxNameLen = 64
 
 // Names end up inside git ref names and JSON, so they are restricted to
 // characters that are safe in both without escaping.
-var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+var nameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`) })
 
 const nameRule = "use lowercase letters, digits, '_' and '-', starting with a letter or digit, at most 64 characters"
 
 // validName reports whether s may be used as a workflow, node or claim name.
 func validName(s string) bool {
-	return len(s) <= maxNameLen && nameRe.MatchString(s)
+	return len(s) <= maxNameLen && nameRe().MatchString(s)
 }
