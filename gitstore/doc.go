@@ -46,6 +46,7 @@ func (r *Repo) readDocAt(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read tree %s: %s", ref, c.TreeHash, oneLine(err.Error()))
 	}
+	r.rememberTree(h, c.TreeHash)
 	d := &Doc{Files: map[string][]byte{}, Commit: h, Tree: c.TreeHash}
 	if err := r.readTreeFiles(tree, "", d.Files); err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
@@ -105,6 +106,12 @@ func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
 // reachable). If the tree equals parent's, nothing is written and parent is
 // returned: an operation that changes nothing leaves no trace.
 func (r *Repo) writeDoc(ref plumbing.ReferenceName, parent plumbing.Hash, files map[string][]byte, msg string, extra ...plumbing.Hash) (plumbing.Hash, error) {
+	c, _, err := r.writeDocTree(ref, parent, files, msg, extra...)
+	return c, err
+}
+
+// writeDocTree is writeDoc that also returns the tree it wrote.
+func (r *Repo) writeDocTree(ref plumbing.ReferenceName, parent plumbing.Hash, files map[string][]byte, msg string, extra ...plumbing.Hash) (plumbing.Hash, plumbing.Hash, error) {
 	all := make(map[string][]byte, len(files)+1)
 	for k, v := range files {
 		all[k] = v
@@ -112,11 +119,15 @@ func (r *Repo) writeDoc(ref plumbing.ReferenceName, parent plumbing.Hash, files 
 	all[versionFile] = []byte(FormatVersion + "\n")
 	tree, err := r.writeTree(all)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
 	if !parent.IsZero() && len(extra) == 0 {
-		if pc, err := object.GetCommit(r.storage, parent); err == nil && pc.TreeHash == tree {
-			return parent, nil
+		if known, ok := r.knownTree(parent); ok {
+			if known == tree {
+				return parent, tree, nil
+			}
+		} else if pc, err := object.GetCommit(r.storage, parent); err == nil && pc.TreeHash == tree {
+			return parent, tree, nil
 		}
 	}
 	var parents []plumbing.Hash
@@ -126,12 +137,13 @@ func (r *Repo) writeDoc(ref plumbing.ReferenceName, parent plumbing.Hash, files 
 	parents = append(parents, extra...)
 	c, err := r.writeCommit(tree, parents, msg)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
 	if err := r.refs.Update(ref, parent, c); err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
-	return c, nil
+	r.rememberTree(c, tree)
+	return c, tree, nil
 }
 
 func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg string) (plumbing.Hash, error) {

@@ -45,6 +45,7 @@ type Repo struct {
 
 	getenv func(string) string
 	gogit  *git.Repository
+	trees  treeMemo
 }
 
 // Open finds and opens the repository enclosing dir. It refuses, with one

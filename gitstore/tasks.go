@@ -35,11 +35,24 @@ func TaskRef(name string) plumbing.ReferenceName {
 // LoadTask implements engine.TaskStore.
 func (s Tasks) LoadTask(name string) (*engine.Task, error) {
 	ref := TaskRef(name)
-	d, err := s.r.readDoc(ref)
+	h, err := s.r.refs.Read(ref)
 	if err != nil {
 		return nil, err
 	}
-	return decodeTask(ref, d)
+	if d := s.r.readTaskCache(name, h); d != nil {
+		if t, err := decodeTask(ref, d); err == nil {
+			return t, nil
+		}
+	}
+	d, err := s.r.readDocAt(ref, h)
+	if err != nil {
+		return nil, err
+	}
+	t, err := decodeTask(ref, d)
+	if err == nil {
+		s.r.writeTaskCache(name, d)
+	}
+	return t, err
 }
 
 func decodeTask(ref plumbing.ReferenceName, d *Doc) (*engine.Task, error) {
@@ -66,10 +79,11 @@ func (s Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
 		return "", err
 	}
 	files := map[string][]byte{stateFile: state, workflowFile: t.Definition}
-	h, err := s.r.writeDoc(ref, parent, files, msg)
+	h, tree, err := s.r.writeDocTree(ref, parent, files, msg)
 	if err != nil {
 		return "", describeRefError(ref, err)
 	}
+	s.r.writeTaskCache(t.State.Task, &Doc{Files: files, Commit: h, Tree: tree})
 	return h.String(), nil
 }
 

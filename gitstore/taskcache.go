@@ -1,0 +1,97 @@
+package gitstore
+
+import (
+	"encoding/json"
+	"os"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// The task cache keeps, per task, the decoded content of the commit its ref
+// last pointed at: <common git dir>/hegel/task-cache/<task>.json. A hit
+// costs one small file read instead of four object reads; after git gc
+// those reads make go-git load every pack index whole, so without the cache
+// status would grow with the size of the repository. An entry is used only
+// when the ref still points at its commit, so it cannot go stale; a torn or
+// damaged file is a miss. Deleting the directory loses nothing.
+const taskCacheDir = "hegel/task-cache"
+
+type cachedTask struct {
+	Commit   string          `json:"commit"`
+	Tree     string          `json:"tree"`
+	State    json.RawMessage `json:"state"`
+	Workflow string          `json:"workflow"`
+}
+
+func taskCachePath(name string) string { return taskCacheDir + "/" + name + ".json" }
+
+// readTaskCache returns the cached document for commit h, or nil.
+func (r *Repo) readTaskCache(name string, h plumbing.Hash) *Doc {
+	b, err := readFile(r.common, taskCachePath(name))
+	if err != nil {
+		return nil
+	}
+	var c cachedTask
+	if json.Unmarshal(b, &c) != nil || c.Commit != h.String() || len(c.State) == 0 {
+		return nil
+	}
+	tree := plumbing.NewHash(c.Tree)
+	r.rememberTree(h, tree)
+	return &Doc{
+		Files:  map[string][]byte{stateFile: c.State, workflowFile: []byte(c.Workflow)},
+		Commit: h,
+		Tree:   tree,
+	}
+}
+
+// writeTaskCache records d as the task's cached content. It is best
+// effort: a cache that cannot be written only costs speed.
+func (r *Repo) writeTaskCache(name string, d *Doc) {
+	b, err := json.Marshal(cachedTask{
+		Commit: d.Commit.String(), Tree: d.Tree.String(),
+		State: d.Files[stateFile], Workflow: string(d.Files[workflowFile]),
+	})
+	if err != nil || r.common.MkdirAll(taskCacheDir, 0o755) != nil {
+		return
+	}
+	// No fsync: after a crash a torn file fails to parse and is a miss.
+	tmp := taskCachePath(name) + ".tmp-" + newID()[:8]
+	f, err := r.common.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.common.Rename(tmp, taskCachePath(name))
+	}
+	if err != nil {
+		_ = r.common.Remove(tmp)
+	}
+}
+
+// treeMemo remembers commit → tree for commits read through a cache, so
+// writeDoc can tell an unchanged tree without reading the parent commit.
+type treeMemo struct {
+	mu sync.Mutex
+	m  map[plumbing.Hash]plumbing.Hash
+}
+
+func (r *Repo) rememberTree(commit, tree plumbing.Hash) {
+	r.trees.mu.Lock()
+	defer r.trees.mu.Unlock()
+	if r.trees.m == nil {
+		r.trees.m = map[plumbing.Hash]plumbing.Hash{}
+	}
+	r.trees.m[commit] = tree
+}
+
+func (r *Repo) knownTree(commit plumbing.Hash) (plumbing.Hash, bool) {
+	r.trees.mu.Lock()
+	defer r.trees.mu.Unlock()
+	t, ok := r.trees.m[commit]
+	return t, ok
+}

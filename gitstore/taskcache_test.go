@@ -1,0 +1,73 @@
+package gitstore
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+func TestTaskCacheNeverServesStaleState(t *testing.T) {
+	for name, newRepo := range storeBackends {
+		t.Run(name, func(t *testing.T) {
+			r := newRepo(t)
+			s := r.Tasks()
+			first := sampleTask("c")
+			rev1, err := s.SaveTask(first, "start")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.LoadTask("c")
+			got.State.CurrentNode = "plan"
+			rev2, err := s.SaveTask(got, "next")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The cache now describes rev2. Move the ref back behind our
+			// back, as git update-ref or a fetch would: the cache must miss.
+			if err := r.UpdateRef("refs/hegel/tasks/c", plumbing.NewHash(rev2), plumbing.NewHash(rev1)); err != nil {
+				t.Fatal(err)
+			}
+			back, err := s.LoadTask("c")
+			if err != nil || back.Rev != rev1 || back.State.CurrentNode != "spec" {
+				t.Fatalf("after the ref moved: %+v %v", back, err)
+			}
+			// A damaged cache file is a miss, not an error.
+			f, _ := r.common.Create(taskCachePath("c"))
+			f.Write([]byte(`{"commit":"` + rev1))
+			f.Close()
+			if again, err := s.LoadTask("c"); err != nil || again.State.CurrentNode != "spec" {
+				t.Fatalf("with a torn cache file: %+v %v", again, err)
+			}
+		})
+	}
+}
+
+func TestTaskCacheIsUsedOnAHit(t *testing.T) {
+	r := newDiskRepo(t)
+	s := r.Tasks()
+	rev, err := s.SaveTask(sampleTask("c"), "start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := readFile(r.common, taskCachePath("c"))
+	if err != nil || !strings.Contains(string(b), rev) {
+		t.Fatalf("cache after save: %s %v", b, err)
+	}
+	// Remove the task's objects: a hit must not need them. (A fresh Repo,
+	// so nothing is remembered in memory either.)
+	runGit(t, r.WorkTree, "update-ref", "-d", "refs/hegel/tasks/c")
+	runGit(t, r.WorkTree, "reflog", "expire", "--expire=now", "--all")
+	runGit(t, r.WorkTree, "gc", "-q", "--prune=now")
+	if err := r.UpdateRef("refs/hegel/tasks/c", plumbing.ZeroHash, plumbing.NewHash(rev)); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := Open(r.WorkTree, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := fresh.Tasks().LoadTask("c")
+	if err != nil || got.Rev != rev || got.State.Task != "c" {
+		t.Fatalf("load from the cache alone: %+v %v", got, err)
+	}
+}
