@@ -376,6 +376,12 @@ func (e *Engine) update(fn func(*State, *Workflow) (string, error)) (*State, *Wo
 	if err != nil {
 		return nil, nil, err
 	}
+	return e.updateTask(cur, fn)
+}
+
+// updateTask is update for a given task, starting from cur as loaded.
+func (e *Engine) updateTask(cur *Task, fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+	var err error
 	name := cur.State.Task
 	const attempts = 50
 	for i := 0; i < attempts; i++ {

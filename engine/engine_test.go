@@ -296,3 +296,44 @@ func TestConflictRetryReappliesOnNewState(t *testing.T) {
 		t.Errorf("after racing nexts at %s, want code (both applied)", v.Node)
 	}
 }
+
+func TestSwitchTakesOverAnotherClonesTask(t *testing.T) {
+	laptop := newTestEngine(t, nil)
+	laptop.WorktreeID = "aaaa:main"
+	if _, err := laptop.Start("minimal", "", "handed"); err != nil {
+		t.Fatal(err)
+	}
+	// The desktop shares the refs (as after a fetch) but is another clone.
+	desktop := newTestEngine(t, nil)
+	desktop.Engine.Tasks = laptop.tasks
+	desktop.WorktreeID = "bbbb:main"
+	if _, err := desktop.Status(); !errors.Is(err, ErrNoWorkflow) {
+		t.Fatalf("another clone's task adopted without switch: %v", err)
+	}
+	if _, err := desktop.Switch("nope"); err == nil || !strings.Contains(err.Error(), "No task named 'nope'") {
+		t.Errorf("switch to a missing task: %v", err)
+	}
+	v, err := desktop.Switch("handed")
+	if err != nil || v.Node != "spec" {
+		t.Fatalf("switch: %v %v", v, err)
+	}
+	if _, err := desktop.Next(""); err != nil {
+		t.Fatal(err)
+	}
+	// The laptop's session still names the task, but it is no longer its.
+	if _, err := laptop.Status(); !errors.Is(err, ErrNoWorkflow) {
+		t.Errorf("old owner still treats the task as active: %v", err)
+	}
+	// A sibling worktree of the same clone may not take it.
+	sibling := newTestEngine(t, nil)
+	sibling.Engine.Tasks = laptop.tasks
+	sibling.WorktreeID = "bbbb:worktrees/wt2"
+	if _, err := sibling.Switch("handed"); err == nil || !strings.Contains(err.Error(), "active in another worktree") {
+		t.Errorf("sibling worktree took the task: %v", err)
+	}
+	// Switching to the task you already have changes nothing.
+	n := len(laptop.tasks.log)
+	if _, err := desktop.Switch("handed"); err != nil || len(laptop.tasks.log) != n {
+		t.Errorf("switch to own task: %v, %d commits", err, len(laptop.tasks.log)-n)
+	}
+}

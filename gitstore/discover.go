@@ -155,10 +155,11 @@ func ceilings(v string) map[string]bool {
 	return m
 }
 
-// WorktreeID names the worktree in a way that survives moving it: "main"
-// for the main worktree, "worktrees/<name>" for a linked one (the name git
-// keeps under the common dir, which 'git worktree move' preserves).
-func (l *Layout) WorktreeID() string {
+// worktreeName names the worktree within its repository in a way that
+// survives moving it: "main" for the main worktree, "worktrees/<name>" for
+// a linked one (the name git keeps under the common dir, which
+// 'git worktree move' preserves).
+func (l *Layout) worktreeName() string {
 	if l.GitDir == l.CommonDir {
 		return "main"
 	}

@@ -46,6 +46,8 @@ type Repo struct {
 	getenv func(string) string
 	gogit  *git.Repository
 	trees  treeMemo
+	// instance is this clone's id (see instance.go), read on first use.
+	instance string
 }
 
 // Open finds and opens the repository enclosing dir. It refuses, with one

@@ -43,10 +43,17 @@ func init() {
 		{name: "repeat", summary: "Show the current node's prompt again", group: "Workflows", run: runRepeat},
 		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", run: runRestart},
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", run: runAbort},
+		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow (take over one fetched from another clone)", group: "Workflows", run: runSwitch},
 		{name: "reset", summary: "Forget this worktree's workflow (aborting it if active)", group: "Workflows", run: runReset},
 		{name: "stash", args: "[push|save|list|show|pop|apply|drop|clear|restore] [<stash>] [-m MSG] [--json] [--dropped] [-y]",
 			summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",
 			setFlags: stashFlags, run: runStash},
+		{name: "fetch", args: "[<remote>] [--checkpoints]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
+			setFlags: syncFlags, run: runFetch},
+		{name: "push", args: "[<remote>] [--checkpoints]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
+			setFlags: syncFlags, run: runPush},
+		{name: "sync", args: "[<remote>] [--checkpoints]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
+			setFlags: syncFlags, run: runSync},
 		{name: "status", args: "[-v] [--json]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: func(fs *pflag.FlagSet) {
 				fs.BoolP("verbose", "v", false, "also count uncommitted files (scans the working tree)")

@@ -12,12 +12,18 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 		return nil, err
 	}
 	r.Now = c.Now
+	// Read (or create) the repository's instance id now, so newEngine
+	// cannot fail on it later.
+	if _, err := r.WorktreeID(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
 // newEngine wires the engine to the repository's stores.
 func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	s := r.Sessions()
+	id, _ := r.WorktreeID() // read by openRepo; cannot fail now
 	return &engine.Engine{
 		Tasks:   r.Tasks(),
 		Session: s,
@@ -30,7 +36,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 			return engine.NewRegistry(files)
 		},
 		Worktree:   r.WorkTree,
-		WorktreeID: r.WorktreeID(),
+		WorktreeID: id,
 		Now:        c.Now,
 		Git:        r.GitInfo,
 	}

@@ -79,6 +79,22 @@ func (c *cmdCtx) move(args []string, op func(*engine.Engine) (*engine.View, erro
 	return nil
 }
 
+func runSwitch(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 1); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, err := e.Switch(args[0])
+	if err != nil {
+		return err
+	}
+	c.printView(v)
+	return nil
+}
+
 func runAbort(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 0); err != nil {
 		return err

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
+)
+
+// git hegel fetch / push / sync (docs/sync.md).
+
+func syncFlags(fs *pflag.FlagSet) {
+	fs.Bool("checkpoints", false, "also carry checkpoints (refs/hegel/checkpoints/*), which hold uncommitted files and can be large")
+}
+
+// syncSetup opens the repository and resolves the remote argument.
+func (c *cmdCtx) syncSetup(args []string) (*gitstore.Repo, *gitstore.Remote, gitstore.SyncOptions, error) {
+	var o gitstore.SyncOptions
+	if err := c.wantArgs(args, 0, 1); err != nil {
+		return nil, nil, o, err
+	}
+	r, err := c.openRepo()
+	if err != nil {
+		return nil, nil, o, err
+	}
+	rem, err := r.ResolveRemote(optArg(args))
+	if err != nil {
+		return nil, nil, o, err
+	}
+	o.Checkpoints = c.boolFlag("checkpoints")
+	return r, rem, o, nil
+}
+
+func runFetch(c *cmdCtx, args []string) error {
+	r, rem, o, err := c.syncSetup(args)
+	if err != nil {
+		return err
+	}
+	rep, err := r.Fetch(context.Background(), rem, o)
+	if err != nil {
+		c.printFetched(rep, "") // what was merged before the error, if anything
+		return err
+	}
+	c.printFetched(rep, "Already up to date with "+rem.Name)
+	return nil
+}
+
+func runPush(c *cmdCtx, args []string) error {
+	r, rem, o, err := c.syncSetup(args)
+	if err != nil {
+		return err
+	}
+	rep, err := r.Push(context.Background(), rem, o)
+	if rep != nil && rep.Retries > 0 {
+		c.printFetched(rep, "") // what the fetches in between merged
+	} else if rep != nil {
+		for _, n := range rep.CheckpointNotes() {
+			fmt.Fprintln(c.Stdout, n)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	c.printPushed(rep)
+	return nil
+}
+
+func runSync(c *cmdCtx, args []string) error {
+	r, rem, o, err := c.syncSetup(args)
+	if err != nil {
+		return err
+	}
+	rep, err := r.Sync(context.Background(), rem, o)
+	c.printFetched(rep, "")
+	if err != nil {
+		return err
+	}
+	c.printPushed(rep)
+	return nil
+}
+
+// printFetched says what merging the remote's refs changed locally, or
+// none when nothing did.
+func (c *cmdCtx) printFetched(rep *engine.SyncReport, none string) {
+	if rep == nil {
+		return
+	}
+	if s := rep.FetchSummary(); s != "" {
+		fmt.Fprintf(c.Stdout, "From %s: %s\n", rep.Remote, s)
+	} else if none != "" {
+		fmt.Fprintln(c.Stdout, none)
+	}
+	for _, n := range rep.DivergedNotes() {
+		fmt.Fprintln(c.Stdout, n)
+	}
+	for _, n := range rep.CheckpointNotes() {
+		fmt.Fprintln(c.Stdout, n)
+	}
+}
+
+func (c *cmdCtx) printPushed(rep *engine.SyncReport) {
+	if len(rep.Pushed) == 0 {
+		fmt.Fprintf(c.Stdout, "Everything up to date on %s\n", rep.Remote)
+		return
+	}
+	names := make([]string, len(rep.Pushed))
+	for i, n := range rep.Pushed {
+		names[i] = pushedName(n)
+	}
+	msg := fmt.Sprintf("Pushed to %s: %s", rep.Remote, strings.Join(names, ", "))
+	if rep.Retries == 1 {
+		msg += " (it had moved meanwhile: fetched and merged once more)"
+	} else if rep.Retries > 1 {
+		msg += fmt.Sprintf(" (it had moved meanwhile: fetched and merged %d more times)", rep.Retries)
+	}
+	fmt.Fprintln(c.Stdout, msg)
+}
+
+// pushedName is how a pushed ref is named to people.
+func pushedName(ref string) string {
+	rel := strings.TrimPrefix(ref, "refs/hegel/")
+	switch {
+	case strings.HasPrefix(rel, "tasks/"):
+		return "task " + strings.TrimPrefix(rel, "tasks/")
+	case strings.HasPrefix(rel, "checkpoints/"):
+		return "checkpoints of " + strings.TrimPrefix(rel, "checkpoints/")
+	}
+	return rel
+}

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// MergeCounts says what a three-way merge of keyed entries did, seen from
+// our side: Added entries came from theirs, Dropped ones were removed
+// because theirs dropped them, Conflicts were changed differently on both
+// sides (ours was kept).
+type MergeCounts struct {
+	Added, Dropped, Conflicts int
+}
+
+// Merge3 merges two versions of a keyed set (stash entries, history
+// records, checkpoints) against their common base, so that nothing one side
+// added or changed is lost:
+//
+//   - an entry added on either side is kept (union of additions);
+//   - an entry one side dropped is dropped, unless the other side changed
+//     it (then the changed version is kept);
+//   - an entry both sides changed differently keeps our version.
+//
+// Values are opaque and compared for equality only (blob hashes). base may
+// be nil (no common history: everything is an addition).
+func Merge3[V comparable](base, ours, theirs map[string]V) (map[string]V, MergeCounts) {
+	out := make(map[string]V, max(len(ours), len(theirs)))
+	var n MergeCounts
+	for k, o := range ours {
+		t, inTheirs := theirs[k]
+		b, inBase := base[k]
+		switch {
+		case inTheirs && t == o:
+			out[k] = o
+		case inTheirs && inBase && o == b:
+			out[k] = t // only theirs changed it
+		case inTheirs:
+			out[k] = o // both changed it differently, or both added it differently
+			n.Conflicts++
+		case inBase && o == b:
+			n.Dropped++ // they dropped it and we did not touch it
+		default:
+			out[k] = o // we added it, or changed what they dropped
+		}
+	}
+	for k, t := range theirs {
+		if _, inOurs := ours[k]; inOurs {
+			continue
+		}
+		if b, inBase := base[k]; inBase && t == b {
+			continue // we dropped it and they did not touch it
+		}
+		out[k] = t // they added it, or changed what we dropped
+		n.Added++
+	}
+	return out, n
+}
+
+// TaskChange is what a sync did to one task.
+type TaskChange string
+
+// The changes a sync makes to a task.
+const (
+	TaskAdded         TaskChange = "added"
+	TaskFastForwarded TaskChange = "fast-forwarded"
+	// TaskDiverged: both sides moved on. The local chain stays the live
+	// state and the remote's version was saved as a stash entry.
+	TaskDiverged TaskChange = "diverged"
+)
+
+// TaskSync reports one task a sync changed.
+type TaskSync struct {
+	Task   string
+	Change TaskChange
+	// StashID is the stash entry that holds the remote's version of a
+	// diverged task.
+	StashID string
+}
+
+// SyncReport is what fetch, push and sync tell the user.
+type SyncReport struct {
+	Remote      string
+	Stashes     MergeCounts
+	Tasks       []TaskSync
+	History     MergeCounts
+	Checkpoints MergeCounts
+	// CheckpointsUpdated names the tasks whose checkpoints a fetch added,
+	// fast-forwarded or merged.
+	CheckpointsUpdated []string
+	// CheckpointsKept names the tasks whose checkpoints diverged and were
+	// left as they were (no checkpoint merger): the remote's stay in the
+	// tracking refs and the local ones are not pushed.
+	CheckpointsKept []string
+	// Pushed names the refs a push updated on the remote.
+	Pushed []string
+	// Retries counts the pushes that found the remote moved and fetched,
+	// merged and tried again.
+	Retries int
+	// Received and Sent count the objects that crossed the network.
+	Received, Sent int
+}
+
+// FetchSummary is one line about what fetching changed locally, "" when
+// nothing changed: "2 stashes added, 1 dropped, task auth-fix
+// fast-forwarded".
+func (r *SyncReport) FetchSummary() string {
+	var parts []string
+	parts = appendCounts(parts, r.Stashes, "stash", "stashes")
+	parts = appendCounts(parts, r.History, "history record", "history records")
+	parts = appendCounts(parts, r.Checkpoints, "checkpoint", "checkpoints")
+	cps := append([]string(nil), r.CheckpointsUpdated...)
+	sort.Strings(cps)
+	if len(cps) > 3 {
+		parts = append(parts, fmt.Sprintf("checkpoints of %d tasks updated", len(cps)))
+	} else {
+		for _, t := range cps {
+			parts = append(parts, fmt.Sprintf("checkpoints of task %s updated", t))
+		}
+	}
+	// Tasks by name; more than three with the same change are counted.
+	byChange := map[TaskChange][]string{}
+	for _, t := range r.Tasks {
+		byChange[t.Change] = append(byChange[t.Change], t.Task)
+	}
+	for _, c := range []TaskChange{TaskAdded, TaskFastForwarded, TaskDiverged} {
+		names := byChange[c]
+		sort.Strings(names)
+		if len(names) > 3 {
+			parts = append(parts, fmt.Sprintf("%d tasks %s", len(names), c))
+			continue
+		}
+		for _, n := range names {
+			parts = append(parts, fmt.Sprintf("task %s %s", n, c))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DivergedNotes says, one line per diverged task, what was kept and where
+// the other version went.
+func (r *SyncReport) DivergedNotes() []string {
+	var out []string
+	for _, t := range r.Tasks {
+		if t.Change == TaskDiverged {
+			out = append(out, fmt.Sprintf("Task %s changed on both sides: kept the local state; %s's version is stash %s (see 'git hegel stash list', restore it with 'git hegel stash pop')",
+				t.Task, r.Remote, t.StashID))
+		}
+	}
+	return out
+}
+
+// CheckpointNotes says, one line per task, which checkpoints diverged and
+// were neither merged nor pushed.
+func (r *SyncReport) CheckpointNotes() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range r.CheckpointsKept {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, fmt.Sprintf("Checkpoints of task %s changed on both sides: kept the local ones, not pushed; %s's are in refs/hegel-remotes/%s/checkpoints/%s",
+			t, r.Remote, r.Remote, t))
+	}
+	return out
+}
+
+func appendCounts(parts []string, c MergeCounts, one, many string) []string {
+	name := func(n int) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	}
+	switch {
+	case c.Added > 0 && c.Dropped > 0:
+		parts = append(parts, fmt.Sprintf("%d %s added, %d dropped", c.Added, name(c.Added), c.Dropped))
+	case c.Added > 0:
+		parts = append(parts, fmt.Sprintf("%d %s added", c.Added, name(c.Added)))
+	case c.Dropped > 0:
+		parts = append(parts, fmt.Sprintf("%d %s dropped", c.Dropped, name(c.Dropped)))
+	}
+	if c.Conflicts > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s changed on both sides (kept the local version)", c.Conflicts, name(c.Conflicts)))
+	}
+	return parts
+}

@@ -1,0 +1,178 @@
+package gitstore
+
+// Sync: git hegel fetch, push and sync carry refs/hegel/* through the
+// user's git remotes (docs/sync.md for users; the design is below).
+//
+// Fetch has two separable steps. The network step asks the remote for its
+// refs/hegel/* (checkpoints only when asked), receives the missing objects
+// into a quarantine (sync_quarantine.go), validates every new commit, tree
+// and blob (sync_validate.go), moves the objects into the repository and
+// only then writes the tracking refs refs/hegel-remotes/<remote>/… with
+// our own lock protocol. go-git's Fetch is not used: it writes tracking
+// refs through the storer's SetReference (an in-place rewrite on disk) and
+// before anything could be checked. The merge step reads the tracking refs
+// (wherever they came from: `git fetch origin
+// 'refs/hegel/*:refs/hegel-remotes/origin/*'` works too), validates what
+// the network step did not, and merges each into its local ref with
+// compare-and-swap, retrying when a local command wrote first
+// (sync_merge.go).
+//
+// Push sends the local refs fast-forward only, each with a lease: the
+// remote's current value must be the one the last fetch saw (the tracking
+// ref), and the local ref must contain it; the server checks the old value
+// again under its ref lock. When the remote moved, push fetches, merges
+// and tries again, a bounded number of times. It never forces and never
+// deletes a remote ref. The pack is built here (sync_graph.go) from the
+// commits the remote lacks and the objects their known parents do not
+// already hold, so an incremental push costs what it sends.
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// SyncOptions adjusts fetch, push and sync.
+type SyncOptions struct {
+	// Checkpoints also fetches, merges and pushes refs/hegel/checkpoints/*.
+	Checkpoints bool
+	// MergeCheckpoints, if set, merges two checkpoint chains of a task
+	// that diverged: only rollback knows their format. It returns the
+	// commit to move the local ref to, which must contain both local and
+	// remote (so that pushing it is a fast-forward); counts say how many
+	// checkpoints came from remote and how many the bound evicted.
+	// Without it, a diverged chain keeps the local checkpoints, leaves
+	// the remote's in the tracking ref, and is not pushed.
+	MergeCheckpoints func(task string, bases []plumbing.Hash, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error)
+}
+
+// Attempt bounds.
+const (
+	pushAttempts  = 5  // pushes that found the remote moved
+	mergeAttempts = 50 // merges that lost a compare-and-swap to a local command
+)
+
+// syncer is one fetch, push or sync against one remote.
+type syncer struct {
+	r   *Repo
+	rem *Remote
+	o   SyncOptions
+	rep *engine.SyncReport
+	g   *graph
+
+	fetchConn, pushConn *conn
+	codeTips            []plumbing.Hash // see known
+	// beforePush, if set, runs before each push attempt (tests use it to
+	// move the remote in between).
+	beforePush func()
+}
+
+func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
+	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name}, g: newGraph(r.storage)}
+}
+
+// Fetch fetches the remote's refs/hegel/* into refs/hegel-remotes/<remote>/
+// and merges them into the local refs.
+func (r *Repo) Fetch(ctx context.Context, rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
+	s := r.newSyncer(rem, o)
+	validated, err := s.fetch(ctx)
+	if err != nil {
+		return s.rep, err
+	}
+	return s.rep, s.merge(validated)
+}
+
+// MergeTracking merges refs/hegel-remotes/<remote>/* into the local refs
+// without touching the network: the second half of Fetch.
+func (r *Repo) MergeTracking(rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
+	s := r.newSyncer(rem, o)
+	return s.rep, s.merge(nil)
+}
+
+// Push pushes the local refs to the remote (see the package comment).
+func (r *Repo) Push(ctx context.Context, rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
+	s := r.newSyncer(rem, o)
+	return s.rep, s.push(ctx)
+}
+
+// Sync fetches, merges and pushes.
+func (r *Repo) Sync(ctx context.Context, rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
+	s := r.newSyncer(rem, o)
+	validated, err := s.fetch(ctx)
+	if err != nil {
+		return s.rep, err
+	}
+	if err := s.merge(validated); err != nil {
+		return s.rep, err
+	}
+	return s.rep, s.push(ctx)
+}
+
+// conn returns the connection to u, shared by fetch and push when they
+// use the same URL (so credentials are asked for once).
+func (s *syncer) conn(u string) (*conn, error) {
+	for _, c := range []*conn{s.fetchConn, s.pushConn} {
+		if c != nil && c.url == u {
+			return c, nil
+		}
+	}
+	return s.r.newConn(s.rem.Name, u)
+}
+
+// syncedRefs lists the refs under prefix (refs/hegel/ or a tracking
+// namespace) that this sync handles, by name relative to prefix. A ref of
+// a kind sync does not know is left alone. A task ref whose name git-hegel
+// would never write is skipped among the local refs, and rejects the
+// whole merge among the remote's.
+func (s *syncer) syncedRefs(prefix string) (map[string]hegelRef, map[string]plumbing.Hash, error) {
+	refs, err := s.r.refs.List(prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	kinds := map[string]hegelRef{}
+	hashes := map[string]plumbing.Hash{}
+	for _, ref := range refs {
+		rel := strings.TrimPrefix(string(ref.Name), prefix)
+		h, ok, err := classify(rel)
+		if err != nil && prefix != hegelPrefix {
+			return nil, nil, &RejectedError{Ref: hegelPrefix + rel, Remote: s.rem.Name, Reason: err.Error()}
+		}
+		if !ok || (h.kind == kindCheckpoint && !s.o.Checkpoints) {
+			continue
+		}
+		kinds[rel], hashes[rel] = h, ref.Hash
+	}
+	return kinds, hashes, nil
+}
+
+func (s *syncer) trackingPrefix() string { return trackingRoot + s.rem.Name + "/" }
+
+// sortedRefs orders refs as they are merged: stashes first (a diverged
+// task adds a stash entry), then history, tasks and checkpoints, by name
+// within each kind.
+func sortedRefs(m map[string]hegelRef) []hegelRef {
+	out := make([]hegelRef, 0, len(m))
+	for _, h := range m {
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].kind != out[j].kind {
+			return out[i].kind < out[j].kind
+		}
+		return out[i].rel < out[j].rel
+	})
+	return out
+}
+
+func readRefOrZero(b refBackend, name plumbing.ReferenceName) (plumbing.Hash, error) {
+	h, err := b.Read(name)
+	if errors.Is(err, ErrNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	return h, err
+}

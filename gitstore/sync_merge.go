@@ -1,0 +1,370 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// merge is the merge step: each tracking ref of the remote is validated
+// (unless the network step just did) and merged into its local ref. If any
+// is rejected, nothing is merged.
+func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error {
+	kinds, tracking, err := s.syncedRefs(s.trackingPrefix())
+	if err != nil {
+		return err
+	}
+	_, local, err := s.syncedRefs(hegelPrefix)
+	if err != nil {
+		return err
+	}
+	refs := sortedRefs(kinds)
+	objects, release := s.r.objectReader()
+	defer release()
+	s.g.s = objects
+	defer func() { s.g.s = s.r.storage }()
+	v := newValidator(objects, s.g, s.r.cfg)
+	for _, ref := range refs {
+		tip := tracking[ref.rel]
+		if validated[ref.tracking(s.rem.Name)] == tip || local[ref.rel] == tip {
+			continue
+		}
+		if err := v.validate(ref, tip, s.known(ref, local[ref.rel])); err != nil {
+			return &RejectedError{Ref: string(ref.local()), Remote: s.rem.Name, Reason: err.Error()}
+		}
+	}
+	for _, ref := range refs {
+		if err := s.mergeRef(ref, tracking[ref.rel]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeResult is what merging one ref decided.
+type mergeResult struct {
+	next   plumbing.Hash
+	counts engine.MergeCounts
+	change engine.TaskChange
+	stash  string
+	kept   bool // diverged and left as it was (checkpoints without a merger)
+}
+
+// mergeRef brings theirs into the local ref: create it, fast-forward it,
+// or merge the two histories, then compare-and-swap. When a local command
+// moved the ref meanwhile, it starts over from the new local value: the
+// local change is never overwritten.
+func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
+	name := ref.local()
+	saved := map[plumbing.Hash]string{} // remote task versions already stashed, across retries
+	for i := 0; i < mergeAttempts; i++ {
+		ours, err := readRefOrZero(s.r.refs, name)
+		if err != nil {
+			return err
+		}
+		var res mergeResult
+		switch {
+		case ours == theirs:
+			return nil
+		case ours.IsZero():
+			res.next, res.change = theirs, engine.TaskAdded
+			if res.counts, err = s.diffCounts(ref, plumbing.ZeroHash, theirs); err != nil {
+				return err
+			}
+		default:
+			have, err := s.g.isAncestor(theirs, ours)
+			if err != nil {
+				return fmt.Errorf("%s: %s", name, oneLine(err.Error()))
+			}
+			if have {
+				return nil // we have it all already
+			}
+			ff, err := s.g.isAncestor(ours, theirs)
+			if err != nil {
+				return fmt.Errorf("%s: %s", name, oneLine(err.Error()))
+			}
+			if ff {
+				res.next, res.change = theirs, engine.TaskFastForwarded
+				if res.counts, err = s.diffCounts(ref, ours, theirs); err != nil {
+					return err
+				}
+			} else if res, err = s.mergeDiverged(ref, ours, theirs, saved); err != nil {
+				return err
+			}
+		}
+		if res.kept {
+			s.rep.CheckpointsKept = append(s.rep.CheckpointsKept, ref.task())
+			return nil
+		}
+		err = s.r.refs.Update(name, ours, res.next)
+		if errors.Is(err, ErrConflict) {
+			time.Sleep(time.Duration(rand.Int64N(int64(time.Millisecond) << min(i, 5))))
+			continue
+		}
+		if err != nil {
+			return describeRefError(name, err)
+		}
+		s.record(ref, res)
+		return nil
+	}
+	return fmt.Errorf("%s kept changing while merging %s's version; try again", name, s.rem.Name)
+}
+
+func (s *syncer) record(ref hegelRef, res mergeResult) {
+	add := func(into *engine.MergeCounts) {
+		into.Added += res.counts.Added
+		into.Dropped += res.counts.Dropped
+		into.Conflicts += res.counts.Conflicts
+	}
+	switch ref.kind {
+	case kindStashes:
+		add(&s.rep.Stashes)
+	case kindHistory:
+		add(&s.rep.History)
+	case kindCheckpoint:
+		add(&s.rep.Checkpoints)
+		s.rep.CheckpointsUpdated = append(s.rep.CheckpointsUpdated, ref.task())
+	case kindTask:
+		s.rep.Tasks = append(s.rep.Tasks, engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash})
+	}
+}
+
+// mergeDiverged merges two histories that both moved on.
+func (s *syncer) mergeDiverged(ref hegelRef, ours, theirs plumbing.Hash, saved map[plumbing.Hash]string) (mergeResult, error) {
+	bases, err := s.g.mergeBases(ours, theirs)
+	if err != nil {
+		return mergeResult{}, fmt.Errorf("%s: %s", ref.local(), oneLine(err.Error()))
+	}
+	switch ref.kind {
+	case kindTask:
+		return s.mergeTask(ref, ours, theirs, saved)
+	case kindCheckpoint:
+		// Only rollback knows the chain's format (one commit per
+		// checkpoint, rewritten by eviction): without its merger, keep
+		// ours and leave theirs in the tracking ref.
+		if s.o.MergeCheckpoints == nil {
+			return mergeResult{next: ours, kept: true}, nil
+		}
+		next, n, err := s.o.MergeCheckpoints(ref.task(), bases, ours, theirs)
+		if err != nil {
+			return mergeResult{}, err
+		}
+		if ok, err := s.g.isAncestor(theirs, next); err != nil || !ok {
+			return mergeResult{}, fmt.Errorf("%s: the checkpoint merge does not contain %s's version", ref.local(), s.rem.Name)
+		}
+		return mergeResult{next: next, counts: n}, nil
+	}
+	return s.mergeEntries(ref, bases, ours, theirs)
+}
+
+// mergeTask keeps our chain as the live state and saves theirs as a stash
+// entry marked "from <remote>", then records both as parents of a merge
+// commit with our tree, so the result is a fast-forward of both and the
+// same divergence is not reported again.
+func (s *syncer) mergeTask(ref hegelRef, ours, theirs plumbing.Hash, saved map[plumbing.Hash]string) (mergeResult, error) {
+	res := mergeResult{change: engine.TaskDiverged}
+	id, done := saved[theirs]
+	if !done {
+		d, err := s.r.readDocAt(ref.local(), theirs)
+		if err != nil {
+			return res, err
+		}
+		t, err := decodeTask(ref.local(), d)
+		if err != nil {
+			return res, err
+		}
+		if t.State.Status != engine.StatusStashed {
+			st := &engine.Stash{
+				Message:    "from " + s.rem.Name,
+				Timestamp:  s.r.Now(),
+				Task:       ref.task(),
+				Worktree:   t.State.Worktree,
+				Definition: t.Definition,
+				State:      t.State,
+			}
+			if err := s.r.Stashes().PushStash(st, st.Label()+" (task changed on both sides)"); err != nil {
+				return res, err
+			}
+			id = st.ID
+		}
+		// A version the remote stashed is in the stash list already.
+		saved[theirs] = id
+	}
+	res.stash = id
+	oc, err := s.g.node(ours)
+	if err != nil {
+		return res, err
+	}
+	msg := fmt.Sprintf("sync: kept the local state; %s's version is stash %s", s.rem.Name, id)
+	if id == "" {
+		msg = fmt.Sprintf("sync: kept the local state; %s had stashed its version", s.rem.Name)
+	}
+	res.next, err = s.r.writeCommit(oc.tree, []plumbing.Hash{ours, theirs}, msg)
+	return res, err
+}
+
+// leaf is one file of a merged tree.
+type leaf struct {
+	mode filemode.FileMode
+	hash plumbing.Hash
+}
+
+// mergeEntries merges two trees file by file (engine.Merge3) against the
+// common part of the merge bases' trees: the stash list (one file per
+// stash) and the history (one file per record).
+func (s *syncer) mergeEntries(ref hegelRef, bases []plumbing.Hash, ours, theirs plumbing.Hash) (mergeResult, error) {
+	var res mergeResult
+	flat := func(c plumbing.Hash) (map[string]leaf, error) {
+		n, err := s.g.node(c)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]leaf{}
+		return m, s.flatten(n.tree, "", m)
+	}
+	o, err := flat(ours)
+	if err != nil {
+		return res, err
+	}
+	t, err := flat(theirs)
+	if err != nil {
+		return res, err
+	}
+	var base map[string]leaf
+	for i, b := range bases {
+		m, err := flat(b)
+		if err != nil {
+			return res, err
+		}
+		if i == 0 {
+			base = m
+			continue
+		}
+		// Several best bases (criss-cross): keep what they agree on, so an
+		// entry is taken as dropped only if every base had it.
+		for k, v := range base {
+			if m[k] != v {
+				delete(base, k)
+			}
+		}
+	}
+	merged, n := engine.Merge3(base, o, t)
+	tree, err := s.r.buildTree(merged)
+	if err != nil {
+		return res, err
+	}
+	msg := fmt.Sprintf("sync: merge %s from %s", ref.local(), s.rem.Name)
+	if ref.kind == kindStashes {
+		// "stash merge: ..." so the stash history reads it as a merge.
+		msg = fmt.Sprintf("stash merge: %s from %s", mergeDetail(n), s.rem.Name)
+	}
+	res.next, err = s.r.writeCommit(tree, []plumbing.Hash{ours, theirs}, msg)
+	res.counts = n
+	return res, err
+}
+
+func mergeDetail(n engine.MergeCounts) string {
+	return fmt.Sprintf("%d added, %d dropped", n.Added, n.Dropped)
+}
+
+// diffCounts counts what moving the local ref from ours to theirs adds and
+// drops (a fast-forward or a new ref): stash entries and history records.
+func (s *syncer) diffCounts(ref hegelRef, ours, theirs plumbing.Hash) (engine.MergeCounts, error) {
+	var n engine.MergeCounts
+	if ref.kind != kindStashes && ref.kind != kindHistory {
+		return n, nil
+	}
+	read := func(c plumbing.Hash) (map[string]leaf, error) {
+		m := map[string]leaf{}
+		if c.IsZero() {
+			return m, nil
+		}
+		node, err := s.g.node(c)
+		if err != nil {
+			return nil, err
+		}
+		return m, s.flatten(node.tree, "", m)
+	}
+	o, err := read(ours)
+	if err != nil {
+		return n, err
+	}
+	t, err := read(theirs)
+	if err != nil {
+		return n, err
+	}
+	for k := range t {
+		if _, ok := o[k]; !ok && k != versionFile {
+			n.Added++
+		}
+	}
+	for k := range o {
+		if _, ok := t[k]; !ok && k != versionFile {
+			n.Dropped++
+		}
+	}
+	return n, nil
+}
+
+// flatten maps the paths of the files below tree h to their blobs.
+func (s *syncer) flatten(h plumbing.Hash, prefix string, out map[string]leaf) error {
+	ents, err := readTree(s.g.s, h)
+	if err != nil {
+		return err
+	}
+	for i := range ents {
+		e := &ents[i]
+		p := prefix + e.name
+		if e.isDir() {
+			if err := s.flatten(e.hash, p+"/", out); err != nil {
+				return err
+			}
+			continue
+		}
+		out[p] = leaf{mode: e.fm, hash: e.hash}
+	}
+	return nil
+}
+
+// buildTree writes the nested trees for a flat map of leaves and returns
+// the root.
+func (r *Repo) buildTree(leaves map[string]leaf) (plumbing.Hash, error) {
+	var entries []object.TreeEntry
+	subs := map[string]map[string]leaf{}
+	for p, l := range leaves {
+		if dir, rest, ok := strings.Cut(p, "/"); ok {
+			if subs[dir] == nil {
+				subs[dir] = map[string]leaf{}
+			}
+			subs[dir][rest] = l
+			continue
+		}
+		entries = append(entries, object.TreeEntry{Name: p, Mode: l.mode, Hash: l.hash})
+	}
+	for dir, m := range subs {
+		h, err := r.buildTree(m)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		entries = append(entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
+	}
+	sortTreeEntries(entries)
+	for i := 1; i < len(entries); i++ {
+		if entries[i].Name == entries[i-1].Name {
+			return plumbing.ZeroHash, fmt.Errorf("merge: %s is both a file and a directory", entries[i].Name)
+		}
+	}
+	o := r.storage.NewEncodedObject()
+	if err := (&object.Tree{Entries: entries}).Encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.storage.SetEncodedObject(o)
+}

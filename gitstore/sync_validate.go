@@ -1,0 +1,502 @@
+package gitstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// Limits on fetched data (docs/sync.md). A document blob (a task's state or
+// workflow, a stash entry, a history record) is small: 4 MiB is hundreds
+// of times what git-hegel writes. A checkpoint holds the user's files, so
+// its blobs may be as large as a hosting service accepts. Both can be
+// lowered or raised with git config.
+const (
+	defaultDocBlobLimit        = 4 << 20
+	defaultCheckpointBlobLimit = 100 << 20
+	maxTreeDepth               = 64
+)
+
+// syncKind is what a ref under refs/hegel/ holds; it decides how the ref
+// is validated and merged.
+type syncKind int
+
+const (
+	kindStashes syncKind = iota
+	kindHistory
+	kindTask
+	kindCheckpoint
+)
+
+// Names of the synced refs, relative to refs/hegel/ ("rel" below).
+const (
+	hegelPrefix      = "refs/hegel/"
+	trackingRoot     = "refs/hegel-remotes/"
+	relStashes       = "stashes"
+	relHistory       = "history"
+	relTasks         = "tasks/"
+	relCheckpoints   = "checkpoints/"
+	historyRefSuffix = relHistory
+)
+
+// HistoryRef is where finished executions are kept.
+const HistoryRef = plumbing.ReferenceName(hegelPrefix + historyRefSuffix)
+
+// CheckpointRefPrefix is where each task's checkpoints are kept.
+const CheckpointRefPrefix = hegelPrefix + relCheckpoints
+
+// hegelRef is one synced ref, named relative to refs/hegel/.
+type hegelRef struct {
+	rel  string
+	kind syncKind
+}
+
+func (h hegelRef) local() plumbing.ReferenceName { return plumbing.ReferenceName(hegelPrefix + h.rel) }
+
+func (h hegelRef) tracking(remote string) plumbing.ReferenceName {
+	return plumbing.ReferenceName(trackingRoot + remote + "/" + h.rel)
+}
+
+// task returns the task a task or checkpoint ref belongs to.
+func (h hegelRef) task() string {
+	_, t, _ := strings.Cut(h.rel, "/")
+	return t
+}
+
+// classify maps a name relative to refs/hegel/ to the ref it is. Names of
+// kinds this build does not sync are ignored (ok false, no error); a task
+// or checkpoint ref whose task name git-hegel would never write is an
+// error.
+func classify(rel string) (hegelRef, bool, error) {
+	switch {
+	case rel == relStashes:
+		return hegelRef{rel, kindStashes}, true, nil
+	case rel == relHistory:
+		return hegelRef{rel, kindHistory}, true, nil
+	case strings.HasPrefix(rel, relTasks), strings.HasPrefix(rel, relCheckpoints):
+		kind := kindTask
+		if strings.HasPrefix(rel, relCheckpoints) {
+			kind = kindCheckpoint
+		}
+		_, name, _ := strings.Cut(rel, "/")
+		if !engine.ValidTaskName(name) {
+			return hegelRef{}, false, fmt.Errorf("%q is not a task name git-hegel accepts", name)
+		}
+		return hegelRef{rel, kind}, true, nil
+	}
+	return hegelRef{}, false, nil
+}
+
+// RejectedError is fetched data that failed validation. Nothing local was
+// changed.
+type RejectedError struct {
+	Ref    string // the ref as the remote names it (refs/hegel/...)
+	Remote string
+	Reason string
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("Rejected %s from %s: %s; nothing was changed", e.Ref, e.Remote, e.Reason)
+}
+
+// validator checks fetched refs before anything is merged: every commit,
+// tree and blob the local repository did not have is checked once.
+type validator struct {
+	s          gitstorer.EncodedObjectStorer
+	g          *graph
+	docLimit   int64
+	checkLimit int64
+	goodTrees  map[plumbing.Hash]bool
+	goodBlobs  map[plumbing.Hash]bool
+}
+
+func newValidator(s gitstorer.EncodedObjectStorer, g *graph, cfg *Config) *validator {
+	return &validator{
+		s:          s,
+		g:          g,
+		docLimit:   cfg.Int("hegel", "syncmaxblobsize", defaultDocBlobLimit),
+		checkLimit: cfg.Int("hegel", "syncmaxcheckpointblobsize", defaultCheckpointBlobLimit),
+		goodTrees:  map[plumbing.Hash]bool{},
+		goodBlobs:  map[plumbing.Hash]bool{},
+	}
+}
+
+// validate checks what tip brings that known (the local ref, the last
+// validated tracking value) does not already have: each new commit, the
+// trees and blobs below them, then the tip's content for its kind.
+func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.Hash) error {
+	o, err := v.s.EncodedObject(plumbing.AnyObject, tip)
+	if err != nil {
+		return fmt.Errorf("it points at %s, which was not sent", tip)
+	}
+	if o.Type() != plumbing.CommitObject {
+		return fmt.Errorf("it points at a %s, not a commit", o.Type())
+	}
+	news, err := v.g.newCommits([]plumbing.Hash{tip}, known)
+	if err != nil {
+		return err
+	}
+	if len(news) == 0 {
+		return nil // nothing we do not have already
+	}
+	for _, n := range news {
+		if err := v.checkCommit(n.hash); err != nil {
+			return err
+		}
+	}
+	limit := v.docLimit
+	if ref.kind == kindCheckpoint {
+		limit = v.checkLimit
+	}
+	w := newObjectWalk(v.s)
+	w.onTree = func(path string, h plumbing.Hash, ents []rawEntry) error {
+		if v.goodTrees[h] {
+			return nil
+		}
+		if strings.Count(path, "/") >= maxTreeDepth {
+			return fmt.Errorf("%s: trees nested deeper than %d", path, maxTreeDepth)
+		}
+		if err := checkTree(ents, ref.kind == kindCheckpoint); err != nil {
+			if path == "" {
+				return fmt.Errorf("tree %s: %w", h, err)
+			}
+			return fmt.Errorf("%s/: %w", path, err)
+		}
+		v.goodTrees[h] = true
+		return nil
+	}
+	w.onBlob = func(path string, e *rawEntry) error {
+		if v.goodBlobs[e.hash] {
+			return nil
+		}
+		size, err := v.s.EncodedObjectSize(e.hash)
+		if err != nil {
+			return fmt.Errorf("%s: blob %s was not sent", path, e.hash)
+		}
+		if size > limit {
+			return fmt.Errorf("%s: a blob of %d bytes exceeds the %s limit (git config hegel.%s)", path, size, byteSize(limit), limitKey(ref.kind))
+		}
+		v.goodBlobs[e.hash] = true
+		return nil
+	}
+	if err := w.addCommits(v.g, news, boundaryOf(news)); err != nil {
+		return err
+	}
+	return v.checkContent(ref, news[0].hash, w.known)
+}
+
+// checkContent checks the document at commit tip for its kind. Blobs in
+// known came from the local repository and are not read again.
+func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plumbing.Hash]bool) error {
+	n, err := v.g.node(tip)
+	if err != nil {
+		return err
+	}
+	root, err := readTree(v.s, n.tree)
+	if err != nil {
+		return err
+	}
+	files := map[string]*rawEntry{}
+	for i := range root {
+		files[root[i].name] = &root[i]
+	}
+	read := func(name string) ([]byte, error) {
+		e := files[name]
+		if e == nil {
+			return nil, fmt.Errorf("no %s in its tree", name)
+		}
+		if e.fm != filemode.Regular {
+			return nil, fmt.Errorf("%s is not a file", name)
+		}
+		return v.readBlob(e.hash)
+	}
+	ver, err := read(versionFile)
+	if err != nil {
+		return err
+	}
+	if got := strings.TrimSpace(string(ver)); got != FormatVersion {
+		return fmt.Errorf("unknown format version %q (this git-hegel understands %q; upgrade it)", truncate([]byte(got), 20), FormatVersion)
+	}
+	switch ref.kind {
+	case kindTask:
+		raw, err := read(stateFile)
+		if err != nil {
+			return err
+		}
+		var st engine.State
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return fmt.Errorf("%s: invalid JSON: %s", stateFile, strings.TrimPrefix(err.Error(), "json: "))
+		}
+		switch {
+		case st.Task != ref.task():
+			return fmt.Errorf("%s names task %q", stateFile, truncate([]byte(st.Task), 40))
+		case st.Workflow == "" || st.Mode == "" || st.CurrentNode == "":
+			return fmt.Errorf("%s has no workflow, mode or current_node", stateFile)
+		}
+		def, err := read(workflowFile)
+		if err != nil {
+			return err
+		}
+		if !utf8.Valid(def) {
+			return fmt.Errorf("%s is not UTF-8", workflowFile)
+		}
+		if _, err := engine.ParseWorkflow(st.Workflow, workflowFile, def); err != nil {
+			return fmt.Errorf("invalid workflow definition: %s", oneLine(err.Error()))
+		}
+	case kindStashes:
+		e := files[stashEntriesDir]
+		if e == nil {
+			return nil // no stashes
+		}
+		if !e.isDir() {
+			return fmt.Errorf("%s is not a directory", stashEntriesDir)
+		}
+		ents, err := readTree(v.s, e.hash)
+		if err != nil {
+			return err
+		}
+		for i := range ents {
+			x := &ents[i]
+			id := stashID(x.name)
+			if !strings.HasSuffix(x.name, stashBlobSuffix) || !engine.ValidStashID(id) || x.fm != filemode.Regular {
+				return fmt.Errorf("%s/%s is not a stash entry", stashEntriesDir, truncate([]byte(x.name), 60))
+			}
+			if known[x.hash] {
+				continue
+			}
+			data, err := v.readBlob(x.hash)
+			if err != nil {
+				return err
+			}
+			if _, err := decodeStashBlob(data); err != nil {
+				return fmt.Errorf("%s/%s: %s", stashEntriesDir, x.name, oneLine(err.Error()))
+			}
+		}
+	}
+	return nil
+}
+
+func (v *validator) readBlob(h plumbing.Hash) ([]byte, error) {
+	o, err := v.s.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s is missing", h)
+	}
+	if o.Size() > v.docLimit {
+		return nil, fmt.Errorf("blob %s of %d bytes exceeds the %s limit (git config hegel.syncMaxBlobSize)", h, o.Size(), byteSize(v.docLimit))
+	}
+	return readObject(o)
+}
+
+var identRe = regexp.MustCompile(`^[^<>\n]*[^<>\n ] <[^<>\n]*> (0|[1-9][0-9]*) [+-][0-9]{4}$`)
+
+// checkCommit applies the rules git fsck --strict applies to a commit's
+// header, so that nothing merged can make fsck fail.
+func (v *validator) checkCommit(h plumbing.Hash) error {
+	o, err := v.s.EncodedObject(plumbing.CommitObject, h)
+	if err != nil {
+		return fmt.Errorf("commit %s is missing", h)
+	}
+	data, err := readObject(o)
+	if err != nil {
+		return err
+	}
+	bad := func(why string) error { return fmt.Errorf("commit %s: %s", h, why) }
+	want := "tree"
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return bad("unterminated header")
+		}
+		line := string(data[:i])
+		data = data[i+1:]
+		if line == "" {
+			break
+		}
+		key, val, ok := strings.Cut(line, " ")
+		if !ok && !strings.HasPrefix(line, " ") {
+			return bad(fmt.Sprintf("malformed header line %q", truncate([]byte(line), 40)))
+		}
+		switch want {
+		case "tree":
+			if key != "tree" {
+				return bad("no tree line")
+			}
+			if _, ok := parseHex(val); !ok {
+				return bad("bad tree line")
+			}
+			want = "parent"
+		case "parent":
+			if key == "parent" {
+				if _, ok := parseHex(val); !ok {
+					return bad("bad parent line")
+				}
+				continue
+			}
+			if key != "author" || !identRe.MatchString(val) {
+				return bad("bad or missing author")
+			}
+			want = "committer"
+		case "committer":
+			if key != "committer" || !identRe.MatchString(val) {
+				return bad("bad or missing committer")
+			}
+			want = "rest"
+		default:
+			if key == "tree" || key == "parent" || key == "author" || key == "committer" {
+				return bad("repeated " + key + " line")
+			}
+		}
+	}
+	if want != "rest" {
+		return bad("incomplete header")
+	}
+	return nil
+}
+
+// Canonical tree entry modes. fsck --strict refuses any other spelling.
+var (
+	docModes        = map[string]bool{"100644": true, "40000": true}
+	checkpointModes = map[string]bool{"100644": true, "100755": true, "120000": true, "40000": true, "160000": true}
+)
+
+// checkTree applies git fsck's tree rules plus git-hegel's path rules:
+// no empty, ".", "..", "/" or NUL names, no .git in any spelling a
+// filesystem may fold onto it, canonical modes, git's order, no
+// duplicates. Document refs (tasks, stashes, history) hold only files and
+// directories; checkpoints may also hold executables, symbolic links and
+// submodules.
+func checkTree(ents []rawEntry, checkpoint bool) error {
+	modes := docModes
+	if checkpoint {
+		modes = checkpointModes
+	}
+	for i := range ents {
+		e := &ents[i]
+		if err := checkEntryName(e.name); err != nil {
+			return err
+		}
+		if !modes[string(e.mode)] {
+			return fmt.Errorf("entry %q has mode %s", e.name, e.mode)
+		}
+		if i > 0 && compareEntries(&ents[i-1], e) >= 0 {
+			return fmt.Errorf("entries out of order or repeated at %q", e.name)
+		}
+	}
+	// A file and a directory of the same name sort apart ("a", "a-b",
+	// "a/"): look for the file of each directory's name.
+	for i := range ents {
+		if !ents[i].isDir() {
+			continue
+		}
+		name := ents[i].name
+		lo, hi := 0, len(ents)
+		for lo < hi {
+			m := (lo + hi) / 2
+			if entryKeyLess(&ents[m], name, false) {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < len(ents) && ents[lo].name == name && !ents[lo].isDir() {
+			return fmt.Errorf("%q is both a file and a directory", name)
+		}
+	}
+	return nil
+}
+
+// compareEntries orders entries as git does: by name, a directory's name
+// compared as if it ended in "/".
+func compareEntries(a, b *rawEntry) int {
+	ak, bk := a.name, b.name
+	if a.isDir() {
+		ak += "/"
+	}
+	if b.isDir() {
+		bk += "/"
+	}
+	return strings.Compare(ak, bk)
+}
+
+func entryKeyLess(e *rawEntry, name string, dir bool) bool {
+	k := e.name
+	if e.isDir() {
+		k += "/"
+	}
+	if dir {
+		name += "/"
+	}
+	return k < name
+}
+
+// checkEntryName refuses names that could escape the working tree or reach
+// into .git when a tree is checked out or restored.
+func checkEntryName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("an entry has an empty name")
+	case name == "." || name == "..":
+		return fmt.Errorf("an entry is named %q", name)
+	case strings.ContainsAny(name, "/\\\x00"):
+		return fmt.Errorf("entry %q contains a slash, backslash or NUL", truncate([]byte(name), 60))
+	case isDotGitName(name):
+		return fmt.Errorf("entry %q names the repository directory", name)
+	}
+	return nil
+}
+
+// isDotGitName reports names a filesystem may treat as ".git": any case,
+// NTFS trailing dots and spaces, alternate data streams and the 8.3 short
+// name, and HFS+ ignorable code points. (rollback applies the same rule to
+// paths it restores.)
+func isDotGitName(name string) bool {
+	if strings.IndexByte(name, 'g') < 0 && strings.IndexByte(name, 'G') < 0 {
+		return false // every spelling has a g (fast path for the usual name)
+	}
+	var b strings.Builder
+	for _, r := range name {
+		if (r >= 0x200c && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x206a && r <= 0x206f) || r == 0xfeff {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	n := strings.ToLower(b.String())
+	if i := strings.IndexByte(n, ':'); i >= 0 {
+		n = n[:i]
+	}
+	n = strings.TrimRight(n, ". ")
+	return n == ".git" || n == "git~1"
+}
+
+func limitKey(k syncKind) string {
+	if k == kindCheckpoint {
+		return "syncMaxCheckpointBlobSize"
+	}
+	return "syncMaxBlobSize"
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
