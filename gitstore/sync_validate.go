@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -297,7 +298,9 @@ func (v *validator) readBlob(h plumbing.Hash) ([]byte, error) {
 	return readObject(o)
 }
 
-var identRe = regexp.MustCompile(`^[^<>\n]*[^<>\n ] <[^<>\n]*> (0|[1-9][0-9]*) [+-][0-9]{4}$`)
+var identRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[^<>\n]*[^<>\n ] <[^<>\n]*> (0|[1-9][0-9]*) [+-][0-9]{4}$`)
+})
 
 // checkCommit applies the rules git fsck --strict applies to a commit's
 // header, so that nothing merged can make fsck fail.
@@ -342,12 +345,12 @@ func (v *validator) checkCommit(h plumbing.Hash) error {
 				}
 				continue
 			}
-			if key != "author" || !identRe.MatchString(val) {
+			if key != "author" || !identRe().MatchString(val) {
 				return bad("bad or missing author")
 			}
 			want = "committer"
 		case "committer":
-			if key != "committer" || !identRe.MatchString(val) {
+			if key != "committer" || !identRe().MatchString(val) {
 				return bad("bad or missing committer")
 			}
 			want = "rest"
