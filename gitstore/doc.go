@@ -199,35 +199,42 @@ func (r *Repo) writeBlob(data []byte) (plumbing.Hash, error) {
 	return r.storage.SetEncodedObject(o)
 }
 
-// writeTree stores a nested tree for slash-separated paths.
+// writeTree stores a nested tree of regular files for slash-separated paths.
 func (r *Repo) writeTree(files map[string][]byte) (plumbing.Hash, error) {
-	blobs := make(map[string]plumbing.Hash, len(files))
+	leaves := make(map[string]leaf, len(files))
 	for p, data := range files {
 		h, err := r.writeBlob(data)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		blobs[p] = h
+		leaves[p] = leaf{mode: filemode.Regular, hash: h}
 	}
-	return r.writeTreeOf(blobs)
+	return r.writeTreeOf(leaves)
 }
 
-// writeTreeOf stores a nested tree whose leaves are existing blobs.
-func (r *Repo) writeTreeOf(blobs map[string]plumbing.Hash) (plumbing.Hash, error) {
+// leaf is one file of a tree being built: an existing object and its mode.
+type leaf struct {
+	mode filemode.FileMode
+	hash plumbing.Hash
+}
+
+// writeTreeOf stores the nested trees for a flat map of slash-separated
+// paths to existing objects and returns the root.
+func (r *Repo) writeTreeOf(leaves map[string]leaf) (plumbing.Hash, error) {
 	var entries []object.TreeEntry
-	subs := map[string]map[string]plumbing.Hash{}
-	for p, h := range blobs {
+	subs := map[string]map[string]leaf{}
+	for p, l := range leaves {
 		if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "//") {
 			return plumbing.ZeroHash, fmt.Errorf("invalid path %q", p)
 		}
 		if dir, rest, ok := strings.Cut(p, "/"); ok {
 			if subs[dir] == nil {
-				subs[dir] = map[string]plumbing.Hash{}
+				subs[dir] = map[string]leaf{}
 			}
-			subs[dir][rest] = h
+			subs[dir][rest] = l
 			continue
 		}
-		entries = append(entries, object.TreeEntry{Name: p, Mode: filemode.Regular, Hash: h})
+		entries = append(entries, object.TreeEntry{Name: p, Mode: l.mode, Hash: l.hash})
 	}
 	for dir, m := range subs {
 		h, err := r.writeTreeOf(m)

@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -212,11 +209,6 @@ func (s *syncer) mergeTask(ref hegelRef, ours, theirs plumbing.Hash, saved map[p
 }
 
 // leaf is one file of a merged tree.
-type leaf struct {
-	mode filemode.FileMode
-	hash plumbing.Hash
-}
-
 // mergeEntries merges two trees file by file (engine.Merge3) against the
 // common part of the merge bases' trees: the stash list (one file per
 // stash) and the history (one file per record).
@@ -257,7 +249,7 @@ func (s *syncer) mergeEntries(ref hegelRef, bases []plumbing.Hash, ours, theirs 
 		}
 	}
 	merged, n := engine.Merge3(base, o, t)
-	tree, err := s.r.buildTree(merged)
+	tree, err := s.r.writeTreeOf(merged)
 	if err != nil {
 		return res, err
 	}
@@ -332,39 +324,4 @@ func (s *syncer) flatten(h plumbing.Hash, prefix string, out map[string]leaf) er
 		out[p] = leaf{mode: e.fm, hash: e.hash}
 	}
 	return nil
-}
-
-// buildTree writes the nested trees for a flat map of leaves and returns
-// the root.
-func (r *Repo) buildTree(leaves map[string]leaf) (plumbing.Hash, error) {
-	var entries []object.TreeEntry
-	subs := map[string]map[string]leaf{}
-	for p, l := range leaves {
-		if dir, rest, ok := strings.Cut(p, "/"); ok {
-			if subs[dir] == nil {
-				subs[dir] = map[string]leaf{}
-			}
-			subs[dir][rest] = l
-			continue
-		}
-		entries = append(entries, object.TreeEntry{Name: p, Mode: l.mode, Hash: l.hash})
-	}
-	for dir, m := range subs {
-		h, err := r.buildTree(m)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		entries = append(entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
-	}
-	sortTreeEntries(entries)
-	for i := 1; i < len(entries); i++ {
-		if entries[i].Name == entries[i-1].Name {
-			return plumbing.ZeroHash, fmt.Errorf("merge: %s is both a file and a directory", entries[i].Name)
-		}
-	}
-	o := r.storage.NewEncodedObject()
-	if err := (&object.Tree{Entries: entries}).Encode(o); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return r.storage.SetEncodedObject(o)
 }
