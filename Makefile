@@ -40,7 +40,7 @@ vet: ## go vet and a gofmt check
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with git (see docs/benchmarks.md)
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=20x ./gitstore/ ./engine/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=20x ./gitstore/ ./engine/ ./rollback/
 	$(GO) run ./testdata/bench
 
 fuzz: ## Fuzz the workflow YAML loader for 60s

@@ -32,6 +32,12 @@ type Engine struct {
 	Git func() *GitInfo
 	// NewSuffix, if set, replaces the random part of generated task names.
 	NewSuffix func() string
+	// Checkpoint, if set, runs after start, next, prev and restart enter a
+	// node, with the saved state. Its error does not undo the transition:
+	// it is passed to Warn and the command succeeds (see rollback.go).
+	Checkpoint func(st *State) error
+	// Warn reports a problem that does not fail the command.
+	Warn func(msg string)
 }
 
 // ErrNoWorkflow means this worktree has no workflow: none was started, or
@@ -219,6 +225,7 @@ func (e *Engine) Start(name, node, task string) (*View, error) {
 	}); err != nil {
 		return nil, err
 	}
+	e.checkpoint(st)
 	return e.view(st, wf), nil
 }
 
@@ -256,6 +263,7 @@ func (e *Engine) Next(claim string) (*View, error) {
 	}); err != nil {
 		return nil, err
 	}
+	e.checkpoint(st)
 	return e.view(st, wf), nil
 }
 
@@ -280,6 +288,7 @@ func (e *Engine) Prev() (*View, error) {
 	if err := e.touchSession(func(s *Session) { s.Totals.Transitions++ }); err != nil {
 		return nil, err
 	}
+	e.checkpoint(st)
 	return e.view(st, wf), nil
 }
 
@@ -301,6 +310,7 @@ func (e *Engine) Restart() (*View, error) {
 	if err := e.touchSession(func(s *Session) { s.Totals.Transitions++ }); err != nil {
 		return nil, err
 	}
+	e.checkpoint(st)
 	return e.view(st, wf), nil
 }
 

@@ -39,6 +39,8 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		WorktreeID: id,
 		Now:        c.Now,
 		Git:        r.GitInfo,
+		Checkpoint: c.checkpointHook(r),
+		Warn:       c.warn,
 	}
 }
 

@@ -18,6 +18,7 @@ func runStatus(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.noteInterruptedRollback(r)
 	t, err := e.Status()
 	if err != nil && !errors.Is(err, engine.ErrNoWorkflow) {
 		return err

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/rollback"
+)
+
+func rollbackFlags(fs *pflag.FlagSet) {
+	fs.String("to", "", "roll back to this checkpoint (an id from 'git hegel checkpoint list')")
+	fs.BoolP("yes", "y", false, "do not ask for confirmation")
+	fs.Bool("dry-run", false, "list what would change and change nothing")
+	fs.String("reason", "", "why, kept in the task's rollback history")
+	fs.Bool("force", false, "roll back even when the loop guard says no")
+	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
+}
+
+// promptLimit is how many changed files a rollback lists before asking.
+const promptLimit = 20
+
+func runRollback(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 1); err != nil {
+		return err
+	}
+	req := rollback.Request{
+		To: c.stringFlag("to"), Undo: c.boolFlag("undo"), Reason: c.stringFlag("reason"),
+		Force: c.boolFlag("force"), Yes: c.boolFlag("yes"), DryRun: c.boolFlag("dry-run"),
+	}
+	if len(args) == 1 {
+		req.Node = args[0]
+	}
+	switch {
+	case req.Node != "" && req.To != "":
+		return usagef("rollback", "give a node or --to <checkpoint>, not both")
+	case req.Undo && (req.Node != "" || req.To != ""):
+		return usagef("rollback", "--undo takes no node and no --to")
+	}
+	e, r, err := c.engine()
+	if err != nil {
+		return err
+	}
+	m := c.checkpoints(r)
+	defer m.Close()
+	if j, err := m.Interrupted(); err != nil {
+		return err
+	} else if j != nil {
+		return c.recoverRollback(m, e, j, req)
+	}
+	p, err := m.Prepare(e, req)
+	if err != nil {
+		return err
+	}
+	c.printRollbackPlan(p, req.DryRun)
+	if req.DryRun {
+		fmt.Fprintln(c.Stdout, "Dry run: nothing changed")
+		return nil
+	}
+	if !req.Yes {
+		ok, err := c.confirm(fmt.Sprintf("Roll back to %s? Uncommitted changes are kept in a safety checkpoint. (y/N): ", p.Target.Node), "roll back")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(c.Stdout, "Rollback cancelled")
+			return nil
+		}
+	}
+	res, err := m.Execute(e, p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Saved the state before the rollback as safety checkpoint %s\n", res.Safety.ID)
+	if res.Plan.Undo {
+		fmt.Fprintf(c.Stdout, "Undid the rollback: back at %s as it was (checkpoint %s). Run 'git hegel rollback --undo' again to redo it\n", res.Plan.Target.Node, res.Plan.Target.ID)
+	} else {
+		fmt.Fprintf(c.Stdout, "Rolled back to %s (checkpoint %s). Run 'git hegel rollback --undo' to undo it\n", res.Plan.Target.Node, res.Plan.Target.ID)
+	}
+	if res.View != nil {
+		fmt.Fprintln(c.Stdout)
+		c.printView(res.View)
+	}
+	return nil
+}
+
+func (c *cmdCtx) printRollbackPlan(p *rollback.Plan, dryRun bool) {
+	what := fmt.Sprintf("Rolling back to %s (checkpoint %s, taken %s)", p.Target.Node, p.Target.ID, c.age(p.Target.CreatedAt))
+	if p.Undo {
+		what = fmt.Sprintf("Undoing the last rollback: back to %s as it was (safety checkpoint %s, taken %s)", p.Target.Node, p.Target.ID, c.age(p.Target.CreatedAt))
+	}
+	if dryRun {
+		what += " would"
+	}
+	fmt.Fprintf(c.Stdout, "%s:\n", what)
+	if len(p.Files) == 0 && p.IndexPaths == 0 && p.HeadFrom == p.HeadTo {
+		fmt.Fprintln(c.Stdout, "  no file, index or HEAD changes")
+		return
+	}
+	limit := promptLimit
+	if dryRun {
+		limit = -1
+	}
+	printPlan(c.Stdout, p, limit)
+}
+
+// recoverRollback finishes or undoes a rollback that was interrupted: the
+// command run again finishes it, with --undo undoes it.
+func (c *cmdCtx) recoverRollback(m *rollback.Manager, e *engine.Engine, j *rollback.Journal, req rollback.Request) error {
+	switch {
+	case req.Undo && !req.DryRun:
+		res, err := m.UndoInterrupted(e)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.Stdout, "Undid the interrupted rollback to %s: files, index and HEAD are as they were before it (safety checkpoint %s)\n", j.Node, j.SafetyID)
+		if res.View != nil {
+			fmt.Fprintln(c.Stdout)
+			c.printView(res.View)
+		}
+		return nil
+	case req.DryRun, req.Node != "" && req.Node != j.Node, req.To != "" && !strings.HasPrefix(j.TargetID, strings.ToLower(req.To)):
+		return errors.New(j.Advice())
+	}
+	res, err := m.Finish(e)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Finished the interrupted rollback to %s (checkpoint %s). Run 'git hegel rollback --undo' to undo it\n", j.Node, j.TargetID)
+	if res.View != nil {
+		fmt.Fprintln(c.Stdout)
+		c.printView(res.View)
+	}
+	return nil
+}
+
+// noteInterruptedRollback tells `git hegel status` users about a rollback
+// that did not finish (on stderr, so --json output stays parseable).
+func (c *cmdCtx) noteInterruptedRollback(r *gitstore.Repo) {
+	m := c.checkpoints(r)
+	defer m.Close()
+	if n := m.InterruptedNotice(); n != "" {
+		fmt.Fprintln(c.Stderr, n)
+	}
+}

@@ -1,0 +1,218 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Rollback bookkeeping. The engine decides whether a rollback may happen
+// and what the task's state becomes; package rollback moves the files.
+const (
+	// MaxRollbackEvents is how many rollback events a task keeps.
+	MaxRollbackEvents = 50
+	// LoopGuardLimit rollbacks to one node within LoopGuardWindow are
+	// allowed; the next one needs Force (seed 04: rollbacks are tracked to
+	// stop loops).
+	LoopGuardLimit  = 3
+	LoopGuardWindow = time.Hour
+)
+
+// ErrRollbackLoop matches the loop guard's error (a *LoopError).
+var ErrRollbackLoop = errors.New("rollback loop")
+
+// LoopError is the loop guard refusing a rollback.
+type LoopError struct {
+	Node  string
+	Count int // rollbacks to Node within LoopGuardWindow
+}
+
+func (e *LoopError) Error() string {
+	return fmt.Sprintf("Rolled back to '%s' %d times in the last hour, which looks like a loop. Fix what keeps failing, or run 'git hegel rollback %s --force' to roll back anyway",
+		e.Node, e.Count, e.Node)
+}
+
+// Is makes errors.Is(err, ErrRollbackLoop) true.
+func (e *LoopError) Is(target error) bool { return target == ErrRollbackLoop }
+
+// RollbackRequest describes a rollback of the current task to Node.
+type RollbackRequest struct {
+	// Task must be the current task's name: a request prepared for one
+	// task is never applied to another.
+	Task string
+	Node string
+	// History is the node history recorded with the checkpoint. It is used
+	// for an undo, and when Node is no longer in the task's history;
+	// otherwise the history is cut back after the last visit to Node.
+	History []string
+	// Undo restores the state a rollback left (its safety checkpoint): the
+	// loop guard does not apply and terminal nodes are allowed.
+	Undo   bool
+	Reason string
+	Force  bool
+	// At is the event's time (zero: now). Replaying an interrupted
+	// rollback passes the original time, so the event is recorded once.
+	At time.Time
+}
+
+// CheckRollback validates req against the current task without writing
+// anything: the node exists, a history can be computed, and the loop guard
+// allows it. It returns the task as it is now.
+func (e *Engine) CheckRollback(req *RollbackRequest) (*Task, error) {
+	t, err := e.Current()
+	if err != nil {
+		return nil, err
+	}
+	if t.State.Task != req.Task {
+		return nil, fmt.Errorf("The active task is now '%s', not '%s'; nothing was rolled back", t.State.Task, req.Task)
+	}
+	wf, err := definition(t)
+	if err != nil {
+		return nil, err
+	}
+	st := t.State.Clone()
+	if _, err := e.applyRollback(st, wf, req); err != nil && !errors.Is(err, errAlreadyApplied) {
+		return nil, err
+	}
+	return t, nil
+}
+
+// ApplyRollback records req in the current task: the node and history go
+// back, the task is active again, and the event is appended to its
+// rollback history (the last MaxRollbackEvents are kept). Applying the same
+// request twice (same At) records it once.
+func (e *Engine) ApplyRollback(r *RollbackRequest) (*View, error) {
+	req := *r
+	if req.At.IsZero() {
+		req.At = e.now()
+	}
+	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+		if st.Task != req.Task {
+			return "", fmt.Errorf("The active task is now '%s', not '%s'", st.Task, req.Task)
+		}
+		return e.applyRollback(st, wf, &req)
+	})
+	if errors.Is(err, errAlreadyApplied) {
+		t, err := e.Current()
+		if err != nil {
+			return nil, err
+		}
+		if wf, err = definition(t); err != nil {
+			return nil, err
+		}
+		return e.view(t.State, wf), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := e.touchSession(func(*Session) {}); err != nil {
+		return nil, err
+	}
+	return e.view(st, wf), nil
+}
+
+// RollbackEventFor is the event ApplyRollback records for req on a task
+// currently at from.
+func RollbackEventFor(req *RollbackRequest, from string) RollbackEvent {
+	return RollbackEvent{Timestamp: req.At.UTC(), From: from, To: req.Node, Reason: req.Reason}
+}
+
+func (e *Engine) applyRollback(st *State, wf *Workflow, req *RollbackRequest) (string, error) {
+	at := req.At
+	if at.IsZero() {
+		at = e.now()
+	}
+	if n := len(st.RollbackHistory); n > 0 {
+		last := st.RollbackHistory[n-1]
+		if last.Timestamp.Equal(at) && last.To == req.Node && last.Reason == req.Reason && st.CurrentNode == req.Node {
+			return "", errAlreadyApplied
+		}
+	}
+	if !wf.HasNode(req.Node) {
+		return "", fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, req.Node, joinQuoted(wf.Order))
+	}
+	if wf.IsTerminal(req.Node) && !req.Undo {
+		return "", fmt.Errorf("Cannot roll back to '%s': it ends the workflow", req.Node)
+	}
+	history := cutBack(st.History, req.Node)
+	if req.Undo || history == nil {
+		history = req.History
+		if len(history) == 0 || history[len(history)-1] != req.Node {
+			return "", fmt.Errorf("Node '%s' is not in task %s's history; nothing to roll back to", req.Node, st.Task)
+		}
+		for _, n := range history {
+			if !wf.HasNode(n) {
+				return "", fmt.Errorf("The checkpoint's history names node '%s', which workflow '%s' does not have", n, wf.Name)
+			}
+		}
+	}
+	if !req.Undo && !req.Force {
+		if n := recentRollbacks(st.RollbackHistory, req.Node, at); n >= LoopGuardLimit {
+			return "", &LoopError{Node: req.Node, Count: n}
+		}
+	}
+	from := st.CurrentNode
+	st.History = slices.Clone(history)
+	st.CurrentNode = req.Node
+	e.reopen(st)
+	switch req.Node {
+	case NodeDone:
+		st.Status, st.EndedAt = StatusCompleted, &at
+	case NodeAborted:
+		st.Status, st.EndedAt = StatusAborted, &at
+	}
+	st.RollbackHistory = append(st.RollbackHistory, RollbackEventFor(req, from))
+	if n := len(st.RollbackHistory); n > MaxRollbackEvents {
+		st.RollbackHistory = slices.Clone(st.RollbackHistory[n-MaxRollbackEvents:])
+	}
+	verb := "rollback"
+	if req.Undo {
+		verb = "rollback undo"
+	}
+	msg := fmt.Sprintf("%s: %s -> %s", verb, from, req.Node)
+	if req.Reason != "" {
+		msg += " (" + req.Reason + ")"
+	}
+	return msg, nil
+}
+
+// errAlreadyApplied stops update from writing a request it already
+// recorded; ApplyRollback treats it as success.
+var errAlreadyApplied = errors.New("rollback already recorded")
+
+// cutBack returns history up to and including the last visit to node, or
+// nil if node was never visited.
+func cutBack(history []string, node string) []string {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i] == node {
+			return history[:i+1]
+		}
+	}
+	return nil
+}
+
+// recentRollbacks counts rollbacks to node within LoopGuardWindow before at.
+func recentRollbacks(events []RollbackEvent, node string, at time.Time) int {
+	n := 0
+	for _, ev := range events {
+		if ev.To == node && at.Sub(ev.Timestamp) < LoopGuardWindow && !ev.Timestamp.After(at) {
+			n++
+		}
+	}
+	return n
+}
+
+// checkpoint runs the Checkpoint hook after a node was entered. The
+// transition is already saved, and it stands whatever happens here: a
+// failed checkpoint only costs the ability to roll back to this node, so
+// it is reported through Warn and the command succeeds. Terminal nodes get
+// no checkpoint (nothing can be rolled back to them).
+func (e *Engine) checkpoint(st *State) {
+	if e.Checkpoint == nil || st == nil || st.Status != StatusActive {
+		return
+	}
+	if err := e.Checkpoint(st); err != nil && e.Warn != nil {
+		e.Warn(fmt.Sprintf("no checkpoint taken at '%s': %v", st.CurrentNode, err))
+	}
+}

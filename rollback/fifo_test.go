@@ -1,0 +1,119 @@
+package rollback
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+func objectCount(tr *testRepo) int {
+	n := 0
+	for _, line := range strings.Split(tr.git("count-objects", "-v"), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		if k == "count" || k == "in-pack" {
+			c, _ := strconv.Atoi(v)
+			n += c
+		}
+	}
+	return n
+}
+
+// TestFIFOEvictionFreesObjects takes 100 checkpoints, each with a file of
+// its own: the default bound keeps the newest 5, and git gc then removes
+// everything the 95 others held.
+func TestFIFOEvictionFreesObjects(t *testing.T) {
+	tr := newDiskRepo(t)
+	tr.write("base", "base\n")
+	tr.add("base")
+	tr.commit("c1")
+	tr.git("config", "hegel.checkpoints", "off")
+	tr.reopen()
+	tr.start("minimal")
+	tr.git("gc", "-q", "--prune=now")
+	baseline := objectCount(tr)
+	blobs := make([]string, 100)
+	for i := 0; i < 100; i++ {
+		if i > 0 {
+			tr.remove(fmt.Sprintf("u%03d", i-1))
+		}
+		content := fmt.Sprintf("only checkpoint %d has this\n", i)
+		tr.write(fmt.Sprintf("u%03d", i), content)
+		blobs[i] = hashObject(plumbing.BlobObject, []byte(content)).String()
+		tr.now = tr.now.Add(time.Second)
+		if _, created, err := tr.m.Take(tr.state(), KindManual, fmt.Sprint(i)); err != nil || !created {
+			t.Fatalf("checkpoint %d: created=%v err=%v", i, created, err)
+		}
+	}
+	cps, err := tr.m.List("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cps) != DefaultMaxCheckpoints {
+		t.Fatalf("%d checkpoints kept, want %d", len(cps), DefaultMaxCheckpoints)
+	}
+	for i, cp := range cps {
+		if want := fmt.Sprint(99 - i); cp.Message != want {
+			t.Errorf("checkpoint %d is %q, want %q (newest first)", i, cp.Message, want)
+		}
+	}
+	// The oldest checkpoint's only parent is the HEAD commit it recorded.
+	if n := strings.Count(tr.git("log", "--first-parent", "--format=%s", RefPrefix+"t1"), "checkpoint "); n != 5 {
+		t.Errorf("the chain has %d checkpoint commits, want 5", n)
+	}
+	tr.git("gc", "-q", "--prune=now")
+	for i, b := range blobs {
+		_, err := tryGit(tr, "cat-file", "-e", b)
+		if kept := i >= 95; kept != (err == nil) {
+			t.Errorf("blob of checkpoint %d: present=%v, want %v", i, err == nil, kept)
+		}
+	}
+	// Each kept checkpoint adds a commit, a root tree, its metadata blob,
+	// a worktree tree and its own blob (the index tree, version blob and
+	// base file are shared): at most 5 each beyond the baseline.
+	if got, limit := objectCount(tr), baseline+5*5+2; got > limit {
+		t.Errorf("%d objects after gc, want at most %d (baseline %d)", got, limit, baseline)
+	}
+	tr.git("fsck", "--strict", "--no-dangling")
+}
+
+func tryGit(tr *testRepo, args ...string) (string, error) {
+	cmd := gitCmd(tr.dir, gitEnv(tr.home()), args...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestEvictionKeepsTheLastSafetyCheckpoint(t *testing.T) {
+	tr := newMemRepo(t)
+	tr.write("f", "0")
+	tr.add("f")
+	tr.commit("c1")
+	tr.start("minimal")
+	tr.write("f", "1")
+	tr.next()
+	tr.write("f", "2")
+	tr.now = tr.now.Add(time.Minute)
+	res := tr.mustRollback(Request{Node: "plan"})
+	for i := 0; i < 10; i++ {
+		tr.write("f", fmt.Sprint("later ", i))
+		tr.now = tr.now.Add(time.Minute)
+		if _, _, err := tr.m.Take(tr.state(), KindManual, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cps, _ := tr.m.List("t1")
+	found := false
+	for _, c := range cps {
+		found = found || c.ID == res.Safety.ID
+	}
+	if len(cps) != DefaultMaxCheckpoints || !found {
+		t.Fatalf("%d checkpoints, safety kept: %v", len(cps), found)
+	}
+	tr.mustRollback(Request{Undo: true})
+	if got := tr.files()["f"]; got != "2" {
+		t.Errorf("undo after 10 more checkpoints: f = %q, want 2", got)
+	}
+}

@@ -1,0 +1,355 @@
+package rollback
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-billy/v5/util"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// testRepo is a repository for these tests: on disk (driven by real git)
+// or in memory (go-billy memfs and go-git's memory storage).
+type testRepo struct {
+	t      testing.TB
+	r      *gitstore.Repo
+	dir    string // "" in memory
+	now    time.Time
+	e      *engine.Engine
+	m      *Manager
+	warned []string
+}
+
+func gitEnv(home string) []string {
+	env := []string{
+		"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + filepath.Join(home, ".gitconfig"),
+		"GIT_AUTHOR_DATE=2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE=2026-01-02T03:04:05Z",
+		"LANG=C", "LC_ALL=C", "TZ=UTC",
+	}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func needGit(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+}
+
+// newDiskRepo makes a repository in a temporary directory with real git.
+func newDiskRepo(t *testing.T) *testRepo {
+	t.Helper()
+	needGit(t)
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	dir := filepath.Join(base, "repo")
+	os.MkdirAll(home, 0o755)
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = Test\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644)
+	tr := &testRepo{t: t, dir: dir, now: t0}
+	runGit(t, base, gitEnv(home), "init", "-q", dir)
+	tr.open(home)
+	return tr
+}
+
+func (tr *testRepo) open(home string) {
+	t := tr.t
+	env := map[string]string{}
+	for _, kv := range gitEnv(home) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	r, err := gitstore.Open(tr.dir, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.r = r
+	tr.wire()
+}
+
+func (tr *testRepo) home() string { return filepath.Join(filepath.Dir(tr.dir), "home") }
+
+// reopen reads the configuration again (after git config).
+func (tr *testRepo) reopen() { tr.open(tr.home()) }
+
+func newMemRepo(t *testing.T) *testRepo {
+	t.Helper()
+	r, err := gitstore.NewMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &testRepo{t: t, r: r, now: t0}
+	tr.wire()
+	return tr
+}
+
+func (tr *testRepo) wire() {
+	tr.r.Now = func() time.Time { return tr.now }
+	if tr.m != nil {
+		tr.m.Close()
+	}
+	tr.m = New(tr.r, Options{Now: func() time.Time { return tr.now }, Warn: func(s string) { tr.warned = append(tr.warned, s) }})
+	m := tr.m
+	tr.t.Cleanup(m.Close)
+	s := tr.r.Sessions()
+	tr.e = &engine.Engine{
+		Tasks:      tr.r.Tasks(),
+		Session:    s,
+		Workflows:  func() (*engine.Registry, error) { return engine.NewRegistry(nil) },
+		Worktree:   "/wt",
+		Now:        func() time.Time { return tr.now },
+		Checkpoint: func(st *engine.State) error { return tr.m.AutoCheckpoint(st) },
+		Warn:       func(s string) { tr.warned = append(tr.warned, s) },
+	}
+}
+
+func gitCmd(dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	return cmd
+}
+
+func runGit(t testing.TB, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := gitCmd(dir, env, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("git %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+func (tr *testRepo) git(args ...string) string {
+	tr.t.Helper()
+	if tr.dir == "" {
+		tr.t.Fatal("git on an in-memory repository")
+	}
+	return runGit(tr.t, tr.dir, gitEnv(tr.home()), args...)
+}
+
+func (tr *testRepo) write(p, content string) {
+	tr.t.Helper()
+	if tr.dir != "" {
+		full := filepath.Join(tr.dir, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			tr.t.Fatal(err)
+		}
+		return
+	}
+	fs := tr.r.WorkTreeFS()
+	fs.MkdirAll(filepath.Dir(p), 0o755)
+	if err := util.WriteFile(fs, p, []byte(content), 0o644); err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+func (tr *testRepo) remove(p string) {
+	tr.t.Helper()
+	var err error
+	if tr.dir != "" {
+		err = os.RemoveAll(filepath.Join(tr.dir, filepath.FromSlash(p)))
+	} else {
+		err = util.RemoveAll(tr.r.WorkTreeFS(), p)
+	}
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+func (tr *testRepo) symlink(target, p string) {
+	tr.t.Helper()
+	if tr.dir != "" {
+		if err := os.Symlink(target, filepath.Join(tr.dir, filepath.FromSlash(p))); err != nil {
+			tr.t.Fatal(err)
+		}
+		return
+	}
+	if err := tr.r.WorkTreeFS().Symlink(target, p); err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+func (tr *testRepo) chmod(p string, mode os.FileMode) {
+	tr.t.Helper()
+	if tr.dir != "" {
+		if err := os.Chmod(filepath.Join(tr.dir, filepath.FromSlash(p)), mode); err != nil {
+			tr.t.Fatal(err)
+		}
+		return
+	}
+	if err := tr.r.WorkTreeFS().(interface {
+		Chmod(string, os.FileMode) error
+	}).Chmod(p, mode); err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+// add stages paths (go-git for memory repositories).
+func (tr *testRepo) add(paths ...string) {
+	tr.t.Helper()
+	if tr.dir != "" {
+		tr.git(append([]string{"add", "-A", "--"}, paths...)...)
+		return
+	}
+	g, _ := tr.r.GoGit()
+	w, _ := g.Worktree()
+	for _, p := range paths {
+		if _, err := w.Add(p); err != nil {
+			tr.t.Fatalf("add %s: %v", p, err)
+		}
+	}
+}
+
+func (tr *testRepo) commit(msg string) {
+	tr.t.Helper()
+	if tr.dir != "" {
+		tr.git("commit", "-q", "--allow-empty", "-m", msg)
+		return
+	}
+	g, _ := tr.r.GoGit()
+	w, _ := g.Worktree()
+	sig := &object.Signature{Name: "T", Email: "t@example.com", When: tr.now}
+	if _, err := w.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig, AllowEmptyCommits: true}); err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+// files returns every file below the top (but .git and the session file):
+// path -> content, with "-> target" for links and a trailing "*" on the
+// path of executables.
+func (tr *testRepo) files() map[string]string {
+	tr.t.Helper()
+	out := map[string]string{}
+	var fsys wtFS = osFS{root: tr.dir}
+	if tr.dir == "" {
+		fsys = billyFS{tr.r.WorkTreeFS()}
+	}
+	var walk func(dir string)
+	walk = func(dir string) {
+		ents, err := fsys.readDir(dir)
+		if err != nil {
+			tr.t.Fatal(err)
+		}
+		for _, d := range ents {
+			p := join(dir, d.name)
+			if p == ".git" || reservedPath(p) {
+				continue
+			}
+			st, err := fsys.lstat(p)
+			if err != nil {
+				tr.t.Fatal(err)
+			}
+			switch st.kind {
+			case kindDir:
+				walk(p)
+			case kindSymlink:
+				target, _ := fsys.readlink(p)
+				out[p] = "-> " + target
+			case kindFile:
+				b, _ := fsys.readFile(p)
+				if st.exec {
+					p += "*"
+				}
+				out[p] = string(b)
+			}
+		}
+	}
+	walk("")
+	return out
+}
+
+func (tr *testRepo) status() string {
+	tr.t.Helper()
+	return tr.git("status", "--porcelain=v1", "--untracked-files=all", "--ignored")
+}
+
+func diffMaps(a, b map[string]string) string {
+	var keys []string
+	seen := map[string]bool{}
+	for k := range a {
+		keys, seen[k] = append(keys, k), true
+	}
+	for k := range b {
+		if !seen[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var out strings.Builder
+	for _, k := range keys {
+		va, oka := a[k]
+		vb, okb := b[k]
+		switch {
+		case !oka:
+			out.WriteString("+ " + k + "\n")
+		case !okb:
+			out.WriteString("- " + k + "\n")
+		case va != vb:
+			out.WriteString("~ " + k + "\n")
+		}
+	}
+	return out.String()
+}
+
+func (tr *testRepo) start(workflow string) {
+	tr.t.Helper()
+	if _, err := tr.e.Start(workflow, "", "t1"); err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+func (tr *testRepo) next() {
+	tr.t.Helper()
+	if _, err := tr.e.Next(""); err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+func (tr *testRepo) state() *engine.State {
+	tr.t.Helper()
+	cur, err := tr.e.Current()
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	return cur.State
+}
+
+// rollback runs a confirmed rollback.
+func (tr *testRepo) rollback(req Request) (*Result, error) {
+	tr.t.Helper()
+	req.Yes = true
+	p, err := tr.m.Prepare(tr.e, req)
+	if err != nil {
+		return nil, err
+	}
+	return tr.m.Execute(tr.e, p)
+}
+
+func (tr *testRepo) mustRollback(req Request) *Result {
+	tr.t.Helper()
+	res, err := tr.rollback(req)
+	if err != nil {
+		tr.t.Fatalf("rollback %+v: %v", req, err)
+	}
+	return res
+}

@@ -1,0 +1,570 @@
+package rollback
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// Restoring a checkpoint writes the changed files and the index itself
+// rather than through go-git's Worktree.Reset/Checkout: Reset moves HEAD
+// first, deletes ignored files unless every path is listed, rehashes the
+// whole tree and takes no index.lock. Here only the paths that differ
+// between the current snapshot and the checkpoint are touched (a tree
+// diff that skips equal subtrees), ignored and oversized files are never
+// removed, and the index is written once under index.lock with stat data
+// reused wherever it is still valid. See docs/rollback.md for figures.
+
+// FileChange is one working-tree path a rollback changes.
+type FileChange struct {
+	Path string `json:"path"`
+	// Op is "create", "modify", "delete", "mode" (executable bit only) or
+	// "type" (file, link or submodule replaced by another kind).
+	Op   string `json:"op"`
+	From string `json:"from_mode,omitempty"` // git's octal mode; "" when absent
+	To   string `json:"to_mode,omitempty"`
+}
+
+func summarize(wt []change) []FileChange {
+	out := make([]FileChange, 0, len(wt))
+	for _, c := range wt {
+		fc := FileChange{Path: c.path}
+		if c.from.mode != 0 {
+			fc.From = modeNames[c.from.mode]
+		}
+		if c.to.mode != 0 {
+			fc.To = modeNames[c.to.mode]
+		}
+		switch {
+		case c.from.mode == 0:
+			fc.Op = "create"
+		case c.to.mode == 0:
+			fc.Op = "delete"
+		case kindOfMode(c.from.mode) != kindOfMode(c.to.mode):
+			fc.Op = "type"
+		case c.from.hash == c.to.hash:
+			fc.Op = "mode"
+		default:
+			fc.Op = "modify"
+		}
+		out = append(out, fc)
+	}
+	return out
+}
+
+func kindOfMode(m filemode.FileMode) fileKind {
+	switch m {
+	case filemode.Symlink:
+		return kindSymlink
+	case filemode.Submodule:
+		return kindDir
+	case 0:
+		return kindNone
+	}
+	return kindFile
+}
+
+// diffs computes what restoring target over snap changes, validating every
+// part of the checkpoint it will use: tree structure and names (strict
+// parse), blobs present, and nothing unsafe in any path it writes.
+func (w *workspace) diffs(curWT, curIdx, wantWT, wantIdx plumbing.Hash) (wt, ix []change, err error) {
+	trusted := &treeReader{o: w.obj}
+	checked := &treeReader{o: w.obj, strict: true, foldCase: w.fold}
+	if wt, err = diffTrees(trusted, checked, curWT, wantWT); err != nil {
+		return nil, nil, err
+	}
+	if curIdx == curWT && wantIdx == wantWT {
+		ix = append([]change(nil), wt...) // clean on both sides: the same diff
+	} else if ix, err = diffTrees(trusted, checked, curIdx, wantIdx); err != nil {
+		return nil, nil, err
+	}
+	seen := map[plumbing.Hash]bool{}
+	for _, list := range [][]change{wt, ix} {
+		for _, c := range list {
+			if c.to.mode == 0 {
+				continue
+			}
+			if err := checkPath(c.path); err != nil {
+				return nil, nil, err
+			}
+			if c.to.mode == filemode.Submodule || seen[c.to.hash] {
+				continue
+			}
+			seen[c.to.hash] = true
+			if !w.obj.has(c.to.hash) {
+				return nil, nil, fmt.Errorf("the checkpoint is incomplete: object %s (%s) is missing", c.to.hash, c.path)
+			}
+		}
+	}
+	return wt, ix, nil
+}
+
+// skipWorktree drops the changes to paths the index marks skip-worktree
+// (sparse checkouts): their files are absent by design and stay so.
+func skipWorktree(wt []change, idx *gitIndex) []change {
+	var skip map[string]bool
+	for i := range idx.Entries {
+		if e := &idx.Entries[i]; e.skipWorktree() {
+			if skip == nil {
+				skip = map[string]bool{}
+			}
+			skip[e.Name] = true
+		}
+	}
+	if skip == nil {
+		return wt
+	}
+	out := wt[:0]
+	for _, c := range wt {
+		if !skip[c.path] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ErrInTheWay reports a file the rollback would have to overwrite or
+// remove although no checkpoint holds it (an ignored or oversized file).
+var ErrInTheWay = errors.New("a file is in the way")
+
+// conflicts checks, before anything is changed, that the paths the
+// rollback writes are free or hold only what the current snapshot has (and
+// so the safety checkpoint keeps): an ignored file, an oversized untracked
+// file or a nested repository in the way is never overwritten or removed,
+// and no file is ever written through a symbolic link.
+func (w *workspace) conflicts(wt []change) error {
+	current := make(map[string]bool, len(wt))
+	for _, c := range wt {
+		if c.from.mode != 0 && c.from.mode != filemode.Submodule {
+			current[c.path] = true
+		}
+	}
+	removed := func(p string) bool {
+		return current[p] // every current leaf in the diff is removed or rewritten
+	}
+	okDirs := map[string]bool{"": true}
+	inTheWay := func(p, why string) error {
+		return userErr(ErrInTheWay, "%s %s. Move it away (or delete it) and run the command again; nothing was changed", p, why)
+	}
+	for _, c := range wt {
+		if c.to.mode == 0 {
+			continue
+		}
+		for _, d := range parentDirs(c.path) {
+			if okDirs[d] {
+				continue
+			}
+			st, err := w.fs.lstat(d)
+			switch {
+			case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
+			case err != nil:
+				return err
+			case st.kind == kindDir:
+			case removed(d):
+				// a file or link the rollback removes first
+			default:
+				return inTheWay(d, "is in the way: the checkpoint needs a directory there")
+			}
+			okDirs[d] = true
+		}
+		if c.from.mode != 0 {
+			continue
+		}
+		st, err := w.fs.lstat(c.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
+		case err != nil:
+			return err
+		case st.kind == kindDir:
+			if c.to.mode == filemode.Submodule {
+				continue
+			}
+			if p := w.unknownBelow(c.path, current); p != "" {
+				return inTheWay(p, "is in the way: it is in no checkpoint, and the rollback needs its directory to be a file")
+			}
+		default:
+			return inTheWay(c.path, "is in the way: it is in no checkpoint (ignored, or too large to save)")
+		}
+	}
+	return nil
+}
+
+// unknownBelow returns a file below dir that the snapshot does not hold.
+func (w *workspace) unknownBelow(dir string, current map[string]bool) string {
+	ents, err := w.fs.readDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, d := range ents {
+		p := dir + "/" + d.name
+		if d.kind == kindDir {
+			if q := w.unknownBelow(p, current); q != "" {
+				return q
+			}
+			continue
+		}
+		if !current[p] {
+			return p
+		}
+	}
+	return ""
+}
+
+// blobPrefetch reads the blobs a restore will write while it does the
+// rest (safety checkpoint, journal, removals): inflating packed objects is
+// the part of writing files that cannot run in parallel. It keeps at most
+// maxBytes of content; what does not fit is read when written.
+type blobPrefetch struct {
+	mu   sync.Mutex
+	data map[plumbing.Hash][]byte
+	done chan struct{}
+}
+
+const prefetchBytes = 32 << 20
+
+func (w *workspace) prefetchBlobs(wt []change) {
+	if w.memory {
+		// The memory storage is shared with gitstore, which writes to it
+		// meanwhile; and nothing is slow there.
+		return
+	}
+	p := &blobPrefetch{data: map[plumbing.Hash][]byte{}, done: make(chan struct{})}
+	w.blobs = p
+	go func() {
+		defer close(p.done)
+		total := 0
+		for _, c := range wt {
+			if c.to.mode == 0 || c.to.mode == filemode.Submodule || (c.from.mode != 0 && c.from.hash == c.to.hash) {
+				continue
+			}
+			b, err := w.obj.read(plumbing.BlobObject, c.to.hash)
+			if err != nil {
+				continue // reported when the file is written
+			}
+			if total += len(b); total > prefetchBytes {
+				return
+			}
+			p.mu.Lock()
+			p.data[c.to.hash] = b
+			p.mu.Unlock()
+		}
+	}()
+}
+
+// get returns a blob's content, prefetched or read now.
+func (p *blobPrefetch) get(o *objects, h plumbing.Hash) ([]byte, error) {
+	if p != nil {
+		p.mu.Lock()
+		b, ok := p.data[h]
+		p.mu.Unlock()
+		if ok {
+			return b, nil
+		}
+	}
+	return o.read(plumbing.BlobObject, h)
+}
+
+// stop waits for the prefetch to end and drops what it kept.
+func (w *workspace) stopPrefetch() {
+	if w.blobs != nil {
+		<-w.blobs.done
+		w.blobs = nil
+	}
+}
+
+// written is a file the restore wrote, with its stat data afterwards.
+type written struct {
+	leaf leaf
+	st   fstat
+}
+
+// applyWorktree makes the working tree match the "to" side of wt. It is
+// idempotent: a rollback interrupted midway is finished, or undone, by
+// applying the same list (or the reverse one) again, whatever part of it
+// was done. Removals come first (deepest directories emptied last), then
+// writes in path order, each file created fresh (O_EXCL) under parents
+// that are checked to be real directories.
+func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
+	out := make(map[string]written)
+	needed := map[string]bool{} // directories the new files go in
+	for _, c := range wt {
+		if c.to.mode != 0 {
+			for _, d := range parentDirs(c.path) {
+				needed[d] = true
+			}
+			if c.to.mode == filemode.Submodule {
+				needed[c.path] = true
+			}
+		}
+	}
+	emptied := map[string]bool{}
+	for _, c := range wt {
+		if c.from.mode == 0 || c.from.mode == filemode.Submodule {
+			continue
+		}
+		if c.to.mode != 0 && c.to.mode != filemode.Submodule && c.from.mode != filemode.Symlink && c.to.mode != filemode.Symlink &&
+			c.from.hash == c.to.hash {
+			continue // executable bit only: chmod below
+		}
+		if err := w.removeLeaf(c.path, needed); err != nil {
+			return out, err
+		}
+		for _, d := range parentDirs(c.path) {
+			emptied[d] = true
+		}
+	}
+	dirs := make([]string, 0, len(emptied))
+	for d := range emptied {
+		if !needed[d] {
+			dirs = append(dirs, d)
+		}
+	}
+	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
+	for _, d := range dirs {
+		_ = w.fs.remove(d) // fails, as it should, when something (ignored) is left
+	}
+	made := map[string]bool{"": true}
+	var writes []leaf
+	for _, c := range wt {
+		if c.to.mode == 0 {
+			continue
+		}
+		if err := w.mkdirs(c.path, made); err != nil {
+			return out, err
+		}
+		if c.to.mode == filemode.Submodule {
+			if err := w.fs.mkdir(c.path); err != nil {
+				return out, fmt.Errorf("cannot create %s: %w", c.path, err)
+			}
+			continue
+		}
+		if c.from.mode != 0 && c.from.mode != filemode.Symlink && c.to.mode != filemode.Symlink && c.from.hash == c.to.hash {
+			st, err := w.fs.lstat(c.path)
+			if err == nil && st.kind == kindFile {
+				if st, err = w.fs.chmod(c.path, c.to.mode == filemode.Executable); err != nil {
+					return out, fmt.Errorf("cannot change the mode of %s: %w", c.path, err)
+				}
+				out[c.path] = written{leaf: c.to, st: st}
+				continue
+			}
+		}
+		writes = append(writes, c.to)
+	}
+	// The files themselves, in parallel where the filesystem allows: each
+	// goes to its own path under directories that exist by now, and
+	// reading the blobs (inflating them) overlaps with writing others.
+	workers := 1
+	if w.fs.parallel() {
+		workers = min(len(writes), 2*runtime.GOMAXPROCS(0))
+	}
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		next     = make(chan leaf)
+		firstErr error
+	)
+	for k := 0; k < workers; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range next {
+				st, err := w.writeLeaf(l)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				if err == nil {
+					out[l.path] = written{leaf: l, st: st}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, l := range writes {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		next <- l
+	}
+	close(next)
+	wg.Wait()
+	return out, firstErr
+}
+
+// removeLeaf deletes a file or link. A path already gone is fine; a
+// directory there is fine when the restore needs one (an earlier,
+// interrupted pass made it).
+func (w *workspace) removeLeaf(p string, needed map[string]bool) error {
+	st, err := w.fs.lstat(p)
+	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.kind == kindDir {
+		if needed[p] {
+			return nil
+		}
+		if err := w.fs.remove(p); err != nil {
+			return fmt.Errorf("cannot remove %s: it is now a directory that is not empty", p)
+		}
+		return nil
+	}
+	if err := w.fs.remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot remove %s: %w", p, err)
+	}
+	return nil
+}
+
+// mkdirs creates p's parent directories, refusing to go through anything
+// that is not a real directory (a symbolic link could lead outside the
+// working tree).
+func (w *workspace) mkdirs(p string, made map[string]bool) error {
+	for _, d := range parentDirs(p) {
+		if made[d] {
+			continue
+		}
+		st, err := w.fs.lstat(d)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := w.fs.mkdir(d); err != nil {
+				return fmt.Errorf("cannot create directory %s: %w", d, err)
+			}
+		case err != nil:
+			return fmt.Errorf("cannot create directory %s: %w", d, err)
+		case st.kind != kindDir:
+			return userErr(ErrInTheWay, "%s is not a directory; nothing was written below it", d)
+		}
+		made[d] = true
+	}
+	return nil
+}
+
+// writeLeaf creates one file or link from its blob, replacing whatever
+// file or link is there.
+func (w *workspace) writeLeaf(l leaf) (fstat, error) {
+	data, err := w.blobs.get(w.obj, l.hash)
+	if err != nil {
+		return fstat{}, fmt.Errorf("cannot restore %s: %w", l.path, err)
+	}
+	if st, err := w.fs.lstat(l.path); err == nil {
+		if st.kind == kindDir {
+			if err := w.fs.remove(l.path); err != nil {
+				return fstat{}, fmt.Errorf("cannot restore %s: a directory that is not empty is in the way", l.path)
+			}
+		} else if err := w.fs.remove(l.path); err != nil {
+			return fstat{}, fmt.Errorf("cannot restore %s: %w", l.path, err)
+		}
+	}
+	var st fstat
+	if l.mode == filemode.Symlink && w.cfg.symlinks {
+		st, err = w.fs.symlink(string(data), l.path)
+	} else {
+		st, err = w.fs.writeFile(l.path, data, l.mode == filemode.Executable)
+	}
+	if err != nil {
+		return fstat{}, fmt.Errorf("cannot restore %s: %w", l.path, err)
+	}
+	return st, nil
+}
+
+// newIndex builds the index that matches ix applied to old. Stat data is
+// kept only where it is still known to describe the file: fresh from a
+// file the restore just wrote with the entry's content, or copied from an
+// old entry with the same content that was not racily clean in the old
+// index. Everything else gets zero stat data, which makes git look at the
+// file again: slower for it, never wrong.
+func newIndex(old *gitIndex, ix []change, wrote map[string]written) *gitIndex {
+	changes := make(map[string]*change, len(ix))
+	for i := range ix {
+		changes[ix[i].path] = &ix[i]
+	}
+	// The new entries are built in old's slice (old is not used again):
+	// a second 100,000-entry slice would be 9 MB more at the peak.
+	out := &gitIndex{Version: old.Version, Entries: old.Entries[:0]}
+	stat := func(e *idxEntry, prev *idxEntry) {
+		if wr, ok := wrote[e.Name]; ok {
+			if wr.leaf.hash == e.Hash && wr.leaf.mode == filemode.FileMode(e.Mode) && wr.st.hasStat {
+				e.Stat = wr.st.stat
+				e.Stat.Size = uint32(wr.st.size)
+				return
+			}
+			e.Stat = statData{}
+			return
+		}
+		if prev != nil && prev.Hash == e.Hash && normMode(prev.mode()) == filemode.FileMode(e.Mode) && !racy(prev.Stat, old.ModTime) {
+			e.Stat = prev.Stat
+			return
+		}
+		e.Stat = statData{}
+	}
+	for i := range old.Entries {
+		prev := old.Entries[i] // a copy: out may overwrite old.Entries[i] below
+		if prev.stage() != 0 || prev.intentToAdd() {
+			continue
+		}
+		e := prev
+		e.Mode = uint32(normMode(prev.mode()))
+		if c, ok := changes[prev.Name]; ok {
+			delete(changes, prev.Name)
+			if c.to.mode == 0 {
+				continue
+			}
+			e.Hash, e.Mode = c.to.hash, uint32(c.to.mode)
+			if e.Hash != prev.Hash || filemode.FileMode(e.Mode) != normMode(prev.mode()) {
+				e.Flags &^= flagAssumeValid
+			}
+		}
+		if !e.skipWorktree() {
+			// (skip-worktree entries are not in the working tree by
+			// design: their stat data stays as git left it)
+			stat(&e, &prev)
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	for _, c := range changes {
+		if c.to.mode == 0 {
+			continue
+		}
+		e := idxEntry{Name: c.path, Hash: c.to.hash, Mode: uint32(c.to.mode)}
+		stat(&e, nil)
+		out.Entries = append(out.Entries, e)
+	}
+	sortEntries(out.Entries)
+	return out
+}
+
+// indexTree returns the tree of an index's stage-0 entries (in memory; the
+// objects are not written).
+func (w *workspace) indexTree(idx *gitIndex) (plumbing.Hash, error) {
+	leaves := make([]leaf, 0, len(idx.Entries))
+	for i := range idx.Entries {
+		e := &idx.Entries[i]
+		if e.stage() != 0 || e.intentToAdd() {
+			continue
+		}
+		leaves = append(leaves, leaf{e.Name, normMode(e.mode()), e.Hash})
+	}
+	mem := map[plumbing.Hash][]byte{}
+	h, err := buildTree(leaves, mem)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	w.obj.mu.Lock()
+	for k, v := range mem {
+		w.obj.mem[k] = v
+	}
+	w.obj.mu.Unlock()
+	return h, nil
+}

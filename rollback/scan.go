@@ -1,0 +1,406 @@
+package rollback
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// scanConfig is what the scan needs to know about the repository's
+// settings (core.* keys) and the limits git-hegel applies.
+type scanConfig struct {
+	fileMode   bool  // core.fileMode: the executable bit is tracked
+	trustCtime bool  // core.trustctime
+	minimal    bool  // core.checkStat=minimal: compare mtime seconds and size only
+	symlinks   bool  // core.symlinks
+	maxSize    int64 // untracked files larger than this are left out
+	workers    int
+}
+
+// Per-entry verdicts of the scan.
+const (
+	entryUnseen  uint8 = iota // not found in the working tree: deleted
+	entryClean                // stat data matches the index: the index's blob is current
+	entryDirty                // must be hashed
+	entryIgnored              // not part of a worktree snapshot (stage > 0)
+)
+
+// What a dirty entry's file is now (scanResult.dirty).
+const (
+	dirtyLink uint8 = 1 << iota
+	dirtyExec
+)
+
+// skippedFile is an untracked file the snapshot leaves out.
+type skippedFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size,omitempty"`
+	Reason string `json:"reason"`
+}
+
+type untrackedFile struct {
+	path string
+	st   fstat
+}
+
+// scanResult is what the working tree looks like next to the index.
+type scanResult struct {
+	state     []uint8       // per index entry
+	dirty     []uint8       // per index entry, for dirty ones: what it is now (dirtyLink, dirtyExec)
+	dirtyStat map[int]fstat // stat of the dirty entries' files (few, unlike the entries)
+	untracked []untrackedFile
+	skipped   []skippedFile
+	nested    []string // repositories inside the working tree, left alone
+}
+
+type scanJob struct {
+	dir     string   // "" for the top
+	parts   []string // dir's components, for ignore matching
+	lo, hi  int      // index entries below dir/
+	rules   *ignoreRules
+	ignored bool // dir itself is ignored: every untracked file below is too
+}
+
+type child struct {
+	file   int // index entry of a tracked file, or -1
+	lo, hi int // index entries below child/ when it is a tracked directory
+}
+
+type scanner struct {
+	cfg      scanConfig
+	fs       wtFS
+	idx      *gitIndex
+	idxMtime time.Time
+
+	res scanResult
+	mu  sync.Mutex // guards res.untracked, res.skipped, res.nested
+}
+
+// scan compares the working tree with the index: one pass over the
+// directories (in parallel where the filesystem allows), lstat for tracked
+// files, ignore rules for the rest. Nothing is read or hashed yet.
+func scan(fsys wtFS, idx *gitIndex, rules *ignoreRules, cfg scanConfig) (*scanResult, error) {
+	s := &scanner{cfg: cfg, fs: fsys, idx: idx, idxMtime: idx.ModTime}
+	n := len(idx.Entries)
+	s.res.state = make([]uint8, n)
+	s.res.dirty = make([]uint8, n)
+	s.res.dirtyStat = map[int]fstat{}
+	for i := range idx.Entries {
+		e := &idx.Entries[i]
+		switch {
+		case e.stage() != 0:
+			s.res.state[i] = entryIgnored
+		case e.mode() == filemode.Submodule || e.skipWorktree() || e.assumeValid():
+			// Submodules are recorded as the index has them; skip-worktree
+			// and assume-unchanged entries are, by the user's request,
+			// taken as they are in the index (git stash does the same).
+			s.res.state[i] = entryClean
+		}
+	}
+	workers := cfg.workers
+	if workers <= 0 {
+		workers = 4 * runtime.GOMAXPROCS(0)
+	}
+	if !fsys.parallel() {
+		workers = 1
+	}
+	var (
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, workers)
+		errOnce  sync.Once
+		firstErr error
+	)
+	var visit func(j scanJob)
+	visit = func(j scanJob) {
+		defer wg.Done()
+		sem <- struct{}{}
+		subs, err := s.dir(j)
+		<-sem
+		if err != nil {
+			errOnce.Do(func() { firstErr = err })
+			return
+		}
+		for _, sj := range subs {
+			wg.Add(1)
+			go visit(sj)
+		}
+	}
+	wg.Add(1)
+	visit(scanJob{lo: 0, hi: n, rules: rules})
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	sort.Slice(s.res.untracked, func(i, j int) bool { return s.res.untracked[i].path < s.res.untracked[j].path })
+	sort.Slice(s.res.skipped, func(i, j int) bool { return s.res.skipped[i].Path < s.res.skipped[j].Path })
+	sort.Strings(s.res.nested)
+	return &s.res, nil
+}
+
+// children groups the index entries below j.dir by their next component.
+func (s *scanner) children(j scanJob) map[string]child {
+	prefix := 0
+	if j.dir != "" {
+		prefix = len(j.dir) + 1
+	}
+	out := make(map[string]child)
+	es := s.idx.Entries
+	for i := j.lo; i < j.hi; {
+		rest := es[i].Name[prefix:]
+		k := strings.IndexByte(rest, '/')
+		if k < 0 {
+			c, ok := out[rest]
+			if !ok {
+				c = child{file: -1}
+			}
+			if es[i].stage() == 0 || c.file < 0 {
+				c.file = i
+			}
+			out[rest] = c
+			i++
+			continue
+		}
+		name := rest[:k+1]
+		end := i + 1
+		for end < j.hi && strings.HasPrefix(es[end].Name[prefix:], name) {
+			end++
+		}
+		c, ok := out[rest[:k]]
+		if !ok {
+			c = child{file: -1}
+		}
+		c.lo, c.hi = i, end
+		out[rest[:k]] = c
+		i = end
+	}
+	return out
+}
+
+func (s *scanner) dir(j scanJob) ([]scanJob, error) {
+	kids := s.children(j)
+	tracked := j.hi > j.lo
+	type decision uint8
+	const (
+		skip decision = iota
+		trackedFile
+		untracked
+		subdir
+	)
+	var (
+		rules     = j.rules
+		nested    bool
+		decisions []decision
+	)
+	ignored := func(name string, isDir bool) bool {
+		if j.ignored {
+			return true
+		}
+		parts := make([]string, len(j.parts)+1)
+		copy(parts, j.parts)
+		parts[len(j.parts)] = name
+		return rules.ignored(parts, isDir)
+	}
+	decide := func(ents []dirent) []bool {
+		want := make([]bool, len(ents))
+		decisions = make([]decision, len(ents))
+		// First whether this is another repository, and the .gitignore
+		// whose patterns apply to everything here.
+		for _, d := range ents {
+			if d.name == ".git" && j.dir != "" && !tracked {
+				nested = true
+				return want
+			}
+			if d.name == ".gitignore" && d.kind == kindFile && !j.ignored {
+				if b, err := s.fs.readFile(join(j.dir, d.name)); err == nil {
+					rules = rules.with(parsePatterns(b, j.parts))
+				}
+			}
+		}
+		for i, d := range ents {
+			p := join(j.dir, d.name)
+			c, isKid := kids[d.name]
+			switch {
+			case d.name == ".git":
+			case reservedPath(p):
+			case isKid && c.file >= 0 && d.kind != kindDir:
+				if s.res.state[c.file] == entryUnseen {
+					decisions[i] = trackedFile
+				}
+			case d.kind == kindDir:
+				decisions[i] = subdir
+			case d.kind == kindFile || d.kind == kindSymlink:
+				if !ignored(d.name, false) {
+					decisions[i] = untracked
+				}
+			}
+			want[i] = decisions[i] == trackedFile || decisions[i] == untracked
+		}
+		return want
+	}
+	ds, sts, err := s.fs.scanDir(j.dir, decide)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("cannot scan directory %s: %w", displayDir(j.dir), err)
+	}
+	if nested {
+		s.mu.Lock()
+		s.res.nested = append(s.res.nested, j.dir)
+		s.mu.Unlock()
+		return nil, nil
+	}
+	var subs []scanJob
+	for i, d := range ds {
+		p := join(j.dir, d.name)
+		c, isKid := kids[d.name]
+		if !isKid {
+			c = child{file: -1}
+		}
+		switch decisions[i] {
+		case trackedFile:
+			st := sts[i]
+			e := &s.idx.Entries[c.file]
+			switch {
+			case st.kind == kindFile || st.kind == kindSymlink:
+				if s.matches(e, st) {
+					s.res.state[c.file] = entryClean
+				} else {
+					s.res.state[c.file] = entryDirty
+					if st.kind == kindSymlink {
+						s.res.dirty[c.file] |= dirtyLink
+					}
+					if st.exec {
+						s.res.dirty[c.file] |= dirtyExec
+					}
+					s.mu.Lock()
+					s.res.dirtyStat[c.file] = st
+					s.mu.Unlock()
+				}
+			case st.kind == kindDir:
+				// Replaced by a directory since the listing: treat it as
+				// untracked content on the next scan; here, deleted.
+			}
+		case untracked:
+			st := sts[i]
+			if st.kind != kindFile && st.kind != kindSymlink {
+				continue
+			}
+			if err := checkPath(p); err != nil {
+				s.skip(skippedFile{Path: p, Reason: "git cannot store this name"})
+				continue
+			}
+			if st.kind == kindFile && s.cfg.maxSize > 0 && st.size > s.cfg.maxSize {
+				s.skip(skippedFile{Path: p, Size: st.size, Reason: "too large"})
+				continue
+			}
+			s.mu.Lock()
+			s.res.untracked = append(s.res.untracked, untrackedFile{path: p, st: st})
+			s.mu.Unlock()
+		case subdir:
+			if d.kind != kindDir {
+				continue
+			}
+			sub := scanJob{dir: p, rules: rules, ignored: j.ignored}
+			sub.parts = append(append(make([]string, 0, len(j.parts)+1), j.parts...), d.name)
+			if c.hi > c.lo {
+				sub.lo, sub.hi = c.lo, c.hi
+			}
+			if c.file >= 0 && s.idx.Entries[c.file].mode() == filemode.Submodule {
+				continue // a submodule's checkout: not ours to look into
+			}
+			if !sub.ignored && ignored(d.name, true) {
+				if sub.hi == sub.lo {
+					continue // an ignored directory with nothing tracked in it
+				}
+				sub.ignored = true
+			}
+			if checkName(d.name) != nil {
+				continue
+			}
+			subs = append(subs, sub)
+		}
+	}
+	return subs, nil
+}
+
+func (s *scanner) skip(f skippedFile) {
+	s.mu.Lock()
+	s.res.skipped = append(s.res.skipped, f)
+	s.mu.Unlock()
+}
+
+// matches reports whether the file's stat data says it still holds the
+// index entry's blob, by git's rules (read-cache.c: ce_match_stat). An
+// entry whose mtime is not older than the index file is "racily clean": the
+// file may have changed within the same tick after it was hashed, so it is
+// hashed again.
+func (s *scanner) matches(e *idxEntry, st fstat) bool {
+	if !st.hasStat {
+		return false
+	}
+	switch e.mode() {
+	case filemode.Regular, filemode.Executable, filemode.Deprecated:
+		if st.kind != kindFile {
+			return false
+		}
+		if s.cfg.fileMode && st.exec != (e.mode() == filemode.Executable) {
+			return false
+		}
+	case filemode.Symlink:
+		if st.kind != kindSymlink && (s.cfg.symlinks || st.kind != kindFile) {
+			return false
+		}
+	default:
+		return false
+	}
+	a, b := e.Stat, st.stat
+	if a.MtimeSec != b.MtimeSec || a.Size != b.Size {
+		return false
+	}
+	if !s.cfg.minimal {
+		if a.MtimeNsec != b.MtimeNsec || a.Ino != b.Ino || a.UID != b.UID || a.GID != b.GID {
+			return false
+		}
+		if s.cfg.trustCtime && a.CtimeSec != b.CtimeSec {
+			return false
+		}
+	}
+	if racy(a, s.idxMtime) {
+		return false
+	}
+	return true
+}
+
+// racy reports whether stat data recorded in an index written at t could
+// describe a file modified after it was hashed (mtime not older than t).
+// With no index time (memory storage) every entry is racy.
+func racy(sd statData, t time.Time) bool {
+	if t.IsZero() {
+		return true
+	}
+	ts, tn := uint32(t.Unix()), uint32(t.Nanosecond())
+	return sd.MtimeSec > ts || (sd.MtimeSec == ts && sd.MtimeNsec >= tn)
+}
+
+func displayDir(d string) string {
+	if d == "" {
+		return "."
+	}
+	return d
+}
+
+func isNotDir(err error) bool {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return strings.Contains(pe.Err.Error(), "not a directory")
+	}
+	return false
+}

@@ -1,0 +1,294 @@
+package rollback
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// snapshot is the working tree and the index captured as two trees.
+type snapshot struct {
+	idx       *gitIndex
+	indexTree plumbing.Hash
+	worktree  plumbing.Hash
+	skipped   []skippedFile
+	nested    []string
+	stored    bool // objects written (false: hashed only, for a preview)
+}
+
+// hashed is a file's blob and mode once read.
+type hashed struct {
+	hash plumbing.Hash
+	mode filemode.FileMode
+	gone bool // vanished before it could be read
+}
+
+// ErrUnmerged reports an index with unresolved conflicts: a tree cannot
+// hold its several versions of one path.
+var ErrUnmerged = errors.New("the index has unmerged paths")
+
+type snapshotter struct {
+	fs    wtFS
+	obj   *objects
+	cfg   scanConfig
+	rules *ignoreRules
+	trace func(step string)
+	// gitDir holds the stat cache (statcache.go); "" in memory.
+	gitDir string
+}
+
+// take snapshots the working tree and idx. With store, every blob and tree
+// is written to the repository; without, they are only hashed (the trees
+// stay in memory for diffs), which is what a preview needs.
+func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
+	var unmerged []string
+	for i := range idx.Entries {
+		if e := &idx.Entries[i]; e.stage() != 0 && (len(unmerged) == 0 || unmerged[len(unmerged)-1] != e.Name) {
+			unmerged = append(unmerged, e.Name)
+		}
+	}
+	if len(unmerged) > 0 {
+		return nil, userErr(ErrUnmerged, "The index has unmerged paths (%s): resolve and 'git add' them, or abort the merge, first", listSome(unmerged, 3))
+	}
+	res, err := scan(sn.fs, idx, sn.rules, sn.cfg)
+	if err != nil {
+		return nil, err
+	}
+	sn.trace(fmt.Sprintf("scan (%d entries)", len(idx.Entries)))
+	type item struct {
+		path  string
+		st    fstat
+		entry int // index entry, or -1-k for untracked file k
+		base  filemode.FileMode
+	}
+	var items []item
+	for i, s := range res.state {
+		if s == entryDirty {
+			e := &idx.Entries[i]
+			items = append(items, item{e.Name, res.dirtyStat[i], i, normMode(e.mode())})
+		}
+	}
+	for k, u := range res.untracked {
+		items = append(items, item{u.path, u.st, -1 - k, filemode.Regular})
+	}
+	cache := loadStatCache(sn.gitDir)
+	var reused atomic.Int64
+	results := make([]hashed, len(items))
+	workers := 1
+	if sn.fs.parallel() {
+		workers = min(4*runtime.GOMAXPROCS(0), max(1, len(items)))
+	}
+	var (
+		wg       sync.WaitGroup
+		next     = make(chan int)
+		errOnce  sync.Once
+		firstErr error
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				it := items[k]
+				mode := sn.modeOf(it.st.kind, it.st.exec, it.base)
+				if h, ok := cache.lookup(it.path, it.st, sn.cfg); ok && (!store || sn.obj.has(h)) {
+					results[k] = hashed{hash: h, mode: mode}
+					reused.Add(1)
+					continue
+				}
+				h, err := sn.hashFile(it.path, it.st.kind, store)
+				if errors.Is(err, fs.ErrNotExist) {
+					results[k].gone = true
+					continue
+				}
+				if err != nil {
+					errOnce.Do(func() { firstErr = err })
+					continue
+				}
+				results[k] = hashed{hash: h, mode: mode}
+			}
+		}()
+	}
+	for k := range items {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if store && sn.gitDir != "" {
+		next := make(map[string]statCacheEntry, len(items))
+		for k, it := range items {
+			if !results[k].gone && it.st.hasStat {
+				next[it.path] = statCacheEntry{stat: it.st.stat, flags: statFlags(it.st), hash: results[k].hash}
+			}
+		}
+		saveStatCache(sn.gitDir, next)
+	}
+	sn.trace(fmt.Sprintf("hash (%d files, %d of them unchanged since the last snapshot)", len(items), reused.Load()))
+	dirty := make(map[int]hashed, len(items))
+	var untracked []leaf
+	for k, it := range items {
+		if it.entry >= 0 {
+			dirty[it.entry] = results[k]
+		} else if !results[k].gone {
+			untracked = append(untracked, leaf{path: it.path, mode: results[k].mode, hash: results[k].hash})
+		}
+	}
+
+	// Both trees are built straight from the index entries: the index
+	// tree from the stage-0 entries (intent-to-add ones are not in it, as
+	// with git write-tree), the working tree from the same entries with
+	// the scan's verdicts applied, merged with the untracked files. Only
+	// an order of int32s is allocated, not 100,000 leaves.
+	inIndex := make([]int32, 0, len(idx.Entries))
+	for i := range idx.Entries {
+		if !idx.Entries[i].intentToAdd() {
+			inIndex = append(inIndex, int32(i))
+		}
+	}
+	indexLeaf := func(k int) leaf {
+		e := &idx.Entries[inIndex[k]]
+		return leaf{e.Name, normMode(e.mode()), e.Hash}
+	}
+	// wt lists the working tree's leaves in path order: i >= 0 is index
+	// entry i (clean, or dirty with its new content), -1-k untracked[k].
+	wt := make([]int32, 0, len(idx.Entries)+len(untracked))
+	u := 0
+	for i := range idx.Entries {
+		name := idx.Entries[i].Name
+		keep := false
+		switch res.state[i] {
+		case entryClean:
+			keep = !idx.Entries[i].intentToAdd()
+		case entryDirty:
+			keep = !dirty[i].gone
+		}
+		if !keep {
+			continue
+		}
+		for u < len(untracked) && untracked[u].path < name {
+			wt = append(wt, int32(-1-u))
+			u++
+		}
+		wt = append(wt, int32(i))
+	}
+	for ; u < len(untracked); u++ {
+		wt = append(wt, int32(-1-u))
+	}
+	wtLeaf := func(k int) leaf {
+		i := int(wt[k])
+		if i < 0 {
+			return untracked[-1-i]
+		}
+		e := &idx.Entries[i]
+		if res.state[i] == entryDirty {
+			h := dirty[i]
+			return leaf{e.Name, h.mode, h.hash}
+		}
+		return leaf{e.Name, normMode(e.mode()), e.Hash}
+	}
+
+	mem := map[plumbing.Hash][]byte{}
+	snap := &snapshot{idx: idx, skipped: res.skipped, nested: res.nested, stored: store}
+	indexPath := func(k int) string { return idx.Entries[inIndex[k]].Name }
+	wtPath := func(k int) string {
+		if i := int(wt[k]); i >= 0 {
+			return idx.Entries[i].Name
+		}
+		return untracked[-1-int(wt[k])].path
+	}
+	if snap.indexTree, err = buildTreeOf(len(inIndex), indexPath, indexLeaf, mem); err != nil {
+		return nil, fmt.Errorf("cannot record the index: %w", err)
+	}
+	if snap.worktree, err = buildTreeOf(len(wt), wtPath, wtLeaf, mem); err != nil {
+		return nil, fmt.Errorf("cannot record the working tree: %w", err)
+	}
+	sn.obj.mu.Lock()
+	for h, b := range mem {
+		sn.obj.mem[h] = b
+	}
+	sn.obj.mu.Unlock()
+	sn.trace("build trees")
+	if store {
+		if err := sn.obj.flushTrees(snap.indexTree); err != nil {
+			return nil, err
+		}
+		if err := sn.obj.flushTrees(snap.worktree); err != nil {
+			return nil, err
+		}
+		sn.trace("write trees")
+	}
+	return snap, nil
+}
+
+// hashFile reads a file (or a link's target) and returns its blob name,
+// writing the blob when store is set.
+func (sn *snapshotter) hashFile(p string, kind fileKind, store bool) (plumbing.Hash, error) {
+	var data []byte
+	var err error
+	if kind == kindSymlink {
+		var t string
+		t, err = sn.fs.readlink(p)
+		data = []byte(t)
+	} else {
+		data, err = sn.fs.readFile(p)
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+			return plumbing.ZeroHash, fs.ErrNotExist
+		}
+		return plumbing.ZeroHash, fmt.Errorf("cannot read %s: %w", p, err)
+	}
+	h := hashObject(plumbing.BlobObject, data)
+	if store {
+		if err := sn.obj.write(plumbing.BlobObject, h, data); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	return h, nil
+}
+
+// modeOf is the mode git would record for a file: with core.fileMode off
+// the index's executable bit is kept, and with core.symlinks off a link the
+// index knows stays a link.
+func (sn *snapshotter) modeOf(kind fileKind, exec bool, base filemode.FileMode) filemode.FileMode {
+	switch {
+	case kind == kindSymlink:
+		return filemode.Symlink
+	case !sn.cfg.symlinks && base == filemode.Symlink:
+		return filemode.Symlink
+	case !sn.cfg.fileMode:
+		if base == filemode.Executable {
+			return filemode.Executable
+		}
+		return filemode.Regular
+	case exec:
+		return filemode.Executable
+	}
+	return filemode.Regular
+}
+
+// normMode maps the modes old gits wrote (100664) to the ones fsck accepts.
+func normMode(m filemode.FileMode) filemode.FileMode {
+	switch m {
+	case filemode.Executable, filemode.Symlink, filemode.Submodule:
+		return m
+	}
+	return filemode.Regular
+}
+
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}

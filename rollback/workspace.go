@@ -1,0 +1,444 @@
+package rollback
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/gitstore"
+)
+
+// workspace is one repository's working tree, index, HEAD and per-worktree
+// git directory, on disk or (for unit tests) in memory.
+type workspace struct {
+	r       *gitstore.Repo
+	fs      wtFS
+	obj     *objects
+	memory  bool // gitstore.NewMemory: index and HEAD live in the go-git storage
+	cfg     scanConfig
+	rules   *ignoreRules
+	fold    bool // core.ignorecase
+	getenv  func(string) string
+	now     func() time.Time
+	journal journalStore
+
+	lock  *indexLock    // held from the rollback's scan to its index write
+	blobs *blobPrefetch // the blobs a restore under way will write
+
+	// GIT_HEGEL_TRACE_PERFORMANCE=1 times each step on stderr, as
+	// GIT_TRACE_PERFORMANCE does for git.
+	traceOn   bool
+	traceLast time.Time
+}
+
+// trace reports the time since the previous step.
+func (w *workspace) trace(step string) {
+	if !w.traceOn {
+		return
+	}
+	now := time.Now()
+	fmt.Fprintf(os.Stderr, "git-hegel: performance: %.6f s: %s\n", now.Sub(w.traceLast).Seconds(), step)
+	w.traceLast = now
+}
+
+func newWorkspace(r *gitstore.Repo, getenv func(string) string, now func() time.Time) *workspace {
+	c := r.Config()
+	w := &workspace{
+		r:      r,
+		obj:    newObjects(objectStorage(r)),
+		memory: r.WorkTree == "",
+		getenv: getenv,
+		now:    now,
+		fold:   c.Bool("core", "ignorecase", false),
+	}
+	if v := getenv("GIT_HEGEL_TRACE_PERFORMANCE"); v != "" && v != "0" && v != "false" {
+		w.traceOn, w.traceLast = true, time.Now()
+	}
+	checkStat, _ := c.Get("core", "", "checkstat")
+	w.cfg = scanConfig{
+		fileMode:   c.Bool("core", "filemode", true),
+		trustCtime: c.Bool("core", "trustctime", true),
+		minimal:    strings.EqualFold(strings.TrimSpace(checkStat), "minimal"),
+		symlinks:   c.Bool("core", "symlinks", true),
+	}
+	if !w.memory {
+		w.obj.looseDir = filepath.Join(r.CommonDir, "objects")
+	}
+	if w.memory {
+		w.fs = billyFS{r.WorkTreeFS()}
+		w.rules = &ignoreRules{}
+		w.journal = &memJournal{}
+	} else {
+		w.fs = osFS{root: r.WorkTree}
+		excl, _ := c.Get("core", "", "excludesfile")
+		w.rules = &ignoreRules{patterns: globalExcludes(strings.TrimSpace(excl), getenv("HOME"), getenv("XDG_CONFIG_HOME"), r.CommonDir)}
+		w.journal = fileJournal{path: filepath.Join(r.GitDir, journalFile)}
+	}
+	return w
+}
+
+func (w *workspace) snapshotter() *snapshotter {
+	sn := &snapshotter{fs: w.fs, obj: w.obj, cfg: w.cfg, rules: w.rules, trace: w.trace}
+	if !w.memory {
+		sn.gitDir = w.r.GitDir
+	}
+	return sn
+}
+
+// readIndex loads the index (an empty one if there is none).
+func (w *workspace) readIndex() (*gitIndex, error) {
+	if w.memory {
+		gi, err := w.r.Storage().Index()
+		if err != nil {
+			return &gitIndex{Version: 2}, nil
+		}
+		return fromGoGit(gi), nil
+	}
+	f, err := os.Open(filepath.Join(w.r.GitDir, "index"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &gitIndex{Version: 2, ident: "none"}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the index: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the index: %w", err)
+	}
+	// One allocation of the file's size, filled by read(2): no growing
+	// buffer, and the names decoded from it alias it (decodeIndex).
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, fmt.Errorf("cannot read the index: %w", err)
+	}
+	idx, err := decodeIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (.git/index); 'git status' may repair it, or 'git reset' rebuilds it", err)
+	}
+	idx.ModTime = fi.ModTime()
+	sd, _ := sysStat(fi)
+	idx.ident = fmt.Sprintf("%d %d %d", fi.Size(), fi.ModTime().UnixNano(), sd.Ino)
+	return idx, nil
+}
+
+// indexLock is git's index.lock: while it exists no git command writes
+// the index, and the new index is written into it and renamed into place.
+// Until then it holds a marker naming this process, so a lock left by a
+// git-hegel that was killed can be recognised and removed (git's own
+// stale locks are left alone, as git leaves them).
+type indexLock struct {
+	path string
+	f    *os.File
+}
+
+const lockMarker = "git-hegel pid "
+
+// ErrIndexLocked reports an index.lock held by another process.
+var ErrIndexLocked = errors.New("index is locked")
+
+func (w *workspace) lockPath() string { return filepath.Join(w.r.GitDir, "index.lock") }
+
+func (w *workspace) lockIndex() error {
+	if w.memory || w.lock != nil {
+		return nil
+	}
+	p := w.lockPath()
+	marker := []byte(lockMarker + strconv.Itoa(os.Getpid()) + "\n")
+	for attempt := 0; ; attempt++ {
+		// The lock is created with its marker in one step (a hard link
+		// to a file already written), so no lock without one can be left.
+		tmp := p + ".hegel-" + strconv.Itoa(os.Getpid())
+		if err := os.WriteFile(tmp, marker, 0o666); err != nil {
+			return fmt.Errorf("cannot lock the index: %w", err)
+		}
+		err := os.Link(tmp, p)
+		os.Remove(tmp)
+		if errors.Is(err, fs.ErrExist) && attempt == 0 && w.removeStaleLock() {
+			continue
+		}
+		if errors.Is(err, fs.ErrExist) {
+			return userErr(ErrIndexLocked, "%s exists: another git process seems to be running in this repository. If none is, remove the file and try again", p)
+		}
+		if err != nil {
+			return fmt.Errorf("cannot lock the index: %w", err)
+		}
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			os.Remove(p)
+			return fmt.Errorf("cannot lock the index: %w", err)
+		}
+		w.lock = &indexLock{path: p, f: f}
+		return nil
+	}
+}
+
+// removeStaleLock removes an index.lock that a git-hegel process which no
+// longer runs left behind, and reports whether it did.
+func (w *workspace) removeStaleLock() bool {
+	if w.memory {
+		return false
+	}
+	if leftovers, _ := filepath.Glob(w.lockPath() + ".hegel-*"); len(leftovers) > 0 {
+		for _, l := range leftovers {
+			if pid, err := strconv.Atoi(l[strings.LastIndexByte(l, '-')+1:]); err == nil && !pidAlive(pid) {
+				os.Remove(l)
+			}
+		}
+	}
+	b, err := os.ReadFile(w.lockPath())
+	if err != nil || !bytes.HasPrefix(b, []byte(lockMarker)) {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[len(lockMarker):])))
+	if err != nil || pidAlive(pid) {
+		return false
+	}
+	return os.Remove(w.lockPath()) == nil
+}
+
+// unlockIndex drops the lock without changing the index.
+func (w *workspace) unlockIndex() {
+	if w.lock == nil {
+		return
+	}
+	w.lock.f.Close()
+	os.Remove(w.lock.path)
+	w.lock = nil
+}
+
+// indexChanged reports whether the index file is no longer the one idx was
+// read from.
+func (w *workspace) indexChanged(idx *gitIndex) bool {
+	if w.memory {
+		return false
+	}
+	return indexIdent(filepath.Join(w.r.GitDir, "index")) != idx.ident
+}
+
+func indexIdent(p string) string {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "none"
+	}
+	sd, _ := sysStat(fi)
+	return fmt.Sprintf("%d %d %d", fi.Size(), fi.ModTime().UnixNano(), sd.Ino)
+}
+
+// writeIndex writes idx while the lock is held and renames it into place.
+// Unlike git, which writes the new index into index.lock itself, it goes
+// to a temporary file beside it: index.lock keeps its marker to the end, so
+// a process killed while writing leaves a lock that is known to be its own.
+func (w *workspace) writeIndex(idx *gitIndex) error {
+	if w.memory {
+		return w.r.Storage().SetIndex(toGoGit(idx))
+	}
+	if w.lock == nil {
+		if err := w.lockIndex(); err != nil {
+			return err
+		}
+	}
+	tmp := w.lockPath() + ".hegel-" + strconv.Itoa(os.Getpid())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return fmt.Errorf("cannot write the index: %w", err)
+	}
+	err = encodeIndex(f, idx)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(w.r.GitDir, "index"))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("cannot write the index: %w", err)
+	}
+	w.unlockIndex()
+	return nil
+}
+
+// head is where HEAD points: a branch (Ref set) or a detached commit.
+type head struct {
+	Ref    plumbing.ReferenceName // "" when detached
+	Commit plumbing.Hash          // zero on an unborn branch
+}
+
+func (h head) name() string {
+	if h.Ref == "" {
+		return "HEAD"
+	}
+	return h.Ref.Short()
+}
+
+func (w *workspace) readHead() (head, error) {
+	ref, err := w.r.Storage().Reference(plumbing.HEAD)
+	if err != nil {
+		return head{}, fmt.Errorf("cannot read HEAD: %w", err)
+	}
+	if ref.Type() != plumbing.SymbolicReference {
+		return head{Commit: ref.Hash()}, nil
+	}
+	h := head{Ref: ref.Target()}
+	c, err := w.r.ReadRef(string(h.Ref))
+	if err != nil && !errors.Is(err, gitstore.ErrNotFound) {
+		return head{}, fmt.Errorf("cannot read %s: %w", h.Ref, err)
+	}
+	h.Commit = c
+	return h, nil
+}
+
+// moveHead moves the branch HEAD is on (or a detached HEAD) from old to
+// to, with compare-and-swap, and writes reflog entries as git would.
+func (w *workspace) moveHead(old head, from, to plumbing.Hash, msg string) error {
+	if from == to {
+		return nil
+	}
+	if old.Ref != "" {
+		if err := w.r.UpdateRef(string(old.Ref), from, to); err != nil {
+			return fmt.Errorf("cannot move %s: %w", old.Ref.Short(), err)
+		}
+		w.reflog(string(old.Ref), from, to, msg)
+		w.reflog("HEAD", from, to, msg)
+		return nil
+	}
+	if to.IsZero() {
+		return errors.New("cannot detach HEAD at no commit")
+	}
+	if w.memory {
+		return w.r.Storage().SetReference(plumbing.NewHashReference(plumbing.HEAD, to))
+	}
+	if err := w.writeDetachedHead(from, to); err != nil {
+		return err
+	}
+	w.reflog("HEAD", from, to, msg)
+	return nil
+}
+
+// writeDetachedHead rewrites a detached HEAD with git's lock protocol.
+// gitstore.UpdateRef handles refs/ only; HEAD lives in the per-worktree
+// git directory.
+func (w *workspace) writeDetachedHead(from, to plumbing.Hash) error {
+	p := filepath.Join(w.r.GitDir, "HEAD")
+	lock := p + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return fmt.Errorf("cannot lock HEAD: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(lock)
+		}
+	}()
+	cur, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("cannot read HEAD: %w", err)
+	}
+	if strings.TrimSpace(string(cur)) != from.String() {
+		return fmt.Errorf("HEAD changed while rolling back (now %s)", strings.TrimSpace(string(cur)))
+	}
+	if _, err := f.WriteString(to.String() + "\n"); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(lock, p); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
+
+// reflog appends to a ref's log the way git does when
+// core.logAllRefUpdates allows it; a failure only costs the log entry.
+func (w *workspace) reflog(ref string, from, to plumbing.Hash, msg string) {
+	if w.memory {
+		return
+	}
+	c := w.r.Config()
+	if v, ok := c.Get("core", "", "logallrefupdates"); ok && !c.Bool("core", "logallrefupdates", true) && !strings.EqualFold(strings.TrimSpace(v), "always") {
+		return
+	}
+	dir := w.r.CommonDir
+	if ref == "HEAD" {
+		dir = w.r.GitDir
+	}
+	p := filepath.Join(dir, "logs", filepath.FromSlash(ref))
+	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+		return
+	}
+	name, email := w.getenv("GIT_COMMITTER_NAME"), w.getenv("GIT_COMMITTER_EMAIL")
+	if name == "" {
+		name, _ = c.Get("user", "", "name")
+	}
+	if email == "" {
+		email, _ = c.Get("user", "", "email")
+	}
+	if name == "" || strings.ContainsAny(name, "<>\n") {
+		name = "git-hegel"
+	}
+	if email == "" || strings.ContainsAny(email, "<>\n") {
+		email = "git-hegel@localhost"
+	}
+	now := w.now()
+	_, off := now.Zone()
+	sign := '+'
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	line := fmt.Sprintf("%s %s %s <%s> %d %c%02d%02d\t%s\n", from, to, name, email, now.Unix(), sign, off/3600, off%3600/60,
+		strings.ReplaceAll(msg, "\n", " "))
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return
+	}
+	f.WriteString(line)
+	f.Close()
+}
+
+// operationInProgress names a git operation whose state a rollback would
+// break (git reset --hard discards it; git-hegel refuses instead).
+func (w *workspace) operationInProgress() string {
+	if w.memory {
+		return ""
+	}
+	for _, p := range []struct{ file, what string }{
+		{"MERGE_HEAD", "a merge"}, {"CHERRY_PICK_HEAD", "a cherry-pick"}, {"REVERT_HEAD", "a revert"},
+		{"rebase-merge", "a rebase"}, {"rebase-apply", "a rebase or am"}, {"sequencer", "a cherry-pick or revert"},
+	} {
+		if _, err := os.Lstat(filepath.Join(w.r.GitDir, p.file)); err == nil {
+			return p.what
+		}
+	}
+	return ""
+}
+
+func pidAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return true
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return p.Signal(syscall.Signal(0)) == nil
+}
