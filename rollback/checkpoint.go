@@ -450,12 +450,28 @@ func commitMessage(cp *Checkpoint) string {
 // reused; the rest are rewritten, which is how evicted checkpoints become
 // unreachable for git gc.
 func (m *Manager) writeChain(task string, tip plumbing.Hash, chain []*Checkpoint) error {
-	ref := RefPrefix + task
+	prev, err := m.buildChain(chain, plumbing.ZeroHash)
+	if err != nil {
+		return err
+	}
+	if prev == tip {
+		return nil
+	}
+	return m.r.UpdateRef(RefPrefix+task, tip, prev)
+}
+
+// buildChain writes the commits of chain (oldest first) and returns the
+// newest. extra, if set, becomes a middle parent of the newest commit
+// (MergeChains uses it to keep the remote's tip an ancestor).
+func (m *Manager) buildChain(chain []*Checkpoint, extra plumbing.Hash) (plumbing.Hash, error) {
 	var prev plumbing.Hash
-	for _, cp := range chain {
+	for i, cp := range chain {
 		var parents []plumbing.Hash
 		if !prev.IsZero() {
 			parents = append(parents, prev)
+		}
+		if i == len(chain)-1 && !extra.IsZero() && !prev.IsZero() && extra != prev {
+			parents = append(parents, extra)
 		}
 		if h := cp.HeadCommit(); !h.IsZero() && h != prev {
 			parents = append(parents, h)
@@ -463,19 +479,13 @@ func (m *Manager) writeChain(task string, tip plumbing.Hash, chain []*Checkpoint
 		if cp.Commit.IsZero() || !m.sameParents(cp.Commit, parents) {
 			c, err := m.r.CommitTree(cp.Root, parents, commitMessage(cp))
 			if err != nil {
-				return fmt.Errorf("cannot store checkpoint %s: %w", cp.ID, err)
+				return plumbing.ZeroHash, fmt.Errorf("cannot store checkpoint %s: %w", cp.ID, err)
 			}
 			cp.Commit = c
 		}
 		prev = cp.Commit
 	}
-	if prev == tip {
-		return nil
-	}
-	if err := m.r.UpdateRef(ref, tip, prev); err != nil {
-		return err
-	}
-	return nil
+	return prev, nil
 }
 
 func (m *Manager) sameParents(c plumbing.Hash, parents []plumbing.Hash) bool {
@@ -509,14 +519,20 @@ func (m *Manager) chain(task string) ([]*Checkpoint, plumbing.Hash, error) {
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
+	out, err := m.chainAt(task, tip)
+	return out, tip, err
+}
+
+// chainAt reads the checkpoints of the chain ending at tip, oldest first.
+func (m *Manager) chainAt(task string, tip plumbing.Hash) ([]*Checkpoint, error) {
 	var out []*Checkpoint
 	for h := tip; !h.IsZero(); {
 		if len(out) > 100000 {
-			return nil, tip, fmt.Errorf("%s%s: the chain is too long", RefPrefix, task)
+			return nil, fmt.Errorf("%s%s: the chain is too long", RefPrefix, task)
 		}
 		cp, parent, err := m.readCheckpoint(h)
 		if err != nil {
-			return nil, tip, fmt.Errorf("%s%s: %w", RefPrefix, task, err)
+			return nil, fmt.Errorf("%s%s: %w", RefPrefix, task, err)
 		}
 		out = append(out, cp)
 		h = parent
@@ -524,7 +540,7 @@ func (m *Manager) chain(task string) ([]*Checkpoint, plumbing.Hash, error) {
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
-	return out, tip, nil
+	return out, nil
 }
 
 // readCheckpoint parses one checkpoint commit and returns it and the

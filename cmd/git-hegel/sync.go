@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
@@ -32,6 +33,14 @@ func (c *cmdCtx) syncSetup(args []string) (*gitstore.Repo, *gitstore.Remote, git
 		return nil, nil, o, err
 	}
 	o.Checkpoints = c.boolFlag("checkpoints")
+	if o.Checkpoints {
+		// Only rollback knows the checkpoint chain's format.
+		o.MergeCheckpoints = func(task string, _ []plumbing.Hash, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error) {
+			m := c.checkpoints(r)
+			defer m.Close()
+			return m.MergeChains(task, local, remote)
+		}
+	}
 	return r, rem, o, nil
 }
 

@@ -1,0 +1,55 @@
+package rollback
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// MergeChains merges a task's checkpoint chains when both clones moved
+// them on (sync calls it): the union by checkpoint id (ours win on equal
+// ids), oldest first, cut to the FIFO bound. The result is written as a
+// fresh chain whose newest commit also has the remote tip as a parent, in
+// the middle, where the chain reader ignores it: pushing the result is then
+// a fast-forward. It returns the commit to move the local ref to; sync
+// moves it with compare-and-swap.
+//
+// The cost of fast-forward-only pushes: checkpoints that ever reached the
+// remote stay reachable from it, so gc there does not reclaim them.
+func (m *Manager) MergeChains(task string, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error) {
+	var counts engine.MergeCounts
+	ours, err := m.chainAt(task, local)
+	if err != nil {
+		return plumbing.ZeroHash, counts, err
+	}
+	theirs, err := m.chainAt(task, remote)
+	if err != nil {
+		return plumbing.ZeroHash, counts, err
+	}
+	seen := make(map[string]bool, len(ours))
+	merged := append([]*Checkpoint(nil), ours...)
+	for _, cp := range ours {
+		seen[cp.ID] = true
+	}
+	for _, cp := range theirs {
+		if !seen[cp.ID] {
+			seen[cp.ID] = true
+			merged = append(merged, cp)
+			counts.Added++
+		}
+	}
+	sort.SliceStable(merged, func(i, j int) bool { return merged[i].CreatedAt.Before(merged[j].CreatedAt) })
+	before := len(merged)
+	merged = evictOldest(merged, m.maxCheckpoints())
+	counts.Dropped = before - len(merged)
+	if len(merged) < 2 {
+		// With a bound of 1 the newest has no previous checkpoint, and the
+		// remote tip would be read as one: keep ours, unpushed.
+		return plumbing.ZeroHash, counts, fmt.Errorf("cannot merge the checkpoints of task %s with hegel.maxCheckpoints below 2", task)
+	}
+	tip, err := m.buildChain(merged, remote)
+	return tip, counts, err
+}
