@@ -9,7 +9,7 @@ GO      ?= go
 LDFLAGS := -X main.version=$(VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help build install uninstall test test-short race vet fmt bench fuzz man clean
+.PHONY: help build install uninstall test test-short vet bench fuzz man clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
