@@ -30,10 +30,13 @@ func (m *Manager) MergeChains(task string, local, remote plumbing.Hash) (plumbin
 		return plumbing.ZeroHash, counts, err
 	}
 	seen := make(map[string]bool, len(ours))
-	merged := append([]*Checkpoint(nil), ours...)
 	for _, cp := range ours {
 		seen[cp.ID] = true
 	}
+	// Theirs first, so that after the stable sort by time ours count as
+	// newer on equal timestamps: on a tie the bound evicts the remote's
+	// checkpoints before the ones taken here.
+	var merged []*Checkpoint
 	for _, cp := range theirs {
 		if !seen[cp.ID] {
 			seen[cp.ID] = true
@@ -41,6 +44,7 @@ func (m *Manager) MergeChains(task string, local, remote plumbing.Hash) (plumbin
 			counts.Added++
 		}
 	}
+	merged = append(merged, ours...)
 	sort.SliceStable(merged, func(i, j int) bool { return merged[i].CreatedAt.Before(merged[j].CreatedAt) })
 	before := len(merged)
 	merged = evictOldest(merged, m.maxCheckpoints())
