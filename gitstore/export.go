@@ -1,6 +1,9 @@
 package gitstore
 
 import (
+	"fmt"
+
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -17,6 +20,19 @@ func (r *Repo) ReadRef(name string) (plumbing.Hash, error) {
 // compare-and-swap (ZeroHash old: must not exist; ZeroHash new: delete).
 func (r *Repo) UpdateRef(name string, old, new plumbing.Hash) error {
 	return r.refs.Update(plumbing.ReferenceName(name), old, new)
+}
+
+// UpdateDetachedHead moves a detached HEAD (in this worktree's git dir)
+// from old to new with the same lock protocol and compare-and-swap as
+// UpdateRef. A HEAD that is not detached, or not at old, is a conflict.
+func (r *Repo) UpdateDetachedHead(old, new plumbing.Hash) error {
+	if old.IsZero() || new.IsZero() {
+		return fmt.Errorf("cannot move a detached HEAD from %s to %s", old, new)
+	}
+	if r.GitDir == "" {
+		return r.storage.SetReference(plumbing.NewHashReference(plumbing.HEAD, new))
+	}
+	return newFileRefs(osfs.New(r.GitDir, osfs.WithBoundOS())).update(plumbing.HEAD, old, new)
 }
 
 // ListRefs returns the refs under prefix, sorted by name.

@@ -99,6 +99,12 @@ func (r *fileRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash) e
 	if err := checkRefName(name); err != nil {
 		return err
 	}
+	return r.update(name, old, new)
+}
+
+// update is Update without the name check, for the one name outside refs/
+// git-hegel writes: a detached HEAD in a worktree's git dir.
+func (r *fileRefs) update(name plumbing.ReferenceName, old, new plumbing.Hash) error {
 	refPath := r.refPath(name)
 
 	// A ref cannot live below another ref (refs/a/b while refs/a is a loose

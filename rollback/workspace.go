@@ -315,53 +315,10 @@ func (w *workspace) moveHead(old head, from, to plumbing.Hash, msg string) error
 	if to.IsZero() {
 		return errors.New("cannot detach HEAD at no commit")
 	}
-	if w.memory {
-		return w.r.Storage().SetReference(plumbing.NewHashReference(plumbing.HEAD, to))
-	}
-	if err := w.writeDetachedHead(from, to); err != nil {
-		return err
+	if err := w.r.UpdateDetachedHead(from, to); err != nil {
+		return fmt.Errorf("cannot move HEAD: %w", err)
 	}
 	w.reflog("HEAD", from, to, msg)
-	return nil
-}
-
-// writeDetachedHead rewrites a detached HEAD with git's lock protocol.
-// gitstore.UpdateRef handles refs/ only; HEAD lives in the per-worktree
-// git directory.
-func (w *workspace) writeDetachedHead(from, to plumbing.Hash) error {
-	p := filepath.Join(w.r.GitDir, "HEAD")
-	lock := p + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return fmt.Errorf("cannot lock HEAD: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(lock)
-		}
-	}()
-	cur, err := os.ReadFile(p)
-	if err != nil {
-		return fmt.Errorf("cannot read HEAD: %w", err)
-	}
-	if strings.TrimSpace(string(cur)) != from.String() {
-		return fmt.Errorf("HEAD changed while rolling back (now %s)", strings.TrimSpace(string(cur)))
-	}
-	if _, err := f.WriteString(to.String() + "\n"); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(lock, p); err != nil {
-		return err
-	}
-	done = true
 	return nil
 }
 
