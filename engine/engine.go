@@ -85,14 +85,14 @@ func (e *Engine) Current() (*Task, error) {
 		if sess.ActiveTask == "" {
 			return nil, ErrNoWorkflow
 		}
+		// The session may name a task that is gone, that another worktree
+		// or clone took over, or that is stashed (a crash between the stash
+		// and the session write): none of those is ours any more, so look
+		// again from the refs.
 		t, err := e.Tasks.LoadTask(sess.ActiveTask)
 		if err == nil && e.owns(t.State) && t.State.Status != StatusStashed {
 			return t, nil
 		}
-		// A stashed task left in the session (a crash between the stash
-		// and the session write) is parked, not active.
-		// A task another worktree took over (its name was reused there)
-		// is no longer ours: look again from the refs.
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
@@ -105,8 +105,8 @@ func (e *Engine) Current() (*Task, error) {
 	return e.rebuild(missing)
 }
 
-// owns reports whether st belongs to this worktree. Tasks written before
-// worktree ids existed are matched by path.
+// owns reports whether st belongs to this worktree: by worktree id, or by
+// path when either side has no id (the in-memory test stores).
 func (e *Engine) owns(st *State) bool {
 	if st.WorktreeID != "" && e.WorktreeID != "" {
 		return st.WorktreeID == e.WorktreeID

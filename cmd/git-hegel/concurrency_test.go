@@ -147,7 +147,7 @@ func TestConcurrentProcessesLoseNoUpdate(t *testing.T) {
 		t.Errorf("history has %d nodes, want %d (one per successful next): an update was lost or doubled", len(h), want)
 	}
 	log := mustSh(t, env, dir, "git", "rev-list", "--count", "refs/hegel/tasks/race")
-	if strings.TrimSpace(log) != itoa(want) {
+	if strings.TrimSpace(log) != strconv.Itoa(want) {
 		t.Errorf("task chain has %s commits, want %d", strings.TrimSpace(log), want)
 	}
 	mustSh(t, env, dir, "git", "fsck", "--strict", "--no-dangling")
@@ -187,5 +187,3 @@ func TestGitLockAndUpdateRefRespected(t *testing.T) {
 		t.Errorf("after git update-ref rewound the task, history = %v, want [a a]", h)
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
