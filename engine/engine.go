@@ -119,9 +119,11 @@ func (e *Engine) Claim(st *State) {
 	st.Worktree, st.WorktreeID = e.Worktree, e.WorktreeID
 }
 
-// rebuild finds this worktree's active task from the refs alone. When there
-// is none and there was no session file, it writes nothing: reading the
-// status of a repository must not create files in it.
+// rebuild finds this worktree's active task from the refs alone, and
+// records the answer in the session so the scan is not repeated. In a
+// repository with no tasks at all and no session file it writes nothing:
+// reading the status of a repository that never used git-hegel must not
+// create files in it.
 func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 	names, err := e.Tasks.ListTasks()
 	if err != nil {
@@ -143,7 +145,7 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 	active := ""
 	if best != nil {
 		active = best.State.Task
-	} else if sessionMissing {
+	} else if sessionMissing && len(names) == 0 {
 		return nil, ErrNoWorkflow
 	}
 	if _, err := e.Session.UpdateSession(func(s *Session) error {

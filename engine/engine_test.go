@@ -337,3 +337,28 @@ func TestSwitchTakesOverAnotherClonesTask(t *testing.T) {
 		t.Errorf("switch to own task: %v, %d commits", err, len(laptop.tasks.log)-n)
 	}
 }
+
+// TestRebuildScansOnce: with no session file and only other clones' tasks
+// (a fresh clone after a fetch), the first command records that none is
+// ours, so later ones do not load every task again.
+func TestRebuildScansOnce(t *testing.T) {
+	other := newTestEngine(t, nil)
+	other.WorktreeID = "aaaa:main"
+	if _, err := other.Start("minimal", "", "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	fresh := newTestEngine(t, nil)
+	fresh.Engine.Tasks = other.tasks
+	fresh.WorktreeID = "bbbb:main"
+	if _, err := fresh.Status(); !errors.Is(err, ErrNoWorkflow) {
+		t.Fatalf("status: %v", err)
+	}
+	if fresh.sess.s == nil || fresh.sess.s.ActiveTask != "" {
+		t.Fatalf("session after the scan: %+v", fresh.sess.s)
+	}
+	// A repository without any task stays untouched.
+	empty := newTestEngine(t, nil)
+	if _, err := empty.Status(); !errors.Is(err, ErrNoWorkflow) || empty.sess.s != nil {
+		t.Errorf("empty repository: %v, session %+v", err, empty.sess.s)
+	}
+}
