@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/git-hegel/git-hegel/gitstore"
 )
@@ -55,10 +56,20 @@ func exitCode(err error) int {
 	return exitFailed
 }
 
-// message renders err as the one line printed on stderr.
+// message renders err as the one line printed on stderr, in git's style:
+// "fatal: " for a repository git-hegel cannot work in (exit 128), "error: "
+// for everything else (usage errors carry it already). A message that
+// already names its kind keeps it.
 func message(err error) string {
-	if errors.Is(err, gitstore.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) {
-		return "fatal: " + err.Error()
+	msg := err.Error()
+	if msg == "" {
+		return ""
 	}
-	return err.Error()
+	if strings.HasPrefix(msg, "error: ") || strings.HasPrefix(msg, "fatal: ") || strings.HasPrefix(msg, "usage: ") {
+		return msg
+	}
+	if errors.Is(err, gitstore.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) {
+		return "fatal: " + msg
+	}
+	return "error: " + msg
 }
