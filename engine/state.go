@@ -5,12 +5,19 @@ import (
 	"time"
 )
 
-// Task statuses. A task is "active" until it reaches done (completed) or is
-// aborted; only an active task blocks starting another in the same worktree.
+// Task statuses. The first five are "open": the task is still running and
+// blocks starting another in the worktree that owns it. The last three are
+// "finished": the run is over and the task can be archived. StatusStashed
+// (stash.go) marks a task whose state is parked in a stash.
 const (
-	StatusActive    = "active"
-	StatusCompleted = "completed"
-	StatusAborted   = "aborted"
+	StatusActive           = "active"
+	StatusAwaitingApproval = "awaiting_approval" // a gate: approve or reject
+	StatusAwaitingAnswer   = "awaiting_answer"   // the agent asked the human (galangal's clarification_required)
+	StatusPaused           = "paused"            // stopped on purpose, or after a rollback; resume or next
+	StatusFailed           = "failed"            // attempts used up (seed 05's ERROR); resume
+	StatusCompleted        = "completed"
+	StatusAborted          = "aborted"
+	StatusRolledBack       = "rolled_back" // the whole workflow was rolled back (rollback --all)
 )
 
 // State is one task's workflow state, stored as state.json on the task's ref.
@@ -37,10 +44,71 @@ type State struct {
 
 	TaskType        string                     `json:"task_type,omitempty"`
 	Description     string                     `json:"description,omitempty"`
+	Priority        string                     `json:"priority,omitempty"` // low, normal, high, urgent; "" reads as normal
 	Attempt         int                        `json:"attempt"`
 	LastFailure     string                     `json:"last_failure,omitempty"`
 	RollbackHistory []RollbackEvent            `json:"rollback_history"`
 	StepResults     map[string]json.RawMessage `json:"step_results,omitempty"`
+
+	// Failures, gates and resume (seeds 04 and 05). All optional, so a
+	// state.json written before they existed loads unchanged.
+	Retries        map[string]int `json:"retries,omitempty"` // node -> failed attempts so far
+	Error          *TaskError     `json:"error,omitempty"`   // set while status is failed
+	CompletedNodes []string       `json:"completed_nodes,omitempty"`
+	SkippedNodes   []SkippedNode  `json:"skipped_nodes,omitempty"`
+	FailedNodes    []string       `json:"failed_nodes,omitempty"`
+	PausedAt       *time.Time     `json:"paused_at,omitempty"`
+	ResumedAt      *time.Time     `json:"resumed_at,omitempty"`
+	Approvals      []Approval     `json:"approvals,omitempty"`
+	Questions      []Question     `json:"questions,omitempty"`
+	// Overrides records every --force that let a refused operation through
+	// (a missing artifact, a guard rule, another worktree's task), so the
+	// history shows what was bypassed and by whom.
+	Overrides []Override `json:"overrides,omitempty"`
+	// Cancelled is set when a `git hegel run` was cancelled; the task is
+	// kept as it was.
+	Cancelled bool `json:"cancelled,omitempty"`
+}
+
+// TaskError is seed 05's error object: why the task failed.
+type TaskError struct {
+	Node        string    `json:"node"`
+	Message     string    `json:"message"`
+	Timestamp   time.Time `json:"timestamp"`
+	Recoverable bool      `json:"recoverable"`
+}
+
+// SkippedNode records a node the task did not run, and why.
+type SkippedNode struct {
+	Node   string    `json:"node"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+// Approval records a decision at an approval gate.
+type Approval struct {
+	Node     string    `json:"node"`
+	By       string    `json:"by"`
+	At       time.Time `json:"at"`
+	Comment  string    `json:"comment,omitempty"`
+	Rejected bool      `json:"rejected,omitempty"`
+}
+
+// Question is a clarification the agent asked and the human's answer.
+type Question struct {
+	Node       string     `json:"node"`
+	Question   string     `json:"question"`
+	Answer     string     `json:"answer,omitempty"`
+	AskedAt    time.Time  `json:"asked_at"`
+	AnsweredAt *time.Time `json:"answered_at,omitempty"`
+}
+
+// Override records one forced operation.
+type Override struct {
+	Node   string    `json:"node"`
+	What   string    `json:"what"` // e.g. "artifact", "rule:require_commits", "owner"
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
 }
 
 // RollbackEvent records one rollback; the history feeds the loop guard.
@@ -51,8 +119,31 @@ type RollbackEvent struct {
 	Reason    string    `json:"reason,omitempty"`
 }
 
-// Active reports whether the task still blocks starting another workflow.
-func (s *State) Active() bool { return s != nil && s.Status == StatusActive }
+// Active reports whether the task still blocks starting another workflow:
+// it is running, waiting at a gate, paused or failed (open, not finished).
+func (s *State) Active() bool {
+	if s == nil {
+		return false
+	}
+	switch s.Status {
+	case StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed:
+		return true
+	}
+	return false
+}
+
+// Finished reports whether the run is over (completed, aborted or rolled
+// back as a whole), so the task may be archived.
+func (s *State) Finished() bool {
+	if s == nil {
+		return false
+	}
+	switch s.Status {
+	case StatusCompleted, StatusAborted, StatusRolledBack:
+		return true
+	}
+	return false
+}
 
 // Clone returns a deep copy, so a retried update always starts from the
 // state as loaded.
@@ -74,5 +165,46 @@ func (s *State) Clone() *State {
 			c.StepResults[k] = append(json.RawMessage(nil), v...)
 		}
 	}
+	if s.Retries != nil {
+		c.Retries = make(map[string]int, len(s.Retries))
+		for k, v := range s.Retries {
+			c.Retries[k] = v
+		}
+	}
+	if s.Error != nil {
+		e := *s.Error
+		c.Error = &e
+	}
+	c.CompletedNodes = cloneSlice(s.CompletedNodes)
+	c.SkippedNodes = cloneSlice(s.SkippedNodes)
+	c.FailedNodes = cloneSlice(s.FailedNodes)
+	c.Approvals = cloneSlice(s.Approvals)
+	c.Overrides = cloneSlice(s.Overrides)
+	c.PausedAt = clonePtr(s.PausedAt)
+	c.ResumedAt = clonePtr(s.ResumedAt)
+	if s.Questions != nil {
+		c.Questions = make([]Question, len(s.Questions))
+		for i, q := range s.Questions {
+			q.AnsweredAt = clonePtr(q.AnsweredAt)
+			c.Questions[i] = q
+		}
+	}
 	return &c
+}
+
+// cloneSlice copies a slice of plain values; nil stays nil so omitempty
+// fields stay absent.
+func cloneSlice[T any](s []T) []T {
+	if s == nil {
+		return nil
+	}
+	return append(make([]T, 0, len(s)), s...)
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
