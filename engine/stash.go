@@ -223,7 +223,7 @@ func (e *Engine) StashPush(message string) (*StashEntry, error) {
 		st := t.State.Clone()
 		st.Status = StatusStashed
 		st.UpdatedAt = now
-		_, err := e.Tasks.SaveTask(&Task{State: st, Definition: t.Definition, Rev: t.Rev}, "stash push: stashed as "+s.ID)
+		_, err := e.save(t, st, nil, "stash push: stashed as "+s.ID)
 		if err == nil {
 			if err := e.detach(name); err != nil {
 				return nil, err
@@ -336,15 +336,15 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 	}
 	const attempts = 20
 	for i := 0; ; i++ {
-		rev := ""
-		old, err := e.Tasks.LoadTask(ent.Task)
+		base := &Task{Definition: ent.Definition}
+		old, err := e.load(ent.Task)
 		switch {
 		case err == nil:
 			if old.State.Active() {
 				return nil, nil, fmt.Errorf("Cannot restore %s: its task '%s' is active again in %s; finish or abort it there first",
 					ent.Ref(), ent.Task, old.State.Worktree)
 			}
-			rev = old.Rev
+			base.State, base.Rev, base.Archived = old.State, old.Rev, old.Archived
 		case !errors.Is(err, ErrNotFound):
 			return nil, nil, err
 		}
@@ -352,8 +352,7 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 		st.Task = ent.Task
 		e.Claim(st)
 		st.UpdatedAt = e.now()
-		_, err = e.Tasks.SaveTask(&Task{State: st, Definition: ent.Definition, Rev: rev},
-			fmt.Sprintf("stash %s: restored from %s", op, ent.ID))
+		_, err = e.save(base, st, wf, fmt.Sprintf("stash %s: restored from %s", op, ent.ID))
 		if err == nil {
 			ent.State = st
 			break

@@ -17,6 +17,9 @@ const (
 type Transition struct {
 	When string `json:"when"`
 	To   string `json:"to"`
+	// Confirm asks the person at the terminal before the transition is
+	// taken (seed 03's confirmation gate); declining changes nothing.
+	Confirm bool `json:"confirm,omitempty"`
 }
 
 // Node is one phase of a workflow.
@@ -26,6 +29,8 @@ type Node struct {
 	Prompt  string // instructions for the phase, without a trailing newline
 	// Transitions are tried in file order; the first matching claim wins.
 	Transitions []Transition
+	// Stage metadata, gates and retries (stage.go).
+	StageMeta
 }
 
 // Workflow is a parsed, validated workflow definition. Treat it as read-only:
@@ -40,6 +45,10 @@ type Workflow struct {
 	// Raw is the YAML exactly as loaded. It is stored with each task so a
 	// task keeps running the definition it started with.
 	Raw []byte
+	// TaskTypes are the task types the workflow accepts (none: it takes
+	// no --type); DefaultTaskType is used when start names none.
+	TaskTypes       []string
+	DefaultTaskType string
 }
 
 // IsTerminal reports whether node is one of the implicit end nodes.

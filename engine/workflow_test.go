@@ -13,6 +13,7 @@ func TestBuiltins(t *testing.T) {
 		"minimal":   {"spec", "plan"},
 		"refactor":  {"review", "refactor", "code_review"},
 		"research":  {"plan", "study", "assess", "questions"},
+		"pipeline":  {"pm", "design", "preflight", "dev", "migration", "test", "contract", "qa", "benchmark", "security", "review", "docs"},
 	}
 	ws := Builtins()
 	var names []string
@@ -73,7 +74,7 @@ func TestBuiltins(t *testing.T) {
 
 func TestResearchStudyLoops(t *testing.T) {
 	w := builtin(t, "research")
-	want := []Transition{{"continue_study", "study"}, {"study_complete", "assess"}}
+	want := []Transition{{When: "continue_study", To: "study"}, {When: "study_complete", To: "assess"}}
 	if got := w.Nodes["study"].Transitions; !slices.Equal(got, want) {
 		t.Errorf("study transitions = %v, want %v", got, want)
 	}
@@ -172,7 +173,7 @@ func TestRegistry(t *testing.T) {
 	for _, w := range r.List() {
 		names = append(names, w.Name)
 	}
-	want := []string{"discovery", "execution", "mine", "minimal", "refactor", "research"}
+	want := []string{"discovery", "execution", "mine", "minimal", "pipeline", "refactor", "research"}
 	if !slices.Equal(names, want) {
 		t.Errorf("List = %v, want %v", names, want)
 	}
