@@ -46,6 +46,7 @@ const (
 	relStashes       = "stashes"
 	relHistory       = "history"
 	relTasks         = "tasks/"
+	relArchive       = "archive/"
 	relCheckpoints   = "checkpoints/"
 	historyRefSuffix = relHistory
 )
@@ -68,7 +69,11 @@ func (h hegelRef) tracking(remote string) plumbing.ReferenceName {
 	return plumbing.ReferenceName(trackingRoot + remote + "/" + h.rel)
 }
 
-// task returns the task a task or checkpoint ref belongs to.
+// archived reports whether a task ref is in the archive (it is synced,
+// validated and merged exactly as a live task's ref).
+func (h hegelRef) archived() bool { return strings.HasPrefix(h.rel, relArchive) }
+
+// task returns the task a task, archive or checkpoint ref belongs to.
 func (h hegelRef) task() string {
 	_, t, _ := strings.Cut(h.rel, "/")
 	return t
@@ -84,7 +89,7 @@ func classify(rel string) (hegelRef, bool, error) {
 		return hegelRef{rel, kindStashes}, true, nil
 	case rel == relHistory:
 		return hegelRef{rel, kindHistory}, true, nil
-	case strings.HasPrefix(rel, relTasks), strings.HasPrefix(rel, relCheckpoints):
+	case strings.HasPrefix(rel, relTasks), strings.HasPrefix(rel, relArchive), strings.HasPrefix(rel, relCheckpoints):
 		kind := kindTask
 		if strings.HasPrefix(rel, relCheckpoints) {
 			kind = kindCheckpoint
@@ -251,8 +256,14 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 		if !utf8.Valid(def) {
 			return fmt.Errorf("%s is not UTF-8", workflowFile)
 		}
-		if _, err := engine.ParseWorkflow(st.Workflow, workflowFile, def); err != nil {
+		wf, err := engine.ParseWorkflow(st.Workflow, workflowFile, def)
+		if err != nil {
 			return fmt.Errorf("invalid workflow definition: %s", oneLine(err.Error()))
+		}
+		// A state no git-hegel command would write is refused like any
+		// other damage (engine.ValidateState's rules).
+		if err := engine.ValidateState(&st, wf); err != nil {
+			return fmt.Errorf("%s: %s", stateFile, oneLine(err.Error()))
 		}
 	case kindStashes:
 		e := files[stashEntriesDir]

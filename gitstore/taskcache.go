@@ -3,6 +3,7 @@ package gitstore
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -24,7 +25,13 @@ type cachedTask struct {
 	Workflow string          `json:"workflow"`
 }
 
-func taskCachePath(name string) string { return taskCacheDir + "/" + name + ".json" }
+// taskCachePath is the cache file for a key: a task's name, or
+// "archive/<name>" for an archived task.
+func taskCachePath(key string) string { return taskCacheDir + "/" + key + ".json" }
+
+// removeTaskCache drops a cache entry (best effort: an entry is only used
+// while its ref points at its commit anyway).
+func (r *Repo) removeTaskCache(key string) { _ = r.common.Remove(taskCachePath(key)) }
 
 // readTaskCache returns the cached document for commit h, or nil.
 func (r *Repo) readTaskCache(name string, h plumbing.Hash) *Doc {
@@ -52,7 +59,7 @@ func (r *Repo) writeTaskCache(name string, d *Doc) {
 		Commit: d.Commit.String(), Tree: d.Tree.String(),
 		State: d.Files[stateFile], Workflow: string(d.Files[workflowFile]),
 	})
-	if err != nil || r.common.MkdirAll(taskCacheDir, 0o755) != nil {
+	if err != nil || r.common.MkdirAll(path.Dir(taskCachePath(name)), 0o755) != nil {
 		return
 	}
 	// No fsync: after a crash a torn file fails to parse and is a miss.
@@ -94,4 +101,12 @@ func (r *Repo) knownTree(commit plumbing.Hash) (plumbing.Hash, bool) {
 	defer r.trees.mu.Unlock()
 	t, ok := r.trees.m[commit]
 	return t, ok
+}
+
+// cachedState returns the cached state.json of commit h, or nil.
+func (r *Repo) cachedState(key string, h plumbing.Hash) []byte {
+	if d := r.readTaskCache(key, h); d != nil {
+		return d.Files[stateFile]
+	}
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -34,25 +36,70 @@ func TaskRef(name string) plumbing.ReferenceName {
 
 // LoadTask implements engine.TaskStore.
 func (s Tasks) LoadTask(name string) (*engine.Task, error) {
-	ref := TaskRef(name)
-	h, err := s.r.refs.Read(ref)
+	return s.r.loadTaskAt(TaskRef(name), name)
+}
+
+// loadTaskAt reads the task a task or archive ref points at, through the
+// task cache (key: the task name, or "archive/<name>").
+func (r *Repo) loadTaskAt(ref plumbing.ReferenceName, key string) (*engine.Task, error) {
+	h, err := r.refs.Read(ref)
 	if err != nil {
 		return nil, err
 	}
-	if d := s.r.readTaskCache(name, h); d != nil {
+	if d := r.readTaskCache(key, h); d != nil {
 		if t, err := decodeTask(ref, d); err == nil {
 			return t, nil
 		}
 	}
-	d, err := s.r.readDocAt(ref, h)
+	d, err := r.readTaskDocAt(ref, h)
 	if err != nil {
 		return nil, err
 	}
 	t, err := decodeTask(ref, d)
 	if err == nil {
-		s.r.writeTaskCache(name, d)
+		r.writeTaskCache(key, d)
 	}
 	return t, err
+}
+
+// readTaskDocAt reads the files of a task commit that make the task:
+// state.json and workflow.yaml (an archived task's artifacts/ are not
+// read), after checking the version.
+func (r *Repo) readTaskDocAt(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, error) {
+	c, err := object.GetCommit(r.storage, h)
+	if err != nil {
+		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", ref, h, oneLine(err.Error()))
+	}
+	tree, err := object.GetTree(r.storage, c.TreeHash)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read tree %s: %s", ref, c.TreeHash, oneLine(err.Error()))
+	}
+	r.rememberTree(h, c.TreeHash)
+	d := &Doc{Files: map[string][]byte{}, Commit: h, Tree: c.TreeHash}
+	for _, e := range tree.Entries {
+		switch e.Name {
+		case versionFile, stateFile, workflowFile:
+		default:
+			continue
+		}
+		if e.Mode != filemode.Regular {
+			return nil, fmt.Errorf("%s: unexpected entry %s (mode %s)", ref, e.Name, e.Mode)
+		}
+		b, err := r.readBlob(e.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot read %s: %s", ref, e.Name, oneLine(err.Error()))
+		}
+		d.Files[e.Name] = b
+	}
+	v, ok := d.Files[versionFile]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: no version blob", ref, ErrUnknownVersion)
+	}
+	if got := strings.TrimSpace(string(v)); got != FormatVersion {
+		return nil, fmt.Errorf("%s: %w %q (this git-hegel understands %q; upgrade it)", ref, ErrUnknownVersion, got, FormatVersion)
+	}
+	delete(d.Files, versionFile)
+	return d, nil
 }
 
 func decodeTask(ref plumbing.ReferenceName, d *Doc) (*engine.Task, error) {
@@ -64,27 +111,88 @@ func decodeTask(ref plumbing.ReferenceName, d *Doc) (*engine.Task, error) {
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return nil, fmt.Errorf("%s: damaged %s: %s", ref, stateFile, oneLine(err.Error()))
 	}
-	return &engine.Task{State: &st, Definition: d.Files[workflowFile], Rev: d.Commit.String()}, nil
+	return &engine.Task{State: &st, Definition: d.Files[workflowFile], Rev: d.Commit.String(),
+		Archived: strings.HasPrefix(string(ref), ArchiveRefPrefix)}, nil
 }
 
-// SaveTask implements engine.TaskStore.
+// SaveTask implements engine.TaskStore. An archived task continues its
+// chain: a finished state is written to the archive ref (keeping the
+// artifact copies), an open one to the task ref, which must not exist.
 func (s Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
-	ref := TaskRef(t.State.Task)
+	ref, key := TaskRef(t.State.Task), t.State.Task
 	parent := plumbing.ZeroHash
 	if t.Rev != "" {
 		parent = plumbing.NewHash(t.Rev)
 	}
+	expect := parent
 	state, err := encodeJSON(t.State)
 	if err != nil {
 		return "", err
 	}
 	files := map[string][]byte{stateFile: state, workflowFile: t.Definition}
-	h, tree, err := s.r.writeDocTree(ref, parent, files, msg)
+	var keep map[string]leaf
+	if t.Archived {
+		if t.State.Finished() {
+			ref, key = ArchiveRef(t.State.Task), archiveKey(t.State.Task)
+			if keep, err = s.r.artifactsOf(parent); err != nil {
+				return "", err
+			}
+		} else {
+			expect = plumbing.ZeroHash // back from the archive: the task ref is created
+		}
+	}
+	h, tree, err := s.r.writeTaskCommit(ref, parent, expect, files, keep, msg)
 	if err != nil {
 		return "", describeRefError(ref, err)
 	}
-	s.r.writeTaskCache(t.State.Task, &Doc{Files: files, Commit: h, Tree: tree})
+	s.r.writeTaskCache(key, &Doc{Files: files, Commit: h, Tree: tree})
 	return h.String(), nil
+}
+
+// writeTaskCommit writes files (plus version and the leaves in keep) as a
+// commit whose parent is parent, and moves ref from expect to it. An
+// unchanged tree on the same ref writes nothing.
+func (r *Repo) writeTaskCommit(ref plumbing.ReferenceName, parent, expect plumbing.Hash, files map[string][]byte, keep map[string]leaf, msg string) (plumbing.Hash, plumbing.Hash, error) {
+	if keep == nil && parent == expect {
+		return r.writeDocTree(ref, parent, files, msg)
+	}
+	leaves := map[string]leaf{}
+	for p, l := range keep {
+		leaves[p] = l
+	}
+	all := map[string][]byte{versionFile: []byte(FormatVersion + "\n")}
+	for p, b := range files {
+		all[p] = b
+	}
+	for p, b := range all {
+		bh, err := r.writeBlob(b)
+		if err != nil {
+			return plumbing.ZeroHash, plumbing.ZeroHash, err
+		}
+		leaves[p] = leaf{mode: filemode.Regular, hash: bh}
+	}
+	tree, err := r.writeTreeOf(leaves)
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
+	}
+	if parent == expect && !parent.IsZero() {
+		if known, ok := r.knownTree(parent); ok && known == tree {
+			return parent, tree, nil
+		}
+	}
+	var parents []plumbing.Hash
+	if !parent.IsZero() {
+		parents = append(parents, parent)
+	}
+	c, err := r.writeCommit(tree, parents, msg)
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
+	}
+	if err := r.refs.Update(ref, expect, c); err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
+	}
+	r.rememberTree(c, tree)
+	return c, tree, nil
 }
 
 // ListTasks implements engine.TaskStore.
