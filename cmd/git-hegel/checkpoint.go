@@ -83,6 +83,9 @@ func runCheckpoint(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	if sub == "" && !e.Owns(t.State) {
+		return fmt.Errorf("Task %s is not this worktree's: a checkpoint saves this worktree's files, so take it where the task runs", t.State.Task)
+	}
 	m := c.checkpoints(r)
 	defer m.Close()
 	switch sub {

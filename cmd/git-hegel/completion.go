@@ -53,9 +53,25 @@ _git_hegel ()
 		return
 	fi
 	case "$cur" in
+	--strategy=*)
+		__gitcomp "%s" "" "${cur##--strategy=}"
+		return
+		;;
+	--type=*)
+		__gitcomp "feature bug_fix refactor chore docs hotfix" "" "${cur##--type=}"
+		return
+		;;
+	--priority=*)
+		__gitcomp "low normal high urgent" "" "${cur##--priority=}"
+		return
+		;;
+	--task=*)
+		__gitcomp_nl "$(git for-each-ref --format='%%(refname:lstrip=3)' refs/hegel/tasks refs/hegel/archive 2>/dev/null)" "" "${cur##--task=}"
+		return
+		;;
 	--*)
 		case "$subcommand" in
-`, strings.Join(names, " "))
+`, strings.Join(names, " "), strategyNames(" "))
 	for _, n := range names {
 		if len(flags[n]) > 0 {
 			fmt.Fprintf(w, "\t\t%s) __gitcomp %q ;;\n", n, strings.Join(flags[n], " "))
@@ -66,8 +82,14 @@ _git_hegel ()
 		;;
 	esac
 	case "$subcommand" in
-	start)
+	start|workflows)
 		__gitcomp_nl "$(git hegel workflows 2>/dev/null | cut -d' ' -f1)"
+		;;
+	switch|show|describe|delete)
+		__gitcomp_nl "$(git for-each-ref --format='%(refname:lstrip=3)' refs/hegel/tasks refs/hegel/archive 2>/dev/null)"
+		;;
+	restore-task)
+		__gitcomp_nl "$(git for-each-ref --format='%(refname:lstrip=3)' refs/hegel/deleted 2>/dev/null)"
 		;;
 	help)
 		__gitcomp "$subcommands"

@@ -48,4 +48,13 @@ COMPREPLY=(); __git_wrap__git_main; printf '%s\n' "${COMPREPLY[@]}"`
 	if got := strings.Join(complete("git", "hegel", "status", "--j"), " "); got != "--json" {
 		t.Errorf("git hegel status --j<TAB> = %q", got)
 	}
+	if got := strings.Join(complete("git", "hegel", "resume", "--strategy=retry"), " "); got != "retry-current retry-previous" {
+		t.Errorf("git hegel resume --strategy=retry<TAB> = %q", got)
+	}
+	if got := strings.Join(complete("git", "hegel", "start", "pipeline", "--priority=u"), " "); got != "urgent" {
+		t.Errorf("git hegel start pipeline --priority=u<TAB> = %q", got)
+	}
+	if got := strings.Join(complete("git", "hegel", "next", "--t"), " "); got != "--task=" {
+		t.Errorf("git hegel next --t<TAB> = %q", got)
+	}
 }

@@ -135,6 +135,8 @@ func pushedName(ref string) string {
 	switch {
 	case strings.HasPrefix(rel, "tasks/"):
 		return "task " + strings.TrimPrefix(rel, "tasks/")
+	case strings.HasPrefix(rel, "archive/"):
+		return "archived task " + strings.TrimPrefix(rel, "archive/")
 	case strings.HasPrefix(rel, "checkpoints/"):
 		return "checkpoints of " + strings.TrimPrefix(rel, "checkpoints/")
 	}

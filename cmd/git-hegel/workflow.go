@@ -3,31 +3,56 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
+
+func startFlags(fs *pflag.FlagSet) {
+	fs.String("task", "", "name the task (default: generated, unique)")
+	fs.String("type", "", "the task type, one the workflow declares (default: its default type)")
+	fs.StringP("description", "d", "", "describe the task")
+	fs.String("priority", "", "low, normal, high or urgent (default: normal)")
+}
 
 func runStart(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 1, 2); err != nil {
 		return err
 	}
+	if c.flags.Changed("type") && c.stringFlag("type") == "" {
+		return usagef(c.name, "--type needs a task type")
+	}
+	if p := c.stringFlag("priority"); c.flags.Changed("priority") && !contains(engine.Priorities, p) {
+		return usagef(c.name, "unknown priority '%s' (use low, normal, high or urgent)", p)
+	}
 	e, _, err := c.engine()
 	if err != nil {
 		return err
 	}
-	node := ""
+	o := engine.StartOptions{Workflow: args[0], Task: c.stringFlag("task"), Type: c.stringFlag("type"),
+		Description: c.stringFlag("description"), Priority: c.stringFlag("priority")}
 	if len(args) == 2 {
-		node = args[1]
+		o.Node = args[1]
 	}
-	if c.flags.Changed("task") && c.stringFlag("task") == "" {
-		return usagef(c.name, "--task needs a name")
-	}
-	v, err := e.Start(args[0], node, c.stringFlag("task"))
+	v, err := e.StartTask(o)
 	if err != nil {
-		return err
+		return c.inputError(err)
 	}
+	fmt.Fprintf(c.Stdout, "Task: %s\n", v.Task)
 	c.printView(v)
 	return nil
+}
+
+// inputError turns the engine's bad-argument errors into usage errors
+// (exit 2) for this command.
+func (c *cmdCtx) inputError(err error) error {
+	var ie *engine.InputError
+	if errors.As(err, &ie) {
+		return usagef(c.name, "%s", ie.Msg)
+	}
+	return err
 }
 
 func runNext(c *cmdCtx, args []string) error {
@@ -38,16 +63,33 @@ func runNext(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	claim := ""
+	o := engine.NextOptions{Force: c.boolFlag("force")}
 	if len(args) == 1 {
-		claim = args[0]
+		o.Claim = args[0]
 	}
-	v, err := e.Next(claim)
+	v, err := e.NextWith(o)
+	if errors.Is(err, engine.ErrCancelled) {
+		fmt.Fprintln(c.Stdout, "Cancelled")
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	c.printView(v)
 	return nil
+}
+
+// confirmTransition is the engine's Confirm: -y agrees, else the person at
+// the terminal is asked; a closed stdin fails with nothing changed.
+func (c *cmdCtx) confirmTransition(question string) (bool, error) {
+	if c.boolFlag("yes") {
+		return true, nil
+	}
+	ok, err := c.confirm(question, "change")
+	if err != nil {
+		return false, fmt.Errorf("This transition needs confirmation and no answer came on standard input; nothing changed (use -y to confirm without asking)")
+	}
+	return ok, nil
 }
 
 func runPrev(c *cmdCtx, args []string) error {
@@ -87,9 +129,14 @@ func runSwitch(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	cur, _ := e.Current()
 	v, err := e.Switch(args[0])
 	if err != nil {
-		return err
+		return c.inputError(err)
+	}
+	if cur != nil && cur.State.Active() && cur.State.Task != v.Task {
+		fmt.Fprintf(c.Stdout, "Parked task %s (%s/%s): it stays open; 'git hegel switch %s' comes back to it\n",
+			cur.State.Task, cur.State.Mode, cur.State.CurrentNode, cur.State.Task)
 	}
 	c.printView(v)
 	return nil
@@ -130,17 +177,37 @@ func runReset(c *cmdCtx, args []string) error {
 		fmt.Fprintln(c.Stdout, "No active workflow; nothing to reset")
 		return nil
 	}
-	fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s is kept in refs/hegel/tasks/%s)\n", st.Task, st.Task)
+	fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s is kept; 'git hegel show %s' shows it)\n", st.Task, st.Task)
 	return nil
 }
 
-// printView prints the block start, next, prev, restart and repeat end with.
+// printView prints the block start, next, prev, restart and repeat end
+// with: the node, what was skipped on the way, and its prompt, or the
+// gate the task now waits at.
 func (c *cmdCtx) printView(v *engine.View) {
 	node := v.Node
 	if c.colour(c.Stdout) {
 		node = "\x1b[1;36m" + node + "\x1b[0m"
 	}
-	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n\nPrompt:\n%s\n", v.Mode, node, trimNL(v.Prompt))
+	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n", v.Mode, node)
+	for _, s := range v.Skipped {
+		fmt.Fprintf(c.Stdout, "Skipped: %s (%s)\n", s.Node, s.Reason)
+	}
+	if v.Gate != nil {
+		fmt.Fprintf(c.Stdout, "\n%s\n", gateText(v.Gate))
+		return
+	}
+	fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+}
+
+// gateText tells who may decide at an approval gate, and how.
+func gateText(g *engine.GateView) string {
+	who := "anyone; the decision is recorded under your git config user.name"
+	if len(g.Approvers) > 0 {
+		who = strings.Join(g.Approvers, " or ") + " (by git config user.name)"
+	}
+	return fmt.Sprintf("Waiting for approval to go from %s to %s.\nWho may decide: %s\n"+
+		"Approve: git hegel approve [-m COMMENT]\nReject:  git hegel reject -m REASON [--to NODE]", g.Node, g.To, who)
 }
 
 func trimNL(s string) string {

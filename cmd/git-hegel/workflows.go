@@ -8,7 +8,7 @@ import (
 )
 
 func runWorkflows(c *cmdCtx, args []string) error {
-	if err := c.wantArgs(args, 0, 0); err != nil {
+	if err := c.wantArgs(args, 0, 1); err != nil {
 		return err
 	}
 	e, _, err := c.engine()
@@ -19,20 +19,22 @@ func runWorkflows(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(args) == 1 {
+		wf, ok := reg.Get(args[0])
+		if !ok {
+			return fmt.Errorf("Unknown workflow '%s'. Run 'git hegel workflows' to list them", args[0])
+		}
+		if c.boolFlag("json") {
+			return writeJSON(c.Stdout, workflowJSONOne{Schema: jsonSchemaVersion, Workflow: defJSON(wf, e.MaxAttempts)})
+		}
+		printWorkflow(c, wf)
+		return nil
+	}
 	list := reg.List()
 	if c.boolFlag("json") {
 		out := workflowsJSON{Schema: jsonSchemaVersion, Workflows: []workflowDefJSON{}}
 		for _, wf := range list {
-			d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Nodes: []nodeJSON{}}
-			for _, name := range wf.Order {
-				n := wf.Nodes[name]
-				nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{}}
-				for _, tr := range n.Transitions {
-					nj.Transitions = append(nj.Transitions, transitionJSON{When: tr.When, To: tr.To})
-				}
-				d.Nodes = append(d.Nodes, nj)
-			}
-			out.Workflows = append(out.Workflows, d)
+			out.Workflows = append(out.Workflows, defJSON(wf, e.MaxAttempts))
 		}
 		return writeJSON(c.Stdout, out)
 	}
@@ -44,6 +46,96 @@ func runWorkflows(c *cmdCtx, args []string) error {
 		fmt.Fprintf(c.Stdout, "%-10s %s%s\n", wf.Name, mainPath(wf), src)
 	}
 	return nil
+}
+
+func defJSON(wf *engine.Workflow, maxAttempts int) workflowDefJSON {
+	d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Nodes: []nodeJSON{},
+		TaskTypes: wf.TaskTypes, DefaultTaskType: wf.DefaultTaskType, Skips: wf.Skips()}
+	if d.TaskTypes == nil {
+		d.TaskTypes = []string{}
+	}
+	for _, name := range wf.Order {
+		n := wf.Nodes[name]
+		nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{},
+			DisplayName: n.DisplayName, Description: n.Description, Artifact: n.Artifact, Requires: n.Requires,
+			Conditional: n.Conditional, SkipFor: n.SkipFor, Gate: n.Gate, Approvers: n.Approvers,
+			MaxAttempts: wf.Attempts(name, maxAttempts)}
+		for _, tr := range n.Transitions {
+			nj.Transitions = append(nj.Transitions, transitionJSON{When: tr.When, To: tr.To, Confirm: tr.Confirm})
+		}
+		d.Nodes = append(d.Nodes, nj)
+	}
+	return d
+}
+
+// printWorkflow shows one workflow: its nodes with what they produce and
+// read, gates and transitions, and what each task type skips.
+func printWorkflow(c *cmdCtx, wf *engine.Workflow) {
+	w := c.Stdout
+	src := wf.Source
+	fmt.Fprintf(w, "%s (%s), mode %s, starts at %s\n", wf.Name, src, wf.Mode, wf.StartNode)
+	if len(wf.TaskTypes) > 0 {
+		types := make([]string, len(wf.TaskTypes))
+		for i, t := range wf.TaskTypes {
+			types[i] = t
+			if t == wf.DefaultTaskType {
+				types[i] += " (default)"
+			}
+		}
+		fmt.Fprintf(w, "Task types: %s\n", strings.Join(types, ", "))
+	}
+	for _, name := range wf.Order {
+		n := wf.Nodes[name]
+		fmt.Fprintln(w)
+		head := name
+		if n.DisplayName != "" {
+			head += "  " + n.DisplayName
+		}
+		fmt.Fprintln(w, head)
+		if n.Summary != "" {
+			fmt.Fprintf(w, "    %s\n", n.Summary)
+		}
+		if n.Artifact != "" {
+			fmt.Fprintf(w, "    artifact: %s\n", n.Artifact)
+		}
+		if len(n.Requires) > 0 {
+			fmt.Fprintf(w, "    requires: %s\n", strings.Join(n.Requires, ", "))
+		}
+		if n.Gate != "" {
+			g := n.Gate
+			if len(n.Approvers) > 0 {
+				g += " by " + strings.Join(n.Approvers, " or ")
+			}
+			fmt.Fprintf(w, "    gate: %s\n", g)
+		}
+		if n.Conditional {
+			fmt.Fprintln(w, "    conditional: may be skipped with 'git hegel skip'")
+		}
+		if n.MaxAttempts > 0 {
+			fmt.Fprintf(w, "    max attempts: %d\n", n.MaxAttempts)
+		}
+		if len(n.SkipFor) > 0 {
+			fmt.Fprintf(w, "    skipped for: %s\n", strings.Join(n.SkipFor, ", "))
+		}
+		for _, tr := range n.Transitions {
+			conf := ""
+			if tr.Confirm {
+				conf = " (asks to confirm)"
+			}
+			fmt.Fprintf(w, "    %s -> %s%s\n", tr.When, tr.To, conf)
+		}
+	}
+	if len(wf.TaskTypes) > 0 {
+		fmt.Fprintln(w, "\nSkipped by task type:")
+		skips := wf.Skips()
+		for _, t := range wf.TaskTypes {
+			s := strings.Join(skips[t], ", ")
+			if s == "" {
+				s = "(none)"
+			}
+			fmt.Fprintf(w, "  %-10s %s\n", t, s)
+		}
+	}
 }
 
 // mainPath renders the nodes in file order ending at done: the shape of the
