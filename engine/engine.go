@@ -126,6 +126,8 @@ type View struct {
 	Skipped []SkippedNode
 	// Gate is set when next stopped at an approval gate instead of moving.
 	Gate *GateView
+	// Parked is the task start or switch parked to make room.
+	Parked *State
 }
 
 var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })
@@ -432,8 +434,8 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) 
 			return nil, nil, err
 		}
 		if !o.damaged {
-			if err := ValidateState(t.State, wf); err != nil {
-				return nil, nil, fmt.Errorf("%w. Nothing changed; 'git hegel show %s' shows it, 'git hegel abort' ends it", err, name)
+			if err := checkLoaded(t, wf); err != nil {
+				return nil, nil, err
 			}
 		}
 		forced, err := e.checkOwner(t.State, o)
@@ -462,6 +464,15 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) 
 		time.Sleep(time.Duration(rand.IntN(1+min(i, 10)*2)) * time.Millisecond)
 	}
 	return nil, nil, fmt.Errorf("Task '%s' kept changing while this command ran; try again", name)
+}
+
+// checkLoaded reports a stored state that breaks the rules: commands
+// refuse to build on it (abort can still end it).
+func checkLoaded(t *Task, wf *Workflow) error {
+	if err := ValidateState(t.State, wf); err != nil {
+		return fmt.Errorf("%w. Nothing changed; 'git hegel show %s' shows it, 'git hegel abort' ends it", err, t.State.Task)
+	}
+	return nil
 }
 
 // OwnerError refuses to change a task another worktree owns.
@@ -518,7 +529,9 @@ func (e *Engine) save(old *Task, st *State, wf *Workflow, msg string) (*Task, er
 func (e *Engine) enter(st *State, wf *Workflow, node string) {
 	now := e.now()
 	if from := st.CurrentNode; from != "" && from != node && !wf.IsTerminal(from) && node != NodeAborted {
+		// Completed now, so no longer failed: a node is never both.
 		st.CompletedNodes = appendOnce(st.CompletedNodes, from)
+		st.FailedNodes = remove(st.FailedNodes, from)
 	}
 	st.CompletedNodes = remove(st.CompletedNodes, node)
 	st.CurrentNode = node

@@ -26,11 +26,15 @@ type ArtifactError struct {
 }
 
 func (e *ArtifactError) Error() string {
-	what := "missing"
+	return fmt.Sprintf("Cannot leave '%s': its artifact %s (write it, or run 'git hegel next --force' to move on without it)", e.Node, e.state())
+}
+
+// state is "SPEC.md is missing" or "SPEC.md is empty".
+func (e *ArtifactError) state() string {
 	if e.Empty {
-		what = "empty"
+		return e.Path + " is empty"
 	}
-	return fmt.Sprintf("Cannot leave '%s': its artifact %s is %s (write it, or run 'git hegel next --force' to move on without it)", e.Node, e.Path, what)
+	return e.Path + " is missing"
 }
 
 // Next follows the first transition of the current node whose `when`
@@ -49,6 +53,9 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	}
 	wf, err := definition(cur)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkLoaded(cur, wf); err != nil {
 		return nil, err
 	}
 	from, claim, to, err := e.nextTarget(cur.State, wf, o)
@@ -91,15 +98,14 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 			return "", missing
 		}
 		skipped, gate = nil, nil
-		now := e.now()
+		if missing != nil {
+			st.Overrides = append(st.Overrides, Override{Node: f, What: "artifact", Reason: missing.state(), At: e.now()})
+		}
 		if gated {
 			st.Status = StatusAwaitingApproval
 			st.PendingClaim = c
 			gate = gateView(wf, st)
 			return fmt.Sprintf("next: %s awaits approval to go to %s (%s)", f, t, c), nil
-		}
-		if missing != nil {
-			st.Overrides = append(st.Overrides, Override{Node: f, What: "artifact", Reason: missing.Error(), At: now})
 		}
 		var msg string
 		msg, skipped = e.move(st, wf, c, t, "")

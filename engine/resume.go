@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -75,6 +76,11 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	if wf, err := definition(cur); err != nil {
+		return nil, err
+	} else if err := checkLoaded(cur, wf); err != nil {
+		return nil, err
+	}
 	if err := allowed(cur.State, "resume"); err != nil {
 		return nil, err
 	}
@@ -95,7 +101,13 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 		node := st.CurrentNode
 		var msg string
 		switch o.Strategy {
-		case RetryCurrent, FromCheckpoint:
+		case RetryCurrent:
+			// The retry's prompt still says what went wrong last time.
+			last := st.LastFailure
+			e.reopen(st)
+			st.LastFailure = last
+			msg = fmt.Sprintf("resume: %s at %s", o.Strategy, node)
+		case FromCheckpoint:
 			e.reopen(st)
 			msg = fmt.Sprintf("resume: %s at %s", o.Strategy, node)
 		case RetryPrevious:
@@ -137,8 +149,12 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 // node after it the task's type does not skip).
 func (e *Engine) skip(st *State, wf *Workflow, node, to, why string) (string, []SkippedNode) {
 	st.SkippedNodes = append(st.SkippedNodes, SkippedNode{Node: node, Reason: why, At: e.now().UTC()})
+	failed := slices.Contains(st.FailedNodes, node)
 	more := e.arrive(st, wf, to, "")
 	st.CompletedNodes = remove(st.CompletedNodes, node) // skipped, not completed
+	if failed {
+		st.FailedNodes = appendOnce(st.FailedNodes, node) // and it did fail
+	}
 	msg := fmt.Sprintf("%s -> %s (skipped: %s)", node, st.CurrentNode, firstLine(why))
 	return msg, append([]SkippedNode{{Node: node, Reason: why}}, more...)
 }
@@ -204,6 +220,11 @@ func (e *Engine) Skip(reason string, force bool) (*View, error) {
 func (e *Engine) RollbackAll(reason string) (*State, error) {
 	cur, err := e.Current()
 	if err != nil {
+		return nil, err
+	}
+	if wf, err := definition(cur); err != nil {
+		return nil, err
+	} else if err := checkLoaded(cur, wf); err != nil {
 		return nil, err
 	}
 	if cur.State.Finished() {

@@ -71,6 +71,9 @@ func (e *Engine) CheckRollback(req *RollbackRequest) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLoaded(t, wf); err != nil {
+		return nil, err
+	}
 	if err := allowed(t.State, "rollback"); err != nil {
 		return nil, err
 	}

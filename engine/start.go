@@ -29,7 +29,9 @@ func (e *Engine) Start(name, node, task string) (*View, error) {
 	return e.StartTask(StartOptions{Workflow: name, Node: node, Task: task})
 }
 
-// StartTask begins a task. The task's ref and the session are written
+// StartTask begins a task. A task this worktree was on is parked: it stays
+// open, owned by no worktree, until someone switches to it. The task's ref
+// and the session are written
 // under the session's lock, so a start that cannot update the session
 // leaves no task behind; if the session write itself fails after the ref
 // was written, running the same start again adopts the task.
@@ -38,9 +40,8 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, err
 	}
-	if cur != nil && cur.State.Active() {
-		return nil, fmt.Errorf("Workflow '%s/%s' is already active (task %s). Run 'git hegel abort' or 'git hegel stash' first",
-			cur.State.Mode, cur.State.CurrentNode, cur.State.Task)
+	if cur != nil && (!cur.State.Active() || !e.owns(cur.State)) {
+		cur = nil
 	}
 	reg, err := e.Workflows()
 	if err != nil {
@@ -92,7 +93,10 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 		if v := e.adopt(old, wf, node); v != nil {
 			return v, nil
 		}
-		return nil, fmt.Errorf("Task '%s' is already active in %s; pick another name with --task", task, old.State.Worktree)
+		if ownedByNobody(old.State) {
+			return nil, fmt.Errorf("Task '%s' is already active, parked; 'git hegel switch %s' takes it, or pick another name with --task", task, task)
+		}
+		return nil, fmt.Errorf("Task '%s' is already active in %s; pick another name with --task", task, ownerName(old.State))
 	case err == nil && old.State.Status == StatusStashed:
 		return nil, fmt.Errorf("Task '%s' is stashed; restore it with 'git hegel stash pop', or pick another name with --task", task)
 	case err == nil:
@@ -129,10 +133,18 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.warnRequires(st, wf)
-	e.checkpoint(st)
 	v := e.view(st, wf)
 	v.Skipped = skipped
+	// The task this worktree was on stays open, parked, as with switch.
+	if cur != nil && cur.State.Task != task {
+		if err := e.park(cur, task); err != nil {
+			e.warn(fmt.Sprintf("task %s could not be parked: %v", cur.State.Task, err))
+		} else {
+			v.Parked = cur.State
+		}
+	}
+	e.warnRequires(st, wf)
+	e.checkpoint(st)
 	return v, nil
 }
 

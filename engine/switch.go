@@ -61,15 +61,20 @@ func (e *Engine) Switch(task string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	var parked *State
 	if cur != nil && cur.State.Active() {
 		if err := e.park(cur, task); err != nil {
 			e.warn(fmt.Sprintf("task %s could not be parked: %v; it stays this worktree's", cur.State.Task, err))
+		} else {
+			parked = cur.State
 		}
 	}
 	if err := e.touchSession(func(s *Session) { s.ActiveTask = task }); err != nil {
 		return nil, err
 	}
-	return e.view(nst, wf), nil
+	v := e.view(nst, wf)
+	v.Parked = parked
+	return v, nil
 }
 
 // park leaves cur open but owned by no worktree.
@@ -79,7 +84,7 @@ func (e *Engine) park(cur *Task, next string) error {
 			return "", fmt.Errorf("it is %s now", st.Status)
 		}
 		st.Worktree, st.WorktreeID = "", ""
-		return fmt.Sprintf("switch: parked (%s switched to %s)", e.Worktree, next), nil
+		return fmt.Sprintf("switch: parked (its worktree went on to %s)", next), nil
 	})
 	return err
 }

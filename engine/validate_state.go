@@ -62,7 +62,7 @@ func ValidateState(st *State, wf *Workflow) error {
 		add("completed status at '%s', not '%s'", st.CurrentNode, NodeDone)
 	}
 	if st.Status == StatusFailed && st.Error == nil {
-		add("failed status requires 'error'")
+		add("failed status requires 'error' object")
 	}
 	if st.Status == StatusAwaitingAnswer && openQuestion(st) < 0 {
 		add("awaiting_answer status requires an unanswered question")

@@ -40,9 +40,18 @@ func runStart(c *cmdCtx, args []string) error {
 	if err != nil {
 		return c.inputError(err)
 	}
+	c.printParked(v)
 	fmt.Fprintf(c.Stdout, "Task: %s\n", v.Task)
 	c.printView(v)
 	return nil
+}
+
+// printParked tells which task start or switch parked.
+func (c *cmdCtx) printParked(v *engine.View) {
+	if p := v.Parked; p != nil {
+		fmt.Fprintf(c.Stdout, "Parked task %s (%s/%s): it stays open; 'git hegel switch %s' comes back to it\n",
+			p.Task, p.Mode, p.CurrentNode, p.Task)
+	}
 }
 
 // inputError turns the engine's bad-argument errors into usage errors
@@ -129,15 +138,11 @@ func runSwitch(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	cur, _ := e.Current()
 	v, err := e.Switch(args[0])
 	if err != nil {
 		return c.inputError(err)
 	}
-	if cur != nil && cur.State.Active() && cur.State.Task != v.Task {
-		fmt.Fprintf(c.Stdout, "Parked task %s (%s/%s): it stays open; 'git hegel switch %s' comes back to it\n",
-			cur.State.Task, cur.State.Mode, cur.State.CurrentNode, cur.State.Task)
-	}
+	c.printParked(v)
 	c.printView(v)
 	return nil
 }
