@@ -553,6 +553,7 @@ func (e *Engine) enter(st *State, wf *Workflow, node string) {
 		}
 		st.Status = StatusActive
 		st.Error = nil
+		st.PauseReason = ""
 	}
 }
 
@@ -566,6 +567,7 @@ func (e *Engine) reopen(st *State) {
 	st.EndedAt = nil
 	st.Error = nil
 	st.PendingClaim = ""
+	st.PauseReason = ""
 	st.PhaseStartTime = e.now()
 	st.Attempt = 1
 	st.LastFailure = ""

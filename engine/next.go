@@ -23,6 +23,9 @@ var ErrCancelled = errors.New("Cancelled")
 type ArtifactError struct {
 	Node, Path string
 	Empty      bool
+	// Unreadable says why a file that is there does not count (a
+	// symbolic link, a directory).
+	Unreadable string
 }
 
 func (e *ArtifactError) Error() string {
@@ -31,7 +34,10 @@ func (e *ArtifactError) Error() string {
 
 // state is "SPEC.md is missing" or "SPEC.md is empty".
 func (e *ArtifactError) state() string {
-	if e.Empty {
+	switch {
+	case e.Unreadable != "":
+		return e.Path + " does not count: " + e.Unreadable
+	case e.Empty:
 		return e.Path + " is empty"
 	}
 	return e.Path + " is missing"
@@ -232,8 +238,10 @@ func (e *Engine) checkArtifact(wf *Workflow, node string) *ArtifactError {
 	}
 	size, err := e.Files.Size(n.Artifact)
 	switch {
-	case err != nil:
+	case errors.Is(err, ErrNotFound):
 		return &ArtifactError{Node: node, Path: n.Artifact}
+	case err != nil:
+		return &ArtifactError{Node: node, Path: n.Artifact, Unreadable: err.Error()}
 	case size == 0:
 		return &ArtifactError{Node: node, Path: n.Artifact, Empty: true}
 	}

@@ -120,8 +120,8 @@ func init() {
 				fs.Bool("all", false, "also list finished tasks not archived yet")
 				fs.Bool("archived", false, "also list archived tasks")
 			}), run: runTasks},
-		{name: "show", args: "[<task>] [--json]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
-			setFlags: jsonFlag, run: runShow},
+		{name: "show", args: "[<task> | --task NAME] [--json]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
+			setFlags: flags(jsonFlag, taskFlag), run: runShow},
 		{name: "describe", args: "[<task>] <text>", summary: "Change a task's description", group: "Tasks", run: runDescribe},
 		{name: "delete", args: "<task> [-y]", summary: "Delete a finished task and its checkpoints (restore-task brings it back)", group: "Tasks",
 			setFlags: func(fs *pflag.FlagSet) { fs.BoolP("yes", "y", false, "do not ask for confirmation") }, run: runDelete},

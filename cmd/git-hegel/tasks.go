@@ -106,11 +106,14 @@ func runShow(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 1); err != nil {
 		return err
 	}
+	if len(args) == 1 && c.flags.Changed("task") {
+		return usagef(c.name, "name the task once: 'show <task>' or 'show --task <task>'")
+	}
 	e, r, err := c.engine()
 	if err != nil {
 		return err
 	}
-	name := ""
+	name := c.stringFlag("task")
 	if len(args) == 1 {
 		name = args[0]
 	}
