@@ -86,9 +86,8 @@ func (e *Engine) sighted(t *Task) *Task {
 	if err != nil {
 		return t
 	}
-	if err := ValidateState(t.State, wf); err != nil {
-		e.warn(fmt.Sprintf("task %s is not archived: %v", t.State.Task, err))
-		return t
+	if ValidateState(t.State, wf) != nil {
+		return t // left where it is; the command showing it reports why
 	}
 	at, err := e.archive(t, wf, nil)
 	if err != nil {

@@ -179,7 +179,11 @@ func runShow(c *cmdCtx, args []string) error {
 		line("Last failure", firstLineOf(st.LastFailure))
 	}
 	if st.Error != nil {
-		line("Error", fmt.Sprintf("at %s: %s (recoverable: %t, %s)", st.Error.Node, firstLineOf(st.Error.Message), st.Error.Recoverable, c.stamp(st.Error.Timestamp)))
+		rec := "recoverable"
+		if !st.Error.Recoverable {
+			rec = "not recoverable"
+		}
+		line("Error", fmt.Sprintf("at %s: %s; %s, %s", st.Error.Node, firstLineOf(st.Error.Message), rec, c.stamp(st.Error.Timestamp)))
 	}
 	if d.Gate != nil {
 		line("Waiting for", fmt.Sprintf("approval to go from %s to %s", d.Gate.Node, d.Gate.To))
@@ -227,7 +231,7 @@ func runShow(c *cmdCtx, args []string) error {
 	for _, q := range st.Questions {
 		line("Question", fmt.Sprintf("[%s] %s", q.Node, firstLineOf(q.Question)))
 		if q.AnsweredAt != nil {
-			line("Answer", fmt.Sprintf("%s (%s)", firstLineOf(q.Answer), c.stamp(*q.AnsweredAt)))
+			line("Answer", fmt.Sprintf("%s, %s", firstLineOf(q.Answer), c.stamp(*q.AnsweredAt)))
 		} else {
 			line("Answer", "(not answered yet)")
 		}
