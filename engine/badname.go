@@ -30,6 +30,14 @@ func BadName(err error) error {
 	return &badNameError{msg: err.Error()}
 }
 
+// CheckStashID refuses, as a bad name, a string that cannot be a stash id.
+func CheckStashID(id string) error {
+	if !ValidStashID(id) {
+		return badNamef("Invalid stash id '%s' (see 'git hegel stash list --dropped')", id)
+	}
+	return nil
+}
+
 // CheckTaskName refuses, as a bad name, a task name ValidTaskName rejects.
 func CheckTaskName(name string) error {
 	if !ValidTaskName(name) {

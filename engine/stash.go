@@ -410,8 +410,8 @@ func (e *Engine) StashDropped() ([]*DroppedStash, error) {
 
 // StashRestore brings a dropped stash back as a live entry with its own id.
 func (e *Engine) StashRestore(id string) (*StashEntry, error) {
-	if !ValidStashID(id) {
-		return nil, badNamef("Invalid stash id '%s' (see 'git hegel stash list --dropped')", id)
+	if err := CheckStashID(id); err != nil {
+		return nil, err
 	}
 	ids, err := e.Stashes.StashIDs()
 	if err != nil {

@@ -287,7 +287,7 @@ func humanSize(n int64) string {
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return engine.Plural(int(n), "byte", "bytes")
 }
 
 // sameAs reports whether cp would store exactly what old stores.
