@@ -174,3 +174,9 @@ func (e *Env) commonFlags(fs *pflag.FlagSet) {
 
 // isCommonFlag reports whether a flag is one of commonFlags.
 func isCommonFlag(name string) bool { return name == "color" || name == "no-color" }
+
+// isCommonOption reports whether a command-line word is one of them.
+func isCommonOption(arg string) bool {
+	name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+	return strings.HasPrefix(arg, "--") && isCommonFlag(name)
+}

@@ -102,7 +102,7 @@ func init() {
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp,
 			operands: []valueKind{kindCommand}},
 		{name: "version", summary: "Print the version", group: "Setup", run: runVersion},
-		{name: "completion", args: "bash|zsh|fish", summary: "Print a shell completion script (see the README for setting it up)", group: "Setup", run: runCompletion,
+		{name: "completion", args: "bash|zsh|fish", summary: "Print the completion script for bash, zsh or fish (how to load it: git hegel --help)", group: "Setup", run: runCompletion,
 			operands: []valueKind{kindShell}},
 		{name: completeCommand, args: "<word>...", summary: "Print the completions of the last word (used by the completion scripts)", run: runComplete, hidden: true, rawArgs: true},
 	}
@@ -185,6 +185,16 @@ func run(args []string, env *Env) int {
 }
 
 func dispatch(args []string, env *Env) error {
+	// The common options may also come first: git hegel --no-color status.
+	for len(args) > 0 && isCommonOption(args[0]) {
+		fs := pflag.NewFlagSet("git hegel", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		env.commonFlags(fs)
+		if err := fs.Parse(args[:1]); err != nil {
+			return flagError("", err)
+		}
+		args = args[1:]
+	}
 	if len(args) == 0 {
 		printUsage(env.Stdout)
 		return nil
@@ -316,7 +326,7 @@ func printUsage(w io.Writer) {
 			}
 		}
 	}
-	fmt.Fprint(w, "\nEvery command takes --color[=<when>] and --no-color.\n")
+	fmt.Fprint(w, "\nEvery command takes --color[=<when>] and --no-color, before or after its name.\n")
 	fmt.Fprint(w, "Run 'git hegel <command> -h' for a command's options, 'git hegel --help' for the manual.\n")
 }
 

@@ -93,13 +93,22 @@ func runComplete(c *cmdCtx, args []string) error {
 func oneLineDesc(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (c *cmdCtx) completions(words []string) []candidate {
+	for len(words) > 1 && isCommonOption(words[0]) {
+		words = words[1:]
+	}
 	if len(words) == 0 {
 		words = []string{""}
 	}
 	cur := words[len(words)-1]
 	if len(words) == 1 {
+		if strings.HasPrefix(cur, "--") && strings.Contains(cur, "=") {
+			if name, _, _ := strings.Cut(cur[2:], "="); isCommonFlag(name) {
+				return matching(cur, c.flagValues((&command{}).flagSet(&Env{}).Lookup(name), "--"+name+"=", nil))
+			}
+		}
 		if strings.HasPrefix(cur, "-") {
-			return matching(cur, []candidate{{"--help", "show the usage"}, {"--version", "print the version"}})
+			opts := []candidate{{"--help", "show the usage"}, {"--version", "print the version"}}
+			return matching(cur, append(opts, flagCandidates((&command{}).flagSet(&Env{}), nil)...))
 		}
 		return matching(cur, c.values(kindCommand, nil))
 	}

@@ -89,6 +89,8 @@ func completionCases(ids []string) []completionCase {
 	return []completionCase{
 		{"hegel ", cmds},
 		{"hegel st", []string{"start", "stash", "status"}},
+		{"hegel --no-color st", []string{"start", "stash", "status"}},
+		{"hegel --color=n", []string{"--color=never"}},
 		{"hegel start ", []string{"discovery", "execution", "minimal", "refactor", "research", "review"}},
 		{"hegel start minimal ", []string{"spec", "plan"}},
 		{"hegel start --task x review ", []string{"draft"}},

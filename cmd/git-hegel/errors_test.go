@@ -25,6 +25,8 @@ var errorTable = []struct {
 	// Misuse: exit 2, before the repository is looked at.
 	{"norepo", []string{"bogus"}, 2, "error: 'bogus' is not a git hegel command (see 'git hegel help')"},
 	{"norepo", []string{"--bogus"}, 2, "error: unknown option 'bogus' (see 'git hegel help')"},
+	{"norepo", []string{"--color=maybe", "status"}, 2, `error: option 'color' expects "always", "auto", or "never" (see 'git hegel help')`},
+	{"norepo", []string{"--no-color", "bogus"}, 2, "error: 'bogus' is not a git hegel command (see 'git hegel help')"},
 	{"norepo", []string{"help", "bogus"}, 2, "error: 'bogus' is not a git hegel command (see 'git hegel help')"},
 	{"norepo", []string{"status", "--bogus"}, 2, "error: unknown option 'bogus' (see 'git hegel status -h')"},
 	{"norepo", []string{"next", "-x"}, 2, "error: unknown switch 'x' (see 'git hegel next -h')"},
