@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,12 @@ func TestBadNamesFromCommands(t *testing.T) {
 	}
 	if _, err := te.Switch("no-such-task"); err == nil || errors.Is(err, ErrBadName) {
 		t.Errorf("a missing task is not a bad name: %v", err)
+	}
+}
+
+func TestWorkflowFileNamesQuoted(t *testing.T) {
+	_, err := NewRegistry(map[string][]byte{".hegel/workflows/a\nb.yaml": []byte("nodes: {}\n")})
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), `".hegel/workflows/a\nb.yaml":1: `) {
+		t.Errorf("error = %q", err)
 	}
 }
