@@ -174,14 +174,17 @@ func TestEveryCommandErrorStyle(t *testing.T) {
 		if cmd.hidden || cmd.rawArgs {
 			continue
 		}
-		var out, errb bytes.Buffer
-		code := run([]string{cmd.name, "--no-such-option"}, envFrom(dirs["norepo"], env["norepo"], &out, &errb, nil))
-		if want := "error: unknown option 'no-such-option' (see 'git hegel " + cmd.name + " -h')\n"; code != 2 || errb.String() != want {
-			t.Errorf("%s --no-such-option: exit %d, %q", cmd.name, code, errb.String())
+		// The common options are accepted, an unknown one is misuse.
+		for _, common := range [][]string{nil, {"--color=never"}, {"--no-color"}, {"--color"}} {
+			var out, errb bytes.Buffer
+			args := append(append([]string{cmd.name}, common...), "--no-such-option")
+			code := run(args, envFrom(dirs["norepo"], env["norepo"], &out, &errb, nil))
+			if want := "error: unknown option 'no-such-option' (see 'git hegel " + cmd.name + " -h')\n"; code != 2 || errb.String() != want {
+				t.Errorf("%v: exit %d, %q", args, code, errb.String())
+			}
 		}
-		out.Reset()
-		errb.Reset()
-		code = run([]string{cmd.name}, envFrom(dirs["norepo"], env["norepo"], &out, &errb, nil))
+		var out, errb bytes.Buffer
+		code := run([]string{cmd.name}, envFrom(dirs["norepo"], env["norepo"], &out, &errb, nil))
 		first := firstLine(errb.String())
 		switch {
 		case code == 2 && strings.HasPrefix(first, "usage: git hegel "+cmd.name):
