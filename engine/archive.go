@@ -157,8 +157,8 @@ func (e *Engine) DeletedTasks() ([]*DeletedTask, error) {
 
 // RestoreTask brings a deleted task back as it was.
 func (e *Engine) RestoreTask(name string) (*DeletedTask, error) {
-	if !ValidTaskName(name) {
-		return nil, &InputError{Msg: fmt.Sprintf("Invalid task name '%s': use letters, digits, '-' and '_' (at most 100)", name)}
+	if err := CheckTaskName(name); err != nil {
+		return nil, err
 	}
 	if e.Archive == nil {
 		return nil, errors.New("this repository cannot restore tasks")

@@ -195,8 +195,8 @@ func (e *TaskNotFoundError) Is(target error) bool { return target == ErrNotFound
 
 // Lookup returns the task called name, live or archived, whoever owns it.
 func (e *Engine) Lookup(name string) (*Task, error) {
-	if !ValidTaskName(name) {
-		return nil, &InputError{Msg: fmt.Sprintf("Invalid task name '%s': use letters, digits, '-' and '_' (at most 100)", name)}
+	if err := CheckTaskName(name); err != nil {
+		return nil, err
 	}
 	t, err := e.load(name)
 	if errors.Is(err, ErrNotFound) {
@@ -207,12 +207,6 @@ func (e *Engine) Lookup(name string) (*Task, error) {
 	}
 	return e.sighted(t), nil
 }
-
-// InputError is a bad argument (an unknown task type or priority): the
-// command line is wrong, so cmd exits with the usage code.
-type InputError struct{ Msg string }
-
-func (e *InputError) Error() string { return e.Msg }
 
 // owns reports whether st belongs to this worktree: by worktree id, or by
 // path when either side has no id (the in-memory test stores).

@@ -103,7 +103,7 @@ func (e *Engine) Reject(reason, to string) (*View, error) {
 		return nil, err
 	}
 	if strings.TrimSpace(reason) == "" {
-		return nil, &InputError{Msg: "A rejection needs a reason: git hegel reject -m REASON"}
+		return nil, badNamef("A rejection needs a reason: git hegel reject -m REASON")
 	}
 	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
 		if err := allowed(st, "reject"); err != nil {
@@ -192,7 +192,7 @@ func (e *Engine) afterMove(st *State, wf *Workflow) {
 func (e *Engine) Ask(question string) (*State, error) {
 	question = strings.TrimSpace(question)
 	if question == "" {
-		return nil, &InputError{Msg: "The question is empty"}
+		return nil, badNamef("The question is empty")
 	}
 	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
 		if err := allowed(st, "ask"); err != nil {
@@ -210,7 +210,7 @@ func (e *Engine) Ask(question string) (*State, error) {
 func (e *Engine) Answer(answer string) (*Question, *View, error) {
 	answer = strings.TrimSpace(answer)
 	if answer == "" {
-		return nil, nil, &InputError{Msg: "The answer is empty"}
+		return nil, nil, badNamef("The answer is empty")
 	}
 	var q Question
 	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {

@@ -70,7 +70,7 @@ type ResumeOptions struct {
 // strategies.
 func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 	if !ValidStrategy(o.Strategy) {
-		return nil, &InputError{Msg: fmt.Sprintf("Unknown strategy '%s' (use %s)", o.Strategy, joinStrategies(", "))}
+		return nil, badNamef("Unknown strategy '%s' (use %s)", o.Strategy, joinStrategies(", "))
 	}
 	cur, err := e.Current()
 	if err != nil {

@@ -89,9 +89,8 @@ func TestResumeStrategies(t *testing.T) {
 	})
 	t.Run("unknown", func(t *testing.T) {
 		te := failedAt(t)
-		var ie *InputError
-		if _, err := te.Resume(ResumeOptions{Strategy: "retry"}); !errors.As(err, &ie) ||
-			ie.Msg != "Unknown strategy 'retry' (use retry-current, retry-previous, skip-current, from-checkpoint)" {
+		if _, err := te.Resume(ResumeOptions{Strategy: "retry"}); !errors.Is(err, ErrBadName) ||
+			err.Error() != "Unknown strategy 'retry' (use retry-current, retry-previous, skip-current, from-checkpoint)" {
 			t.Errorf("unknown strategy: %v", err)
 		}
 	})

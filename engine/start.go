@@ -49,27 +49,27 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	}
 	wf, ok := reg.Get(o.Workflow)
 	if !ok {
-		return nil, fmt.Errorf("Unknown workflow '%s'. Run 'git hegel workflows' to list them", o.Workflow)
+		return nil, badNamef("Unknown workflow '%s'. Run 'git hegel workflows' to list them", o.Workflow)
 	}
 	node := o.Node
 	if node == "" {
 		node = wf.StartNode
 	} else if _, ok := wf.Nodes[node]; !ok {
-		return nil, fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, joinQuoted(wf.Order))
+		return nil, badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, joinQuoted(wf.Order))
 	}
 	typ, err := taskType(wf, o.Type)
 	if err != nil {
 		return nil, err
 	}
 	if o.Priority != "" && !slices.Contains(Priorities, o.Priority) {
-		return nil, &InputError{Msg: fmt.Sprintf("Unknown priority '%s' (use %s)", o.Priority, joinQuoted(Priorities))}
+		return nil, badNamef("Unknown priority '%s' (use %s)", o.Priority, joinQuoted(Priorities))
 	}
 	now := e.now()
 	task := o.Task
 	if task == "" {
 		task = fmt.Sprintf("%s-%s-%s", wf.Name, now.UTC().Format("20060102-150405"), e.suffix())
-	} else if !ValidTaskName(task) {
-		return nil, fmt.Errorf("Invalid task name '%s': use letters, digits, '-' and '_' (at most 100)", task)
+	} else if err := CheckTaskName(task); err != nil {
+		return nil, err
 	}
 	st := &State{
 		Task:            task,
@@ -179,9 +179,9 @@ func taskType(wf *Workflow, typ string) (string, error) {
 	case typ == "":
 		return wf.DefaultTaskType, nil
 	case len(wf.TaskTypes) == 0:
-		return "", &InputError{Msg: fmt.Sprintf("Workflow '%s' has no task types, so --type does not apply (the pipeline workflow has them)", wf.Name)}
+		return "", badNamef("Workflow '%s' has no task types, so --type does not apply (the pipeline workflow has them)", wf.Name)
 	case !wf.AcceptsType(typ):
-		return "", &InputError{Msg: fmt.Sprintf("Unknown task type '%s' for workflow '%s' (types: %s)", typ, wf.Name, joinQuoted(wf.TaskTypes))}
+		return "", badNamef("Unknown task type '%s' for workflow '%s' (types: %s)", typ, wf.Name, joinQuoted(wf.TaskTypes))
 	}
 	return typ, nil
 }

@@ -14,8 +14,8 @@ import (
 // on is parked: it stays open, owned by no worktree, and `git hegel tasks`
 // lists it until someone switches to it.
 func (e *Engine) Switch(task string) (*View, error) {
-	if !ValidTaskName(task) {
-		return nil, &InputError{Msg: fmt.Sprintf("Invalid task name '%s': use letters, digits, '-' and '_' (at most 100)", task)}
+	if err := CheckTaskName(task); err != nil {
+		return nil, err
 	}
 	t, err := e.load(task)
 	if errors.Is(err, ErrNotFound) {

@@ -109,20 +109,20 @@ func TestStartOptions(t *testing.T) {
 	if st.TaskType != "feature" || st.Description != "Fix login" || st.Priority != "urgent" || v.Task != "p" {
 		t.Errorf("start options: %+v", st)
 	}
-	var ie *InputError
+	var last error
 	for _, o := range []StartOptions{
 		{Workflow: "pipeline", Task: "q", Type: "epic"},
 		{Workflow: "minimal", Task: "q", Type: "feature"},
 		{Workflow: "pipeline", Task: "q", Priority: "asap"},
 	} {
-		if _, err := te.StartTask(o); !errors.As(err, &ie) {
-			t.Errorf("%+v: %v", o, err)
+		if _, last = te.StartTask(o); !errors.Is(last, ErrBadName) {
+			t.Errorf("%+v: %v", o, last)
 		}
 	}
 	if _, err := te.tasks.LoadTask("q"); err == nil {
 		t.Error("a refused start left a task")
 	}
-	if got := ie.Msg; got != "Unknown priority 'asap' (use 'low', 'normal', 'high', 'urgent')" {
+	if got := last.Error(); got != "Unknown priority 'asap' (use 'low', 'normal', 'high', 'urgent')" {
 		t.Errorf("priority message %q", got)
 	}
 }

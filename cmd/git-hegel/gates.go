@@ -59,19 +59,19 @@ func runReject(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 0); err != nil {
 		return err
 	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
 	if strings.TrimSpace(c.stringFlag("message")) == "" {
 		return usagef(c.name, "a rejection needs a reason: -m REASON")
 	}
 	if c.flags.Changed("to") && c.stringFlag("to") == "" {
 		return usagef(c.name, "--to needs a node")
 	}
-	e, _, err := c.engine()
-	if err != nil {
-		return err
-	}
 	v, err := e.Reject(c.stringFlag("message"), c.stringFlag("to"))
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	ev := v.State.RollbackHistory[len(v.State.RollbackHistory)-1]
 	fmt.Fprintf(c.Stdout, "Rejected at %s; sent back to %s\n\n", ev.From, ev.To)
@@ -89,7 +89,7 @@ func runAsk(c *cmdCtx, args []string) error {
 	}
 	st, err := e.Ask(args[0])
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	fmt.Fprintf(c.Stdout, "Task %s waits for an answer at %s. Answer with: git hegel answer TEXT\n", st.Task, st.CurrentNode)
 	return nil
@@ -105,7 +105,7 @@ func runAnswer(c *cmdCtx, args []string) error {
 	}
 	q, v, err := e.Answer(args[0])
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	fmt.Fprintf(c.Stdout, "Question: %s\nAnswer: %s\n\n", q.Question, q.Answer)
 	c.printView(v)
@@ -169,7 +169,7 @@ func runResume(c *cmdCtx, args []string) error {
 		return nil
 	}
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	fmt.Fprintf(c.Stdout, "Resumed task %s (%s)\n\n", v.Task, strategy)
 	c.printView(v)

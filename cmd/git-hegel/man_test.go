@@ -16,6 +16,9 @@ func TestManPageDocumentsEveryCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range commands {
+		if c.hidden {
+			continue
+		}
 		// roff spells a hyphen \- ("restore\-task").
 		name := strings.ReplaceAll(regexp.QuoteMeta(c.name), "-", `\\?-`)
 		re := regexp.MustCompile(`(?m)^\.TP\n\.B[IR]? "?` + name + `\b`)
@@ -34,6 +37,12 @@ func TestUsageListsEveryCommand(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 		}
 		for _, c := range commands {
+			if c.hidden {
+				if strings.Contains(out.String(), c.name) {
+					t.Errorf("%v: usage lists the hidden %q", args, c.name)
+				}
+				continue
+			}
 			if !strings.Contains(out.String(), "   "+c.name+" ") {
 				t.Errorf("%v: usage does not list %q", args, c.name)
 			}

@@ -119,7 +119,7 @@ func runShow(c *cmdCtx, args []string) error {
 	}
 	d, err := e.Show(name)
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	st := d.State
 	m := c.checkpoints(r)
@@ -258,10 +258,10 @@ func runShow(c *cmdCtx, args []string) error {
 			case skipped[a.Node] != "":
 				state = "skipped"
 				if a.Present {
-					state = fmt.Sprintf("skipped (%s present, %s)", plural(int(a.Size), "byte", "bytes"), where)
+					state = fmt.Sprintf("skipped (%s present, %s)", engine.Plural(int(a.Size), "byte", "bytes"), where)
 				}
 			case a.Present:
-				state = fmt.Sprintf("%s, %s", plural(int(a.Size), "byte", "bytes"), where)
+				state = fmt.Sprintf("%s, %s", engine.Plural(int(a.Size), "byte", "bytes"), where)
 			}
 			fmt.Fprintf(w, "  %-12s %-24s %s\n", a.Node, a.Path, state)
 		}
@@ -335,7 +335,7 @@ func runDescribe(c *cmdCtx, args []string) error {
 	}
 	st, err := e.Describe(name, text)
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	if st.Description == "" {
 		fmt.Fprintf(c.Stdout, "Cleared the description of task %s\n", st.Task)
@@ -356,7 +356,7 @@ func runDelete(c *cmdCtx, args []string) error {
 	name := args[0]
 	t, err := e.Lookup(name)
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	st := t.State
 	if !st.Finished() {
@@ -368,7 +368,7 @@ func runDelete(c *cmdCtx, args []string) error {
 	if !c.boolFlag("yes") {
 		what := "its history"
 		if len(cps) > 0 {
-			what += " and " + plural(len(cps), "checkpoint", "checkpoints")
+			what += " and " + engine.Plural(len(cps), "checkpoint", "checkpoints")
 		}
 		ok, err := c.confirm(fmt.Sprintf("Delete task %s (%s/%s, %s) with %s? 'git hegel restore-task %s' can bring it back for %d days. (y/N): ",
 			name, st.Workflow, st.CurrentNode, st.Status, what, name, int(engine.DeletedTaskWindow/(24*time.Hour))), "delete")
@@ -421,7 +421,7 @@ func runRestoreTask(c *cmdCtx, args []string) error {
 	}
 	d, err := e.RestoreTask(args[0])
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	where := "refs/hegel/tasks/" + d.Task
 	if d.Archived {

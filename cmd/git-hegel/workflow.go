@@ -13,8 +13,10 @@ import (
 func startFlags(fs *pflag.FlagSet) {
 	fs.String("task", "", "name the task (default: generated, unique)")
 	fs.String("type", "", "the task type, one the workflow declares (default: its default type)")
+	completeValues(fs, "type", kindTaskType)
 	fs.StringP("description", "d", "", "describe the task")
 	fs.String("priority", "", "low, normal, high or urgent (default: normal)")
+	completeValues(fs, "priority", kindPriority)
 }
 
 func runStart(c *cmdCtx, args []string) error {
@@ -27,6 +29,11 @@ func runStart(c *cmdCtx, args []string) error {
 	if p := c.stringFlag("priority"); c.flags.Changed("priority") && !contains(engine.Priorities, p) {
 		return usagef(c.name, "unknown priority '%s' (use low, normal, high or urgent)", p)
 	}
+	if task := c.stringFlag("task"); task != "" {
+		if err := engine.CheckTaskName(task); err != nil {
+			return err
+		}
+	}
 	e, _, err := c.engine()
 	if err != nil {
 		return err
@@ -38,7 +45,7 @@ func runStart(c *cmdCtx, args []string) error {
 	}
 	v, err := e.StartTask(o)
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	c.printParked(v)
 	fmt.Fprintf(c.Stdout, "Task: %s\n", v.Task)
@@ -52,16 +59,6 @@ func (c *cmdCtx) printParked(v *engine.View) {
 		fmt.Fprintf(c.Stdout, "Parked task %s (%s/%s): it stays open; 'git hegel switch %s' comes back to it\n",
 			p.Task, p.Mode, p.CurrentNode, p.Task)
 	}
-}
-
-// inputError turns the engine's bad-argument errors into usage errors
-// (exit 2) for this command.
-func (c *cmdCtx) inputError(err error) error {
-	var ie *engine.InputError
-	if errors.As(err, &ie) {
-		return usagef(c.name, "%s", ie.Msg)
-	}
-	return err
 }
 
 func runNext(c *cmdCtx, args []string) error {
@@ -140,7 +137,7 @@ func runSwitch(c *cmdCtx, args []string) error {
 	}
 	v, err := e.Switch(args[0])
 	if err != nil {
-		return c.inputError(err)
+		return err
 	}
 	c.printParked(v)
 	c.printView(v)
@@ -190,11 +187,7 @@ func runReset(c *cmdCtx, args []string) error {
 // with: the node, what was skipped on the way, and its prompt, or the
 // gate the task now waits at.
 func (c *cmdCtx) printView(v *engine.View) {
-	node := v.Node
-	if c.colour(c.Stdout) {
-		node = "\x1b[1;36m" + node + "\x1b[0m"
-	}
-	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n", v.Mode, node)
+	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n", v.Mode, c.paint(c.Stdout, "node", v.Node))
 	for _, s := range v.Skipped {
 		fmt.Fprintf(c.Stdout, "Skipped: %s (%s)\n", s.Node, s.Reason)
 	}

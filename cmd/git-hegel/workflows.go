@@ -1,31 +1,33 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
 )
 
 func runWorkflows(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 1); err != nil {
 		return err
 	}
-	e, _, err := c.engine()
+	reg, where, err := c.workflowRegistry()
 	if err != nil {
 		return err
 	}
-	reg, err := e.Workflows()
-	if err != nil {
-		return err
+	if where != "" {
+		// Like git help, this works anywhere; say why the list is short.
+		c.hint(where + ": only the built-in workflows are listed")
 	}
 	if len(args) == 1 {
 		wf, ok := reg.Get(args[0])
 		if !ok {
-			return fmt.Errorf("Unknown workflow '%s'. Run 'git hegel workflows' to list them", args[0])
+			return engine.BadName(fmt.Errorf("Unknown workflow '%s'. Run 'git hegel workflows' to list them", args[0]))
 		}
 		if c.boolFlag("json") {
-			return writeJSON(c.Stdout, workflowJSONOne{Schema: jsonSchemaVersion, Workflow: defJSON(wf, e.MaxAttempts)})
+			return writeJSON(c.Stdout, workflowJSONOne{Schema: jsonSchemaVersion, Workflow: defJSON(wf, c.maxAttempts())})
 		}
 		printWorkflow(c, wf)
 		return nil
@@ -34,14 +36,14 @@ func runWorkflows(c *cmdCtx, args []string) error {
 	if c.boolFlag("json") {
 		out := workflowsJSON{Schema: jsonSchemaVersion, Workflows: []workflowDefJSON{}}
 		for _, wf := range list {
-			out.Workflows = append(out.Workflows, defJSON(wf, e.MaxAttempts))
+			out.Workflows = append(out.Workflows, defJSON(wf, c.maxAttempts()))
 		}
 		return writeJSON(c.Stdout, out)
 	}
 	for _, wf := range list {
 		src := ""
 		if wf.Source != "built-in" {
-			src = "  (" + wf.Source + ")"
+			src = "  (" + c.quotePath(wf.Source) + ")"
 		}
 		fmt.Fprintf(c.Stdout, "%-10s %s%s\n", wf.Name, mainPath(wf), src)
 	}
@@ -136,6 +138,35 @@ func printWorkflow(c *cmdCtx, wf *engine.Workflow) {
 			fmt.Fprintf(w, "  %-10s %s\n", t, s)
 		}
 	}
+}
+
+// workflowRegistry returns the workflows this worktree can start. Outside
+// a repository, or in one without a work tree, it returns the built-ins
+// and says where it is ("not in a git repository").
+func (c *cmdCtx) workflowRegistry() (reg *engine.Registry, outside string, err error) {
+	e, _, err := c.engine()
+	switch {
+	case errors.Is(err, gitstore.ErrNotRepo):
+		outside = "not in a git repository"
+	case errors.Is(err, gitstore.ErrNoWorkTree):
+		outside = "not in a work tree"
+	case err != nil:
+		return nil, "", err
+	}
+	if outside != "" {
+		reg, err = engine.NewRegistry(nil)
+		return reg, outside, err
+	}
+	reg, err = e.Workflows()
+	return reg, "", err
+}
+
+// maxAttempts is hegel.maxAttempts (the default outside a repository).
+func (c *cmdCtx) maxAttempts() int {
+	if r, err := gitstore.Open(c.Dir, c.Getenv); err == nil {
+		return int(r.Config().Int("hegel", "maxattempts", engine.DefaultMaxAttempts))
+	}
+	return engine.DefaultMaxAttempts
 }
 
 // mainPath renders the nodes in file order ending at done: the shape of the
