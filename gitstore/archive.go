@@ -68,6 +68,8 @@ func (s Tasks) ListStates(archived bool) ([]engine.ListedTask, error) {
 		prefixes = append(prefixes, ArchiveRefPrefix)
 	}
 	var out []engine.ListedTask
+	cache := s.r.readTaskList()
+	seen, changed := map[string]bool{}, false
 	for _, prefix := range prefixes {
 		refs, err := s.r.refs.List(prefix)
 		if err != nil {
@@ -80,26 +82,55 @@ func (s Tasks) ListStates(archived bool) ([]engine.ListedTask, error) {
 			if arch {
 				key = archiveKey(name)
 			}
+			lk := listKey(prefix, name)
+			seen[lk] = true
 			l := engine.ListedTask{Name: name, Archived: arch}
-			l.State, l.Err = s.r.stateAt(ref.Name, key, ref.Hash)
+			raw := cache.lookup(lk, ref.Hash)
+			if raw == nil {
+				raw, l.Err = s.r.rawStateAt(ref.Name, key, ref.Hash)
+				if l.Err == nil {
+					cache.Entries[lk] = taskListEntry{Commit: ref.Hash.String(), State: raw}
+					changed = true
+				}
+			}
+			if l.Err == nil {
+				l.State, l.Err = decodeState(ref.Name, raw)
+			}
 			out = append(out, l)
 		}
+	}
+	// Forget what is gone (archived tasks only when they were listed).
+	for k := range cache.Entries {
+		if !seen[k] && (archived || strings.HasPrefix(k, "tasks/")) {
+			delete(cache.Entries, k)
+			changed = true
+		}
+	}
+	if changed {
+		s.r.writeTaskList(cache)
 	}
 	return out, nil
 }
 
-// stateAt decodes the state of the task commit h, from the cache if it
-// can.
-func (r *Repo) stateAt(ref plumbing.ReferenceName, key string, h plumbing.Hash) (*engine.State, error) {
-	raw := r.cachedState(key, h)
-	if raw == nil {
-		d, err := r.readTaskDocAt(ref, h)
-		if err != nil {
-			return nil, err
-		}
-		r.writeTaskCache(key, d)
-		raw = d.Files[stateFile]
+// rawStateAt returns the state.json of the task commit h, from the task
+// cache if it can.
+func (r *Repo) rawStateAt(ref plumbing.ReferenceName, key string, h plumbing.Hash) (json.RawMessage, error) {
+	if raw := r.cachedState(key, h); raw != nil {
+		return raw, nil
 	}
+	d, err := r.readTaskDocAt(ref, h)
+	if err != nil {
+		return nil, err
+	}
+	r.writeTaskCache(key, d)
+	raw, ok := d.Files[stateFile]
+	if !ok {
+		return nil, fmt.Errorf("%s: no %s in its tree", ref, stateFile)
+	}
+	return raw, nil
+}
+
+func decodeState(ref plumbing.ReferenceName, raw []byte) (*engine.State, error) {
 	var st engine.State
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return nil, fmt.Errorf("%s: damaged %s: %s", ref, stateFile, oneLine(err.Error()))

@@ -45,6 +45,10 @@ var scenarios = []scenario{
 		doc: "git hegel checkpoint vs git stash create -u, 100k files with 1% modified, 0.5% untracked, 2,000 ignored"},
 	{name: "rollback", issue: 4, needs: "rollback", run: runRollback,
 		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states, 100k files"},
+	{name: "tasks", issue: 8, needs: "tasks", run: runTasks,
+		doc: "git hegel tasks and tasks --archived with 1,000 tasks stored, 500 archived: under 100 ms"},
+	{name: "many-tasks", issue: 8, needs: "tasks", run: runManyTasks,
+		doc: "status and next with 1,000 tasks stored vs none (within 10%), and status vs git hegel version (≤1.15×)"},
 }
 
 // sized is one repository of a size-dependent scenario.
