@@ -394,6 +394,9 @@ type updateOpts struct {
 	// damaged: the stored state may break the rules (abort, which is how
 	// such a task is ended); the new state must still obey them.
 	damaged bool
+	// wf, if set, is the definition of the task as passed in, parsed
+	// already: the first attempt does not parse it again.
+	wf *Workflow
 }
 
 // update applies fn to the current task with compare-and-swap, reloading
@@ -423,9 +426,11 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) 
 				return nil, nil, err
 			}
 		}
-		wf, err := definition(t)
-		if err != nil {
-			return nil, nil, err
+		wf := o.wf
+		if i > 0 || wf == nil {
+			if wf, err = definition(t); err != nil {
+				return nil, nil, err
+			}
 		}
 		if !o.damaged {
 			if err := checkLoaded(t, wf); err != nil {

@@ -90,7 +90,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	// Another process may have moved the task since it was read: the
 	// change is worked out again on the state as stored, like any update.
 	// Only a confirmation cannot be carried over to another move.
-	st, wf, err := e.updateTask(cur, updateOpts{}, func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.updateTask(cur, updateOpts{wf: wf}, func(st *State, wf *Workflow) (string, error) {
 		f, c, t, err := e.nextTarget(st, wf, o)
 		if err != nil {
 			return "", err

@@ -243,3 +243,55 @@ func TestArchiveOnDiskIsPlainGit(t *testing.T) {
 		t.Errorf("after gc and restore = %q", got)
 	}
 }
+
+// TestTaskListCacheNeverServesStaleState: a listing after a task moved,
+// was archived or deleted shows it as it is now, whatever the list cache
+// holds.
+func TestTaskListCacheNeverServesStaleState(t *testing.T) {
+	for name, newRepo := range storeBackends {
+		t.Run(name, func(t *testing.T) {
+			r := newRepo(t)
+			s := r.Tasks()
+			task := sampleTask("a")
+			rev, _ := s.SaveTask(task, "start")
+			list := func(archived bool) string {
+				states, err := s.ListStates(archived)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, l := range states {
+					out = append(out, l.Name+":"+l.State.CurrentNode)
+				}
+				return strings.Join(out, ",")
+			}
+			if got := list(true); got != "a:spec" {
+				t.Fatalf("first listing %q", got)
+			}
+			task.Rev, task.State.CurrentNode = rev, "plan"
+			s.SaveTask(task, "next")
+			if got := list(true); got != "a:plan" {
+				t.Errorf("after next %q", got)
+			}
+			done := finishedTask(t, r, "b")
+			s.ArchiveTask(done, nil, "archive", false)
+			if got := list(true); got != "a:plan,b:done" {
+				t.Errorf("after archiving %q", got)
+			}
+			if got := list(false); got != "a:plan" {
+				t.Errorf("live only %q", got)
+			}
+			s.DeleteTask("b", fixedNow)
+			if got := list(true); got != "a:plan" {
+				t.Errorf("after delete %q", got)
+			}
+			// A damaged cache file is a miss.
+			f, _ := r.common.Create(taskListFile)
+			f.Write([]byte("{not json"))
+			f.Close()
+			if got := list(true); got != "a:plan" {
+				t.Errorf("damaged cache %q", got)
+			}
+		})
+	}
+}
