@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -37,7 +38,11 @@ func runTasks(c *cmdCtx, args []string) error {
 			}
 			out.Tasks = append(out.Tasks, j)
 		}
-		return writeJSON(c.Stdout, out)
+		bw := bufio.NewWriter(c.Stdout)
+		if err := writeJSON(bw, out); err != nil {
+			return err
+		}
+		return bw.Flush()
 	}
 	if len(list) == 0 {
 		hint := ""
@@ -47,7 +52,11 @@ func runTasks(c *cmdCtx, args []string) error {
 		fmt.Fprintf(c.Stdout, "No tasks%s\n", hint)
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
+	// One write for the whole table: a thousand lines cell by cell were a
+	// write system call each.
+	bw := bufio.NewWriter(c.Stdout)
+	defer bw.Flush()
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TASK\tWORKFLOW/NODE\tSTATUS\tTYPE\tPRIORITY\tOWNER\tUPDATED")
 	for _, t := range list {
 		mark := " "
