@@ -182,26 +182,51 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-func TestRegistryErrors(t *testing.T) {
+func TestRegistryBrokenFiles(t *testing.T) {
 	good := []byte(y(twoNodes...))
-	bad := []byte(y("start_node: spec"))
 	tests := []struct {
-		name  string
-		files map[string][]byte
-		want  string
+		name   string
+		files  map[string][]byte
+		broken string // name or file:... key
+		want   string
 	}{
-		{"first invalid file by name", map[string][]byte{
-			"w/b.yaml": bad, "w/a.yaml": []byte("nodes: ["), "w/c.yaml": good,
-		}, "w/a.yaml:1: invalid YAML: did not find expected node content"},
-		{"bad extension", map[string][]byte{"w/notes.txt": good}, "w/notes.txt:1: workflow files must end in .yaml or .yml"},
-		{"bad name", map[string][]byte{"w/My Flow.yaml": good}, `w/My Flow.yaml:1: invalid workflow name "My Flow": ` + nameRule},
-		{"yaml and yml", map[string][]byte{"w/x.yml": good, "w/x.yaml": good}, `w/x.yml:1: workflow "x" is already defined in w/x.yaml`},
+		{"invalid yaml", map[string][]byte{"w/a.yaml": []byte("nodes: ["), "w/c.yaml": good},
+			"a", "w/a.yaml:1: invalid YAML: did not find expected node content"},
+		{"bad extension", map[string][]byte{"w/notes.txt": good, "w/c.yaml": good}, "file:w/notes.txt", "w/notes.txt:1: workflow files must end in .yaml or .yml"},
+		{"bad name", map[string][]byte{"w/My Flow.yaml": good, "w/c.yaml": good}, "file:w/My Flow.yaml", `w/My Flow.yaml:1: invalid workflow name "My Flow": ` + nameRule},
+		{"yaml and yml", map[string][]byte{"w/x.yml": good, "w/x.yaml": good, "w/c.yaml": good}, "file:w/x.yml", `w/x.yml:1: workflow "x" is already defined in w/x.yaml`},
+		{"broken override hides the built-in", map[string][]byte{"w/discovery.yaml": []byte("start_node: x\n"), "w/c.yaml": good},
+			"discovery", "w/discovery.yaml:1: missing nodes"},
+		{"unknown guide", map[string][]byte{"w/g.yaml": []byte(y("start_node: a", "nodes:", "  a:", "    prompt: |", "      Read this.", "      {{NO_SUCH_GUIDE}}", "    transitions: [{when: a_complete, to: done}]")), "w/c.yaml": good},
+			"g", `w/g.yaml:6: node "a": unknown guide {{NO_SUCH_GUIDE}} (no .hegel/guides/NO_SUCH_GUIDE.md and no built-in guide of that name; see 'git hegel guides')`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewRegistry(tc.files)
-			if err == nil || err.Error() != tc.want {
-				t.Errorf("got %v (registry %v), want %s", err, r, tc.want)
+			r := LoadRegistry(tc.files, LoadOptions{})
+			var got *BrokenWorkflow
+			for _, b := range r.Broken() {
+				key := b.Name
+				if key == "" {
+					key = "file:" + b.Source
+				}
+				if key == tc.broken {
+					got = b
+				}
+			}
+			if got == nil || got.Err.Error() != tc.want {
+				t.Fatalf("broken %s = %+v, want %s (all: %v)", tc.broken, got, tc.want, r.Broken())
+			}
+			// One broken file never blocks the others.
+			if _, ok := r.Get("c"); !ok {
+				t.Error("the good file c.yaml did not load")
+			}
+			if _, ok := r.Get("execution"); !ok {
+				t.Error("the built-ins did not load")
+			}
+			if strings.HasPrefix(tc.broken, "discovery") {
+				if _, ok := r.Get("discovery"); ok {
+					t.Error("a broken override fell back to the built-in")
+				}
 			}
 		})
 	}
