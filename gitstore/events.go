@@ -1,0 +1,312 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// Folded agent events live in the task's tree, one blob per fold and run:
+//
+//	events/<run>/<seq>.<node>.<fold id>.jsonl
+//
+// <run> is the run's workflow_id without punctuation (a reused task name
+// keeps runs apart), <seq> counts the run's segments from 000001, <node> is
+// the node the task was at when the events were folded (they happened in
+// it), and <fold id> names the journal file they came from, so a fold that
+// crashed after its commit is recognised and not applied twice. The blob
+// holds the journal's lines as they were written.
+const eventsDir = "events"
+
+// Events is the engine.EventStore of one worktree: its journal, and the
+// task refs the journal is folded into.
+type Events struct {
+	r *Repo
+	j *Journal
+}
+
+var _ engine.EventStore = (*Events)(nil)
+
+// Events returns this worktree's event store.
+func (r *Repo) Events() *Events { return &Events{r: r, j: r.Journal()} }
+
+// Record implements engine.EventStore.
+func (s *Events) Record(evs ...engine.Event) error { return s.j.Append(evs...) }
+
+// Fold implements engine.EventStore: first any fold a crash left behind,
+// then the journal itself.
+func (s *Events) Fold() error {
+	files, err := s.j.foldingFiles()
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	rotated, err := s.j.rotate(s.r.Now())
+	if err != nil {
+		return fmt.Errorf("cannot rotate %s: %s", s.j.Path(), oneLine(err.Error()))
+	}
+	if rotated != "" {
+		files = append(files, rotated)
+	}
+	for _, f := range files {
+		if err := s.foldFile(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foldFile commits one folding file's events to their tasks, then
+// removes it.
+func (s *Events) foldFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	id := foldID(path)
+	byTask := map[string][]byte{}
+	counts := map[string]int{}
+	var tasks []string
+	for _, line := range splitLines(data) {
+		ev, ok := decodeEvent(line)
+		if !ok || !engine.ValidTaskName(ev.Task) {
+			continue // not attributable: dropped
+		}
+		if _, seen := byTask[ev.Task]; !seen {
+			tasks = append(tasks, ev.Task)
+		}
+		byTask[ev.Task] = append(append(byTask[ev.Task], line...), '\n')
+		counts[ev.Task]++
+	}
+	slices.Sort(tasks)
+	for _, task := range tasks {
+		if err := s.foldInto(task, id, byTask[task], counts[task]); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// foldInto adds one segment to task's current run, with compare-and-swap.
+func (s *Events) foldInto(task, id string, blob []byte, n int) error {
+	ref := TaskRef(task)
+	for attempt := 0; attempt < 50; attempt++ {
+		h, err := s.r.refs.Read(ref)
+		if errors.Is(err, ErrNotFound) {
+			return nil // the task is gone; its events have nowhere to go
+		}
+		if err != nil {
+			return err
+		}
+		d, err := s.r.readTaskDoc(ref, h)
+		if err != nil {
+			return err
+		}
+		t, err := decodeTask(ref, d)
+		if err != nil {
+			return err
+		}
+		keep, err := s.r.taskExtras(h)
+		if err != nil {
+			return err
+		}
+		run, node := engine.RunKey(t.State), t.State.CurrentNode
+		runEnts, err := s.runEntries(keep, run)
+		if err != nil {
+			return fmt.Errorf("%s: %v", ref, err)
+		}
+		for _, e := range runEnts {
+			if strings.Contains(e.name, "."+id+".") {
+				return nil // folded before a crash; only the file was left
+			}
+		}
+		bh, err := s.r.writeBlob(blob)
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("%06d.%s.%s.jsonl", len(runEnts)+1, node, id)
+		newKeep, err := s.withSegment(keep, run, runEnts, name, bh)
+		if err != nil {
+			return err
+		}
+		noun := "events"
+		if n == 1 {
+			noun = "event"
+		}
+		_, _, err = s.r.writeTaskTree(ref, h, d.Files, newKeep, fmt.Sprintf("events: %d %s from %s", n, noun, node))
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return describeRefError(ref, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%s kept changing while its events were folded; they stay in the journal", ref)
+}
+
+// runEntries lists the segments of run in the task's events/ tree.
+func (s *Events) runEntries(keep map[string]leaf, run string) ([]rawEntry, error) {
+	ev, ok := keep[eventsDir]
+	if !ok {
+		return nil, nil
+	}
+	if ev.mode != filemode.Dir {
+		return nil, errors.New("events is not a directory")
+	}
+	runs, err := readTree(s.r.storage, ev.hash)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range runs {
+		if e.name == run && e.isDir() {
+			return readTree(s.r.storage, e.hash)
+		}
+	}
+	return nil, nil
+}
+
+// withSegment returns keep with events/<run>/<name> added.
+func (s *Events) withSegment(keep map[string]leaf, run string, runEnts []rawEntry, name string, blob plumbing.Hash) (map[string]leaf, error) {
+	runLeaves := map[string]leaf{name: {mode: filemode.Regular, hash: blob}}
+	for _, e := range runEnts {
+		runLeaves[e.name] = leaf{mode: e.fm, hash: e.hash}
+	}
+	runTree, err := s.r.writeTreeOf(runLeaves)
+	if err != nil {
+		return nil, err
+	}
+	evLeaves := map[string]leaf{run: {mode: filemode.Dir, hash: runTree}}
+	if ev, ok := keep[eventsDir]; ok {
+		others, err := readTree(s.r.storage, ev.hash)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range others {
+			if e.name != run {
+				evLeaves[e.name] = leaf{mode: e.fm, hash: e.hash}
+			}
+		}
+	}
+	evTree, err := s.r.writeTreeOf(evLeaves)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]leaf, len(keep)+1)
+	for k, v := range keep {
+		out[k] = v
+	}
+	out[eventsDir] = leaf{mode: filemode.Dir, hash: evTree}
+	return out, nil
+}
+
+// Events implements engine.EventStore.
+func (s *Events) Events(task, run string, since time.Time) ([]engine.Event, error) {
+	out, err := s.Folded(task, run, since)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := s.j.Pending()
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range pending {
+		if ev.Task == task && !ev.Time.Before(since) {
+			out = append(out, ev)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b engine.Event) int { return a.Time.Compare(b.Time) })
+	return out, nil
+}
+
+// Folded returns task's events of run stored on its ref from since on,
+// oldest first, each with the node it happened in. Segments folded before
+// since are not read.
+func (s *Events) Folded(task, run string, since time.Time) ([]engine.Event, error) {
+	ref := TaskRef(task)
+	h, err := s.r.refs.Read(ref)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	keep, err := s.r.taskExtras(h)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := s.runEntries(keep, run)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", ref, err)
+	}
+	var out []engine.Event
+	for _, e := range ents {
+		node, folded, ok := parseSegmentName(e.name)
+		if !ok || e.fm != filemode.Regular || folded.Before(since) {
+			continue
+		}
+		b, err := s.r.readBlob(e.hash)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot read events/%s/%s: %s", ref, run, e.name, oneLine(err.Error()))
+		}
+		for _, ev := range readEvents(b) {
+			if ev.Time.Before(since) {
+				continue
+			}
+			if ev.Node == "" {
+				ev.Node = node
+			}
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// parseSegmentName reads <seq>.<node>.<fold id>.jsonl; the fold id starts
+// with the fold's UTC time (20060102T150405 and nanoseconds, Z).
+func parseSegmentName(name string) (node string, folded time.Time, ok bool) {
+	parts := strings.Split(strings.TrimSuffix(name, ".jsonl"), ".")
+	if len(parts) != 3 || !strings.HasSuffix(name, ".jsonl") {
+		return "", time.Time{}, false
+	}
+	if _, err := strconv.Atoi(parts[0]); err != nil {
+		return "", time.Time{}, false
+	}
+	stamp, _, _ := strings.Cut(parts[2], "-")
+	t, ok := parseFoldStamp(stamp)
+	if !ok {
+		return "", time.Time{}, false
+	}
+	return parts[1], t, true
+}
+
+func splitLines(data []byte) [][]byte {
+	var out [][]byte
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			out = append(out, data)
+			break
+		}
+		if i > 0 {
+			out = append(out, data[:i])
+		}
+		data = data[i+1:]
+	}
+	return out
+}
