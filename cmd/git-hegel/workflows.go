@@ -20,21 +20,32 @@ func runWorkflows(c *cmdCtx, args []string) error {
 		return err
 	}
 	list := reg.List()
+	broken := reg.Broken()
 	if c.boolFlag("json") {
-		out := workflowsJSON{Schema: jsonSchemaVersion, Workflows: []workflowDefJSON{}}
+		out := workflowsJSON{Schema: jsonSchemaVersion, Workflows: []workflowDefJSON{}, Broken: []brokenJSON{}}
 		for _, wf := range list {
-			d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Nodes: []nodeJSON{}}
+			d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Title: wf.Title, Nodes: []nodeJSON{}}
 			for _, name := range wf.Order {
 				n := wf.Nodes[name]
-				nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{}}
+				nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{}, Terminal: n.Terminal, Rules: []ruleJSON{}}
 				for _, tr := range n.Transitions {
 					nj.Transitions = append(nj.Transitions, transitionJSON{When: tr.When, To: tr.To})
+				}
+				for _, r := range n.Rules {
+					nj.Rules = append(nj.Rules, ruleJSON{Type: r.Type, LookbackPhases: r.LookbackPhases, Pattern: r.Pattern,
+						PathPattern: r.PathPattern, Threshold: r.Threshold, Window: r.Window, MaxDuration: r.MaxDuration, MaxTokens: r.MaxTokens})
 				}
 				d.Nodes = append(d.Nodes, nj)
 			}
 			out.Workflows = append(out.Workflows, d)
 		}
+		for _, b := range broken {
+			out.Broken = append(out.Broken, brokenJSON{Name: b.Name, Source: b.Source, Error: b.Err.Error()})
+		}
 		return writeJSON(c.Stdout, out)
+	}
+	for _, w := range reg.Warnings() {
+		c.warn(w.String())
 	}
 	for _, wf := range list {
 		src := ""
@@ -43,11 +54,23 @@ func runWorkflows(c *cmdCtx, args []string) error {
 		}
 		fmt.Fprintf(c.Stdout, "%-10s %s%s\n", wf.Name, mainPath(wf), src)
 	}
+	for _, b := range broken {
+		name := b.Name
+		if name == "" {
+			name = "-"
+		}
+		fmt.Fprintf(c.Stdout, "%-10s broken: %s\n", name, b.Err)
+	}
 	return nil
 }
 
 // mainPath renders the nodes in file order ending at done: the shape of the
-// workflow at a glance.
+// workflow at a glance. A workflow whose last node ends it (no
+// transitions) ends there.
 func mainPath(wf *engine.Workflow) string {
-	return strings.Join(append(append([]string(nil), wf.Order...), engine.NodeDone), " → ")
+	nodes := append([]string(nil), wf.Order...)
+	if len(nodes) == 0 || !wf.Nodes[nodes[len(nodes)-1]].Terminal {
+		nodes = append(nodes, engine.NodeDone)
+	}
+	return strings.Join(nodes, " → ")
 }
