@@ -8,12 +8,16 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	want := map[string][]string{
-		"discovery": {"spec", "plan", "code", "learnings", "readme"},
-		"execution": {"spec", "plan", "code", "code_review", "readme"},
-		"minimal":   {"spec", "plan"},
-		"refactor":  {"review", "refactor", "code_review"},
-		"research":  {"plan", "study", "assess", "questions"},
+		"cowboy":          {"ride"},
+		"discovery":       {"spec", "plan", "code", "learnings", "readme"},
+		"execution":       {"spec", "plan", "code", "code_review", "readme"},
+		"init-greenfield": {"instructions", "vision", "architecture", "kickoff", "first_commit"},
+		"init-retrofit":   {"survey", "instructions", "code_map", "architecture", "handoff"},
+		"minimal":         {"spec", "plan"},
+		"refactor":        {"review", "refactor", "code_review"},
+		"research":        {"plan", "study", "assess", "questions"},
 	}
+	modes := map[string]string{"init-greenfield": "init", "init-retrofit": "init"}
 	ws := Builtins()
 	var names []string
 	for _, w := range ws {
@@ -31,7 +35,11 @@ func TestBuiltins(t *testing.T) {
 		if !slices.Equal(w.Order, order) {
 			t.Errorf("%s: order %v, want %v", w.Name, w.Order, order)
 		}
-		if w.Mode != w.Name || w.Source != "built-in" || w.StartNode != order[0] {
+		mode := w.Name
+		if m, ok := modes[w.Name]; ok {
+			mode = m
+		}
+		if w.Mode != mode || w.Source != "built-in" || w.StartNode != order[0] {
 			t.Errorf("%s: mode %q source %q start %q", w.Name, w.Mode, w.Source, w.StartNode)
 		}
 		// The stored copy of a built-in must parse back to the same thing,
@@ -55,8 +63,16 @@ func TestBuiltins(t *testing.T) {
 			if s := w.Summary(n); s == "" || strings.Contains(s, "\n") {
 				t.Errorf("%s/%s: summary %q", w.Name, n, s)
 			}
-			if p := w.Prompt(n); !strings.Contains(p, "git hegel next") {
+			if p := w.Prompt(n); !strings.Contains(p, "git hegel next") && !strings.Contains(p, "git hegel done") {
 				t.Errorf("%s/%s: prompt does not say how to move on", w.Name, n)
+			}
+			// Every prompt renders with the built-in guides alone.
+			st := &State{Task: "t", Workflow: w.Name, Mode: w.Mode, CurrentNode: n}
+			out, err := RenderNodePrompt(w.Nodes[n], st, w, nil)
+			if err != nil {
+				t.Errorf("%s/%s: render: %v", w.Name, n, err)
+			} else if strings.Contains(out, "{{") {
+				t.Errorf("%s/%s: rendered prompt keeps a template marker:\n%s", w.Name, n, out)
 			}
 		}
 		reach := reachableNodes(w)
@@ -172,7 +188,7 @@ func TestRegistry(t *testing.T) {
 	for _, w := range r.List() {
 		names = append(names, w.Name)
 	}
-	want := []string{"discovery", "execution", "mine", "minimal", "refactor", "research"}
+	want := []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "mine", "minimal", "refactor", "research"}
 	if !slices.Equal(names, want) {
 		t.Errorf("List = %v, want %v", names, want)
 	}

@@ -47,19 +47,26 @@ func runWorkflows(c *cmdCtx, args []string) error {
 	for _, w := range reg.Warnings() {
 		c.warn(w.String())
 	}
+	width := 10
+	for _, wf := range list {
+		width = max(width, len(wf.Name))
+	}
+	for _, b := range broken {
+		width = max(width, len(b.Name))
+	}
 	for _, wf := range list {
 		src := ""
 		if wf.Source != "built-in" {
 			src = "  (" + wf.Source + ")"
 		}
-		fmt.Fprintf(c.Stdout, "%-10s %s%s\n", wf.Name, mainPath(wf), src)
+		fmt.Fprintf(c.Stdout, "%-*s %s%s\n", width, wf.Name, mainPath(wf), src)
 	}
 	for _, b := range broken {
 		name := b.Name
 		if name == "" {
 			name = "-"
 		}
-		fmt.Fprintf(c.Stdout, "%-10s broken: %s\n", name, b.Err)
+		fmt.Fprintf(c.Stdout, "%-*s broken: %s\n", width, name, b.Err)
 	}
 	return nil
 }
