@@ -58,6 +58,7 @@ func ParseWorkflowWith(name, filename string, data []byte, opts ParseOptions) (*
 	if err := p.check(d); err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(p.warnings, func(a, b Warning) int { return a.Line - b.Line })
 	w := &Workflow{
 		Name:      name,
 		Mode:      name,
