@@ -12,7 +12,7 @@ func TestComputeMetrics(t *testing.T) {
 	ended := m(30)
 	st := &State{
 		Task: "t", Workflow: "discovery", Status: StatusCompleted, CurrentNode: NodeDone, EndedAt: &ended,
-		PhaseLog: []PhaseVisit{{"spec", m(0)}, {"plan", m(10)}, {"spec", m(15)}, {"plan", m(20)}, {NodeDone, m(30)}},
+		PhaseLog:  []PhaseVisit{{"spec", m(0)}, {"plan", m(10)}, {"spec", m(15)}, {"plan", m(20)}, {NodeDone, m(30)}},
 		Overrides: []Override{{Node: "plan", What: "rule:require_commits", At: m(30)}},
 	}
 	evs := []Event{
