@@ -18,14 +18,16 @@ import (
 
 // Folded agent events live in the task's tree, one blob per fold and run:
 //
-//	events/<run>/<seq>.<node>.<fold id>.jsonl
+//	events/<run>/<seq>.<node>.<last>.<fold id>.jsonl
 //
 // <run> is the run's workflow_id without punctuation (a reused task name
 // keeps runs apart), <seq> counts the run's segments from 000001, <node> is
 // the node the task was at when the events were folded (they happened in
-// it), and <fold id> names the journal file they came from, so a fold that
-// crashed after its commit is recognised and not applied twice. The blob
-// holds the journal's lines as they were written.
+// it), <last> is the time of the segment's newest event (so reads for a
+// recent window skip older segments unread), and <fold id> names the
+// journal file they came from, so a fold that crashed after its commit is
+// recognised and not applied twice. The blob holds the journal's lines as
+// they were written.
 const eventsDir = "events"
 
 // Events is the engine.EventStore of one worktree: its journal, and the
@@ -78,6 +80,7 @@ func (s *Events) foldFile(path string) error {
 	id := foldID(path)
 	byTask := map[string][]byte{}
 	counts := map[string]int{}
+	last := map[string]time.Time{}
 	var tasks []string
 	for _, line := range splitLines(data) {
 		ev, ok := decodeEvent(line)
@@ -89,10 +92,13 @@ func (s *Events) foldFile(path string) error {
 		}
 		byTask[ev.Task] = append(append(byTask[ev.Task], line...), '\n')
 		counts[ev.Task]++
+		if ev.Time.After(last[ev.Task]) {
+			last[ev.Task] = ev.Time
+		}
 	}
 	slices.Sort(tasks)
 	for _, task := range tasks {
-		if err := s.foldInto(task, id, byTask[task], counts[task]); err != nil {
+		if err := s.foldInto(task, id, last[task], byTask[task], counts[task]); err != nil {
 			return err
 		}
 	}
@@ -103,7 +109,7 @@ func (s *Events) foldFile(path string) error {
 }
 
 // foldInto adds one segment to task's current run, with compare-and-swap.
-func (s *Events) foldInto(task, id string, blob []byte, n int) error {
+func (s *Events) foldInto(task, id string, last time.Time, blob []byte, n int) error {
 	ref := TaskRef(task)
 	for attempt := 0; attempt < 50; attempt++ {
 		h, err := s.r.refs.Read(ref)
@@ -139,7 +145,7 @@ func (s *Events) foldInto(task, id string, blob []byte, n int) error {
 		if err != nil {
 			return err
 		}
-		name := fmt.Sprintf("%06d.%s.%s.jsonl", len(runEnts)+1, node, id)
+		name := fmt.Sprintf("%06d.%s.%s.%s.jsonl", len(runEnts)+1, node, foldStamp(last), id)
 		newKeep, err := s.withSegment(keep, run, runEnts, name, bh)
 		if err != nil {
 			return err
@@ -256,8 +262,8 @@ func (s *Events) Folded(task, run string, since time.Time) ([]engine.Event, erro
 	}
 	var out []engine.Event
 	for _, e := range ents {
-		node, folded, ok := parseSegmentName(e.name)
-		if !ok || e.fm != filemode.Regular || folded.Before(since) {
+		node, newest, ok := parseSegmentName(e.name)
+		if !ok || e.fm != filemode.Regular || newest.Before(since) {
 			continue
 		}
 		b, err := s.r.readBlob(e.hash)
@@ -277,18 +283,17 @@ func (s *Events) Folded(task, run string, since time.Time) ([]engine.Event, erro
 	return out, nil
 }
 
-// parseSegmentName reads <seq>.<node>.<fold id>.jsonl; the fold id starts
-// with the fold's UTC time (20060102T150405 and nanoseconds, Z).
-func parseSegmentName(name string) (node string, folded time.Time, ok bool) {
+// parseSegmentName reads <seq>.<node>.<last>.<fold id>.jsonl, returning
+// the node and the time of the newest event.
+func parseSegmentName(name string) (node string, newest time.Time, ok bool) {
 	parts := strings.Split(strings.TrimSuffix(name, ".jsonl"), ".")
-	if len(parts) != 3 || !strings.HasSuffix(name, ".jsonl") {
+	if len(parts) != 4 || !strings.HasSuffix(name, ".jsonl") {
 		return "", time.Time{}, false
 	}
 	if _, err := strconv.Atoi(parts[0]); err != nil {
 		return "", time.Time{}, false
 	}
-	stamp, _, _ := strings.Cut(parts[2], "-")
-	t, ok := parseFoldStamp(stamp)
+	t, ok := parseFoldStamp(parts[2])
 	if !ok {
 		return "", time.Time{}, false
 	}

@@ -23,7 +23,8 @@ import (
 //
 //   - an append is a single write(2) of whole lines on an O_APPEND file, so
 //     concurrent hooks never interleave, and a crash loses at most the event
-//     being written (a torn last line is skipped on read);
+//     being written (a torn line is skipped on read, and every append starts
+//     with a newline so the next event is not glued to it);
 //   - a fold (events.go) takes the exclusive lock, renames the journal to
 //     hegel-journal.folding-<id>, releases the lock, commits the folded
 //     events to the task refs and only then deletes the folding file. A hook
@@ -64,7 +65,13 @@ func (j *Journal) Append(evs ...engine.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
+	if j.dir == "" {
+		return errors.New("no git directory to keep agent events in")
+	}
+	// A leading newline ends a line torn by a crash mid-append, so the
+	// torn event is the only one lost (readers skip empty lines).
 	var buf bytes.Buffer
+	buf.WriteByte('\n')
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	for i := range evs {
@@ -124,6 +131,9 @@ const tailSlack = 10 * time.Second
 // backwards from the end so its cost follows the window asked for, not the
 // journal's length. A missing journal has no events.
 func (j *Journal) Tail(since time.Time) ([]engine.Event, error) {
+	if j.dir == "" {
+		return nil, nil
+	}
 	f, err := os.Open(j.Path())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -209,6 +219,9 @@ func (j *Journal) Pending() ([]engine.Event, error) {
 		return nil, err
 	}
 	var out []engine.Event
+	if j.dir == "" {
+		return nil, nil
+	}
 	for _, p := range append(files, j.Path()) {
 		b, err := os.ReadFile(p)
 		if errors.Is(err, os.ErrNotExist) {
@@ -225,6 +238,9 @@ func (j *Journal) Pending() ([]engine.Event, error) {
 // foldingFiles lists folds in progress or left by a crash, oldest first
 // (their ids start with the time they were made).
 func (j *Journal) foldingFiles() ([]string, error) {
+	if j.dir == "" {
+		return nil, nil
+	}
 	ents, err := os.ReadDir(j.dir)
 	if err != nil {
 		return nil, err
@@ -243,6 +259,9 @@ func (j *Journal) foldingFiles() ([]string, error) {
 // no append is half done. It returns the folding file, or "" when there is
 // nothing to fold.
 func (j *Journal) rotate(now time.Time) (string, error) {
+	if j.dir == "" {
+		return "", nil
+	}
 	f, err := os.OpenFile(j.Path(), os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
