@@ -122,7 +122,7 @@ func checkRule(r *Rule, in RuleInput) (*Violation, error) {
 		}
 		return &Violation{
 			Summary: fmt.Sprintf("the phase has run %s, longer than its %s limit", roundDuration(d), roundDuration(limit)),
-			Comply:  "stop and check whether the approach is working: narrow the goal, or ask for help, before going on",
+			Comply:  "check whether the approach is working: narrow the goal, or ask for help, before going on",
 		}, nil
 	case RuleTokenBudget:
 		total := in.ExtraTokens
@@ -140,7 +140,7 @@ func checkRule(r *Rule, in RuleInput) (*Violation, error) {
 		}
 		return &Violation{
 			Summary: fmt.Sprintf("the phase used %s tokens, over its budget of %s", groupDigits(total), groupDigits(r.MaxTokens)),
-			Comply:  "stop and summarise where the phase stands; split the remaining work into a smaller next step",
+			Comply:  "summarise where the phase stands and split the remaining work into a smaller next step",
 			Recent:  lastN(recent, maxRecent),
 		}, nil
 	}
@@ -177,9 +177,9 @@ func checkRepeated(r *Rule, in RuleInput) *Violation {
 	if len(hits) < r.Threshold {
 		return nil
 	}
-	what, pat, comply := "commands", r.Pattern, "stop re-running it: read the last failure, state what you expect to change, then change one thing"
+	what, pat, comply := "commands", r.Pattern, "read the last failure, write down what you expect to change, then change one thing before running it again"
 	if r.Type == RuleRepeatedFileEdit {
-		what, pat, comply = "file edits", r.PathPattern, "stop editing: write down what the file must do (ideally as a failing test), then make one deliberate change"
+		what, pat, comply = "file edits", r.PathPattern, "write down what the file must do (ideally as a failing test), then make one deliberate change"
 	}
 	match := ""
 	if pat != "" {

@@ -27,7 +27,7 @@ func runGuides(c *cmdCtx, args []string) error {
 		for _, g := range guides {
 			if g.Name == name {
 				if c.boolFlag("json") {
-					return writeJSON(c.Stdout, guideJSON{Schema: jsonSchemaVersion, Name: g.Name, Source: g.Source, Title: g.Title, Text: g.Text})
+					return writeJSON(c.Stdout, guideJSON{Schema: jsonSchemaVersion, Name: g.Name, Source: g.Source, Title: g.Title, Overrides: g.Overrides, Text: g.Text})
 				}
 				fmt.Fprint(c.Stdout, g.Text)
 				if !strings.HasSuffix(g.Text, "\n") {

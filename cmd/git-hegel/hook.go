@@ -120,14 +120,7 @@ func (hr *hookRun) run() error {
 		return err
 	}
 	context := ""
-	switch h.Kind {
-	case engine.EventStop:
-		// The agent's turn is over: fold the journal into the task's ref
-		// (one commit), so nothing waits in the journal for long.
-		if err := hr.fold(); err != nil {
-			hr.c.warn("agent events not folded yet: " + err.Error())
-		}
-	case engine.EventSessionStart:
+	if h.Kind == engine.EventSessionStart {
 		var err error
 		if context, err = hr.resumeContext(); err != nil {
 			hr.c.warn(err.Error())
@@ -142,6 +135,13 @@ func (hr *hookRun) run() error {
 		if len(vs) > 0 {
 			message = engine.AgentMessage(vs, hr.cache.Workflow)
 			hr.recordReported(j, vs)
+		}
+	}
+	if h.Kind == engine.EventStop {
+		// The agent's turn is over: fold the journal into the task's ref
+		// (one commit), so nothing waits in the journal for long.
+		if err := hr.fold(); err != nil {
+			hr.c.warn("agent events not folded yet: " + err.Error())
 		}
 	}
 	if out := h.Reply(context, message); out != nil {

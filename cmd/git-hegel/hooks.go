@@ -43,9 +43,10 @@ var agentConfigs = []agentHooks{
 	{name: engine.AgentClaude, project: ".claude/settings.json", user: ".claude/settings.json",
 		events:  []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"},
 		matcher: map[string]bool{"PostToolUse": true}},
+	// Codex reads matchers as regular expressions and runs a group
+	// without one for every tool.
 	{name: engine.AgentCodex, project: ".codex/hooks.json", user: ".codex/hooks.json",
-		events:  []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"},
-		matcher: map[string]bool{"PostToolUse": true}},
+		events: []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}},
 	{name: engine.AgentCursor, project: ".cursor/hooks.json", user: ".cursor/hooks.json",
 		events: []string{"sessionStart", "beforeSubmitPrompt", "afterShellExecution", "afterFileEdit", "afterMCPExecution", "stop"},
 		cursor: true},
@@ -286,6 +287,7 @@ func (c *cmdCtx) editHooks(a *agentHooks, install bool, path, shown string, dry 
 func (a *agentHooks) install(doc *jnode) []string {
 	if a.cursor && doc.get("version") == nil {
 		doc.obj = append([]jfield{{"version", &jnode{scalar: []byte("1")}}}, doc.obj...)
+		doc.dirty = true
 	}
 	hooks := doc.get("hooks")
 	if hooks == nil || !hooks.isObj {
@@ -304,14 +306,14 @@ func (a *agentHooks) install(doc *jnode) []string {
 		}
 		cmd := jfield{"command", jstring(a.hookCommand(ev))}
 		if a.cursor {
-			list.arr = append(list.arr, jobject(cmd))
+			list.push(jobject(cmd))
 		} else {
 			entry := jobject(jfield{"type", jstring("command")}, cmd)
 			group := jobject(jfield{"hooks", jarray(entry)})
 			if a.matcher[ev] {
 				group = jobject(jfield{"matcher", jstring("*")}, jfield{"hooks", jarray(entry)})
 			}
-			list.arr = append(list.arr, group)
+			list.push(group)
 		}
 		added = append(added, ev)
 	}
@@ -368,7 +370,7 @@ func (a *agentHooks) uninstall(doc *jnode) []string {
 					if len(rest) == 0 && onlyKeys(item, "hooks", "matcher") {
 						continue // the group was ours alone
 					}
-					inner.arr = rest
+					inner.arr, inner.dirty = rest, true
 				}
 			}
 			keep = append(keep, item)
@@ -380,7 +382,7 @@ func (a *agentHooks) uninstall(doc *jnode) []string {
 		if len(keep) == 0 {
 			hooks.del(f.key)
 		} else {
-			list.arr = keep
+			list.arr, list.dirty = keep, true
 		}
 	}
 	if len(removed) > 0 && len(hooks.obj) == 0 {

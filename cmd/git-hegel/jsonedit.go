@@ -12,7 +12,8 @@ import (
 // A JSON document edited in place: `hooks install` adds entries to an
 // agent's settings file and must keep everything else as the user wrote
 // it, in the same order. encoding/json's maps would reorder the keys, so
-// objects keep their keys in a list.
+// objects keep their keys in a list; and every value keeps its original
+// text, which is written back unchanged unless the value was edited.
 
 // jnode is one JSON value.
 type jnode struct {
@@ -21,6 +22,8 @@ type jnode struct {
 	arr    []*jnode
 	isArr  bool
 	scalar json.RawMessage // string, number, true, false, null
+	raw    []byte          // the value's text as parsed; nil for new values
+	dirty  bool            // edited since parsed
 }
 
 type jfield struct {
@@ -32,12 +35,12 @@ type jfield struct {
 func parseJSONDoc(data []byte) (*jnode, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	n, err := decodeNode(dec)
+	n, err := decodeNode(dec, data)
 	if err != nil {
 		return nil, jsonErr(data, dec, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, jsonErr(data, dec, errors.New("more than one JSON value"))
+		return nil, jsonErr(data, dec, errors.New("text after the end of the JSON value"))
 	}
 	return n, nil
 }
@@ -54,7 +57,22 @@ func jsonErr(data []byte, dec *json.Decoder, err error) error {
 	return fmt.Errorf("line %d: %s", line, strings.TrimPrefix(err.Error(), "json: "))
 }
 
-func decodeNode(dec *json.Decoder) (*jnode, error) {
+// valueStart is where the next value starts: after whitespace and the
+// separators the decoder has not consumed yet.
+func valueStart(data []byte, off int64) int64 {
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+func decodeNode(dec *json.Decoder, data []byte) (n *jnode, err error) {
+	start := valueStart(data, dec.InputOffset())
+	defer func() {
+		if n != nil {
+			n.raw = data[start:dec.InputOffset()]
+		}
+	}()
 	tok, err := dec.Token()
 	if err != nil {
 		if err == io.EOF {
@@ -76,7 +94,7 @@ func decodeNode(dec *json.Decoder) (*jnode, error) {
 				if !ok {
 					return nil, errors.New("object key is not a string")
 				}
-				v, err := decodeNode(dec)
+				v, err := decodeNode(dec, data)
 				if err != nil {
 					return nil, err
 				}
@@ -89,7 +107,7 @@ func decodeNode(dec *json.Decoder) (*jnode, error) {
 		case '[':
 			n := &jnode{isArr: true}
 			for dec.More() {
-				v, err := decodeNode(dec)
+				v, err := decodeNode(dec, data)
 				if err != nil {
 					return nil, err
 				}
@@ -147,6 +165,7 @@ func (n *jnode) get(key string) *jnode {
 
 // set replaces or appends an object member.
 func (n *jnode) set(key string, v *jnode) {
+	n.dirty = true
 	for i, f := range n.obj {
 		if f.key == key {
 			n.obj[i].val = v
@@ -156,11 +175,36 @@ func (n *jnode) set(key string, v *jnode) {
 	n.obj = append(n.obj, jfield{key, v})
 }
 
+// push appends an array item.
+func (n *jnode) push(v *jnode) {
+	n.dirty = true
+	n.arr = append(n.arr, v)
+}
+
+// changed reports whether n or anything in it was edited.
+func (n *jnode) changed() bool {
+	if n.dirty || n.raw == nil {
+		return true
+	}
+	for _, f := range n.obj {
+		if f.val.changed() {
+			return true
+		}
+	}
+	for _, v := range n.arr {
+		if v.changed() {
+			return true
+		}
+	}
+	return false
+}
+
 // del removes an object member.
 func (n *jnode) del(key string) {
 	for i, f := range n.obj {
 		if f.key == key {
 			n.obj = append(n.obj[:i], n.obj[i+1:]...)
+			n.dirty = true
 			return
 		}
 	}
@@ -184,6 +228,10 @@ func (n *jnode) encode(indent string) []byte {
 }
 
 func (n *jnode) write(b *bytes.Buffer, indent, prefix string) {
+	if !n.changed() {
+		b.Write(n.raw) // as the user wrote it
+		return
+	}
 	switch {
 	case n.isObj:
 		if len(n.obj) == 0 {

@@ -73,11 +73,27 @@ func runWorkflows(c *cmdCtx, args []string) error {
 
 // mainPath renders the nodes in file order ending at done: the shape of the
 // workflow at a glance. A workflow whose last node ends it (no
-// transitions) ends there.
+// transitions) ends there; one that never reaches done ends in ↺.
 func mainPath(wf *engine.Workflow) string {
 	nodes := append([]string(nil), wf.Order...)
-	if len(nodes) == 0 || !wf.Nodes[nodes[len(nodes)-1]].Terminal {
+	switch {
+	case len(nodes) > 0 && wf.Nodes[nodes[len(nodes)-1]].Terminal:
+	case !reachesDone(wf):
+		return strings.Join(nodes, " → ") + " ↺"
+	default:
 		nodes = append(nodes, engine.NodeDone)
 	}
 	return strings.Join(nodes, " → ")
+}
+
+// reachesDone reports whether any transition leads to done.
+func reachesDone(wf *engine.Workflow) bool {
+	for _, n := range wf.Nodes {
+		for _, t := range n.Transitions {
+			if t.To == engine.NodeDone {
+				return true
+			}
+		}
+	}
+	return false
 }
