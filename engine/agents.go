@@ -103,6 +103,9 @@ var ErrBadPayload = errors.New("not a hook payload")
 // ParseHook reads one hook payload.
 func ParseHook(in HookInput) (*Hook, error) {
 	var p payload
+	if len(bytes.TrimSpace(in.Payload)) == 0 {
+		return nil, fmt.Errorf("%w: empty input (agents send one JSON object on stdin)", ErrBadPayload)
+	}
 	dec := json.NewDecoder(bytes.NewReader(in.Payload))
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrBadPayload, strings.TrimPrefix(err.Error(), "json: "))

@@ -21,7 +21,10 @@ type Warning struct {
 	Msg  string
 }
 
-func (w Warning) String() string { return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Msg) }
+// String names the file as git names paths, like definition errors.
+func (w Warning) String() string {
+	return fmt.Sprintf("%s:%d: %s", QuotePath(w.File, true), w.Line, w.Msg)
+}
 
 // prompt reads a node's prompt or prompt_hbs (one, never both) and parses
 // it as a template, so a mistake in one is reported with its line.

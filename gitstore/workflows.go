@@ -5,6 +5,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
 // WorkflowFiles reads the user's workflow definitions, .hegel/workflows/*.yaml
@@ -36,7 +38,7 @@ func (s *Sessions) WorkflowFilesAll() (files map[string][]byte, unreadable map[s
 		p := path.Join(dir, n)
 		b, err := readFile(s.r.worktree, p)
 		if err != nil {
-			unreadable[p] = fmt.Errorf("%s:1: cannot read it: %s", p, oneLine(err.Error()))
+			unreadable[p] = fmt.Errorf("%s:1: cannot read it: %s", engine.QuotePath(p, true), oneLine(err.Error()))
 			continue
 		}
 		out[p] = b

@@ -32,20 +32,18 @@ const quietPeriod = 10 * time.Minute
 
 func hookFlags(fs *pflag.FlagSet) {
 	fs.String("agent", "", "the agent sending the payload: claude, codex or cursor (default: detected from it)")
+	completeValues(fs, "agent", kindAgent)
 }
 
 func runHook(c *cmdCtx, args []string) error {
-	if err := c.wantArgs(args, 0, 1); err != nil {
+	if err := c.wantArgs(args, 1, 1); err != nil {
 		return err
 	}
 	agent := c.stringFlag("agent")
 	if agent != "" && !contains(engine.Agents, agent) {
 		return usagef(c.name, "unknown agent '%s' (supported: %s)", agent, strings.Join(engine.Agents, ", "))
 	}
-	event := ""
-	if len(args) == 1 {
-		event = args[0]
-	}
+	event := args[0]
 	data, err := io.ReadAll(io.LimitReader(c.Stdin, maxPayload+1))
 	if err != nil {
 		return fmt.Errorf("cannot read the hook payload: %v", err)

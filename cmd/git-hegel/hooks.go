@@ -63,26 +63,19 @@ func agentConfig(name string) *agentHooks {
 
 func hooksFlags(fs *pflag.FlagSet) {
 	fs.StringArray("agent", nil, "claude, codex or cursor (repeatable; default: the agents configured here, else claude)")
+	completeValues(fs, "agent", kindAgent)
 	fs.Bool("project", false, "the repository's settings (the default): .claude/settings.json, .codex/hooks.json, .cursor/hooks.json")
 	fs.Bool("user", false, "your settings for every repository: ~/.claude/settings.json, ~/.codex/hooks.json, ~/.cursor/hooks.json")
 	fs.BoolP("dry-run", "n", false, "show the change as a diff and write nothing")
 }
 
-func runHooks(c *cmdCtx, args []string) error {
-	sub := "status"
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
-	}
-	if err := c.wantArgs(args, 0, 0); err != nil {
-		return err
-	}
+func runHooksStatus(c *cmdCtx, args []string) error    { return c.runHooks("status") }
+func runHooksInstall(c *cmdCtx, args []string) error   { return c.runHooks("install") }
+func runHooksUninstall(c *cmdCtx, args []string) error { return c.runHooks("uninstall") }
+
+func (c *cmdCtx) runHooks(sub string) error {
 	if c.boolFlag("project") && c.boolFlag("user") {
 		return usagef(c.name, "--project and --user cannot be used together")
-	}
-	switch sub {
-	case "install", "uninstall", "status":
-	default:
-		return usagef(c.name, "unknown subcommand '%s' (install, uninstall or status)", sub)
 	}
 	base, scope, err := c.hooksBase()
 	if err != nil {

@@ -17,9 +17,11 @@ import (
 
 func metricsFlags(fs *pflag.FlagSet) {
 	fs.String("task", "", "a task other than this worktree's")
+	completeValues(fs, "task", kindTask)
 	fs.Bool("json", false, "print JSON (schema: docs/json.md)")
 	fs.Bool("graph", false, "draw the task's path through its workflow, with the time spent per node")
 	fs.String("format", engine.GraphDot, "graph format: dot (Graphviz) or mermaid")
+	completeValues(fs, "format", kindGraphFormat)
 }
 
 func runMetrics(c *cmdCtx, args []string) error {
