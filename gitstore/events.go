@@ -141,20 +141,19 @@ func (s *Events) foldInto(task, id string, last time.Time, blob []byte, n int) e
 				return nil // folded before a crash; only the file was left
 			}
 		}
-		bh, err := s.r.writeBlob(blob)
+		segs := map[string]plumbing.Hash{}
+		for i, chunk := range chunkLines(blob, maxSegment) {
+			bh, err := s.r.writeBlob(chunk)
+			if err != nil {
+				return err
+			}
+			segs[fmt.Sprintf("%06d.%s.%s.%s.jsonl", len(runEnts)+1+i, node, foldStamp(last), id)] = bh
+		}
+		newKeep, err := s.withSegments(keep, run, runEnts, segs)
 		if err != nil {
 			return err
 		}
-		name := fmt.Sprintf("%06d.%s.%s.%s.jsonl", len(runEnts)+1, node, foldStamp(last), id)
-		newKeep, err := s.withSegment(keep, run, runEnts, name, bh)
-		if err != nil {
-			return err
-		}
-		noun := "events"
-		if n == 1 {
-			noun = "event"
-		}
-		_, _, err = s.r.writeTaskTree(ref, h, d.Files, newKeep, fmt.Sprintf("events: %d %s from %s", n, noun, node))
+		_, _, err = s.r.writeTaskTree(ref, h, d.Files, newKeep, fmt.Sprintf("events: %s from %s", engine.Plural(n, "event", "events"), node))
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -187,9 +186,36 @@ func (s *Events) runEntries(keep map[string]leaf, run string) ([]rawEntry, error
 	return nil, nil
 }
 
-// withSegment returns keep with events/<run>/<name> added.
-func (s *Events) withSegment(keep map[string]leaf, run string, runEnts []rawEntry, name string, blob plumbing.Hash) (map[string]leaf, error) {
-	runLeaves := map[string]leaf{name: {mode: filemode.Regular, hash: blob}}
+// maxSegment bounds a segment blob, well under the 4 MiB a fetch accepts
+// by default (hegel.syncMaxBlobSize): a long session folds into several.
+const maxSegment = 1 << 20
+
+// chunkLines splits data at line ends into pieces of at most max bytes
+// (a single longer line is a piece of its own).
+func chunkLines(data []byte, max int) [][]byte {
+	var out [][]byte
+	for len(data) > max {
+		cut := bytes.LastIndexByte(data[:max], '\n')
+		if cut < 0 {
+			if cut = bytes.IndexByte(data, '\n'); cut < 0 {
+				break
+			}
+		}
+		out = append(out, data[:cut+1])
+		data = data[cut+1:]
+	}
+	if len(data) > 0 {
+		out = append(out, data)
+	}
+	return out
+}
+
+// withSegments returns keep with events/<run>/<name> added for each of segs.
+func (s *Events) withSegments(keep map[string]leaf, run string, runEnts []rawEntry, segs map[string]plumbing.Hash) (map[string]leaf, error) {
+	runLeaves := map[string]leaf{}
+	for name, h := range segs {
+		runLeaves[name] = leaf{mode: filemode.Regular, hash: h}
+	}
 	for _, e := range runEnts {
 		runLeaves[e.name] = leaf{mode: e.fm, hash: e.hash}
 	}

@@ -285,3 +285,35 @@ func TestTaskSaveCarriesEventsWithoutReadingThem(t *testing.T) {
 	}
 	_ = e
 }
+
+func TestFoldSplitsLargeSegments(t *testing.T) {
+	r, e, s := eventsRepo(t)
+	var evs []engine.Event
+	for i := 0; i < 12000; i++ { // about 1.9 MB of journal
+		evs = append(evs, ev(i, fmt.Sprintf("go test ./pkg%d/... -run TestSomethingFairlyLong", i)))
+	}
+	s.Record(evs...)
+	if err := s.Fold(); err != nil {
+		t.Fatal(err)
+	}
+	out := runGit(t, r.WorkTree, "ls-tree", "-r", "-l", TaskRef("t").String(), "events/")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("one fold of 1.9 MB in %d segments:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		var size int
+		fmt.Sscan(strings.Fields(l)[3], &size)
+		if size > maxSegment {
+			t.Errorf("segment of %d bytes: %s", size, l)
+		}
+	}
+	if subj := taskSubjects(t, r, "t"); subj[0] != "events: 12000 events from spec" {
+		t.Errorf("one commit: %v", subj[:2])
+	}
+	cur, _ := e.Current()
+	got, _ := s.Events("t", engine.RunKey(cur.State), fixedNow)
+	if len(got) != 12000 || got[11999].Command != "go test ./pkg11999/... -run TestSomethingFairlyLong" {
+		t.Errorf("%d events back", len(got))
+	}
+}
