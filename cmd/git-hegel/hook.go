@@ -31,7 +31,7 @@ const maxPayload = 32 << 20
 const quietPeriod = 10 * time.Minute
 
 func hookFlags(fs *pflag.FlagSet) {
-	fs.String("agent", "", "the agent sending the payload: claude, codex or cursor (default: detected from it)")
+	fs.String("agent", "", "the `agent` sending the payload: claude, codex or cursor (default: detected from it)")
 	completeValues(fs, "agent", kindAgent)
 }
 

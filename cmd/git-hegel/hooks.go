@@ -62,7 +62,7 @@ func agentConfig(name string) *agentHooks {
 }
 
 func hooksFlags(fs *pflag.FlagSet) {
-	fs.StringArray("agent", nil, "claude, codex or cursor (repeatable; default: the agents configured here, else claude)")
+	fs.StringArray("agent", nil, "the `agent` to configure: claude, codex or cursor (repeatable; default: the agents configured here, else claude)")
 	completeValues(fs, "agent", kindAgent)
 	fs.Bool("project", false, "the repository's settings (the default): .claude/settings.json, .codex/hooks.json, .cursor/hooks.json")
 	fs.Bool("user", false, "your settings for every repository: ~/.claude/settings.json, ~/.codex/hooks.json, ~/.cursor/hooks.json")
@@ -246,10 +246,14 @@ func (c *cmdCtx) editHooks(a *agentHooks, install bool, path, shown string, dry 
 	remove := !install && a.isSkeleton(doc)
 	if dry {
 		after := string(out)
-		if remove {
-			after = ""
+		from, to := "a/"+shown, "b/"+shown
+		if raw == nil {
+			from = "/dev/null" // a new file, as git diff names it
 		}
-		unifiedDiff(c.Stdout, "a/"+shown, "b/"+shown, string(raw), after)
+		if remove {
+			after, to = "", "/dev/null"
+		}
+		unifiedDiff(c.Stdout, from, to, string(raw), after)
 	} else {
 		if remove {
 			err = os.Remove(path)

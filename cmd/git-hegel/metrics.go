@@ -94,7 +94,7 @@ func runMetrics(c *cmdCtx, args []string) error {
 }
 
 func (c *cmdCtx) printMetrics(m *engine.TaskMetrics) {
-	fmt.Fprintf(c.Stdout, "Task %s (%s, %s): %d phases, %s\n", m.Task, m.Workflow, m.Status, len(m.Phases), humanDuration(m.Total.Duration()))
+	fmt.Fprintf(c.Stdout, "Task %s (%s, %s): %s, %s\n", m.Task, m.Workflow, m.Status, engine.Plural(len(m.Phases), "phase", "phases"), humanDuration(m.Total.Duration()))
 	for _, p := range m.Phases {
 		cur := ""
 		if p.Current {
