@@ -83,7 +83,7 @@ type PhaseVisit struct {
 
 // MaxPhaseLog bounds the phase log so a long-looping task's state stays
 // small; older visits are dropped.
-const MaxPhaseLog = 1000
+const MaxPhaseLog = 250
 
 // logPhase records entering st.CurrentNode at t.
 func (s *State) logPhase(t time.Time) {
