@@ -43,13 +43,19 @@ type Engine struct {
 	Checkpoint func(st *State) error
 	// Warn reports a problem that does not fail the command.
 	Warn func(msg string)
+	// Guides supplies the user's guides, partials and optional context
+	// for rendering prompts (nil: built-ins only).
+	Guides GuideSource
+	// Events is the agent event log (nil: no agent events); Force,
+	// NoCommitGuard and CommitTimes configure the guard rules (rules.go).
+	Events        EventStore
+	Force         Force
+	NoCommitGuard bool
+	CommitTimes   func(since time.Time) ([]time.Time, error)
 
 	// Selected is the task named with --task: commands act on it instead
 	// of this worktree's active task.
 	Selected string
-	// Force lets a command change a task another worktree owns; each such
-	// change is recorded in the task's overrides.
-	Force bool
 	// Files reads this worktree's files: artifacts are checked and copied
 	// into the archive through it. Nil: artifacts are not checked.
 	Files Files
@@ -407,6 +413,7 @@ func (e *Engine) update(fn func(*State, *Workflow) (string, error)) (*State, *Wo
 }
 
 func (e *Engine) updateOpts(o updateOpts, fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+	e.foldEvents()
 	cur, err := e.Current()
 	if err != nil {
 		return nil, nil, err
@@ -446,6 +453,7 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) 
 		if err != nil {
 			return nil, nil, err
 		}
+		e.settle(st, wf)
 		now := e.now()
 		if forced {
 			st.Overrides = append(st.Overrides, Override{Node: t.State.CurrentNode, What: "owner",
@@ -489,7 +497,7 @@ func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
 	if o.anyOwner || e.owns(st) || ownedByNobody(st) || !st.Active() {
 		return false, nil
 	}
-	if !e.Force {
+	if !e.Force.All {
 		return false, &OwnerError{Task: st.Task, Owner: ownerName(st)}
 	}
 	return true, nil
@@ -536,6 +544,7 @@ func (e *Engine) enter(st *State, wf *Workflow, node string) {
 	st.CurrentNode = node
 	st.History = append(st.History, node)
 	st.PhaseStartTime = now
+	st.logPhase(now)
 	st.Attempt = 1
 	st.LastFailure = ""
 	st.PendingClaim = ""
@@ -568,6 +577,7 @@ func (e *Engine) reopen(st *State) {
 	st.PendingClaim = ""
 	st.PauseReason = ""
 	st.PhaseStartTime = e.now()
+	st.logPhase(st.PhaseStartTime)
 	st.Attempt = 1
 	st.LastFailure = ""
 	st.CompletedNodes = remove(st.CompletedNodes, st.CurrentNode)
@@ -594,7 +604,12 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 // starts with why the last attempt failed, so an agent trying again knows
 // what went wrong.
 func (e *Engine) view(st *State, wf *Workflow) *View {
-	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Prompt: wf.Prompt(st.CurrentNode),
+	prompt, err := e.RenderPrompt(st, wf)
+	if err != nil {
+		e.warn(err.Error() + " (showing the prompt as written)")
+		prompt = wf.Prompt(st.CurrentNode)
+	}
+	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Prompt: prompt,
 		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
 	if st.LastFailure != "" && !wf.IsTerminal(st.CurrentNode) {
 		head := fmt.Sprintf("The last attempt at '%s' failed:", st.CurrentNode)

@@ -107,7 +107,7 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 		dn.meta.approvers = f.key
 		m.Approvers, _, err = p.stringList(f.value, prefix, f.name)
 	case "max_attempts":
-		m.MaxAttempts, err = p.positive(f.value, prefix, f.name)
+		m.MaxAttempts, err = p.attemptsValue(f.value, prefix, f.name)
 	}
 	return err
 }
@@ -162,7 +162,7 @@ func (p *parser) checkSkipLoops(d *draft) error {
 	for _, t := range d.meta.types {
 		for _, dn := range d.nodes {
 			seen := map[string]bool{}
-			for n := dn; n != nil && slices.Contains(n.node.SkipFor, t); n = byName[n.node.Transitions[0].To] {
+			for n := dn; n != nil && slices.Contains(n.node.SkipFor, t) && len(n.node.Transitions) > 0; n = byName[n.node.Transitions[0].To] {
 				if seen[n.node.Name] {
 					return p.errAt(dn.key, "node %q: for task type %q every node after it is skipped in a loop, so such a task could never leave it", dn.node.Name, t)
 				}
@@ -227,7 +227,7 @@ func (p *parser) boolean(n *yaml.Node, prefix, key string) (bool, error) {
 	return false, p.errAt(n, "%s%q must be true or false, got %s", prefix, key, describe(d))
 }
 
-func (p *parser) positive(n *yaml.Node, prefix, key string) (int, error) {
+func (p *parser) attemptsValue(n *yaml.Node, prefix, key string) (int, error) {
 	d := deref(n)
 	if d.Kind == yaml.ScalarNode && d.ShortTag() == "!!int" {
 		if v, err := strconv.Atoi(d.Value); err == nil {

@@ -125,7 +125,9 @@ func TestParseStageMetadataErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := ParseWorkflow("wf", "wf.yaml", []byte(tc.yaml))
+			// Strict, so a misspelt key is an error here rather than a
+			// warning (ParseWorkflow warns; hegel.strictWorkflows refuses).
+			w, err := ParseWorkflowWith("wf", "wf.yaml", []byte(tc.yaml), ParseOptions{Strict: true})
 			if err == nil {
 				t.Fatalf("parsed without error:\n%s\nnodes: %v", tc.yaml, w.Order)
 			}

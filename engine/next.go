@@ -11,7 +11,8 @@ import (
 type NextOptions struct {
 	Claim string // default "<node>_complete"
 	// Force moves on although the node's artifact is missing or empty;
-	// the override is recorded in the task.
+	// the override is recorded in the task. e.Force.All (--force) does
+	// the same.
 	Force bool
 }
 
@@ -53,6 +54,8 @@ func (e *Engine) Next(claim string) (*View, error) { return e.NextWith(NextOptio
 // type skips are passed over; a transition back to a node already
 // visited is recorded as a rollback event.
 func (e *Engine) NextWith(o NextOptions) (*View, error) {
+	o.Force = o.Force || e.Force.All
+	e.foldEvents()
 	cur, err := e.Current()
 	if err != nil {
 		return nil, err
@@ -107,15 +110,21 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		if missing != nil {
 			st.Overrides = append(st.Overrides, Override{Node: f, What: "artifact", Reason: missing.state(), At: e.now()})
 		}
+		// The node's guard rules are about the work done here: checked
+		// when next is asked, gate or not (rules.go).
+		forced, err := e.guard(st, wf, t, c)
+		if err != nil {
+			return "", err
+		}
 		if gated {
 			st.Status = StatusAwaitingApproval
 			st.PendingClaim = c
 			gate = gateView(wf, st)
-			return fmt.Sprintf("next: %s awaits approval to go to %s (%s)", f, t, c), nil
+			return fmt.Sprintf("next: %s awaits approval to go to %s (%s)%s", f, t, c, forced), nil
 		}
 		var msg string
 		msg, skipped = e.move(st, wf, c, t, "")
-		return "next: " + msg, nil
+		return "next: " + msg + forced, nil
 	})
 	if err != nil {
 		return nil, err

@@ -123,7 +123,10 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 			if why == "" {
 				why = "skipped on resume"
 			}
-			to := wf.Nodes[node].Transitions[0].To
+			to, err := firstTransition(wf, node)
+			if err != nil {
+				return "", err
+			}
 			msg, skipped = e.skip(st, wf, node, to, why)
 			msg = "resume: skip-current, " + msg
 		}
@@ -191,7 +194,11 @@ func (e *Engine) Skip(reason string, force bool) (*View, error) {
 			}
 			st.Overrides = append(st.Overrides, Override{Node: node, What: "skip", Reason: why, At: e.now().UTC()})
 		}
-		msg, s := e.skip(st, wf, node, n.Transitions[0].To, why)
+		to, err := firstTransition(wf, node)
+		if err != nil {
+			return "", err
+		}
+		msg, s := e.skip(st, wf, node, to, why)
 		skipped = s
 		return "skip: " + msg, nil
 	})
@@ -252,4 +259,13 @@ func (e *Engine) RollbackAll(reason string) (*State, error) {
 		return fmt.Sprintf("rollback --all: the whole workflow rolled back to %s (%s)", st.CurrentNode, firstLine(why)), nil
 	})
 	return st, err
+}
+
+// firstTransition is where a skipped node leads: its first transition.
+func firstTransition(wf *Workflow, node string) (string, error) {
+	n, ok := wf.Nodes[node]
+	if !ok || len(n.Transitions) == 0 {
+		return "", fmt.Errorf("'%s' has no transition to skip along; it ends the workflow", node)
+	}
+	return n.Transitions[0].To, nil
 }

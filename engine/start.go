@@ -49,7 +49,13 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	}
 	wf, ok := reg.Get(o.Workflow)
 	if !ok {
+		if b, broken := reg.GetBroken(o.Workflow); broken {
+			return nil, fmt.Errorf("Workflow '%s' cannot be loaded: %v", o.Workflow, b.Err)
+		}
 		return nil, badNamef("Unknown workflow '%s'. Run 'git hegel workflows' to list them", o.Workflow)
+	}
+	for _, w := range wf.Warnings {
+		e.warn(w.String())
 	}
 	node := o.Node
 	if node == "" {

@@ -217,7 +217,7 @@ func TestTaskOptionActsOnAnInactiveTask(t *testing.T) {
 	if _, err := te.Next(""); !errors.As(err, &oe) || oe.Owner != "/other" {
 		t.Fatalf("next on another worktree's task: %v", err)
 	}
-	te.Force = true
+	te.Force = Force{All: true}
 	if _, err := te.Next(""); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestTaskOptionActsOnAnInactiveTask(t *testing.T) {
 		t.Errorf("forced: %+v", c.State)
 	}
 	// This worktree's own task was not touched, nor its session.
-	te.Selected, te.Force = "", false
+	te.Selected, te.Force = "", Force{}
 	if st := te.state(t); st.Task != "b" || st.CurrentNode != "spec" {
 		t.Errorf("own task %s at %s", st.Task, st.CurrentNode)
 	}

@@ -49,6 +49,9 @@ func ValidateState(st *State, wf *Workflow) error {
 		switch {
 		case st.CurrentNode == "":
 			add("%s status requires 'current_node'", st.Status)
+		// A node without transitions ends the run when a transition
+		// reaches it; a task started there stays open until it leaves
+		// (restart_cycle) or is aborted, so only done and aborted count.
 		case st.CurrentNode == NodeDone || st.CurrentNode == NodeAborted:
 			add("%s status at the terminal node '%s'", st.Status, st.CurrentNode)
 		case wf != nil && !wf.HasNode(st.CurrentNode):
@@ -58,8 +61,12 @@ func ValidateState(st *State, wf *Workflow) error {
 	if st.Finished() && st.EndedAt == nil {
 		add("%s status requires 'ended_at'", st.Status)
 	}
-	if st.Status == StatusCompleted && st.CurrentNode != NodeDone {
-		add("completed status at '%s', not '%s'", st.CurrentNode, NodeDone)
+	// A completed task is at done, or at a node without transitions
+	// (hegel's end nodes), which only the definition can tell.
+	if st.Status == StatusCompleted && st.CurrentNode != NodeDone && (wf == nil || !wf.IsTerminal(st.CurrentNode)) {
+		if wf != nil || st.CurrentNode == "" || st.CurrentNode == NodeAborted {
+			add("completed status at '%s', not '%s'", st.CurrentNode, NodeDone)
+		}
 	}
 	if st.Status == StatusFailed && st.Error == nil {
 		add("failed status requires 'error' object")

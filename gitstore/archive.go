@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -118,7 +117,7 @@ func (r *Repo) rawStateAt(ref plumbing.ReferenceName, key string, h plumbing.Has
 	if raw := r.cachedState(key, h); raw != nil {
 		return raw, nil
 	}
-	d, err := r.readTaskDocAt(ref, h)
+	d, err := r.readTaskDoc(ref, h)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +215,16 @@ func (r *Repo) archiveCommit(t *engine.Task, tip, old plumbing.Hash, files []eng
 	for _, f := range files {
 		blobs[artifactsDir+"/"+f.Path] = f.Data
 	}
+	// The task's other entries (events/) come along; the artifact copies
+	// are the ones just taken.
+	keep, err := r.taskExtras(tip)
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
+	}
 	leaves := map[string]leaf{}
+	for k, l := range withoutArtifacts(keep) {
+		leaves[k] = l
+	}
 	for p, b := range blobs {
 		h, err := r.writeBlob(b)
 		if err != nil {
@@ -236,26 +244,32 @@ func (r *Repo) archiveCommit(t *engine.Task, tip, old plumbing.Hash, files []eng
 	return c, tree, err
 }
 
-// artifactsOf returns the artifacts/ entry of commit c's tree as a leaf to
-// carry into the next commit (nil when there is none).
+// artifactsOf returns the artifacts/ entry of commit c's tree as a leaf
+// (an empty map when there is none).
 func (r *Repo) artifactsOf(c plumbing.Hash) (map[string]leaf, error) {
-	if c.IsZero() {
-		return nil, nil
-	}
-	co, err := object.GetCommit(r.storage, c)
+	ex, err := r.taskExtras(c)
 	if err != nil {
 		return nil, err
 	}
-	tree, err := object.GetTree(r.storage, co.TreeHash)
-	if err != nil {
-		return nil, err
+	out := map[string]leaf{}
+	if l, ok := ex[artifactsDir]; ok && l.mode == filemode.Dir {
+		out[artifactsDir] = l
 	}
-	for _, e := range tree.Entries {
-		if e.Name == artifactsDir && e.Mode == filemode.Dir {
-			return map[string]leaf{artifactsDir: {mode: filemode.Dir, hash: e.Hash}}, nil
+	return out, nil
+}
+
+// withoutArtifacts is keep less the artifact copies.
+func withoutArtifacts(keep map[string]leaf) map[string]leaf {
+	if _, ok := keep[artifactsDir]; !ok {
+		return keep
+	}
+	out := make(map[string]leaf, len(keep))
+	for k, l := range keep {
+		if k != artifactsDir {
+			out[k] = l
 		}
 	}
-	return map[string]leaf{}, nil
+	return out
 }
 
 // ArchivedFiles implements engine.ArchiveStore.

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
 
 // Task refs: one commit chain per task, tree {version, state.json,
-// workflow.yaml}.
+// workflow.yaml} plus, once an agent reported events, events/ (events.go).
+// Saving a task carries every other entry of the parent's tree over by
+// hash, so commands that only change the state never touch the events.
 const (
 	TaskRefPrefix = "refs/hegel/tasks/"
 	stateFile     = "state.json"
@@ -51,7 +51,7 @@ func (r *Repo) loadTaskAt(ref plumbing.ReferenceName, key string) (*engine.Task,
 			return t, nil
 		}
 	}
-	d, err := r.readTaskDocAt(ref, h)
+	d, err := r.readTaskDoc(ref, h)
 	if err != nil {
 		return nil, err
 	}
@@ -60,46 +60,6 @@ func (r *Repo) loadTaskAt(ref plumbing.ReferenceName, key string) (*engine.Task,
 		r.writeTaskCache(key, d)
 	}
 	return t, err
-}
-
-// readTaskDocAt reads the files of a task commit that make the task:
-// state.json and workflow.yaml (an archived task's artifacts/ are not
-// read), after checking the version.
-func (r *Repo) readTaskDocAt(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, error) {
-	c, err := object.GetCommit(r.storage, h)
-	if err != nil {
-		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", ref, h, oneLine(err.Error()))
-	}
-	tree, err := object.GetTree(r.storage, c.TreeHash)
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read tree %s: %s", ref, c.TreeHash, oneLine(err.Error()))
-	}
-	r.rememberTree(h, c.TreeHash)
-	d := &Doc{Files: map[string][]byte{}, Commit: h, Tree: c.TreeHash}
-	for _, e := range tree.Entries {
-		switch e.Name {
-		case versionFile, stateFile, workflowFile:
-		default:
-			continue
-		}
-		if e.Mode != filemode.Regular {
-			return nil, fmt.Errorf("%s: unexpected entry %s (mode %s)", ref, e.Name, e.Mode)
-		}
-		b, err := r.readBlob(e.Hash)
-		if err != nil {
-			return nil, fmt.Errorf("%s: cannot read %s: %s", ref, e.Name, oneLine(err.Error()))
-		}
-		d.Files[e.Name] = b
-	}
-	v, ok := d.Files[versionFile]
-	if !ok {
-		return nil, fmt.Errorf("%s: %w: no version blob", ref, ErrUnknownVersion)
-	}
-	if got := strings.TrimSpace(string(v)); got != FormatVersion {
-		return nil, fmt.Errorf("%s: %w %q (this git-hegel understands %q; upgrade it)", ref, ErrUnknownVersion, got, FormatVersion)
-	}
-	delete(d.Files, versionFile)
-	return d, nil
 }
 
 func decodeTask(ref plumbing.ReferenceName, d *Doc) (*engine.Task, error) {
@@ -130,69 +90,26 @@ func (s Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
 		return "", err
 	}
 	files := map[string][]byte{stateFile: state, workflowFile: t.Definition}
-	var keep map[string]leaf
+	keep, err := s.r.taskExtras(parent)
+	if err != nil {
+		return "", describeRefError(ref, err)
+	}
 	if t.Archived {
 		if t.State.Finished() {
 			ref, key = ArchiveRef(t.State.Task), archiveKey(t.State.Task)
-			if keep, err = s.r.artifactsOf(parent); err != nil {
-				return "", err
-			}
 		} else {
-			expect = plumbing.ZeroHash // back from the archive: the task ref is created
+			// Back from the archive: the task ref is created, and the
+			// artifact copies stay behind (the next finish copies anew).
+			expect = plumbing.ZeroHash
+			keep = withoutArtifacts(keep)
 		}
 	}
-	h, tree, err := s.r.writeTaskCommit(ref, parent, expect, files, keep, msg)
+	h, tree, err := s.r.writeTaskTreeFrom(ref, parent, expect, files, keep, msg)
 	if err != nil {
 		return "", describeRefError(ref, err)
 	}
 	s.r.writeTaskCache(key, &Doc{Files: files, Commit: h, Tree: tree})
 	return h.String(), nil
-}
-
-// writeTaskCommit writes files (plus version and the leaves in keep) as a
-// commit whose parent is parent, and moves ref from expect to it. An
-// unchanged tree on the same ref writes nothing.
-func (r *Repo) writeTaskCommit(ref plumbing.ReferenceName, parent, expect plumbing.Hash, files map[string][]byte, keep map[string]leaf, msg string) (plumbing.Hash, plumbing.Hash, error) {
-	if keep == nil && parent == expect {
-		return r.writeDocTree(ref, parent, files, msg)
-	}
-	leaves := map[string]leaf{}
-	for p, l := range keep {
-		leaves[p] = l
-	}
-	all := map[string][]byte{versionFile: []byte(FormatVersion + "\n")}
-	for p, b := range files {
-		all[p] = b
-	}
-	for p, b := range all {
-		bh, err := r.writeBlob(b)
-		if err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, err
-		}
-		leaves[p] = leaf{mode: filemode.Regular, hash: bh}
-	}
-	tree, err := r.writeTreeOf(leaves)
-	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
-	if parent == expect && !parent.IsZero() {
-		if known, ok := r.knownTree(parent); ok && known == tree {
-			return parent, tree, nil
-		}
-	}
-	var parents []plumbing.Hash
-	if !parent.IsZero() {
-		parents = append(parents, parent)
-	}
-	c, err := r.writeCommit(tree, parents, msg)
-	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
-	if err := r.refs.Update(ref, expect, c); err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
-	r.rememberTree(c, tree)
-	return c, tree, nil
 }
 
 // ListTasks implements engine.TaskStore.

@@ -56,7 +56,7 @@ type cmdCtx struct {
 	flags *pflag.FlagSet
 }
 
-var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Setup"}
+var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Agents", "Setup"}
 
 // commands is the dispatch table; help output and the man page test read
 // it, so a command cannot exist undocumented.
@@ -93,11 +93,10 @@ func init() {
 	commands = []*command{
 		{name: "start", args: "<workflow> [<node>] [--task NAME] [--type TYPE] [-d TEXT] [--priority P]", summary: "Start a workflow in this worktree", group: "Workflows",
 			setFlags: startFlags, run: runStart, operands: []valueKind{kindWorkflow, kindNode}},
-		{name: "next", args: "[<claim>] [--force] [-y] [--task NAME]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
-			setFlags: flags(taskFlag, func(fs *pflag.FlagSet) {
-				fs.Bool("force", false, "move on although the node's artifact is missing, or the task is another worktree's (recorded)")
-				fs.BoolP("yes", "y", false, "do not ask before a transition marked confirm")
-			}), run: runNext, operands: []valueKind{kindClaim}},
+		{name: "next", args: "[<claim>] [--force[=<rule_type>]] [-y] [--task NAME]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
+			setFlags: flags(taskFlag, nextFlags), run: runNext, operands: []valueKind{kindClaim}},
+		{name: "done", args: "[--force[=<rule_type>]] [-y] [--task NAME]", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
+			setFlags: flags(taskFlag, nextFlags), run: runDone},
 		{name: "prev", args: "[--task NAME]", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runPrev},
 		{name: "repeat", args: "[--task NAME]", summary: "Show the current node's prompt again", group: "Workflows", setFlags: taskFlag, run: runRepeat},
 		{name: "restart", args: "[--task NAME]", summary: "Go back to the workflow's start node", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runRestart},
@@ -172,6 +171,19 @@ func init() {
 			run: runStatus},
 		{name: "workflows", args: "[<name>] [--json]", summary: "List the workflows you can start, or show one", group: "Inspect",
 			setFlags: jsonFlag, run: runWorkflows, operands: []valueKind{kindWorkflow}},
+		{name: "hook", args: "<EventName> [--agent claude|codex|cursor]", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
+			setFlags: hookFlags, run: runHook, operands: []valueKind{kindHookEvent}},
+		{name: "hooks", summary: "Install or remove git-hegel's hooks in Claude Code, Codex or Cursor", group: "Agents",
+			setFlags: hooksFlags, defaultSub: "status", subs: []*subcommand{
+				{name: "status", args: "[--agent A] [--project|--user]", flags: []string{"agent", "project", "user"}, run: runHooksStatus},
+				{name: "install", args: "[--agent A] [--project|--user] [--dry-run]", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksInstall},
+				{name: "uninstall", args: "[--agent A] [--project|--user] [--dry-run]", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksUninstall},
+			}},
+		{name: "guides", args: "[<NAME>] [--json]", summary: "List the prompt guides, or print one", group: "Agents",
+			setFlags: func(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON (schema: docs/json.md)") },
+			run:      runGuides, operands: []valueKind{kindGuide}},
+		{name: "metrics", args: "[--task T] [--json] | --graph [--format dot|mermaid]", summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
+			setFlags: metricsFlags, run: runMetrics},
 		{name: "init", summary: "Prepare .hegel/ in this worktree (start does this too)", group: "Setup", run: runInit},
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp,
 			operands: []valueKind{kindCommand}},

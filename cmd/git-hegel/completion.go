@@ -51,6 +51,11 @@ const (
 	kindStrategy         valueKind = "strategy"           // a resume strategy
 	kindTaskType         valueKind = "task-type"          // a task type of the workflow named by the operand before it
 	kindPriority         valueKind = "priority"           // low, normal, high, urgent
+	kindGuide            valueKind = "guide"              // a guide's NAME
+	kindAgent            valueKind = "agent"              // claude, codex, cursor
+	kindRuleType         valueKind = "rule-type"          // a guard rule type
+	kindGraphFormat      valueKind = "graph-format"       // dot, mermaid
+	kindHookEvent        valueKind = "hook-event"         // an agent's hook event name
 )
 
 // completeAnnotation marks a flag whose value completion knows.
@@ -265,6 +270,36 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return out
 	case kindTaskType:
 		return c.workflowValues(kind, operands)
+	case kindAgent:
+		return []candidate{{engine.AgentClaude, "Claude Code"}, {engine.AgentCodex, "OpenAI Codex CLI"}, {engine.AgentCursor, "Cursor"}}
+	case kindRuleType:
+		var out []candidate
+		for _, t := range engine.RuleTypes {
+			out = append(out, candidate{t, "bypass only this rule type"})
+		}
+		return out
+	case kindGraphFormat:
+		return []candidate{{engine.GraphDot, "Graphviz"}, {engine.GraphMermaid, "Mermaid"}}
+	case kindHookEvent:
+		var out []candidate
+		for _, a := range agentConfigs {
+			for _, ev := range a.events {
+				out = append(out, candidate{ev, a.name})
+			}
+		}
+		return out
+	case kindGuide:
+		r, err := gitstore.Open(c.Dir, c.Getenv)
+		var src engine.GuideSource
+		if err == nil {
+			src = r.Sessions()
+		}
+		gs, _ := engine.Guides(src, "")
+		var out []candidate
+		for _, g := range gs {
+			out = append(out, candidate{g.Name, g.Title})
+		}
+		return out
 	case kindCommand:
 		var out []candidate
 		for _, cmd := range commands {

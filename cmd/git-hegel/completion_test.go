@@ -91,7 +91,7 @@ func completionCases(ids []string) []completionCase {
 		{"hegel st", []string{"start", "stash", "status"}},
 		{"hegel --no-color st", []string{"start", "stash", "status"}},
 		{"hegel --color=n", []string{"--color=never"}},
-		{"hegel start ", []string{"discovery", "execution", "minimal", "pipeline", "refactor", "research", "review"}},
+		{"hegel start ", []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "minimal", "pipeline", "refactor", "research", "review"}},
 		{"hegel start pipeline --type=b", []string{"--type=bug_fix"}},
 		{"hegel start pipeline --priority ", []string{"low", "normal", "high", "urgent"}},
 		{"hegel resume --strategy=retry", []string{"--strategy=retry-current", "--strategy=retry-previous"}},
@@ -196,7 +196,8 @@ func TestCompletionKinds(t *testing.T) {
 	known := map[valueKind]bool{kindWorkflow: true, kindNode: true, kindClaim: true, kindRollbackNode: true,
 		kindTask: true, kindStash: true, kindDroppedStash: true, kindCheckpoint: true, kindCheckpointOrNode: true,
 		kindRemote: true, kindCommand: true, kindShell: true, kindWhen: true,
-		kindAnyTask: true, kindDeletedTask: true, kindTaskNode: true, kindStrategy: true, kindTaskType: true, kindPriority: true}
+		kindAnyTask: true, kindDeletedTask: true, kindTaskNode: true, kindStrategy: true, kindTaskType: true, kindPriority: true,
+		kindGuide: true, kindAgent: true, kindRuleType: true, kindGraphFormat: true, kindHookEvent: true}
 	check := func(where string, kinds []valueKind) {
 		for _, k := range kinds {
 			if !known[k] {

@@ -141,6 +141,7 @@ type gitJSON struct {
 type workflowsJSON struct {
 	Schema    int               `json:"schema"`
 	Workflows []workflowDefJSON `json:"workflows"`
+	Broken    []brokenJSON      `json:"broken"` // files that could not be loaded
 }
 
 type workflowDefJSON struct {
@@ -151,7 +152,8 @@ type workflowDefJSON struct {
 	Nodes           []nodeJSON          `json:"nodes"`
 	TaskTypes       []string            `json:"task_types"`
 	DefaultTaskType string              `json:"default_task_type,omitempty"`
-	Skips           map[string][]string `json:"skips"` // task type -> nodes it skips
+	Skips           map[string][]string `json:"skips"`           // task type -> nodes it skips
+	Title           string              `json:"title,omitempty"` // hegel's top-level name
 }
 
 // workflowJSONOne is `git hegel workflows <name> --json`.
@@ -173,6 +175,25 @@ type nodeJSON struct {
 	Gate        string           `json:"gate,omitempty"`
 	Approvers   []string         `json:"approvers,omitempty"`
 	MaxAttempts int              `json:"max_attempts"` // its own, or hegel.maxAttempts' default
+	Terminal    bool             `json:"terminal"`     // no transitions: reaching it ends the run
+	Rules       []ruleJSON       `json:"rules"`
+}
+
+type ruleJSON struct {
+	Type           string `json:"type"`
+	LookbackPhases int    `json:"lookback_phases,omitempty"`
+	Pattern        string `json:"pattern,omitempty"`
+	PathPattern    string `json:"path_pattern,omitempty"`
+	Threshold      int    `json:"threshold,omitempty"`
+	Window         int    `json:"window,omitempty"`
+	MaxDuration    int    `json:"max_duration,omitempty"`
+	MaxTokens      int64  `json:"max_tokens,omitempty"`
+}
+
+type brokenJSON struct {
+	Name   string `json:"name"` // "" when the file name gives none
+	Source string `json:"source"`
+	Error  string `json:"error"`
 }
 
 type transitionJSON struct {
@@ -185,4 +206,18 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+type guidesJSON struct {
+	Schema int         `json:"schema"`
+	Guides []guideJSON `json:"guides"`
+}
+
+type guideJSON struct {
+	Schema    int    `json:"schema,omitempty"` // set when a single guide is printed
+	Name      string `json:"name"`
+	Source    string `json:"source"`
+	Title     string `json:"title"`
+	Overrides bool   `json:"overrides_builtin,omitempty"`
+	Text      string `json:"text,omitempty"`
 }
