@@ -100,6 +100,25 @@ type SyncReport struct {
 	Retries int
 	// Received and Sent count the objects that crossed the network.
 	Received, Sent int
+	// Refused lists the remote's refs whose data failed a check: they
+	// were neither merged nor pushed over; everything else was.
+	Refused []RefIssue
+	// Skipped lists the remote's refs whose names git-hegel never writes
+	// (refs/hegel/tasks/a/b): left alone, with a warning.
+	Skipped []RefIssue
+	// Warnings are problems that did not stop anything (a setting git
+	// does not know).
+	Warnings []string
+}
+
+// RefIssue is one remote ref a sync did not take, and why.
+type RefIssue struct {
+	// Ref is the ref as the remote names it (refs/hegel/...).
+	Ref    string
+	Reason string
+	// Check is git's fsck message id when git's own object checks refused
+	// the ref ("gitmodulesUrl", "badDateOverflow"), else "".
+	Check string
 }
 
 // FetchSummary is one line about what fetching changed locally, "" when

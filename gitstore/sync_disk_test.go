@@ -164,6 +164,7 @@ func TestSyncDiskFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("first: %+v", rep)
 	if rep.Received < 100 || packs(b) != 1 {
 		t.Errorf("received %d objects, %d packs", rep.Received, packs(b))
 	}

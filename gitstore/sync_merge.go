@@ -12,8 +12,8 @@ import (
 )
 
 // merge is the merge step: each tracking ref of the remote is validated
-// (unless the network step just did) and merged into its local ref. If any
-// is rejected, nothing is merged.
+// (unless the network step just did) and merged into its local ref. A ref
+// whose data fails a check is refused and the others are merged.
 func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error {
 	kinds, tracking, err := s.syncedRefs(s.trackingPrefix())
 	if err != nil {
@@ -29,16 +29,24 @@ func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error
 	s.g.s = objects
 	defer func() { s.g.s = s.r.storage }()
 	v := newValidator(objects, s.g, s.r.cfg)
+	var cands []candidate
 	for _, ref := range refs {
 		tip := tracking[ref.rel]
-		if validated[ref.tracking(s.rem.Name)] == tip || local[ref.rel] == tip {
+		if s.refused[ref.rel] || validated[ref.tracking(s.rem.Name)] == tip || local[ref.rel] == tip {
 			continue
 		}
-		if err := v.validate(ref, tip, s.known(ref, local[ref.rel])); err != nil {
-			return &RejectedError{Ref: string(ref.local()), Remote: s.rem.Name, Reason: err.Error()}
+		objs, err := v.validate(ref, tip, s.known(ref, local[ref.rel]))
+		if err != nil {
+			s.refuse(ref, err.Error(), "")
+			continue
 		}
+		cands = append(cands, candidate{ref: ref, tip: tip, objects: objs})
 	}
+	s.gitCheck(cands, objects, nil)
 	for _, ref := range refs {
+		if s.refused[ref.rel] {
+			continue
+		}
 		if err := s.mergeRef(ref, tracking[ref.rel]); err != nil {
 			return err
 		}
@@ -140,10 +148,10 @@ func (s *syncer) mergeDiverged(ref hegelRef, ours, theirs plumbing.Hash, saved m
 	if err != nil {
 		return mergeResult{}, fmt.Errorf("%s: %s", ref.local(), oneLine(err.Error()))
 	}
-	switch ref.kind {
-	case kindTask:
+	switch ref.ns.merge {
+	case mergeKeepLocal:
 		return s.mergeTask(ref, ours, theirs, saved)
-	case kindCheckpoint:
+	case mergeCheckpointChains:
 		// Only rollback knows the chain's format (one commit per
 		// checkpoint, rewritten by eviction): without its merger, keep
 		// ours and leave theirs in the tracking ref.
@@ -271,7 +279,7 @@ func mergeDetail(n engine.MergeCounts) string {
 // drops (a fast-forward or a new ref): stash entries and history records.
 func (s *syncer) diffCounts(ref hegelRef, ours, theirs plumbing.Hash) (engine.MergeCounts, error) {
 	var n engine.MergeCounts
-	if ref.kind != kindStashes && ref.kind != kindHistory {
+	if ref.ns.merge != mergeByEntry {
 		return n, nil
 	}
 	read := func(c plumbing.Hash) (map[string]leaf, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 
 func syncFlags(fs *pflag.FlagSet) {
 	fs.Bool("checkpoints", false, "also carry checkpoints (refs/hegel/checkpoints/*), which hold uncommitted files and can be large")
+	fs.Bool("strict", false, "exit with status 1 when a remote ref was skipped (a name git-hegel never writes)")
 }
 
 // syncSetup opens the repository and resolves the remote argument.
@@ -50,12 +52,7 @@ func runFetch(c *cmdCtx, args []string) error {
 		return err
 	}
 	rep, err := r.Fetch(context.Background(), rem, o)
-	if err != nil {
-		c.printFetched(rep, "") // what was merged before the error, if anything
-		return err
-	}
-	c.printFetched(rep, "Already up to date with "+rem.Name)
-	return nil
+	return c.finishSync(rep, err, syncFetch)
 }
 
 func runPush(c *cmdCtx, args []string) error {
@@ -64,18 +61,7 @@ func runPush(c *cmdCtx, args []string) error {
 		return err
 	}
 	rep, err := r.Push(context.Background(), rem, o)
-	if rep != nil && rep.Retries > 0 {
-		c.printFetched(rep, "") // what the fetches in between merged
-	} else if rep != nil {
-		for _, n := range rep.CheckpointNotes() {
-			fmt.Fprintln(c.Stdout, n)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	c.printPushed(rep)
-	return nil
+	return c.finishSync(rep, err, syncPush)
 }
 
 func runSync(c *cmdCtx, args []string) error {
@@ -84,11 +70,58 @@ func runSync(c *cmdCtx, args []string) error {
 		return err
 	}
 	rep, err := r.Sync(context.Background(), rem, o)
-	c.printFetched(rep, "")
+	return c.finishSync(rep, err, syncBoth)
+}
+
+// syncOp is which of fetch, push and sync ran.
+type syncOp int
+
+const (
+	syncFetch syncOp = iota
+	syncPush
+	syncBoth
+)
+
+// finishSync reports what a fetch, push or sync did and decides the exit
+// status: refs refused for their data make it 1 after everything else was
+// done and said; skipped refs only with --strict.
+func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error {
+	var refused *gitstore.RefusedError
+	isRefused := errors.As(err, &refused)
+	done := err == nil || isRefused // everything but the refused refs went through
+	if rep != nil {
+		switch {
+		case op == syncFetch && err == nil:
+			c.printFetched(rep, "Already up to date with "+rep.Remote)
+		case op == syncFetch, op == syncBoth, rep.Retries > 0:
+			c.printFetched(rep, "") // what was merged, if anything
+		default:
+			for _, n := range rep.CheckpointNotes() {
+				fmt.Fprintln(c.Stdout, n)
+			}
+		}
+		if op != syncFetch && done {
+			c.printPushed(rep)
+		}
+		for _, w := range rep.Warnings {
+			c.warn(w)
+		}
+		for _, sk := range rep.Skipped {
+			c.warn(fmt.Sprintf("skipped %s from %s: %s", sk.Ref, rep.Remote, sk.Reason))
+		}
+		if isRefused {
+			for _, x := range rep.Refused {
+				fmt.Fprintln(c.Stderr, "error: "+gitstore.RefusedLine(rep.Remote, x))
+			}
+			return &silentError{code: exitFailed}
+		}
+	}
 	if err != nil {
 		return err
 	}
-	c.printPushed(rep)
+	if rep != nil && len(rep.Skipped) > 0 && c.boolFlag("strict") {
+		return &silentError{code: exitFailed}
+	}
 	return nil
 }
 
