@@ -101,7 +101,9 @@ func (f *fsckFailure) reason() string {
 }
 
 var (
-	fsckErrorRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^error: object ([0-9a-f]{40}): ([A-Za-z0-9]+): (.*)$`) })
+	fsckErrorRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^error: object ([0-9a-f]{40}): ([A-Za-z0-9]+): (.*)$`)
+	})
 	missingRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`did not receive expected object ([0-9a-f]{40})`) })
 	unknownTypeRe = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^fatal: (?:Unhandled message id: ([a-z]+)|Unknown fsck message type: '([^']*)')`)

@@ -58,9 +58,9 @@ const (
 type contentCheck int
 
 const (
-	contentNone contentCheck = iota
-	contentTask              // state.json names the task; workflow.yaml parses
-	contentStashEntries      // entries/<id>.json are stash entries
+	contentNone         contentCheck = iota
+	contentTask                      // state.json names the task; workflow.yaml parses
+	contentStashEntries              // entries/<id>.json are stash entries
 )
 
 // syncNamespace is one kind of ref under refs/hegel/ that sync carries.
