@@ -118,7 +118,8 @@ func (q *quarantine) receive(rd io.Reader, c *gitChecker) (*fsckFailure, error) 
 	} else {
 		q.checked = true
 	}
-	q.store = filesystem.NewStorageWithOptions(osfs.New(q.dir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
+	q.store = filesystem.NewStorageWithOptions(osfs.New(q.dir), cache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
 	return fail, nil
 }
 
@@ -204,7 +205,8 @@ func (r *Repo) objectReader() (gitstorer.EncodedObjectStorer, func()) {
 	if r.CommonDir == "" {
 		return r.storage, func() {}
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(r.CommonDir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
+	st := filesystem.NewStorageWithOptions(osfs.New(r.CommonDir), cache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
 	return st, func() { _ = st.Close() }
 }
 

@@ -17,17 +17,6 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 )
 
-// Limits on fetched data (docs/sync.md). A document blob (a task's state or
-// workflow, a stash entry, a history record) is small: 4 MiB is hundreds
-// of times what git-hegel writes. A checkpoint holds the user's files, so
-// its blobs may be as large as a hosting service accepts. Both can be
-// lowered or raised with git config.
-const (
-	defaultDocBlobLimit        = 4 << 20
-	defaultCheckpointBlobLimit = 100 << 20
-	maxTreeDepth               = 64
-)
-
 // RefusedError reports remote refs that were left out because their data
 // failed a check. Everything else was fetched, merged and (for sync and
 // push) pushed; the refused refs' local and tracking refs did not move,
@@ -58,22 +47,24 @@ func RefusedLine(remote string, r engine.RefIssue) string {
 // validator checks fetched refs before anything is merged: every commit,
 // tree and blob the local repository did not have is checked once.
 type validator struct {
-	s          gitstorer.EncodedObjectStorer
-	g          *graph
-	docLimit   int64
-	checkLimit int64
-	goodTrees  map[plumbing.Hash]bool
-	goodBlobs  map[plumbing.Hash]bool
+	s           gitstorer.EncodedObjectStorer
+	g           *graph
+	docLimit    int64
+	checkLimit  int64
+	commitLimit int64
+	goodTrees   map[plumbing.Hash]bool
+	goodBlobs   map[plumbing.Hash]bool
 }
 
 func newValidator(s gitstorer.EncodedObjectStorer, g *graph, cfg *Config) *validator {
 	return &validator{
-		s:          s,
-		g:          g,
-		docLimit:   cfg.Int("hegel", "syncmaxblobsize", defaultDocBlobLimit),
-		checkLimit: cfg.Int("hegel", "syncmaxcheckpointblobsize", defaultCheckpointBlobLimit),
-		goodTrees:  map[plumbing.Hash]bool{},
-		goodBlobs:  map[plumbing.Hash]bool{},
+		s:           s,
+		g:           g,
+		docLimit:    cfg.Int("hegel", "syncmaxblobsize", defaultDocBlobLimit),
+		checkLimit:  cfg.Int("hegel", "syncmaxcheckpointblobsize", defaultCheckpointBlobLimit),
+		commitLimit: cfg.Int("hegel", "syncmaxcommitsize", defaultCommitLimit),
+		goodTrees:   map[plumbing.Hash]bool{},
+		goodBlobs:   map[plumbing.Hash]bool{},
 	}
 }
 
@@ -90,7 +81,11 @@ func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.H
 	if o.Type() != plumbing.CommitObject {
 		return nil, fmt.Errorf("it points at a %s, not a commit", o.Type())
 	}
+	// The walk reads only commit headers, and refuses a commit over the
+	// limit before reading any of it.
+	v.g.maxCommit = v.commitLimit
 	news, err := v.g.newCommits([]plumbing.Hash{tip}, known)
+	v.g.maxCommit = 0
 	if err != nil {
 		return nil, err
 	}
@@ -235,12 +230,12 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 }
 
 func (v *validator) readBlob(h plumbing.Hash) ([]byte, error) {
+	if err := checkSize(v.s, h, "blob "+h.String(), v.docLimit, "syncMaxBlobSize"); err != nil {
+		return nil, err
+	}
 	o, err := v.s.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("blob %s is missing", h)
-	}
-	if o.Size() > v.docLimit {
-		return nil, fmt.Errorf("blob %s of %d bytes exceeds the %s limit (git config hegel.syncMaxBlobSize)", h, o.Size(), byteSize(v.docLimit))
 	}
 	return readObject(o)
 }
@@ -252,13 +247,16 @@ var identRe = sync.OnceValue(func() *regexp.Regexp {
 // checkCommit applies the rules git fsck --strict applies to a commit's
 // header, so that nothing merged can make fsck fail.
 func (v *validator) checkCommit(h plumbing.Hash) error {
+	if err := checkSize(v.s, h, "commit "+h.String(), v.commitLimit, "syncMaxCommitSize"); err != nil {
+		return err
+	}
 	o, err := v.s.EncodedObject(plumbing.CommitObject, h)
 	if err != nil {
 		return fmt.Errorf("commit %s is missing", h)
 	}
-	data, err := readObject(o)
+	data, err := readCommitHeader(o)
 	if err != nil {
-		return err
+		return fmt.Errorf("commit %s: %s", h, oneLine(err.Error()))
 	}
 	bad := func(why string) error { return fmt.Errorf("commit %s: %s", h, why) }
 	want := "tree"
