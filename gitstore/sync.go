@@ -79,7 +79,8 @@ type syncer struct {
 }
 
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
-	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name}, g: newGraph(r.storage), refused: map[string]bool{}}
+	self, _ := r.WorktreeID()
+	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}}
 }
 
 // checker returns git's object checker (nil in memory), made on first use.

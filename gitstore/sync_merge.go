@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -61,6 +62,7 @@ type mergeResult struct {
 	change engine.TaskChange
 	stash  string
 	kept   bool // diverged and left as it was (checkpoints without a merger)
+	held   *engine.TaskHeld
 }
 
 // mergeRef brings theirs into the local ref: create it, fast-forward it,
@@ -101,6 +103,9 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 				if res.counts, err = s.diffCounts(ref, ours, theirs); err != nil {
 					return err
 				}
+				if ref.ns.merge == mergeKeepLocal {
+					res.held = s.held(ref, ours, theirs)
+				}
 			} else if res, err = s.mergeDiverged(ref, ours, theirs, saved); err != nil {
 				return err
 			}
@@ -138,7 +143,7 @@ func (s *syncer) record(ref hegelRef, res mergeResult) {
 		add(&s.rep.Checkpoints)
 		s.rep.CheckpointsUpdated = append(s.rep.CheckpointsUpdated, ref.task())
 	case kindTask:
-		s.rep.Tasks = append(s.rep.Tasks, engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash})
+		s.rep.Tasks = append(s.rep.Tasks, engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash, Held: res.held})
 	}
 }
 
@@ -332,4 +337,67 @@ func (s *syncer) flatten(h plumbing.Hash, prefix string, out map[string]leaf) er
 		out[p] = leaf{mode: e.fm, hash: e.hash}
 	}
 	return nil
+}
+
+// held says what a fast-forward from ours to theirs does to a task a
+// worktree of this clone held (nil when none did): whether it stays
+// there, was taken over, or lost to a version the remote kept over it, and
+// then which stash entry holds the version this clone had.
+func (s *syncer) held(ref hegelRef, ours, theirs plumbing.Hash) *engine.TaskHeld {
+	self, err := s.r.WorktreeID()
+	if err != nil {
+		return nil
+	}
+	load := func(h plumbing.Hash) *engine.State {
+		d, err := s.r.readDocAt(ref.local(), h)
+		if err != nil {
+			return nil
+		}
+		t, err := decodeTask(ref.local(), d)
+		if err != nil {
+			return nil
+		}
+		return t.State
+	}
+	o := load(ours)
+	if o == nil || !o.Active() || !sameInstance(o.WorktreeID, self) {
+		return nil
+	}
+	t := load(theirs)
+	if t == nil {
+		return nil
+	}
+	h := &engine.TaskHeld{Worktree: o.Worktree, WorktreeID: o.WorktreeID, Node: t.CurrentNode, Status: t.Status}
+	if t.WorktreeID == o.WorktreeID {
+		return h
+	}
+	h.Owner, h.OwnerPath = t.WorktreeID, t.Worktree
+	// Where both sides had moved on and the other clone synced first, it
+	// kept its state and saved ours as a stash entry, now merged here.
+	list, err := s.r.Stashes().ListStashes()
+	if err != nil {
+		return h
+	}
+	for _, e := range list {
+		if e.Task != ref.task() || e.Damaged != "" {
+			continue
+		}
+		full, err := s.r.Stashes().LoadStash(e.ID)
+		if err != nil || full.State == nil {
+			continue
+		}
+		if full.State.CurrentNode == o.CurrentNode && full.State.UpdatedAt.Equal(o.UpdatedAt) && full.State.WorkflowID == o.WorkflowID {
+			h.YoursStash = e.ID
+			break
+		}
+	}
+	return h
+}
+
+// sameInstance reports whether two worktree ids name worktrees of the
+// same clone.
+func sameInstance(a, b string) bool {
+	ia, _, okA := strings.Cut(a, ":")
+	ib, _, okB := strings.Cut(b, ":")
+	return okA && okB && ia == ib
 }

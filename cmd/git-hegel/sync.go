@@ -139,6 +139,9 @@ func (c *cmdCtx) printFetched(rep *engine.SyncReport, none string) {
 	for _, n := range rep.DivergedNotes() {
 		fmt.Fprintln(c.Stdout, n)
 	}
+	for _, n := range rep.HeldNotes() {
+		fmt.Fprintln(c.Stdout, n)
+	}
 	for _, n := range rep.CheckpointNotes() {
 		fmt.Fprintln(c.Stdout, n)
 	}
