@@ -135,6 +135,7 @@ func (r *Repo) Fetch(ctx context.Context, rem *Remote, o SyncOptions) (*engine.S
 	if err := s.merge(validated); err != nil {
 		return s.rep, err
 	}
+	s.recordMerged()
 	return s.rep, s.refusedErr()
 }
 
@@ -145,6 +146,7 @@ func (r *Repo) MergeTracking(rem *Remote, o SyncOptions) (*engine.SyncReport, er
 	if err := s.merge(nil); err != nil {
 		return s.rep, err
 	}
+	s.recordMerged()
 	return s.rep, s.refusedErr()
 }
 
@@ -154,6 +156,8 @@ func (r *Repo) Push(ctx context.Context, rem *Remote, o SyncOptions) (*engine.Sy
 	if err := s.push(ctx); err != nil {
 		return s.rep, err
 	}
+	// No recordMerged: a push merges only when the remote moved, so a
+	// tracking ref a plain git fetch brought may still be unmerged.
 	return s.rep, s.refusedErr()
 }
 
@@ -170,6 +174,7 @@ func (r *Repo) Sync(ctx context.Context, rem *Remote, o SyncOptions) (*engine.Sy
 	if err := s.push(ctx); err != nil {
 		return s.rep, err
 	}
+	s.recordMerged()
 	return s.rep, s.refusedErr()
 }
 

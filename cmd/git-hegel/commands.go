@@ -54,11 +54,11 @@ func init() {
 		{name: "rollback", args: "[<node> | --to <checkpoint>] [-y] [--dry-run] [--reason TEXT] [--force] | --undo",
 			summary: "Go back to the start of a node: files, index, HEAD and workflow state", group: "Workflows",
 			setFlags: rollbackFlags, run: runRollback},
-		{name: "fetch", args: "[<remote>] [--checkpoints]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
+		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
 			setFlags: syncFlags, run: runFetch},
-		{name: "push", args: "[<remote>] [--checkpoints]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
+		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
 			setFlags: syncFlags, run: runPush},
-		{name: "sync", args: "[<remote>] [--checkpoints]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
+		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync},
 		{name: "status", args: "[-v] [--json]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: func(fs *pflag.FlagSet) {
@@ -73,6 +73,8 @@ func init() {
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp},
 		{name: "version", summary: "Print the version", group: "Setup", run: runVersion},
 		{name: "completion", args: "bash", summary: "Print a shell completion script (source <(git hegel completion bash))", group: "Setup", run: runCompletion},
+		{name: "remote", args: "setup [<remote>] [--undo]", summary: "Make plain git fetch and git push carry refs/hegel/* for a remote", group: "Setup",
+			setFlags: remoteFlags, run: runRemote},
 	}
 }
 

@@ -62,7 +62,13 @@ func runPush(c *cmdCtx, args []string) error {
 		return err
 	}
 	rep, err := r.Push(context.Background(), rem, o)
-	return c.finishSync(rep, err, syncPush)
+	if err := c.finishSync(rep, err, syncPush); err != nil {
+		return err
+	}
+	if !c.boolFlag("json") {
+		c.offerSetup(r, rem.Name)
+	}
+	return nil
 }
 
 func runSync(c *cmdCtx, args []string) error {
@@ -71,7 +77,13 @@ func runSync(c *cmdCtx, args []string) error {
 		return err
 	}
 	rep, err := r.Sync(context.Background(), rem, o)
-	return c.finishSync(rep, err, syncBoth)
+	if err := c.finishSync(rep, err, syncBoth); err != nil {
+		return err
+	}
+	if !c.boolFlag("json") {
+		c.offerSetup(r, rem.Name)
+	}
+	return nil
 }
 
 // syncOp is which of fetch, push and sync ran.
