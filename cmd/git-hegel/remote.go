@@ -127,4 +127,3 @@ func (c *cmdCtx) mergePlainFetched(r *gitstore.Repo) {
 		}
 	}
 }
-
