@@ -12,25 +12,21 @@ import (
 
 // git hegel remote setup [<remote>] [--undo] (docs/sync.md, "Plain git").
 
+// remoteSubs are the verbs of git hegel remote.
+var remoteSubs = []*subcommand{
+	{name: "setup", args: "[<remote>] [--undo]", flags: []string{"undo"}, operands: []valueKind{kindRemote}, run: runRemoteSetup},
+}
+
 func remoteFlags(fs *pflag.FlagSet) {
 	fs.Bool("undo", false, "remove the refspecs setup added")
 }
 
-func runRemote(c *cmdCtx, args []string) error {
-	if len(args) == 0 {
-		return usagef(c.name, "missing subcommand (setup)")
-	}
-	if args[0] != "setup" {
-		return usagef(c.name, "unknown subcommand '%s' (setup)", args[0])
-	}
-	if err := c.wantArgs(args[1:], 0, 1); err != nil {
-		return err
-	}
+func runRemoteSetup(c *cmdCtx, args []string) error {
 	r, err := c.openRepo()
 	if err != nil {
 		return err
 	}
-	rem, err := r.ResolveRemote(optArg(args[1:]))
+	rem, err := r.ResolveRemote(optArg(args))
 	if err != nil {
 		return err
 	}
