@@ -176,6 +176,7 @@ func BenchmarkFetchAll(b *testing.B) {
 // entries tree naming 1,000 blobs) and the whole history of 1,000 stashes
 // (4,001 objects, 19 MB without deltas):
 //
+//	go-checks                 git-hegel's own checks in Go, for comparison
 //	go-git                    store it with go-git (the receive before git's checks)
 //	index-pack                git index-pack --stdin: store it, no checks
 //	index-pack--fsck-objects  and git's object checks (what fetch does)
@@ -207,6 +208,17 @@ func BenchmarkObjectChecks(b *testing.B) {
 	if err := w1.addCommits(g, one, boundaryOf(one)); err != nil {
 		b.Fatal(err)
 	}
+	// git-hegel's own checks in Go (a subset of git's rules plus its
+	// own), on the same new stash: for comparison with running git's.
+	b.Run("1-stash/go-checks", func(b *testing.B) {
+		ref, _, _ := classify(relStashes)
+		for i := 0; i < b.N; i++ {
+			v := newValidator(r.storage, newGraph(r.storage), r.cfg)
+			if _, err := v.validate(ref, tip, []plumbing.Hash{all[1].hash}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	dir := b.TempDir()
 	// A repository that has none of these objects, as a fetch finds it
 	// (index-pack compares an object it already has, byte for byte).

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -85,13 +86,30 @@ type mergedRecord struct {
 
 func (r *Repo) readMergedRecord(remote string) *mergedRecord {
 	p := mergedRecordDir + "/" + remote
-	b, err := readFile(r.common, p)
-	if err != nil {
-		return nil
-	}
-	fi, err := r.common.Stat(p)
-	if err != nil {
-		return nil
+	var b []byte
+	var fi os.FileInfo
+	if r.CommonDir != "" {
+		// os directly: this runs before every command, and the bound
+		// filesystem checks each path component for links first.
+		f, err := os.Open(filepath.Join(r.CommonDir, filepath.FromSlash(p)))
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		if fi, err = f.Stat(); err != nil {
+			return nil
+		}
+		if b, err = io.ReadAll(f); err != nil {
+			return nil
+		}
+	} else {
+		var err error
+		if b, err = readFile(r.common, p); err != nil {
+			return nil
+		}
+		if fi, err = r.common.Stat(p); err != nil {
+			return nil
+		}
 	}
 	stamp, refs, ok := bytes.Cut(b, []byte("--\n"))
 	if !ok {
