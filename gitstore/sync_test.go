@@ -820,3 +820,49 @@ func TestCheckTreeRules(t *testing.T) {
 		t.Errorf("checkpoint modes: %v", err)
 	}
 }
+
+// One refused ref never stops the others: the good ones are fetched and
+// merged, the bad one's local and tracking refs stay, and the error lists
+// it; a ref name git-hegel never writes is skipped with a note.
+func TestSyncRefusesOnlyTheBadRef(t *testing.T) {
+	w := newSyncWorld(t)
+	stash(t, w.b, "from b")
+	saveTask(t, w.b, "good", "spec", "start")
+	w.sync(w.b)
+	k := &hostileKit{t: t, s: w.remote}
+	bad := k.commit(k.rawTree([3]string{"100644", "..", k.blob("x").String()}, [3]string{"100644", "version", k.blob("1\n").String()}))
+	for _, ref := range []string{"refs/hegel/history", "refs/hegel/tasks/a/b"} {
+		if err := w.remote.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(ref), bad)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := w.a.Fetch(context.Background(), w.rem, SyncOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || len(refused.Refs) != 1 || refused.Refs[0].Ref != "refs/hegel/history" {
+		t.Fatalf("got %v", err)
+	}
+	if got := rep.FetchSummary(); got != "1 stash added, task good added" {
+		t.Errorf("merged %q", got)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0].Ref != "refs/hegel/tasks/a/b" {
+		t.Errorf("skipped %+v", rep.Skipped)
+	}
+	refs := hegelRefs(t, w.a)
+	for _, name := range []string{"refs/hegel/history", "refs/hegel-remotes/origin/history", "refs/hegel/tasks/a/b"} {
+		if _, ok := refs[name]; ok {
+			t.Errorf("%s was written", name)
+		}
+	}
+	if _, ok := refs["refs/hegel/tasks/good"]; !ok {
+		t.Error("the good task did not arrive")
+	}
+	// Sync pushes A's own refs but not over the refused one.
+	stash(t, w.a, "from a")
+	rep, err = w.a.Sync(context.Background(), w.rem, SyncOptions{})
+	if !errors.As(err, &refused) {
+		t.Fatalf("sync: %v", err)
+	}
+	if !reflect.DeepEqual(rep.Pushed, []string{"refs/hegel/stashes"}) {
+		t.Errorf("pushed %v", rep.Pushed)
+	}
+}
