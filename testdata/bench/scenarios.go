@@ -45,6 +45,10 @@ var scenarios = []scenario{
 		doc: "git hegel checkpoint vs git stash create -u, 100k files with 1% modified, 0.5% untracked, 2,000 ignored"},
 	{name: "status-plain-fetch", issue: 14, needs: "remote", run: runStatusPlainFetch,
 		doc: "git hegel status with a remote set up for plain git fetch (100 tracked task refs, nothing new to merge) vs git hegel version (≤1.15×)"},
+	{name: "hook", issue: 12, needs: "hook", run: runHook,
+		doc: "git hegel hook PostToolUse with 10,000 and 10 journaled events vs git hegel version: within 1.5x, and within 10% of each other"},
+	{name: "fold", issue: 12, needs: "hook", run: runFold,
+		doc: "git hegel next folding 10,000 journaled agent events into the task's ref (checkpoints off): under 200 ms"},
 	{name: "rollback", issue: 4, needs: "rollback", run: runRollback,
 		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states, 100k files"},
 }
