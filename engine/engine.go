@@ -251,7 +251,9 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 			e.sighted(t)
 			continue
 		}
-		if !t.State.Active() || !e.owns(t.State) {
+		// Only a task this worktree created or took over: fetched data
+		// can carry any worktree id (adopt.go).
+		if !t.State.Active() || !e.owns(t.State) || !e.adopted(t.State) {
 			continue
 		}
 		if best == nil || t.State.UpdatedAt.After(best.State.UpdatedAt) {
@@ -457,7 +459,7 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) 
 		now := e.now()
 		if forced {
 			st.Overrides = append(st.Overrides, Override{Node: t.State.CurrentNode, What: "owner",
-				Reason: fmt.Sprintf("changed from %s while %s owns it", e.Worktree, ownerName(t.State)), At: now})
+				Reason: fmt.Sprintf("changed from %s while %s owns it", e.Worktree, ownerOf(t.State)), At: now})
 		}
 		st.UpdatedAt = now
 		nt, err := e.save(t, st, wf, msg)
@@ -498,12 +500,12 @@ func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
 		return false, nil
 	}
 	if !e.Force.All {
-		return false, &OwnerError{Task: st.Task, Owner: ownerName(st)}
+		return false, &OwnerError{Task: st.Task, Owner: ownerOf(st)}
 	}
 	return true, nil
 }
 
-func ownerName(st *State) string {
+func ownerOf(st *State) string {
 	if st.Worktree != "" {
 		return st.Worktree
 	}

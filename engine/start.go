@@ -102,7 +102,7 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 		if ownedByNobody(old.State) {
 			return nil, fmt.Errorf("Task '%s' is already active, parked; 'git hegel switch %s' takes it, or pick another name with --task", task, task)
 		}
-		return nil, fmt.Errorf("Task '%s' is already active in %s; pick another name with --task", task, ownerName(old.State))
+		return nil, fmt.Errorf("Task '%s' is already active in %s; pick another name with --task", task, ownerOf(old.State))
 	case err == nil && old.State.Status == StatusStashed:
 		return nil, fmt.Errorf("Task '%s' is stashed; restore it with 'git hegel stash pop', or pick another name with --task", task)
 	case err == nil:

@@ -27,6 +27,14 @@ import (
 // And a live task ref that a fetched archive contains is removed: that
 // task finished elsewhere, and the archive holds all of it.
 
+// relArchive is the archive's namespace below refs/hegel/ (its entry in
+// syncNamespaces is the tasks' one with this name).
+const relArchive = "archive/"
+
+// archived reports whether a task ref is in the archive (it is synced,
+// validated and merged exactly as a live task's ref).
+func (h hegelRef) archived() bool { return h.ns != nil && h.ns.rel == relArchive }
+
 // mergeFinished merges theirs, a remote task or archive ref whose local ref
 // does not exist. handled means it did all there is to do; otherwise the
 // caller creates the ref, reporting change.
@@ -59,7 +67,10 @@ func (s *syncer) mergeFinished(ref hegelRef, theirs plumbing.Hash, saved map[plu
 		} else if ok {
 			return false, engine.TaskFastForwarded, nil
 		}
-		arch := hegelRef{rel: relArchive + name, kind: kindTask}
+		arch, _, err := classify(relArchive + name)
+		if err != nil {
+			return false, "", err
+		}
 		res, err := s.mergeTask(arch, a, theirs, saved)
 		if err != nil {
 			return false, "", err

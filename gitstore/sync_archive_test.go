@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -115,8 +116,9 @@ func TestSyncRejectsAnInvalidArchivedState(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := w.a.Fetch(context.Background(), w.rem, SyncOptions{})
-	var re *RejectedError
-	if !errors.As(err, &re) || re.Ref != "refs/hegel/archive/t" {
+	var re *RefusedError
+	if !errors.As(err, &re) || len(re.Refs) != 1 || re.Refs[0].Ref != "refs/hegel/archive/t" ||
+		!strings.Contains(re.Refs[0].Reason, "completed status requires 'ended_at'") {
 		t.Fatalf("fetch: %v", err)
 	}
 	if _, err := w.a.Tasks().LoadArchived("t"); !errors.Is(err, engine.ErrNotFound) {

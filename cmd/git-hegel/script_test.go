@@ -53,9 +53,11 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       updateScripts(),
 		RequireExplicitExec: true,
 		Setup:               setupScriptEnv,
+		Condition:           gitServerCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":     cmdExits,
 			"envstdout": cmdEnvStdout,
+			"gitserver": cmdGitServer,
 			"payload":   cmdPayload,
 		},
 	})
