@@ -21,6 +21,9 @@ type snapshot struct {
 	skipped   []skippedFile
 	nested    []string
 	stored    bool // objects written (false: hashed only, for a preview)
+	// The index entries flagged assume-unchanged and intent-to-add.
+	assumeUnchanged, intentToAdd []string
+	attributes                   bool // a .gitattributes file was seen
 }
 
 // hashed is a file's blob and mode once read.
@@ -198,7 +201,16 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	}
 
 	mem := map[plumbing.Hash][]byte{}
-	snap := &snapshot{idx: idx, skipped: res.skipped, nested: res.nested, stored: store}
+	snap := &snapshot{idx: idx, skipped: res.skipped, nested: res.nested, stored: store, attributes: res.attributes.Load()}
+	for i := range idx.Entries {
+		switch e := &idx.Entries[i]; {
+		case e.stage() != 0:
+		case e.intentToAdd():
+			snap.intentToAdd = append(snap.intentToAdd, e.Name)
+		case e.assumeValid():
+			snap.assumeUnchanged = append(snap.assumeUnchanged, e.Name)
+		}
+	}
 	indexPath := func(k int) string { return idx.Entries[inIndex[k]].Name }
 	wtPath := func(k int) string {
 		if i := int(wt[k]); i >= 0 {

@@ -18,6 +18,7 @@ import (
 func checkpointFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the checkpoint")
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/rollback.md)")
+	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop)")
 }
 
 // checkpoints returns the checkpoint manager for r.
@@ -31,8 +32,13 @@ func (c *cmdCtx) checkpoints(r *gitstore.Repo) *rollback.Manager {
 	if c.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
-	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn})
+	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note})
 }
+
+// note prints a line about something that happened besides what was asked
+// (a checkpoint evicted by the bound), on stderr so that stdout stays the
+// command's own output.
+func (c *cmdCtx) note(msg string) { fmt.Fprintln(c.Stderr, msg) }
 
 func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
 
@@ -50,7 +56,8 @@ func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
 	}
 }
 
-// runCheckpoint: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint show <id|node>`.
+// runCheckpoint: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint show
+// <id|node>`, `checkpoint drop <id>`.
 func runCheckpoint(c *cmdCtx, args []string) error {
 	sub := ""
 	if len(args) > 0 {
@@ -61,19 +68,28 @@ func runCheckpoint(c *cmdCtx, args []string) error {
 		if c.flags.Changed("json") {
 			return usagef("checkpoint", "--json applies to 'checkpoint list' and 'checkpoint show'")
 		}
-	case "list", "show":
+		if c.flags.Changed("yes") {
+			return usagef("checkpoint", "-y applies to 'checkpoint drop'")
+		}
+	case "list", "show", "drop":
 		if c.flags.Changed("message") {
 			return usagef("checkpoint", "-m applies to taking a checkpoint, not to 'checkpoint %s'", sub)
 		}
+		if sub == "drop" && c.flags.Changed("json") {
+			return usagef("checkpoint", "--json applies to 'checkpoint list' and 'checkpoint show'")
+		}
+		if sub != "drop" && c.flags.Changed("yes") {
+			return usagef("checkpoint", "-y applies to 'checkpoint drop'")
+		}
 		want := 1
-		if sub == "show" {
+		if sub != "list" {
 			want = 2
 		}
 		if err := c.wantArgs(args, want, want); err != nil {
 			return err
 		}
 	default:
-		return usagef("checkpoint", "'%s' is not a checkpoint subcommand (list, show)", sub)
+		return usagef("checkpoint", "'%s' is not a checkpoint subcommand (list, show, drop)", sub)
 	}
 	e, r, err := c.engine()
 	if err != nil {
@@ -90,6 +106,8 @@ func runCheckpoint(c *cmdCtx, args []string) error {
 		return c.listCheckpoints(m, t.State)
 	case "show":
 		return c.showCheckpoint(m, t.State, args[1])
+	case "drop":
+		return c.dropCheckpoint(m, t.State, args[1])
 	}
 	cp, created, err := m.Take(t.State, rollback.KindManual, c.stringFlag("message"))
 	if err != nil {
@@ -100,6 +118,30 @@ func runCheckpoint(c *cmdCtx, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(c.Stdout, "Saved checkpoint %s at %s (%s since the previous one)\n", cp.ID, cp.Node, plural(cp.FilesChangedCount, "file changed", "files changed"))
+	return nil
+}
+
+// dropCheckpoint removes one checkpoint (by id) from the task's list,
+// after asking.
+func (c *cmdCtx) dropCheckpoint(m *rollback.Manager, st *engine.State, id string) error {
+	cp, err := m.FindID(st.Task, id)
+	if err != nil {
+		return err
+	}
+	label := fmt.Sprintf("checkpoint %s at %s", cp.ID, cp.Node)
+	if cp.Message != "" {
+		label += fmt.Sprintf(" %q", firstLineOf(cp.Message))
+	}
+	if !c.boolFlag("yes") {
+		ok, err := c.confirm(fmt.Sprintf("Drop %s? (y/n): ", label), "drop")
+		if err != nil || !ok {
+			return err
+		}
+	}
+	if err := m.Drop(st.Task, cp.ID); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Dropped %s\n", label)
 	return nil
 }
 
@@ -168,11 +210,37 @@ type skippedJSON struct {
 }
 
 type rollbackPlanJSON struct {
-	HeadRef    string                `json:"head_ref"` // "" when detached
+	HeadRef    string                `json:"head_ref"` // the branch HEAD is on after; "" when detached
 	HeadFrom   string                `json:"head_from"`
 	HeadTo     string                `json:"head_to"`
+	CheckedOut string                `json:"checked_out"` // the branch HEAD is on now; "" when detached
+	Branches   []branchMoveJSON      `json:"branches"`
 	Files      []rollback.FileChange `json:"files"`
+	Kept       []string              `json:"kept"`
 	IndexPaths int                   `json:"index_paths"`
+	Refused    string                `json:"refused,omitempty"`
+}
+
+type branchMoveJSON struct {
+	Name    string `json:"name"`
+	From    string `json:"from"` // "" when the rollback creates it
+	To      string `json:"to"`   // "" when it deletes it
+	MovedOn bool   `json:"moved_on,omitempty"`
+}
+
+func planJSON(p *rollback.Plan) rollbackPlanJSON {
+	out := rollbackPlanJSON{HeadRef: p.HeadRef, HeadFrom: hexOrEmpty(p.HeadFrom.String()), HeadTo: hexOrEmpty(p.HeadTo.String()),
+		CheckedOut: p.CheckedOut, Branches: []branchMoveJSON{}, Files: p.Files, Kept: p.Kept, IndexPaths: p.IndexPaths, Refused: p.Refused}
+	for _, b := range p.Branches {
+		out.Branches = append(out.Branches, branchMoveJSON{Name: b.Name, From: hexOrEmpty(b.From.String()), To: hexOrEmpty(b.To.String()), MovedOn: b.MovedOn})
+	}
+	if out.Files == nil {
+		out.Files = []rollback.FileChange{}
+	}
+	if out.Kept == nil {
+		out.Kept = []string{}
+	}
+	return out
 }
 
 func (c *cmdCtx) checkpointJSON(cp *rollback.Checkpoint) checkpointJSON {
@@ -234,12 +302,7 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 		return err
 	}
 	if c.boolFlag("json") {
-		out := checkpointShowJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoint: c.checkpointJSON(cp),
-			Rollback: rollbackPlanJSON{HeadRef: p.HeadRef, HeadFrom: hexOrEmpty(p.HeadFrom.String()), HeadTo: hexOrEmpty(p.HeadTo.String()),
-				Files: p.Files, IndexPaths: p.IndexPaths}}
-		if out.Rollback.Files == nil {
-			out.Rollback.Files = []rollback.FileChange{}
-		}
+		out := checkpointShowJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoint: c.checkpointJSON(cp), Rollback: planJSON(p)}
 		return writeJSON(c.Stdout, out)
 	}
 	w := c.Stdout
@@ -261,7 +324,10 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 		fmt.Fprintf(w, "Left out: %s (%s)\n", s.Path, s.Reason)
 	}
 	fmt.Fprintln(w)
-	if len(p.Files) == 0 && p.IndexPaths == 0 && p.HeadFrom == p.HeadTo {
+	if p.Refused != "" {
+		fmt.Fprintf(w, "Rolling back to it would be refused now: %s\n", p.Refused)
+	}
+	if p.Unchanged() {
 		fmt.Fprintln(w, "Rolling back to it would change nothing: the files, the index and HEAD match it")
 		return nil
 	}
@@ -301,14 +367,34 @@ func headLabel(branch, commit string) string {
 }
 
 // printPlan lists what a rollback changes; limit < 0 lists every file.
+// It says exactly which branches move and which one ends checked out.
 func printPlan(w io.Writer, p *rollback.Plan, limit int) {
-	from, to := p.HeadFrom.String(), p.HeadTo.String()
-	if p.HeadFrom != p.HeadTo {
-		name := p.HeadRef
-		if name == "" {
-			name = "HEAD (detached)"
+	for _, b := range p.Branches {
+		switch {
+		case b.From.IsZero():
+			fmt.Fprintf(w, "  create branch %s at %s\n", b.Name, commitLabel(b.To.String()))
+		case b.To.IsZero():
+			fmt.Fprintf(w, "  delete branch %s at %s (the rollback being undone created it)\n", b.Name, commitLabel(b.From.String()))
+		case b.MovedOn:
+			fmt.Fprintf(w, "  move %s from %s to %s (it has moved on since the checkpoint; the safety checkpoint keeps %s reachable)\n",
+				b.Name, commitLabel(b.From.String()), commitLabel(b.To.String()), commitLabel(b.From.String()))
+		default:
+			fmt.Fprintf(w, "  move %s from %s to %s\n", b.Name, commitLabel(b.From.String()), commitLabel(b.To.String()))
 		}
-		fmt.Fprintf(w, "  move %s from %s to %s\n", name, commitLabel(from), commitLabel(to))
+	}
+	stays := ""
+	if p.CheckedOut != "" {
+		stays = fmt.Sprintf("%s stays at %s", p.CheckedOut, commitLabel(p.HeadFrom.String()))
+	} else if !p.HeadFrom.IsZero() {
+		stays = "HEAD is detached at " + commitLabel(p.HeadFrom.String()) + " now"
+	}
+	switch {
+	case p.HeadRef != "" && p.HeadRef != p.CheckedOut:
+		fmt.Fprintf(w, "  check out %s (%s)\n", p.HeadRef, stays)
+	case p.HeadRef == "" && p.CheckedOut != "":
+		fmt.Fprintf(w, "  detach HEAD at %s (%s)\n", commitLabel(p.HeadTo.String()), stays)
+	case p.HeadRef == "" && p.HeadFrom != p.HeadTo:
+		fmt.Fprintf(w, "  move HEAD (detached) from %s to %s\n", commitLabel(p.HeadFrom.String()), commitLabel(p.HeadTo.String()))
 	}
 	for i, f := range p.Files {
 		if limit >= 0 && i == limit {
@@ -321,6 +407,13 @@ func printPlan(w io.Writer, p *rollback.Plan, limit int) {
 		default:
 			fmt.Fprintf(w, "  %-7s %s\n", f.Op, f.Path)
 		}
+	}
+	for i, k := range p.Kept {
+		if limit >= 0 && i == limit {
+			fmt.Fprintf(w, "  ... and %d more kept (see --dry-run)\n", len(p.Kept)-limit)
+			break
+		}
+		fmt.Fprintf(w, "  keep    %s (ignored: the checkpoint does not hold it)\n", k)
 	}
 	if p.IndexPaths > 0 {
 		fmt.Fprintf(w, "  restore the index (%s)\n", plural(p.IndexPaths, "path", "paths"))

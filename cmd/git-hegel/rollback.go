@@ -97,7 +97,7 @@ func (c *cmdCtx) printRollbackPlan(p *rollback.Plan, dryRun bool) {
 		what += " would"
 	}
 	fmt.Fprintf(c.Stdout, "%s:\n", what)
-	if len(p.Files) == 0 && p.IndexPaths == 0 && p.HeadFrom == p.HeadTo {
+	if p.Unchanged() {
 		fmt.Fprintln(c.Stdout, "  no file, index or HEAD changes")
 		return
 	}
