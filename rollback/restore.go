@@ -190,10 +190,29 @@ func (w *workspace) conflicts(wt []change) error {
 				return inTheWay(p, "is in the way: it is in no checkpoint, and the rollback needs its directory to be a file")
 			}
 		default:
+			if w.holds(c.path, st, c.to) {
+				// exactly what the checkpoint has (an ignored file that
+				// it holds from before it was ignored): nothing is lost
+				continue
+			}
 			return inTheWay(c.path, "is in the way: it is in no checkpoint (ignored, or too large to save)")
 		}
 	}
 	return nil
+}
+
+// holds reports whether the file at p (lstat st) has the content and mode
+// of l.
+func (w *workspace) holds(p string, st fstat, l leaf) bool {
+	if (st.kind != kindFile && st.kind != kindSymlink) || (st.kind == kindFile && st.size > 64<<20) {
+		return false
+	}
+	sn := w.snapshotter()
+	if sn.modeOf(st.kind, st.exec, l.mode) != l.mode {
+		return false
+	}
+	h, err := sn.hashFile(p, st.kind, false)
+	return err == nil && h == l.hash
 }
 
 // unknownBelow returns a file below dir that the snapshot does not hold.
