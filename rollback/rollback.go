@@ -310,68 +310,13 @@ func (m *Manager) Execute(e *engine.Engine, p *Plan) (*Result, error) {
 		return nil, err
 	}
 	defer m.w.unlockIndex()
-	// A first journal before the safety checkpoint: if the process dies
-	// now, the next command knows the locks it held were a rollback's.
-	prep := &Journal{Version: journalVersion, Task: p.Task, Node: p.req.Node, From: p.From, At: p.req.At,
-		PID: os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepPreparing}
-	if err := m.w.saveJournal(prep); err != nil {
-		return nil, fmt.Errorf("%w; nothing was changed", err)
-	}
-	started := false
-	defer func() {
-		if !started {
-			m.w.journal.remove()
-		}
-	}()
-	if !p.snap.stored || m.w.indexChanged(p.snap.idx) {
-		// Asked first, or the index changed since: take the snapshot
-		// again, so the safety checkpoint holds things as they are now.
-		t, err := e.CheckRollback(p.req)
-		if err != nil {
-			return nil, err
-		}
-		np, err := m.plan(t.State, p.Target, p.req, p.Undo, true)
-		if err != nil {
-			return nil, err
-		}
-		*p = *np
-	}
-	h := p.head
-	m.w.prefetchBlobs(p.wt)
 	defer m.w.stopPrefetch()
-	cur, err := e.Current()
+	j, safety, err := m.begin(e, p)
 	if err != nil {
 		return nil, err
 	}
-	safety := m.newCheckpoint(cur.State, KindSafety, "", h, p.snap)
-	safety.RollbackTo = p.Target.Node
-	safety.Moved = movedAway(h, p.moves)
-	// Once the rollback is done the safety checkpoint follows its target
-	// in the chain, and what changed between them is the plan itself.
-	safety.changed = make([]string, 0, len(p.wt))
-	for _, c := range p.wt {
-		safety.changed = append(safety.changed, c.path)
-	}
-	if _, _, err := m.appendCheckpoint(safety, false); err != nil {
-		return nil, fmt.Errorf("cannot save the safety checkpoint; nothing was changed: %w", err)
-	}
-	j := &Journal{
-		Version: journalVersion, Task: p.Task,
-		TargetID: p.Target.ID, TargetCommit: p.Target.Commit.String(),
-		SafetyID: safety.ID, SafetyCommit: safety.Commit.String(),
-		HeadRef: string(h.Ref), HeadFrom: hexOf(h.Commit), HeadTo: hexOf(p.to.Commit), HeadToRef: string(p.to.Ref),
-		Moves: journalMoves(p.moves),
-		Node:  p.req.Node, From: p.From, History: p.req.History,
-		Undo: p.req.Undo, Reason: p.req.Reason, Force: p.req.Force, At: p.req.At,
-		PID: os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepStarted,
-	}
-	if err := m.w.saveJournal(j); err != nil {
-		return nil, fmt.Errorf("%w; nothing was changed", err)
-	}
-	started = true
-	m.w.trace("safety checkpoint and journal")
 	res := &Result{Plan: p, Safety: safety}
-	r := restore{cur: h, to: p.to, moves: p.moves, wt: p.wt, idx: p.snap.idx, ix: p.ix, target: p.Target, sparse: p.sparse,
+	r := restore{cur: p.head, to: p.to, moves: p.moves, wt: p.wt, idx: p.snap.idx, ix: p.ix, target: p.Target, sparse: p.sparse,
 		msg: m.reflogMessage(p.Target, p.req)}
 	if err := m.restoreFiles(r); err != nil {
 		if uerr := m.undoFromJournal(e, j); uerr != nil {
@@ -386,6 +331,74 @@ func (m *Manager) Execute(e *engine.Engine, p *Plan) (*Result, error) {
 	}
 	res.View = view
 	return res, nil
+}
+
+// begin takes the snapshot again if it is not stored or the index changed
+// since it was taken, stores the safety checkpoint and writes the journal:
+// from its return, the rollback can be finished or undone whatever
+// happens. Nothing in the working tree, the index or the refs has changed
+// yet.
+func (m *Manager) begin(e *engine.Engine, p *Plan) (*Journal, *Checkpoint, error) {
+	// A first journal before the safety checkpoint: if the process dies
+	// now, the next command knows the locks it held were a rollback's.
+	prep := &Journal{Version: journalVersion, Task: p.Task, Node: p.req.Node, From: p.From, At: p.req.At,
+		PID: os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepPreparing}
+	if err := m.w.saveJournal(prep); err != nil {
+		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
+	}
+	started := false
+	defer func() {
+		if !started {
+			m.w.journal.remove()
+		}
+	}()
+	if !p.snap.stored || m.w.indexChanged(p.snap.idx) {
+		// Asked first, or the index changed since: take the snapshot
+		// again, so the safety checkpoint holds things as they are now.
+		t, err := e.CheckRollback(p.req)
+		if err != nil {
+			return nil, nil, err
+		}
+		np, err := m.plan(t.State, p.Target, p.req, p.Undo, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		*p = *np
+	}
+	h := p.head
+	m.w.prefetchBlobs(p.wt)
+	cur, err := e.Current()
+	if err != nil {
+		return nil, nil, err
+	}
+	safety := m.newCheckpoint(cur.State, KindSafety, "", h, p.snap)
+	safety.RollbackTo = p.Target.Node
+	safety.Moved = movedAway(h, p.moves)
+	// Once the rollback is done the safety checkpoint follows its target
+	// in the chain, and what changed between them is the plan itself.
+	safety.changed = make([]string, 0, len(p.wt))
+	for _, c := range p.wt {
+		safety.changed = append(safety.changed, c.path)
+	}
+	if _, _, err := m.appendCheckpoint(safety, false); err != nil {
+		return nil, nil, fmt.Errorf("cannot save the safety checkpoint; nothing was changed: %w", err)
+	}
+	j := &Journal{
+		Version: journalVersion, Task: p.Task,
+		TargetID: p.Target.ID, TargetCommit: p.Target.Commit.String(),
+		SafetyID: safety.ID, SafetyCommit: safety.Commit.String(),
+		HeadRef: string(h.Ref), HeadFrom: hexOf(h.Commit), HeadTo: hexOf(p.to.Commit), HeadToRef: string(p.to.Ref),
+		Moves: journalMoves(p.moves),
+		Node:  p.req.Node, From: p.From, History: p.req.History,
+		Undo: p.req.Undo, Reason: p.req.Reason, Force: p.req.Force, At: p.req.At,
+		PID: os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepStarted,
+	}
+	if err := m.w.saveJournal(j); err != nil {
+		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
+	}
+	started = true
+	m.w.trace("safety checkpoint and journal")
+	return j, safety, nil
 }
 
 func (m *Manager) reflogMessage(cp *Checkpoint, er *engine.RollbackRequest) string {
@@ -698,6 +711,9 @@ func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([
 			// not see, which the rollback leaves alone either way)
 		case got.mode == c.from.mode && got.hash == c.from.hash:
 			out = append(out, c)
+		case got.mode == 0:
+			// gone (moved away): writing it loses nothing
+			out = append(out, change{path: c.path, to: c.to})
 		default:
 			edited = append(edited, c.path)
 		}
