@@ -40,12 +40,14 @@ type Journal struct {
 	HeadToRef string        `json:"head_to_ref,omitempty"`
 	Moves     []journalMove `json:"moves,omitempty"`
 	// The engine's request, replayed as is when finishing.
-	Node    string    `json:"node"`
-	From    string    `json:"from"`
-	History []string  `json:"history"`
-	Undo    bool      `json:"undo,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-	Force   bool      `json:"force,omitempty"`
+	Node    string   `json:"node"`
+	From    string   `json:"from"`
+	History []string `json:"history"`
+	Undo    bool     `json:"undo,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Force   bool     `json:"force,omitempty"`
+	// Recurse: submodules' checkouts are restored too.
+	Recurse bool      `json:"recurse_submodules,omitempty"`
 	At      time.Time `json:"at"`
 	// PID is the process that wrote the journal; while it runs, nobody
 	// else may finish or undo the rollback. Host and BootID tell a

@@ -1,6 +1,7 @@
 package rollback
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
@@ -29,6 +31,9 @@ type Request struct {
 	// once and reused (one scan of the working tree instead of two).
 	Yes    bool
 	DryRun bool
+	// RecurseSubmodules also checks out, in each submodule, the commit
+	// the checkpoint recorded (git's --recurse-submodules).
+	RecurseSubmodules bool
 }
 
 // Plan is what a rollback will change. Nothing has changed when it is
@@ -54,6 +59,11 @@ type Plan struct {
 	// Kept are files absent from the checkpoint that the rollback leaves
 	// in place because the ignore rules ignore them (before or after).
 	Kept []string
+	// Submodules whose checked-out commit differs from the checkpoint's,
+	// or whose files have local changes.
+	Submodules []SubmoduleChange
+	// Recurse: the submodules' checkouts are restored too.
+	Recurse bool
 	// IndexPaths counts the index entries that change.
 	IndexPaths int
 	// Refused says why this rollback would be refused now (Preview only;
@@ -65,13 +75,15 @@ type Plan struct {
 	to     head // HEAD after
 	moves  []refMove
 	wt, ix []change
-	sparse map[string]bool // new index entries outside the sparse checkout
+	sparse map[string]bool   // new index entries outside the sparse checkout
+	subs   []SubmoduleChange // the checkouts --recurse-submodules makes
 	req    *engine.RollbackRequest
 }
 
 // Unchanged reports whether the rollback changes nothing at all.
 func (p *Plan) Unchanged() bool {
-	return len(p.Files) == 0 && p.IndexPaths == 0 && len(p.Branches) == 0 && p.HeadFrom == p.HeadTo && p.HeadRef == p.CheckedOut
+	return len(p.Files) == 0 && p.IndexPaths == 0 && len(p.Branches) == 0 && p.HeadFrom == p.HeadTo && p.HeadRef == p.CheckedOut &&
+		len(p.Submodules) == 0
 }
 
 // Result is what a rollback did.
@@ -212,14 +224,20 @@ func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
 	if op := m.w.operationInProgress(); op != "" {
 		return nil, fmt.Errorf("%s is in progress; finish or abort it before rolling back", op)
 	}
-	return m.plan(t.State, cp, er, undo, req.Yes && !req.DryRun)
+	return m.plan(t.State, cp, er, undo, req.Yes && !req.DryRun, req.RecurseSubmodules)
 }
 
 // plan snapshots the working tree and diffs it with the checkpoint.
-func (m *Manager) plan(st *engine.State, cp *Checkpoint, er *engine.RollbackRequest, undo, store bool) (*Plan, error) {
+func (m *Manager) plan(st *engine.State, cp *Checkpoint, er *engine.RollbackRequest, undo, store, recurse bool) (*Plan, error) {
 	p, err := m.planFiles(cp, store, true)
 	if err != nil {
 		return nil, err
+	}
+	if recurse {
+		if p.subs, err = m.w.submoduleCheckouts(p.Submodules); err != nil {
+			return nil, err
+		}
+		p.Recurse = true
 	}
 	if err := m.w.conflicts(p.wt); err != nil {
 		return nil, err
@@ -264,6 +282,7 @@ func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
 		return nil, fmt.Errorf("checkpoint %s cannot be restored: %w", cp.ID, err)
 	}
 	wt = skipWorktree(wt, idx)
+	wt, subs := m.w.splitSubmodules(wt, idx)
 	wt, kept, err := m.w.keepIgnored(wt, orEmpty(cp.WorkTree))
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s cannot be restored: %w", cp.ID, err)
@@ -276,7 +295,7 @@ func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
 		HeadRef: to.Ref.Short(), HeadFrom: h.Commit, HeadTo: to.Commit,
 		CheckedOut: h.Ref.Short(),
 		Branches:   branchMoves(h, moves, cp),
-		Files:      summarize(wt), Kept: kept, IndexPaths: len(ix),
+		Files:      summarize(wt), Kept: kept, IndexPaths: len(ix), Submodules: subs,
 		Refused: refused,
 		snap:    snap, head: h, to: to, moves: moves, wt: wt, ix: ix, sparse: sparse,
 	}
@@ -317,7 +336,7 @@ func (m *Manager) Execute(e *engine.Engine, p *Plan) (*Result, error) {
 	}
 	res := &Result{Plan: p, Safety: safety}
 	r := restore{cur: p.head, to: p.to, moves: p.moves, wt: p.wt, idx: p.snap.idx, ix: p.ix, target: p.Target, sparse: p.sparse,
-		msg: m.reflogMessage(p.Target, p.req)}
+		subs: p.subs, msg: m.reflogMessage(p.Target, p.req)}
 	if err := m.restoreFiles(r); err != nil {
 		if uerr := m.undoFromJournal(e, j); uerr != nil {
 			return nil, fmt.Errorf("rollback failed: %v; putting things back failed too: %v. %s", err, uerr, interruptedMessage(j))
@@ -359,7 +378,7 @@ func (m *Manager) begin(e *engine.Engine, p *Plan) (*Journal, *Checkpoint, error
 		if err != nil {
 			return nil, nil, err
 		}
-		np, err := m.plan(t.State, p.Target, p.req, p.Undo, true)
+		np, err := m.plan(t.State, p.Target, p.req, p.Undo, true, p.Recurse)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -392,6 +411,7 @@ func (m *Manager) begin(e *engine.Engine, p *Plan) (*Journal, *Checkpoint, error
 		Node:  p.req.Node, From: p.From, History: p.req.History,
 		Undo: p.req.Undo, Reason: p.req.Reason, Force: p.req.Force, At: p.req.At,
 		PID: os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepStarted,
+		Recurse: p.Recurse,
 	}
 	if err := m.w.saveJournal(j); err != nil {
 		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
@@ -419,6 +439,7 @@ type restore struct {
 	ix      []change
 	target  *Checkpoint
 	sparse  map[string]bool
+	subs    []SubmoduleChange // submodule checkouts (--recurse-submodules)
 	msg     string
 	either  bool // replaying: refs may be on either side already
 }
@@ -438,7 +459,10 @@ func (m *Manager) restoreFiles(r restore) error {
 	m.w.trace(fmt.Sprintf("write %d files", len(wrote)))
 	err = m.w.writeIndex(m.w.newIndex(r.idx, r.ix, wrote, r.target, r.sparse))
 	m.w.trace("write index")
-	return err
+	if err != nil {
+		return err
+	}
+	return m.w.checkoutSubmodules(r.subs)
 }
 
 // finishState records the rollback in the task, cuts the checkpoint chain
@@ -655,6 +679,15 @@ func (m *Manager) replay(from, to *Checkpoint, j *Journal, back bool, msg string
 		return err
 	}
 	wt = skipWorktree(wt, idx)
+	wt, subs := m.w.splitSubmodules(wt, idx)
+	var checkouts []SubmoduleChange
+	if j.Recurse {
+		for _, s := range subs {
+			if !s.To.IsZero() && s.From != s.To && submoduleGitDir(filepath.Join(m.r.WorkTree, filepath.FromSlash(s.Path))) != "" {
+				checkouts = append(checkouts, s)
+			}
+		}
+	}
 	if wt, err = m.stillToDo(wt, idx, orEmpty(to.WorkTree)); err != nil {
 		return err
 	}
@@ -676,7 +709,7 @@ func (m *Manager) replay(from, to *Checkpoint, j *Journal, back bool, msg string
 		before, after, moves = after, before, reverseMoves(moves)
 	}
 	return m.restoreFiles(restore{cur: before, to: after, moves: moves, wt: wt, idx: idx, ix: ix, target: to, sparse: sparse,
-		msg: msg, either: true})
+		subs: checkouts, msg: msg, either: true})
 }
 
 // stillToDo narrows the changes of a replay to what the working tree
@@ -714,6 +747,10 @@ func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([
 		case got.mode == 0:
 			// gone (moved away): writing it loses nothing
 			out = append(out, change{path: c.path, to: c.to})
+		case m.w.partOf(c.path, got, c.from, c.to):
+			// a file the killed process was writing: a checkpoint holds
+			// all of it
+			out = append(out, change{path: c.path, from: got, to: c.to})
 		default:
 			edited = append(edited, c.path)
 		}
@@ -733,6 +770,29 @@ func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([
 			listSome(edited, 3))
 	}
 	return out, nil
+}
+
+// partOf reports whether the regular file at p (now the leaf got) holds the
+// beginning of one side's content, as a file that a killed rollback was
+// writing does: overwriting it loses nothing, the checkpoint of that side
+// holds it all.
+func (w *workspace) partOf(p string, got leaf, sides ...leaf) bool {
+	if got.mode != filemode.Regular && got.mode != filemode.Executable {
+		return false
+	}
+	data, err := w.fs.readFile(p)
+	if err != nil {
+		return false
+	}
+	for _, l := range sides {
+		if l.mode != filemode.Regular && l.mode != filemode.Executable {
+			continue
+		}
+		if b, err := w.obj.read(plumbing.BlobObject, l.hash); err == nil && len(data) < len(b) && bytes.HasPrefix(b, data) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkpointAt reads the checkpoint stored in commit hex.

@@ -45,6 +45,8 @@ type snapshotter struct {
 	trace func(step string)
 	// gitDir holds the stat cache (statcache.go); "" in memory.
 	gitDir string
+	// subHead reads the commits submodules have checked out (submodule.go).
+	subHead func(*gitIndex) map[int]plumbing.Hash
 }
 
 // take snapshots the working tree and idx. With store, every blob and tree
@@ -187,12 +189,20 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	for ; u < len(untracked); u++ {
 		wt = append(wt, int32(-1-u))
 	}
+	// A submodule is recorded at the commit it has checked out.
+	var subHeads map[int]plumbing.Hash
+	if sn.subHead != nil {
+		subHeads = sn.subHead(idx)
+	}
 	wtLeaf := func(k int) leaf {
 		i := int(wt[k])
 		if i < 0 {
 			return untracked[-1-i]
 		}
 		e := &idx.Entries[i]
+		if h, ok := subHeads[i]; ok {
+			return leaf{e.Name, filemode.Submodule, h}
+		}
 		if res.state[i] == entryDirty {
 			h := dirty[i]
 			return leaf{e.Name, h.mode, h.hash}

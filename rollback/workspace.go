@@ -96,6 +96,7 @@ func (w *workspace) snapshotter() *snapshotter {
 	sn := &snapshotter{fs: w.fs, obj: w.obj, cfg: w.cfg, rules: w.rules, trace: w.trace}
 	if !w.memory {
 		sn.gitDir = w.r.GitDir
+		sn.subHead = w.submoduleHeads
 	}
 	return sn
 }

@@ -218,7 +218,15 @@ type rollbackPlanJSON struct {
 	Files      []rollback.FileChange `json:"files"`
 	Kept       []string              `json:"kept"`
 	IndexPaths int                   `json:"index_paths"`
+	Submodules []submoduleJSON       `json:"submodules"`
 	Refused    string                `json:"refused,omitempty"`
+}
+
+type submoduleJSON struct {
+	Path         string `json:"path"`
+	From         string `json:"from"` // checked out now; "" when not checked out
+	To           string `json:"to"`   // in the checkpoint; "" when not in it
+	LocalChanges bool   `json:"local_changes,omitempty"`
 }
 
 type branchMoveJSON struct {
@@ -239,6 +247,10 @@ func planJSON(p *rollback.Plan) rollbackPlanJSON {
 	}
 	if out.Kept == nil {
 		out.Kept = []string{}
+	}
+	out.Submodules = []submoduleJSON{}
+	for _, sm := range p.Submodules {
+		out.Submodules = append(out.Submodules, submoduleJSON{Path: sm.Path, From: hexOrEmpty(sm.From.String()), To: hexOrEmpty(sm.To.String()), LocalChanges: sm.LocalChanges})
 	}
 	return out
 }
@@ -418,6 +430,29 @@ func printPlan(w io.Writer, p *rollback.Plan, limit int) {
 	if p.IndexPaths > 0 {
 		fmt.Fprintf(w, "  restore the index (%s)\n", plural(p.IndexPaths, "path", "paths"))
 	}
+	for _, s := range p.Submodules {
+		fmt.Fprintf(w, "  %s\n", submoduleLine(s, p.Recurse))
+	}
+}
+
+// submoduleLine says what happens to one submodule's checkout.
+func submoduleLine(s rollback.SubmoduleChange, recurse bool) string {
+	local := ""
+	if s.LocalChanges {
+		local = ", with its local changes"
+	}
+	switch {
+	case s.To.IsZero():
+		return fmt.Sprintf("submodule %s: not in the checkpoint; left as it is%s", s.Path, local)
+	case s.From == s.To:
+		return fmt.Sprintf("submodule %s: has local changes; left as it is", s.Path)
+	case s.From.IsZero():
+		return fmt.Sprintf("submodule %s: not checked out; the checkpoint has %s", s.Path, commitLabel(s.To.String()))
+	case recurse:
+		return fmt.Sprintf("submodule %s: check out %s (now at %s)", s.Path, commitLabel(s.To.String()), commitLabel(s.From.String()))
+	}
+	return fmt.Sprintf("submodule %s: left at %s%s (the checkpoint has %s; --recurse-submodules checks it out)",
+		s.Path, commitLabel(s.From.String()), local, commitLabel(s.To.String()))
 }
 
 func commitLabel(h string) string {
