@@ -62,6 +62,13 @@ type hegelRef struct {
 	kind syncKind
 }
 
+// holdsFiles reports whether the tree or blob at path (in the ref's tree)
+// holds a user's files, which may be executables, links and submodules and
+// as large as a checkpoint's: a checkpoint, or the files a stash parked.
+func (h hegelRef) holdsFiles(path string) bool {
+	return h.kind == kindCheckpoint || (h.kind == kindStashes && strings.HasPrefix(path, stashFilesDir+"/"))
+}
+
 func (h hegelRef) local() plumbing.ReferenceName { return plumbing.ReferenceName(hegelPrefix + h.rel) }
 
 func (h hegelRef) tracking(remote string) plumbing.ReferenceName {
@@ -155,9 +162,11 @@ func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.H
 			return err
 		}
 	}
-	limit := v.docLimit
-	if ref.kind == kindCheckpoint {
-		limit = v.checkLimit
+	limit := func(path string) int64 {
+		if ref.holdsFiles(path) {
+			return v.checkLimit
+		}
+		return v.docLimit
 	}
 	w := newObjectWalk(v.s)
 	w.onTree = func(path string, h plumbing.Hash, ents []rawEntry) error {
@@ -167,7 +176,7 @@ func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.H
 		if strings.Count(path, "/") >= maxTreeDepth {
 			return fmt.Errorf("%s: trees nested deeper than %d", path, maxTreeDepth)
 		}
-		if err := checkTree(ents, ref.kind == kindCheckpoint); err != nil {
+		if err := checkTree(ents, ref.holdsFiles(path)); err != nil {
 			if path == "" {
 				return fmt.Errorf("tree %s: %w", h, err)
 			}
@@ -184,8 +193,12 @@ func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.H
 		if err != nil {
 			return fmt.Errorf("%s: blob %s was not sent", path, e.hash)
 		}
-		if size > limit {
-			return fmt.Errorf("%s: a blob of %d bytes exceeds the %s limit (git config hegel.%s)", path, size, byteSize(limit), limitKey(ref.kind))
+		if lim := limit(path); size > lim {
+			kind := ref.kind
+			if ref.holdsFiles(path) {
+				kind = kindCheckpoint
+			}
+			return fmt.Errorf("%s: a blob of %d bytes exceeds the %s limit (git config hegel.%s)", path, size, byteSize(lim), limitKey(kind))
 		}
 		v.goodBlobs[e.hash] = true
 		return nil
@@ -281,6 +294,20 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 			}
 			if _, err := decodeStashBlob(data); err != nil {
 				return fmt.Errorf("%s/%s: %s", stashEntriesDir, x.name, oneLine(err.Error()))
+			}
+		}
+		if f := files[stashFilesDir]; f != nil {
+			if !f.isDir() {
+				return fmt.Errorf("%s is not a directory", stashFilesDir)
+			}
+			ents, err := readTree(v.s, f.hash)
+			if err != nil {
+				return err
+			}
+			for i := range ents {
+				if x := &ents[i]; !x.isDir() || !engine.ValidStashID(x.name) {
+					return fmt.Errorf("%s/%s is not a stash's files", stashFilesDir, truncate([]byte(x.name), 60))
+				}
 			}
 		}
 	}

@@ -45,7 +45,7 @@ func init() {
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow (take over one fetched from another clone)", group: "Workflows", run: runSwitch},
 		{name: "reset", summary: "Forget this worktree's workflow (aborting it if active)", group: "Workflows", run: runReset},
-		{name: "stash", args: "[push|save|list|show|pop|apply|drop|clear|restore] [<stash>] [-m MSG] [--json] [--dropped] [-y]",
+		{name: "stash", args: "[push|save|list|show|pop|apply|drop|clear|restore] [<stash>] [-m MSG] [--files|-u] [--json] [--dropped] [-y]",
 			summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",
 			setFlags: stashFlags, run: runStash},
 		{name: "checkpoint", args: "[-m MSG] | list [--json] | show <id|node> [--json] | drop <id> [-y]",
