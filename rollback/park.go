@@ -250,9 +250,14 @@ func (m *Manager) Unpark(f *engine.StashFiles, label string) error {
 	wt, busyWT := unparkChanges(pwt, nowWT)
 	ix, busyIdx := unparkChanges(pix, nowIdx)
 	if len(busyWT)+len(busyIdx) > 0 {
-		what := "has local changes"
+		what := "local changes"
 		if len(busyWT) == 0 {
-			what, busyWT = "has staged changes", busyIdx
+			what, busyWT = "staged changes", busyIdx
+		}
+		if len(busyWT) == 1 {
+			what = "has " + what
+		} else {
+			what = "have " + what
 		}
 		return userErr(ErrLocalChanges, "Cannot restore %s: %s %s; commit or stash them first (nothing was changed)", label, listSome(busyWT, 3), what)
 	}
