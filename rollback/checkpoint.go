@@ -135,15 +135,19 @@ type Options struct {
 	// Note reports what happened besides the operation asked for (a
 	// checkpoint evicted by the bound), one line each.
 	Note func(msg string)
+	// QuotePath renders a path in warnings (default: quotePath, git's
+	// quoting with core.quotePath on).
+	QuotePath func(string) string
 }
 
 // Manager takes, lists and restores the checkpoints of one repository.
 type Manager struct {
-	r    *gitstore.Repo
-	w    *workspace
-	now  func() time.Time
-	warn func(string)
-	note func(string)
+	r     *gitstore.Repo
+	w     *workspace
+	now   func() time.Time
+	warn  func(string)
+	note  func(string)
+	quote func(string) string
 
 	// MaxCheckpoints bounds the automatic checkpoints of each task: those
 	// taken on entering a node and the safety checkpoints of earlier
@@ -186,6 +190,9 @@ func New(r *gitstore.Repo, o Options) *Manager {
 	if o.Note == nil {
 		o.Note = func(string) {}
 	}
+	if o.QuotePath == nil {
+		o.QuotePath = quotePath
+	}
 	c := r.Config()
 	m := &Manager{
 		r:              r,
@@ -193,6 +200,7 @@ func New(r *gitstore.Repo, o Options) *Manager {
 		now:            o.Now,
 		warn:           o.Warn,
 		note:           o.Note,
+		quote:          o.QuotePath,
 		MaxCheckpoints: int(c.Int("hegel", "maxcheckpoints", DefaultMaxCheckpoints)),
 		MaxManual:      int(c.Int("hegel", "maxmanualcheckpoints", DefaultMaxManual)),
 		MaxFileSize:    c.Int("hegel", "checkpointmaxfilesize", DefaultMaxFileSize),
@@ -313,11 +321,12 @@ func (m *Manager) warnSkipped(skipped []skippedFile) {
 		}
 	}
 	if len(big) > 0 {
-		m.warn(fmt.Sprintf("%d untracked file(s) over hegel.checkpointMaxFileSize (%s) left out of the checkpoint: %s",
-			len(big), humanSize(m.MaxFileSize), listSome(big, 3)))
+		m.warn(fmt.Sprintf("%s over hegel.checkpointMaxFileSize (%s) left out of the checkpoint: %s",
+			engine.Plural(len(big), "untracked file", "untracked files"), humanSize(m.MaxFileSize), listSome(big, 3, m.quote)))
 	}
 	if len(bad) > 0 {
-		m.warn(fmt.Sprintf("%d untracked file(s) whose names git cannot store left out of the checkpoint: %s", len(bad), listSome(bad, 3)))
+		m.warn(fmt.Sprintf("%s whose names git cannot store left out of the checkpoint: %s",
+			engine.Plural(len(bad), "untracked file", "untracked files"), listSome(bad, 3, m.quote)))
 	}
 }
 
@@ -330,7 +339,7 @@ func humanSize(n int64) string {
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return engine.Plural(int(n), "byte", "bytes")
 }
 
 // sameAs reports whether cp would store exactly what old stores.

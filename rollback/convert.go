@@ -234,7 +234,7 @@ func (w *workspace) convertAll(converted []leaf, pc *parentsChecked, out map[str
 	for _, l := range converted {
 		data, err := os.ReadFile(prefix + filepath.FromSlash(l.path))
 		if err != nil {
-			return fmt.Errorf("cannot restore %s: git did not write it: %w", l.path, err)
+			return fmt.Errorf("cannot restore %s: git did not write it: %w", quotePath(l.path), err)
 		}
 		if err := w.checkParents(l.path, pc); err != nil {
 			return err
@@ -367,12 +367,12 @@ func (w *workspace) writeBytes(l leaf, data []byte) (fstat, error) {
 			rerr = w.fs.remove(l.path)
 		}
 		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			return fstat{}, fmt.Errorf("cannot restore %s: %w", l.path, rerr)
+			return fstat{}, fmt.Errorf("cannot restore %s: %w", quotePath(l.path), rerr)
 		}
 	}
 	st, err := w.fs.writeFile(l.path, data, l.mode == filemode.Executable)
 	if err != nil {
-		return fstat{}, fmt.Errorf("cannot restore %s: %w", l.path, err)
+		return fstat{}, fmt.Errorf("cannot restore %s: %w", quotePath(l.path), err)
 	}
 	return st, nil
 }

@@ -259,7 +259,7 @@ func (m *Manager) Unpark(f *engine.StashFiles, label string) error {
 		} else {
 			what = "have " + what
 		}
-		return userErr(ErrLocalChanges, "Cannot restore %s: %s %s; commit or stash them first (nothing was changed)", label, listSome(busyWT, 3), what)
+		return userErr(ErrLocalChanges, "Cannot restore %s: %s %s; commit or stash them first (nothing was changed)", label, listSome(busyWT, 3, m.quote), what)
 	}
 	wt = skipWorktree(wt, idx)
 	wt, _ = m.w.splitSubmodules(wt, idx)

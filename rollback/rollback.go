@@ -199,7 +199,7 @@ func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
 		if req.Node != "" && errors.Is(err, ErrNoCheckpoint) {
 			// A node the workflow does not have is named as such.
 			if _, nerr := e.CheckRollback(&engine.RollbackRequest{Task: t.State.Task, Node: req.Node, History: []string{req.Node}, Force: true}); nerr != nil {
-				return nil, nerr
+				return nil, nerr // a bad name (engine.ErrBadName) when the workflow has no such node
 			}
 		}
 		return nil, err
@@ -213,6 +213,10 @@ func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
 	er := &engine.RollbackRequest{Task: t.State.Task, Node: cp.Node, History: cp.History, Undo: undo,
 		Reason: reason, Force: req.Force, At: m.now().UTC()}
 	if _, err := e.CheckRollback(er); err != nil {
+		if req.Node == "" && errors.Is(err, engine.ErrBadName) {
+			// The node came from the checkpoint, not the command line.
+			return nil, errors.New(err.Error())
+		}
 		return nil, err
 	}
 	m.w.trace("check the workflow")
@@ -767,7 +771,7 @@ func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([
 	}
 	if len(edited) > 0 {
 		return nil, userErr(ErrEditedSince, "%s changed after the rollback was interrupted, and going on would overwrite it. Move it away (or copy it) and run the command again; nothing was changed",
-			listSome(edited, 3))
+			listSome(edited, 3, m.quote))
 	}
 	return out, nil
 }

@@ -211,11 +211,11 @@ func (w *workspace) submoduleCheckouts(subs []SubmoduleChange) ([]SubmoduleChang
 			continue // not checked out: nothing to check out in
 		}
 		if s.LocalChanges {
-			return nil, userErr(ErrSubmodule, "Submodule %s has local changes; commit or stash them there first (nothing was changed)", s.Path)
+			return nil, userErr(ErrSubmodule, "Submodule %s has local changes; commit or stash them there first (nothing was changed)", quotePath(s.Path))
 		}
 		if _, err := subGit(dir, "cat-file", "-e", s.To.String()+"^{commit}"); err != nil {
 			return nil, userErr(ErrSubmodule, "Submodule %s does not have commit %s; fetch it there first ('git -C %s fetch'); nothing was changed",
-				s.Path, s.To.String()[:7], s.Path)
+				quotePath(s.Path), s.To.String()[:7], quotePath(s.Path))
 		}
 		out = append(out, s)
 	}

@@ -35,7 +35,7 @@ func (w *workspace) checkWritable(wt []change) error {
 			}
 			dirs[d] = true
 			if why := w.fs.problem(d, true); why != "" {
-				return userErr(ErrNotWritable, "%s %s, and the rollback must change what is in it; nothing was changed", displayDir(d), why)
+				return userErr(ErrNotWritable, "%s %s, and the rollback must change what is in it; nothing was changed", quotePath(displayDir(d)), why)
 			}
 			return nil
 		}
@@ -43,7 +43,7 @@ func (w *workspace) checkWritable(wt []change) error {
 	for _, c := range wt {
 		if c.from.mode != 0 && c.from.mode != filemode.Submodule {
 			if why := w.fs.problem(c.path, false); why != "" {
-				return userErr(ErrNotWritable, "%s %s, and the rollback must change it; nothing was changed", c.path, why)
+				return userErr(ErrNotWritable, "%s %s, and the rollback must change it; nothing was changed", quotePath(c.path), why)
 			}
 		}
 		if c.to.mode == filemode.Submodule && c.from.mode == filemode.Submodule {

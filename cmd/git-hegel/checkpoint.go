@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -18,7 +19,8 @@ import (
 func checkpointFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the checkpoint")
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/rollback.md)")
-	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop)")
+	fs.BoolP("null", "z", false, "show: list the files as NUL-terminated records, paths unquoted (see the manual)")
+	fs.BoolP("yes", "y", false, "drop: do not ask for confirmation")
 }
 
 // checkpoints returns the checkpoint manager for r.
@@ -32,7 +34,7 @@ func (c *cmdCtx) checkpoints(r *gitstore.Repo) *rollback.Manager {
 	if c.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
-	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note})
+	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note, QuotePath: c.quotePath})
 }
 
 // note prints a line about something that happened besides what was asked
@@ -56,75 +58,26 @@ func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
 	}
 }
 
-// runCheckpoint: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint show
-// <id|node>`, `checkpoint drop <id>`.
-func runCheckpoint(c *cmdCtx, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub = args[0]
-	}
-	switch sub {
-	case "":
-		if c.flags.Changed("json") {
-			return usagef("checkpoint", "--json applies to 'checkpoint list' and 'checkpoint show'")
-		}
-		if c.flags.Changed("yes") {
-			return usagef("checkpoint", "-y applies to 'checkpoint drop'")
-		}
-	case "list", "show", "drop":
-		if c.flags.Changed("message") {
-			return usagef("checkpoint", "-m applies to taking a checkpoint, not to 'checkpoint %s'", sub)
-		}
-		if sub == "drop" && c.flags.Changed("json") {
-			return usagef("checkpoint", "--json applies to 'checkpoint list' and 'checkpoint show'")
-		}
-		if sub != "drop" && c.flags.Changed("yes") {
-			return usagef("checkpoint", "-y applies to 'checkpoint drop'")
-		}
-		want := 1
-		if sub != "list" {
-			want = 2
-		}
-		if err := c.wantArgs(args, want, want); err != nil {
-			return err
-		}
-	default:
-		return usagef("checkpoint", "'%s' is not a checkpoint subcommand (list, show, drop)", sub)
-	}
-	e, r, err := c.engine()
-	if err != nil {
-		return err
-	}
-	t, err := e.Current()
-	if err != nil {
-		return err
-	}
-	m := c.checkpoints(r)
-	defer m.Close()
-	switch sub {
-	case "list":
-		return c.listCheckpoints(m, t.State)
-	case "show":
-		return c.showCheckpoint(m, t.State, args[1])
-	case "drop":
-		return c.dropCheckpoint(m, t.State, args[1])
-	}
-	cp, created, err := m.Take(t.State, rollback.KindManual, c.stringFlag("message"))
-	if err != nil {
-		return err
-	}
-	if !created {
-		fmt.Fprintf(c.Stdout, "Nothing changed since checkpoint %s at %s; no new checkpoint\n", cp.ID, cp.Node)
-		return nil
-	}
-	fmt.Fprintf(c.Stdout, "Saved checkpoint %s at %s (%s since the previous one)\n", cp.ID, cp.Node, plural(cp.FilesChangedCount, "file changed", "files changed"))
-	return nil
+// checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
+// show <id|node>`, `checkpoint drop <id>`.
+var checkpointSubs = []*subcommand{
+	{name: "", args: "[-m <message>]", flags: []string{"message"}, run: runCheckpointTake},
+	{name: "list", args: "[--json]", flags: []string{"json"}, run: runCheckpointList},
+	{name: "show", args: "<id|node> [--json | -z]", flags: []string{"json", "null"}, min: 1,
+		operands: []valueKind{kindCheckpointOrNode}, run: runCheckpointShow},
+	{name: "drop", args: "<id> [-y]", flags: []string{"yes"}, min: 1,
+		operands: []valueKind{kindCheckpoint}, run: runCheckpointDrop},
 }
 
-// dropCheckpoint removes one checkpoint (by id) from the task's list,
+// runCheckpointDrop removes one checkpoint (by id) from the task's list,
 // after asking.
-func (c *cmdCtx) dropCheckpoint(m *rollback.Manager, st *engine.State, id string) error {
-	cp, err := m.FindID(st.Task, id)
+func runCheckpointDrop(c *cmdCtx, args []string) error {
+	st, m, err := c.currentCheckpoints()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	cp, err := m.FindID(st.Task, args[0])
 	if err != nil {
 		return err
 	}
@@ -145,11 +98,56 @@ func (c *cmdCtx) dropCheckpoint(m *rollback.Manager, st *engine.State, id string
 	return nil
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
+// currentCheckpoints opens the active task and its checkpoint manager.
+func (c *cmdCtx) currentCheckpoints() (*engine.State, *rollback.Manager, error) {
+	e, r, err := c.engine()
+	if err != nil {
+		return nil, nil, err
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	t, err := e.Current()
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.State, c.checkpoints(r), nil
+}
+
+func runCheckpointTake(c *cmdCtx, _ []string) error {
+	st, m, err := c.currentCheckpoints()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	cp, created, err := m.Take(st, rollback.KindManual, c.stringFlag("message"))
+	if err != nil {
+		return err
+	}
+	if !created {
+		fmt.Fprintf(c.Stdout, "Nothing changed since checkpoint %s at %s; no new checkpoint\n", cp.ID, cp.Node)
+		return nil
+	}
+	fmt.Fprintf(c.Stdout, "Saved checkpoint %s at %s (%s since the previous one)\n", cp.ID, cp.Node, engine.Plural(cp.FilesChangedCount, "file changed", "files changed"))
+	return nil
+}
+
+func runCheckpointList(c *cmdCtx, _ []string) error {
+	st, m, err := c.currentCheckpoints()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return c.listCheckpoints(m, st)
+}
+
+func runCheckpointShow(c *cmdCtx, args []string) error {
+	if c.boolFlag("json") && c.boolFlag("null") {
+		return usagef(c.name, "--json and -z cannot be used together")
+	}
+	st, m, err := c.currentCheckpoints()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return c.showCheckpoint(m, st, args[0])
 }
 
 func shortHash(h string) string {
@@ -222,18 +220,18 @@ type rollbackPlanJSON struct {
 	Refused    string                `json:"refused,omitempty"`
 }
 
-type submoduleJSON struct {
-	Path         string `json:"path"`
-	From         string `json:"from"` // checked out now; "" when not checked out
-	To           string `json:"to"`   // in the checkpoint; "" when not in it
-	LocalChanges bool   `json:"local_changes,omitempty"`
-}
-
 type branchMoveJSON struct {
 	Name    string `json:"name"`
 	From    string `json:"from"` // "" when the rollback creates it
 	To      string `json:"to"`   // "" when it deletes it
 	MovedOn bool   `json:"moved_on,omitempty"`
+}
+
+type submoduleJSON struct {
+	Path         string `json:"path"`
+	From         string `json:"from"` // checked out now; "" when not checked out
+	To           string `json:"to"`   // in the checkpoint; "" when not in it
+	LocalChanges bool   `json:"local_changes,omitempty"`
 }
 
 func planJSON(p *rollback.Plan) rollbackPlanJSON {
@@ -317,23 +315,34 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 		out := checkpointShowJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoint: c.checkpointJSON(cp), Rollback: planJSON(p)}
 		return writeJSON(c.Stdout, out)
 	}
+	if c.boolFlag("null") {
+		bw := bufio.NewWriter(c.Stdout)
+		for _, f := range cp.FilesChanged {
+			fmt.Fprintf(bw, "changed %s\x00", f)
+		}
+		for _, s := range cp.Skipped {
+			fmt.Fprintf(bw, "skipped %s\x00", s.Path)
+		}
+		writePlanZ(bw, p)
+		return bw.Flush()
+	}
 	w := c.Stdout
-	fmt.Fprintf(w, "Checkpoint %s (task %s)\n", cp.ID, st.Task)
+	fmt.Fprintf(w, "Checkpoint %s (task %s)\n", c.paint(w, "id", cp.ID), st.Task)
 	fmt.Fprintf(w, "Node:    %s (%s)\n", cp.Node, kindLabel(cp))
 	fmt.Fprintf(w, "Taken:   %s (%s)\n", cp.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), c.age(cp.CreatedAt))
 	fmt.Fprintf(w, "HEAD:    %s\n", headLabel(cp.BranchName(), cp.Head))
 	if cp.Message != "" {
 		fmt.Fprintf(w, "Message: %s\n", cp.Message)
 	}
-	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", plural(cp.FilesChangedCount, "file", "files"))
+	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", engine.Plural(cp.FilesChangedCount, "file", "files"))
 	for _, f := range cp.FilesChanged {
-		fmt.Fprintf(w, "  %s\n", f)
+		fmt.Fprintf(w, "  %s\n", c.quotePath(f))
 	}
 	if n := cp.FilesChangedCount - len(cp.FilesChanged); n > 0 {
 		fmt.Fprintf(w, "  ... and %d more\n", n)
 	}
 	for _, s := range cp.Skipped {
-		fmt.Fprintf(w, "Left out: %s (%s)\n", s.Path, s.Reason)
+		fmt.Fprintf(w, "Left out: %s (%s)\n", c.quotePath(s.Path), s.Reason)
 	}
 	fmt.Fprintln(w)
 	if p.Refused != "" {
@@ -344,7 +353,7 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 		return nil
 	}
 	fmt.Fprintln(w, "Rolling back to it would:")
-	printPlan(w, p, -1)
+	c.printPlan(p, -1)
 	return nil
 }
 
@@ -380,7 +389,8 @@ func headLabel(branch, commit string) string {
 
 // printPlan lists what a rollback changes; limit < 0 lists every file.
 // It says exactly which branches move and which one ends checked out.
-func printPlan(w io.Writer, p *rollback.Plan, limit int) {
+func (c *cmdCtx) printPlan(p *rollback.Plan, limit int) {
+	w := c.Stdout
 	for _, b := range p.Branches {
 		switch {
 		case b.From.IsZero():
@@ -413,11 +423,18 @@ func printPlan(w io.Writer, p *rollback.Plan, limit int) {
 			fmt.Fprintf(w, "  ... and %d more (see --dry-run)\n", len(p.Files)-limit)
 			break
 		}
+		op := f.Op + strings.Repeat(" ", max(7-len(f.Op), 0))
+		switch f.Op {
+		case "create":
+			op = c.paint(w, "added", f.Op) + op[len(f.Op):]
+		case "delete":
+			op = c.paint(w, "deleted", f.Op) + op[len(f.Op):]
+		}
 		switch f.Op {
 		case "mode", "type":
-			fmt.Fprintf(w, "  %-7s %s (%s -> %s)\n", f.Op, f.Path, f.From, f.To)
+			fmt.Fprintf(w, "  %s %s (%s -> %s)\n", op, c.quotePath(f.Path), f.From, f.To)
 		default:
-			fmt.Fprintf(w, "  %-7s %s\n", f.Op, f.Path)
+			fmt.Fprintf(w, "  %s %s\n", op, c.quotePath(f.Path))
 		}
 	}
 	for i, k := range p.Kept {
@@ -425,34 +442,43 @@ func printPlan(w io.Writer, p *rollback.Plan, limit int) {
 			fmt.Fprintf(w, "  ... and %d more kept (see --dry-run)\n", len(p.Kept)-limit)
 			break
 		}
-		fmt.Fprintf(w, "  keep    %s (ignored: the checkpoint does not hold it)\n", k)
+		fmt.Fprintf(w, "  keep    %s (ignored: the checkpoint does not hold it)\n", c.quotePath(k))
 	}
 	if p.IndexPaths > 0 {
-		fmt.Fprintf(w, "  restore the index (%s)\n", plural(p.IndexPaths, "path", "paths"))
+		fmt.Fprintf(w, "  restore the index (%s)\n", engine.Plural(p.IndexPaths, "path", "paths"))
 	}
 	for _, s := range p.Submodules {
-		fmt.Fprintf(w, "  %s\n", submoduleLine(s, p.Recurse))
+		fmt.Fprintf(w, "  %s\n", c.submoduleLine(s, p.Recurse))
 	}
 }
 
 // submoduleLine says what happens to one submodule's checkout.
-func submoduleLine(s rollback.SubmoduleChange, recurse bool) string {
+func (c *cmdCtx) submoduleLine(s rollback.SubmoduleChange, recurse bool) string {
 	local := ""
 	if s.LocalChanges {
 		local = ", with its local changes"
 	}
+	path := c.quotePath(s.Path)
 	switch {
 	case s.To.IsZero():
-		return fmt.Sprintf("submodule %s: not in the checkpoint; left as it is%s", s.Path, local)
+		return fmt.Sprintf("submodule %s: not in the checkpoint; left as it is%s", path, local)
 	case s.From == s.To:
-		return fmt.Sprintf("submodule %s: has local changes; left as it is", s.Path)
+		return fmt.Sprintf("submodule %s: has local changes; left as it is", path)
 	case s.From.IsZero():
-		return fmt.Sprintf("submodule %s: not checked out; the checkpoint has %s", s.Path, commitLabel(s.To.String()))
+		return fmt.Sprintf("submodule %s: not checked out; the checkpoint has %s", path, commitLabel(s.To.String()))
 	case recurse:
-		return fmt.Sprintf("submodule %s: check out %s (now at %s)", s.Path, commitLabel(s.To.String()), commitLabel(s.From.String()))
+		return fmt.Sprintf("submodule %s: check out %s (now at %s)", path, commitLabel(s.To.String()), commitLabel(s.From.String()))
 	}
 	return fmt.Sprintf("submodule %s: left at %s%s (the checkpoint has %s; --recurse-submodules checks it out)",
-		s.Path, commitLabel(s.From.String()), local, commitLabel(s.To.String()))
+		path, commitLabel(s.From.String()), local, commitLabel(s.To.String()))
+}
+
+// writePlanZ is -z output: one "<op> <path>" record per file a rollback
+// changes, each ended by NUL, paths as they are (docs/git-hegel.1).
+func writePlanZ(w io.Writer, p *rollback.Plan) {
+	for _, f := range p.Files {
+		fmt.Fprintf(w, "%s %s\x00", f.Op, f.Path)
+	}
 }
 
 func commitLabel(h string) string {

@@ -11,33 +11,18 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 )
 
-// stashSub is one `git hegel stash` subcommand: the flags it accepts and
-// how many positional arguments it takes.
-type stashSub struct {
-	flags   []string
-	maxArgs int
-	minArgs int
-	run     func(c *cmdCtx, args []string) error
-}
-
-var stashSubs map[string]*stashSub
-
-// stashSubNames is the order the subcommands are listed in messages.
-var stashSubNames = []string{"push", "save", "list", "show", "pop", "apply", "drop", "clear", "restore"}
-
-func init() {
-	push := &stashSub{flags: []string{"message", "files"}, run: runStashPush}
-	stashSubs = map[string]*stashSub{
-		"push":    push,
-		"save":    push,
-		"list":    {flags: []string{"json", "dropped"}, run: runStashList},
-		"show":    {flags: []string{"json"}, maxArgs: 1, run: runStashShow},
-		"pop":     {maxArgs: 1, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
-		"apply":   {maxArgs: 1, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
-		"drop":    {flags: []string{"yes"}, maxArgs: 1, run: runStashDrop},
-		"clear":   {flags: []string{"yes"}, run: runStashClear},
-		"restore": {minArgs: 1, maxArgs: 1, run: runStashRestore},
-	}
+// stashSubs are the verbs of `git hegel stash`; no verb means push, as
+// with git stash.
+var stashSubs = []*subcommand{
+	{name: "push", args: "[-m <message>] [--files | -u]", flags: []string{"message", "files"}, run: runStashPush},
+	{name: "save", args: "[-m <message>] [--files | -u]", flags: []string{"message", "files"}, run: runStashPush},
+	{name: "list", args: "[--json] [--dropped]", flags: []string{"json", "dropped"}, run: runStashList},
+	{name: "show", args: "[<stash>] [--json]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
+	{name: "pop", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
+	{name: "apply", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
+	{name: "drop", args: "[<stash>] [-y]", flags: []string{"yes"}, operands: []valueKind{kindStash}, run: runStashDrop},
+	{name: "clear", args: "[-y]", flags: []string{"yes"}, run: runStashClear},
+	{name: "restore", args: "<id>", min: 1, operands: []valueKind{kindDroppedStash}, run: runStashRestore},
 }
 
 func stashFlags(fs *pflag.FlagSet) {
@@ -46,31 +31,6 @@ func stashFlags(fs *pflag.FlagSet) {
 	fs.Bool("dropped", false, "list dropped and cleared stashes that can still be restored (list)")
 	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop, clear)")
 	fs.BoolP("files", "u", false, "also park the uncommitted files, tracked and untracked (push, save)")
-}
-
-// runStash dispatches `git hegel stash [<subcommand>] ...`; no subcommand
-// means push, as with git stash.
-func runStash(c *cmdCtx, args []string) error {
-	name := "push"
-	if len(args) > 0 {
-		name, args = args[0], args[1:]
-	}
-	sub, ok := stashSubs[name]
-	if !ok {
-		return usagef("stash", "'%s' is not a stash subcommand (%s)", name, strings.Join(stashSubNames, ", "))
-	}
-	for _, f := range []string{"message", "json", "dropped", "yes", "files"} {
-		if c.flags.Changed(f) && !contains(sub.flags, f) {
-			return usagef("stash", "--%s does not apply to 'stash %s'", f, name)
-		}
-	}
-	switch {
-	case len(args) < sub.minArgs:
-		return usagef("stash", "missing argument to 'stash %s'", name)
-	case len(args) > sub.maxArgs:
-		return usagef("stash", "unexpected argument '%s'", args[sub.maxArgs])
-	}
-	return sub.run(c, args)
 }
 
 func contains(list []string, s string) bool {
@@ -130,7 +90,7 @@ func runStashPush(c *cmdCtx, _ []string) error {
 	if err := m.Clean(pk); err != nil {
 		return fmt.Errorf("the files are parked in %s, but the working tree could not be cleaned: %v", ent.Ref(), err)
 	}
-	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", plural(pk.Files.Count, "uncommitted file", "uncommitted files"))
+	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", engine.Plural(pk.Files.Count, "uncommitted file", "uncommitted files"))
 	return nil
 }
 
@@ -173,7 +133,7 @@ func filesMark(s *engine.Stash) string {
 	if s.Files == nil {
 		return ""
 	}
-	return " [" + plural(s.Files.Count, "file", "files") + " parked]"
+	return " [" + engine.Plural(s.Files.Count, "file", "files") + " parked]"
 }
 
 func runStashListDropped(c *cmdCtx) error {
@@ -259,7 +219,7 @@ func runStashShow(c *cmdCtx, args []string) error {
 	fmt.Fprintf(w, "Worktree: %s\n", ent.Worktree)
 	fmt.Fprintf(w, "Task: %s\n", ent.Task)
 	if f := ent.Files; f != nil {
-		fmt.Fprintf(w, "Files: %s parked, from %s\n", plural(f.Count, "uncommitted file", "uncommitted files"), headLabel(strings.TrimPrefix(f.Branch, "refs/heads/"), f.Head))
+		fmt.Fprintf(w, "Files: %s parked, from %s\n", engine.Plural(f.Count, "uncommitted file", "uncommitted files"), headLabel(strings.TrimPrefix(f.Branch, "refs/heads/"), f.Head))
 	}
 	return nil
 }
@@ -282,7 +242,7 @@ func runStashPop(c *cmdCtx, args []string, keep bool) error {
 	}
 	fmt.Fprintf(c.Stdout, "Restored %s: %s\n", ent.Ref(), ent.Label())
 	if ent.Files != nil {
-		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", plural(ent.Files.Count, "file", "files"))
+		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", engine.Plural(ent.Files.Count, "file", "files"))
 	}
 	fmt.Fprintln(c.Stdout)
 	c.printView(v)
@@ -320,7 +280,11 @@ func runStashClear(c *cmdCtx, _ []string) error {
 		if c.boolFlag("yes") {
 			return true, nil
 		}
-		return c.confirm(fmt.Sprintf("Clear all %d stashes? (y/n): ", n), "clear")
+		q := fmt.Sprintf("Clear all %d stashes? (y/n): ", n)
+		if n == 1 {
+			q = "Clear 1 stash? (y/n): "
+		}
+		return c.confirm(q, "clear")
 	})
 	switch {
 	case err != nil:
@@ -328,11 +292,7 @@ func runStashClear(c *cmdCtx, _ []string) error {
 	case listed == 0:
 		fmt.Fprintln(c.Stdout, "No stashes to clear")
 	case removed > 0:
-		if removed == 1 {
-			fmt.Fprintln(c.Stdout, "Cleared 1 stash")
-		} else {
-			fmt.Fprintf(c.Stdout, "Cleared %d stashes\n", removed)
-		}
+		fmt.Fprintf(c.Stdout, "Cleared %s\n", engine.Plural(removed, "stash", "stashes"))
 	}
 	return nil
 }

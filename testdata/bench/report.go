@@ -52,7 +52,7 @@ func timeRow(scenario, repo string, h, base *stats, limit float64) row {
 	r := row{scenario: scenario, repo: repo, hegel: fmtDur(h.median()), base: fmtDur(base.median()),
 		ratio: ratio(h.median(), base.median()), minRatio: ratio(h.min(), base.min()), limit: limit}
 	if limit > 0 {
-		r.target = fmt.Sprintf("≤ %.2g×", limit)
+		r.target = fmt.Sprintf("≤ %.3g×", limit)
 	}
 	return r
 }
