@@ -458,7 +458,10 @@ func uniqueID(chain []*Checkpoint, cp, prev *Checkpoint) string {
 // maxAuto checkpoints taken on entering nodes or by earlier rollbacks, at
 // most maxManual taken by hand, the oldest of each evicted first. The
 // newest safety checkpoint is never evicted nor counted: the last rollback
-// must stay undoable, and undoing it must not cost a checkpoint.
+// must stay undoable, and undoing it must not cost a checkpoint. Older
+// safety checkpoints go before the ones taken on entering nodes (those
+// are what rollbacks go back to; repeated undos and redos bring older
+// safety checkpoints back and would otherwise push them out).
 func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*Checkpoint) {
 	newestSafety := -1
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -477,19 +480,28 @@ func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*
 			auto++
 		}
 	}
-	for i, c := range chain {
-		switch {
-		case i == newestSafety:
-		case c.Kind == KindManual && manual > maxManual:
-			manual--
-			evicted = append(evicted, c)
-			continue
-		case c.Kind != KindManual && auto > maxAuto:
-			auto--
-			evicted = append(evicted, c)
-			continue
+	drop := make([]bool, len(chain))
+	for pass := 0; pass < 2; pass++ {
+		for i, c := range chain {
+			switch {
+			case i == newestSafety || drop[i]:
+			case c.Kind == KindManual:
+				if pass == 0 && manual > maxManual {
+					manual--
+					drop[i] = true
+				}
+			case auto > maxAuto && (pass == 1 || c.Kind == KindSafety):
+				auto--
+				drop[i] = true
+			}
 		}
-		kept = append(kept, c)
+	}
+	for i, c := range chain {
+		if drop[i] {
+			evicted = append(evicted, c)
+		} else {
+			kept = append(kept, c)
+		}
 	}
 	return kept, evicted
 }

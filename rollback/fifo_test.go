@@ -121,3 +121,30 @@ func TestEvictionKeepsTheLastSafetyCheckpoint(t *testing.T) {
 		t.Errorf("undo after 10 more checkpoints: f = %q, want 2", got)
 	}
 }
+
+// TestUndoRedoKeepsTheNodeCheckpoints: rolling back and undoing again and
+// again brings older safety checkpoints back each time; the bound evicts
+// those before the checkpoints taken on entering nodes.
+func TestUndoRedoKeepsTheNodeCheckpoints(t *testing.T) {
+	tr := newMemRepo(t)
+	tr.write("f", "0")
+	tr.add("f")
+	tr.commit("c1")
+	tr.start("minimal")
+	tr.write("f", "1")
+	for i := 0; i < 12; i++ {
+		tr.now = tr.now.Add(time.Minute)
+		req := Request{Node: "spec", Force: true}
+		if i%2 == 1 {
+			req = Request{Undo: true}
+		}
+		tr.mustRollback(req)
+	}
+	cps, _ := tr.m.List("t1")
+	if spec := newestAt(cps, "spec", true); spec == nil {
+		t.Fatalf("the checkpoint taken on entering spec was evicted: %d left", len(cps))
+	}
+	if len(cps) > DefaultMaxCheckpoints+1 {
+		t.Errorf("%d checkpoints, bound %d+1", len(cps), DefaultMaxCheckpoints)
+	}
+}
