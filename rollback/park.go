@@ -263,9 +263,14 @@ func (m *Manager) Unpark(f *engine.StashFiles, label string) error {
 	}
 	wt = skipWorktree(wt, idx)
 	wt, _ = m.w.splitSubmodules(wt, idx)
-	for _, c := range wt {
-		if err := checkPath(c.path); err != nil {
-			return fmt.Errorf("Cannot restore %s: %w", label, err)
+	for _, list := range [][]change{wt, ix} {
+		for _, c := range list {
+			if err := checkPath(c.path); err != nil {
+				return fmt.Errorf("Cannot restore %s: %w", label, err)
+			}
+			if c.to.mode != 0 && c.to.mode != filemode.Submodule && !m.w.obj.has(c.to.hash) {
+				return fmt.Errorf("Cannot restore %s: its files are incomplete: object %s (%s) is missing", label, c.to.hash, quotePath(c.path))
+			}
 		}
 	}
 	if err := m.w.conflicts(wt); err != nil {

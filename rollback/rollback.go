@@ -494,9 +494,9 @@ func (j *Journal) request() *engine.RollbackRequest {
 
 // cutChain makes the checkpoint list what it was when the target was the
 // present, followed by the rollback's safety checkpoint: the checkpoints
-// after the target are dropped, or, when the target is the safety
-// checkpoint of an earlier rollback (an undo), the list as it was before
-// that rollback comes back. What is dropped stays reachable from the new
+// after the target are dropped (but those made by hand, which stay until
+// dropped), or, when the target is the safety checkpoint of an earlier
+// rollback (an undo), the list as it was before that rollback comes back. What is dropped stays reachable from the new
 // safety checkpoint (its ChainBefore), so an undo brings it back in turn.
 // The bounds apply to the result. Running it again changes nothing.
 func (m *Manager) cutChain(task, targetID, safetyID string) error {
@@ -546,6 +546,19 @@ func (m *Manager) cutChain(task, targetID, safetyID string) error {
 		kept := map[string]bool{}
 		for _, c := range next {
 			kept[c.ID] = true
+		}
+		// Checkpoints made by hand stay until dropped: a rollback does not
+		// take them out of the list.
+		var manual []*Checkpoint
+		for _, c := range chain {
+			if c.Kind == KindManual && !kept[c.ID] {
+				manual = append(manual, c)
+				kept[c.ID] = true
+			}
+		}
+		if len(manual) > 0 {
+			next = append(next, manual...)
+			sort.SliceStable(next, func(i, j int) bool { return next[i].CreatedAt.Before(next[j].CreatedAt) })
 		}
 		dropped := false
 		for _, c := range chain {
