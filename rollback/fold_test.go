@@ -35,16 +35,16 @@ func (f foldFS) resolve(p string) string {
 	return strings.Join(out, "/")
 }
 
-func (f foldFS) lstat(p string) (fstat, error)         { return f.osFS.lstat(f.resolve(p)) }
-func (f foldFS) readDir(p string) ([]dirent, error)    { return f.osFS.readDir(f.resolve(p)) }
-func (f foldFS) readFile(p string) ([]byte, error)     { return f.osFS.readFile(f.resolve(p)) }
-func (f foldFS) readlink(p string) (string, error)     { return f.osFS.readlink(f.resolve(p)) }
-func (f foldFS) chmod(p string, x bool) (fstat, error) { return f.osFS.chmod(f.resolve(p), x) }
-func (f foldFS) remove(p string) error                 { return f.osFS.remove(f.resolve(p)) }
-func (f foldFS) mkdir(p string) error                  { return f.osFS.mkdir(f.resolve(p)) }
-func (f foldFS) parallel() bool                        { return false }
-func (f foldFS) foldsCase() bool                       { return true }
-func (f foldFS) problem(p string, dir bool) string     { return f.osFS.problem(f.resolve(p), dir) }
+func (f foldFS) lstat(p string) (fstat, error)             { return f.osFS.lstat(f.resolve(p)) }
+func (f foldFS) readDir(p string) ([]dirent, error)        { return f.osFS.readDir(f.resolve(p)) }
+func (f foldFS) readFile(p string) ([]byte, error)         { return f.osFS.readFile(f.resolve(p)) }
+func (f foldFS) readlink(p string) (string, error)         { return f.osFS.readlink(f.resolve(p)) }
+func (f foldFS) chmod(p string, x bool) (fstat, error)     { return f.osFS.chmod(f.resolve(p), x) }
+func (f foldFS) remove(p string) error                     { return f.osFS.remove(f.resolve(p)) }
+func (f foldFS) mkdir(p string) error                      { return f.osFS.mkdir(f.resolve(p)) }
+func (f foldFS) parallel() bool                            { return false }
+func (f foldFS) foldsCase() bool                           { return true }
+func (f foldFS) problem(p string, dir bool) (string, bool) { return f.osFS.problem(f.resolve(p), dir) }
 func (f foldFS) writeFile(p string, data []byte, exec bool) (fstat, error) {
 	return f.osFS.writeFile(f.resolve(p), data, exec)
 }

@@ -61,7 +61,7 @@ type wtFS interface {
 	foldsCase() bool
 	// problem says why p cannot be removed or replaced (for a directory:
 	// why nothing can be changed in it), or "" (writable.go).
-	problem(p string, dir bool) string
+	problem(p string, dir bool) (why string, ok bool)
 	// scanDir lists a directory, asks decide which entries to lstat, and
 	// lstats those (the OS version relative to the open directory, which
 	// spares the kernel a walk down the whole path for each).
@@ -207,7 +207,10 @@ func (b billyFS) parallel() bool { return false }
 
 func (b billyFS) foldsCase() bool { return false }
 
-func (b billyFS) problem(string, bool) string { return "" }
+func (b billyFS) problem(p string, dir bool) (string, bool) {
+	st, err := b.lstat(p)
+	return "", err == nil && (!dir || st.kind == kindDir)
+}
 
 // parentDirs returns the directories above p, outermost first:
 // "a/b/c" -> ["a", "a/b"].

@@ -128,7 +128,7 @@ func (o osFS) mkdir(p string) error {
 
 func (o osFS) parallel() bool { return true }
 
-func (o osFS) problem(p string, dir bool) string { return changeProblem(o.full(p), dir) }
+func (o osFS) problem(p string, dir bool) (string, bool) { return changeProblem(o.full(p), dir) }
 
 // foldsCase creates a file with a lower-case name in the git directory
 // (the same filesystem as the working tree, as git itself assumes when it

@@ -390,7 +390,10 @@ func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
 			files = append(files, l)
 		}
 	}
-	pc := &parentsChecked{dirs: map[string]bool{}}
+	// The directories mkdirs has just checked (or made) are known to be
+	// real directories for the whole files pass, since no link exists
+	// yet that the restore made; the links pass checks again.
+	pc := &parentsChecked{dirs: made}
 	if err := w.writeAll(files, pc, out); err != nil {
 		return out, err
 	}
@@ -559,12 +562,12 @@ func (w *workspace) removeEmptyTree(p string) error {
 	return w.fs.remove(p)
 }
 
-// parentsChecked verifies, when a file is about to be written, that every
+// parentsChecked verifies, during the pass that writes a file, that every
 // directory above it is a real directory and not a symbolic link (lstat,
 // which never follows one; on a case-insensitive filesystem it also finds
 // a link whose name differs only in case). Directories are checked once a
 // pass: links are created last, after every file (applyWorktree), so none
-// can appear under a directory once it has been checked.
+// that the restore creates can appear under a directory once checked.
 type parentsChecked struct {
 	mu   sync.Mutex
 	dirs map[string]bool

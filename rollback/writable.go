@@ -2,7 +2,6 @@ package rollback
 
 import (
 	"errors"
-	"io/fs"
 	"path"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -26,15 +25,14 @@ func (w *workspace) checkWritable(wt []change) error {
 			if dirs[d] {
 				return nil
 			}
-			st, err := w.fs.lstat(d)
-			if errors.Is(err, fs.ErrNotExist) || isNotDir(err) || (err == nil && st.kind != kindDir) {
+			dirs[d] = true
+			why, ok := w.fs.problem(d, true)
+			if !ok {
 				// created (or replaced) by the restore: its parent decides
-				dirs[d] = true
 				d = parentOf(d)
 				continue
 			}
-			dirs[d] = true
-			if why := w.fs.problem(d, true); why != "" {
+			if why != "" {
 				return userErr(ErrNotWritable, "%s %s, and the rollback must change what is in it; nothing was changed", quotePath(displayDir(d)), why)
 			}
 			return nil
@@ -42,7 +40,7 @@ func (w *workspace) checkWritable(wt []change) error {
 	}
 	for _, c := range wt {
 		if c.from.mode != 0 && c.from.mode != filemode.Submodule {
-			if why := w.fs.problem(c.path, false); why != "" {
+			if why, _ := w.fs.problem(c.path, false); why != "" {
 				return userErr(ErrNotWritable, "%s %s, and the rollback must change it; nothing was changed", quotePath(c.path), why)
 			}
 		}

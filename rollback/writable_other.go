@@ -5,17 +5,15 @@ package rollback
 import "os"
 
 // changeProblem says why nothing can be created or removed in directory
-// full. Immutable flags are not read on this system.
-func changeProblem(full string, dir bool) string {
-	if !dir {
-		return ""
+// full; ok is false when it does not exist. Immutable flags are not read
+// on this system.
+func changeProblem(full string, dir bool) (why string, ok bool) {
+	fi, err := os.Lstat(full)
+	if err != nil || (dir && !fi.IsDir()) {
+		return "", false
 	}
-	fi, err := os.Stat(full)
-	if err != nil {
-		return ""
+	if dir && fi.Mode().Perm()&0o200 == 0 {
+		return "is a directory you may not write in", true
 	}
-	if fi.Mode().Perm()&0o200 == 0 {
-		return "is a directory you may not write in"
-	}
-	return ""
+	return "", true
 }
