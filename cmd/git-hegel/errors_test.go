@@ -35,7 +35,7 @@ var errorTable = []struct {
 	{"norepo", []string{"stash", "-m"}, 2, "error: switch 'm' requires a value (see 'git hegel stash -h')"},
 	{"norepo", []string{"status", "--color=maybe"}, 2, `error: option 'color' expects "always", "auto", or "never" (see 'git hegel status -h')`},
 	{"norepo", []string{"start"}, 2, "usage: git hegel start <workflow> [<node>] [--task NAME]"},
-	{"norepo", []string{"next", "a", "b"}, 2, "usage: git hegel next [<claim>]"},
+	{"norepo", []string{"next", "a", "b"}, 2, "usage: git hegel next [<claim>] [--force[=<rule_type>]]"},
 	{"norepo", []string{"prev", "x"}, 2, "usage: git hegel prev"},
 	{"norepo", []string{"switch"}, 2, "usage: git hegel switch <task>"},
 	{"norepo", []string{"version", "extra"}, 2, "usage: git hegel version"},

@@ -41,6 +41,7 @@ type gitJSON struct {
 type workflowsJSON struct {
 	Schema    int               `json:"schema"`
 	Workflows []workflowDefJSON `json:"workflows"`
+	Broken    []brokenJSON      `json:"broken"` // files that could not be loaded
 }
 
 type workflowDefJSON struct {
@@ -49,12 +50,32 @@ type workflowDefJSON struct {
 	Source    string     `json:"source"`
 	StartNode string     `json:"start_node"`
 	Nodes     []nodeJSON `json:"nodes"`
+	Title     string     `json:"title,omitempty"` // hegel's top-level name
 }
 
 type nodeJSON struct {
 	Name        string           `json:"name"`
 	Summary     string           `json:"summary"`
 	Transitions []transitionJSON `json:"transitions"`
+	Terminal    bool             `json:"terminal"` // no transitions: reaching it ends the run
+	Rules       []ruleJSON       `json:"rules"`
+}
+
+type ruleJSON struct {
+	Type           string `json:"type"`
+	LookbackPhases int    `json:"lookback_phases,omitempty"`
+	Pattern        string `json:"pattern,omitempty"`
+	PathPattern    string `json:"path_pattern,omitempty"`
+	Threshold      int    `json:"threshold,omitempty"`
+	Window         int    `json:"window,omitempty"`
+	MaxDuration    int    `json:"max_duration,omitempty"`
+	MaxTokens      int64  `json:"max_tokens,omitempty"`
+}
+
+type brokenJSON struct {
+	Name   string `json:"name"` // "" when the file name gives none
+	Source string `json:"source"`
+	Error  string `json:"error"`
 }
 
 type transitionJSON struct {
@@ -66,4 +87,18 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+type guidesJSON struct {
+	Schema int         `json:"schema"`
+	Guides []guideJSON `json:"guides"`
+}
+
+type guideJSON struct {
+	Schema    int    `json:"schema,omitempty"` // set when a single guide is printed
+	Name      string `json:"name"`
+	Source    string `json:"source"`
+	Title     string `json:"title"`
+	Overrides bool   `json:"overrides_builtin,omitempty"`
+	Text      string `json:"text,omitempty"`
 }

@@ -60,6 +60,7 @@ func TestScripts(t *testing.T) {
 			"exits":       cmdExits,
 			"envstdout":   cmdEnvStdout,
 			"fingerprint": cmdFingerprint,
+			"payload":     cmdPayload,
 		},
 	})
 }
@@ -188,6 +189,24 @@ func cmdFingerprint(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdPayload writes a sample hook payload from testdata/agents to a file,
+// with the sample's paths moved into the script: /home/dev/project becomes
+// the current directory and /home/dev the script's HOME.
+//
+//	payload claude/PostToolUse-Bash.json p.json
+//	stdin p.json
+//	exec git hegel hook PostToolUse
+func cmdPayload(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: payload <agent/file> <dst>")
+	}
+	b, err := os.ReadFile(filepath.Join(ts.Getenv("AGENTS"), args[0]))
+	ts.Check(err)
+	s := strings.ReplaceAll(string(b), "/home/dev/project", ts.MkAbs("."))
+	s = strings.ReplaceAll(s, "/home/dev", ts.Getenv("HOME"))
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(s), 0o644))
+}
+
 // setupScriptEnv isolates a script from the machine it runs on: its own
 // HOME and global git config, no system config, fixed dates and time zone,
 // no colour, C locale. PATH is kept so git is found, and testscript puts
@@ -208,7 +227,12 @@ func setupScriptEnv(env *testscript.Env) error {
 	if err := os.WriteFile(gitconfig, []byte(cfg), 0o644); err != nil {
 		return err
 	}
+	agents, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agents"))
+	if err != nil {
+		return err
+	}
 	for k, v := range map[string]string{
+		"AGENTS":              agents,
 		"HOME":                home,
 		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
 		"GIT_CONFIG_NOSYSTEM": "1",

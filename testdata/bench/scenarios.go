@@ -43,6 +43,10 @@ var scenarios = []scenario{
 		doc: "git hegel stash list with 10,000 stashes stored: under 100 ms"},
 	{name: "checkpoint", issue: 4, needs: "checkpoint", run: runCheckpoint,
 		doc: "git hegel checkpoint vs git stash create -u, 100k files with 1% modified, 0.5% untracked, 2,000 ignored"},
+	{name: "hook", issue: 12, needs: "hook", run: runHook,
+		doc: "git hegel hook PostToolUse with 10,000 and 10 journaled events vs git hegel version: within 1.5x, and within 10% of each other"},
+	{name: "fold", issue: 12, needs: "hook", run: runFold,
+		doc: "git hegel next folding 10,000 journaled agent events into the task's ref (checkpoints off): under 200 ms"},
 	{name: "rollback", issue: 4, needs: "rollback", run: runRollback,
 		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states, 100k files"},
 }
