@@ -144,7 +144,9 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 		if err != nil {
 			continue // a damaged task must not hide the others
 		}
-		if !t.State.Active() || !e.owns(t.State) {
+		// Only a task this worktree created or took over: fetched data
+		// can carry any worktree id (adopt.go).
+		if !t.State.Active() || !e.owns(t.State) || !e.adopted(t.State) {
 			continue
 		}
 		if best == nil || t.State.UpdatedAt.After(best.State.UpdatedAt) {

@@ -82,6 +82,9 @@ func (s Stashes) load() (*stashTip, error) {
 }
 
 func (s Stashes) loadAt(h plumbing.Hash) (*stashTip, error) {
+	if err := checkSize(s.r.storage, h, "commit "+h.String(), s.r.commitLimit(), "syncMaxCommitSize"); err != nil {
+		return nil, fmt.Errorf("%s: %w", StashRef, err)
+	}
 	c, err := object.GetCommit(s.r.storage, h)
 	if err != nil {
 		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", StashRef, h, oneLine(err.Error()))

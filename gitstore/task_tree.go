@@ -69,6 +69,10 @@ func extrasOf(ents []rawEntry) map[string]leaf {
 
 // readTaskDoc reads a task commit's state and definition only.
 func (r *Repo) readTaskDoc(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, error) {
+	// Size limits (limits.go): a commit over the limit is not read at all.
+	if err := checkSize(r.storage, h, "commit "+h.String(), r.commitLimit(), "syncMaxCommitSize"); err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
 	n, err := newGraph(r.storage).node(h)
 	if err != nil {
 		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", ref, h, oneLine(err.Error()))

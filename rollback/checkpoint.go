@@ -164,6 +164,8 @@ type Manager struct {
 	// Auto enables the checkpoints taken when a node is entered
 	// (hegel.checkpoints, default on).
 	Auto bool
+
+	warned map[plumbing.Hash]bool // damaged checkpoints already reported
 }
 
 // Defaults for the hegel.* settings.
@@ -638,6 +640,14 @@ func (m *Manager) chainAt(task string, tip plumbing.Hash) ([]*Checkpoint, error)
 			return nil, fmt.Errorf("%s%s: the chain is too long", RefPrefix, task)
 		}
 		cp, parent, err := m.readCheckpoint(h)
+		var bad *damagedCheckpoint
+		if errors.As(err, &bad) {
+			// One damaged entry (it may have come from another clone)
+			// must not hide the others: say so, and go on below it.
+			m.skipDamaged(task, bad)
+			h = bad.prev
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s%s: %w", RefPrefix, task, err)
 		}
@@ -684,27 +694,32 @@ func (m *Manager) readCheckpoint(h plumbing.Hash) (*Checkpoint, plumbing.Hash, e
 		}
 	}
 	if v := strings.TrimSpace(string(ver)); v != gitstore.FormatVersion {
+		// Not skipped: a newer git-hegel's chain must not be rewritten
+		// without its entries.
 		if ver == nil {
 			return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: %w: no version blob", h, gitstore.ErrUnknownVersion)
 		}
 		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: %w %q (this git-hegel understands %q; upgrade it)", h, gitstore.ErrUnknownVersion, v, gitstore.FormatVersion)
 	}
 	if err := json.Unmarshal(meta, cp); err != nil || cp.ID == "" || cp.Node == "" {
-		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: damaged %s", h, metaFile)
+		return nil, plumbing.ZeroHash, m.damaged(c, "", "damaged "+metaFile)
 	}
 	if cp.Head != "" && !plumbing.IsHash(cp.Head) {
-		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: bad head %q", cp.ID, cp.Head)
+		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, fmt.Sprintf("bad head %q", cp.Head))
 	}
 	if cp.Branch != "" && !strings.HasPrefix(cp.Branch, "refs/") {
-		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: bad branch %q", cp.ID, cp.Branch)
+		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, fmt.Sprintf("bad branch %q", cp.Branch))
+	}
+	if err := headIsParent(cp, c); err != nil {
+		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, err.Error())
 	}
 	for _, b := range cp.Moved {
 		if err := validBranch(b.Ref); err != nil || (b.Commit != "" && !plumbing.IsHash(b.Commit)) {
-			return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: bad moved branch %q", cp.ID, b.Ref)
+			return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, fmt.Sprintf("bad moved branch %q", b.Ref))
 		}
 	}
 	if cp.ChainBefore != "" && !plumbing.IsHash(cp.ChainBefore) {
-		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: bad chain_before %q", cp.ID, cp.ChainBefore)
+		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, fmt.Sprintf("bad chain_before %q", cp.ChainBefore))
 	}
 	parents := c.ParentHashes
 	if cp.Head != "" && len(parents) > 0 && parents[len(parents)-1] == cp.HeadCommit() {

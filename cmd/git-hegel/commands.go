@@ -85,11 +85,11 @@ func init() {
 		{name: "rollback", args: "[<node> | --to <checkpoint>] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] | --undo",
 			summary: "Go back to the start of a node: files, index, HEAD and workflow state", group: "Workflows",
 			setFlags: rollbackFlags, run: runRollback, operands: []valueKind{kindRollbackNode}},
-		{name: "fetch", args: "[<remote>] [--checkpoints]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
+		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
 			setFlags: syncFlags, run: runFetch, operands: []valueKind{kindRemote}},
-		{name: "push", args: "[<remote>] [--checkpoints]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
+		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
-		{name: "sync", args: "[<remote>] [--checkpoints]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
+		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
 		{name: "status", args: "[-v] [--json]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: func(fs *pflag.FlagSet) {
@@ -119,6 +119,8 @@ func init() {
 		{name: "version", summary: "Print the version", group: "Setup", run: runVersion},
 		{name: "completion", args: "bash|zsh|fish", summary: "Print the completion script for bash, zsh or fish (how to load it: git hegel --help)", group: "Setup", run: runCompletion,
 			operands: []valueKind{kindShell}},
+		{name: "remote", summary: "Make plain git fetch and git push carry refs/hegel/* for a remote", group: "Setup",
+			setFlags: remoteFlags, subs: remoteSubs},
 		{name: completeCommand, args: "<word>...", summary: "Print the completions of the last word (used by the completion scripts)", run: runComplete, hidden: true, rawArgs: true},
 	}
 }

@@ -20,6 +20,12 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	if _, err := r.WorktreeID(); err != nil {
 		return nil, err
 	}
+	switch c.name {
+	case "fetch", "push", "sync", "remote":
+		// They merge the tracking refs themselves, or must not.
+	default:
+		c.mergePlainFetched(r)
+	}
 	return r, nil
 }
 

@@ -56,10 +56,12 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       updateScripts(),
 		RequireExplicitExec: true,
 		Setup:               setupScriptEnv,
+		Condition:           gitServerCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":       cmdExits,
 			"envstdout":   cmdEnvStdout,
 			"fingerprint": cmdFingerprint,
+			"gitserver":   cmdGitServer,
 			"payload":     cmdPayload,
 		},
 	})
