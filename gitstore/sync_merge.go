@@ -272,6 +272,10 @@ func (s *syncer) mergeEntries(ref hegelRef, bases []plumbing.Hash, ours, theirs 
 		}
 	}
 	merged, n := engine.Merge3(base, o, t)
+	if ref.kind == kindStashes {
+		// Count stashes, not the files some of them parked.
+		_, n = engine.Merge3(entriesOnly(base), entriesOnly(o), entriesOnly(t))
+	}
 	tree, err := s.r.writeTreeOf(merged)
 	if err != nil {
 		return res, err
@@ -316,6 +320,9 @@ func (s *syncer) diffCounts(ref hegelRef, ours, theirs plumbing.Hash) (engine.Me
 	if err != nil {
 		return n, err
 	}
+	if ref.kind == kindStashes {
+		o, t = entriesOnly(o), entriesOnly(t)
+	}
 	for k := range t {
 		if _, ok := o[k]; !ok && k != versionFile {
 			n.Added++
@@ -327,6 +334,18 @@ func (s *syncer) diffCounts(ref hegelRef, ours, theirs plumbing.Hash) (engine.Me
 		}
 	}
 	return n, nil
+}
+
+// entriesOnly keeps the stash entries of a flattened stash list (not the
+// files/ some stashes parked).
+func entriesOnly(m map[string]leaf) map[string]leaf {
+	out := make(map[string]leaf, len(m))
+	for k, v := range m {
+		if strings.HasPrefix(k, stashEntriesDir+"/") {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // flatten maps the paths of the files below tree h to their blobs.

@@ -106,6 +106,13 @@ type hegelRef struct {
 	order int
 }
 
+// holdsFiles reports whether the tree or blob at path (in the ref's tree)
+// holds a user's files, which may be executables, links and submodules and
+// as large as a checkpoint's: a checkpoint, or the files a stash parked.
+func (h hegelRef) holdsFiles(path string) bool {
+	return h.ns.userFiles || (h.kind == kindStashes && strings.HasPrefix(path, stashFilesDir+"/"))
+}
+
 func (h hegelRef) local() plumbing.ReferenceName { return plumbing.ReferenceName(hegelPrefix + h.rel) }
 
 func (h hegelRef) tracking(remote string) plumbing.ReferenceName {

@@ -97,9 +97,11 @@ func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.H
 			return nil, err
 		}
 	}
-	limit := v.docLimit
-	if ref.ns.userFiles {
-		limit = v.checkLimit
+	limit := func(path string) int64 {
+		if ref.holdsFiles(path) {
+			return v.checkLimit
+		}
+		return v.docLimit
 	}
 	w := newObjectWalk(v.s)
 	w.onTree = func(path string, h plumbing.Hash, ents []rawEntry) error {
@@ -109,7 +111,7 @@ func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.H
 		if strings.Count(path, "/") >= maxTreeDepth {
 			return fmt.Errorf("%s: trees nested deeper than %d", path, maxTreeDepth)
 		}
-		if err := checkTree(ents, ref.ns.userFiles); err != nil {
+		if err := checkTree(ents, ref.holdsFiles(path)); err != nil {
 			if path == "" {
 				return fmt.Errorf("tree %s: %w", h, err)
 			}
@@ -126,8 +128,12 @@ func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.H
 		if err != nil {
 			return fmt.Errorf("%s: blob %s was not sent", path, e.hash)
 		}
-		if size > limit {
-			return fmt.Errorf("%s: a blob of %d bytes exceeds the %s limit (git config hegel.%s)", path, size, byteSize(limit), limitKey(ref))
+		if lim := limit(path); size > lim {
+			key := limitKey(ref)
+			if ref.holdsFiles(path) {
+				key = "syncMaxCheckpointBlobSize"
+			}
+			return fmt.Errorf("%s: a blob of %d bytes exceeds the %s limit (git config hegel.%s)", path, size, byteSize(lim), key)
 		}
 		v.goodBlobs[e.hash] = true
 		return nil
@@ -229,6 +235,20 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 			}
 			if _, err := decodeStashBlob(data); err != nil {
 				return fmt.Errorf("%s/%s: %s", stashEntriesDir, x.name, oneLine(err.Error()))
+			}
+		}
+		if f := files[stashFilesDir]; f != nil {
+			if !f.isDir() {
+				return fmt.Errorf("%s is not a directory", stashFilesDir)
+			}
+			ents, err := readTree(v.s, f.hash)
+			if err != nil {
+				return err
+			}
+			for i := range ents {
+				if x := &ents[i]; !x.isDir() || !engine.ValidStashID(x.name) {
+					return fmt.Errorf("%s/%s is not a stash's files", stashFilesDir, truncate([]byte(x.name), 60))
+				}
 			}
 		}
 	}

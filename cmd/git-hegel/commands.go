@@ -112,7 +112,7 @@ func init() {
 			setFlags: stashFlags, subs: stashSubs, defaultSub: "push"},
 		{name: "checkpoint", summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
 			setFlags: flags(checkpointFlags, taskFlag), subs: checkpointSubs, defaultSub: ""},
-		{name: "rollback", args: "[<node> | --to <checkpoint> | --all] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--task NAME] | --undo",
+		{name: "rollback", args: "[<node> | --to <checkpoint> | --all] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] [--task NAME] | --undo",
 			summary: "Go back to the start of a node, or the whole workflow: files, index, HEAD and workflow state", group: "Workflows",
 			setFlags: flags(rollbackFlags, taskFlag), run: runRollback, operands: []valueKind{kindRollbackNode}},
 		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",

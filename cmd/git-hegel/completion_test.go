@@ -106,7 +106,7 @@ func completionCases(ids []string) []completionCase {
 		{"hegel rollback --to ", ids},
 		{"hegel rollback --to=", []string{"--to=" + ids[0], "--to=" + ids[1]}},
 		{"hegel rollback -y --dry", []string{"--dry-run"}},
-		{"hegel checkpoint ", []string{"list", "show"}},
+		{"hegel checkpoint ", []string{"drop", "list", "show"}},
 		{"hegel checkpoint show ", append([]string{"spec", "plan"}, ids...)},
 		{"hegel switch ", []string{"s1", "t"}},
 		{"hegel stash ", []string{"push", "save", "list", "show", "pop", "apply", "drop", "clear", "restore"}},

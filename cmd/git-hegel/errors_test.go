@@ -45,7 +45,7 @@ var errorTable = []struct {
 	{"norepo", []string{"stash", "pop", "--json"}, 2, "error: --json does not apply to 'stash pop' (see 'git hegel stash -h')"},
 	{"norepo", []string{"stash", "pop", "1", "2"}, 2, "usage: git hegel stash pop [<stash>]"},
 	{"norepo", []string{"stash", "restore"}, 2, "usage: git hegel stash restore <id>"},
-	{"norepo", []string{"checkpoint", "bogus"}, 2, "error: 'bogus' is not a checkpoint subcommand (list, show) (see 'git hegel checkpoint -h')"},
+	{"norepo", []string{"checkpoint", "bogus"}, 2, "error: 'bogus' is not a checkpoint subcommand (list, show, drop) (see 'git hegel checkpoint -h')"},
 	{"norepo", []string{"checkpoint", "--json"}, 2, "error: --json does not apply to 'checkpoint' (see 'git hegel checkpoint -h')"},
 	{"norepo", []string{"checkpoint", "show"}, 2, "usage: git hegel checkpoint show <id|node> [--json | -z] [--task NAME]"},
 	{"norepo", []string{"checkpoint", "show", "x", "-z", "--json"}, 2, "error: --json and -z cannot be used together (see 'git hegel checkpoint -h')"},

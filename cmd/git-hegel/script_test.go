@@ -8,9 +8,12 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,10 +58,11 @@ func TestScripts(t *testing.T) {
 		Setup:               setupScriptEnv,
 		Condition:           gitServerCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":     cmdExits,
-			"envstdout": cmdEnvStdout,
-			"gitserver": cmdGitServer,
-			"payload":   cmdPayload,
+			"exits":       cmdExits,
+			"envstdout":   cmdEnvStdout,
+			"fingerprint": cmdFingerprint,
+			"gitserver":   cmdGitServer,
+			"payload":     cmdPayload,
 		},
 	})
 }
@@ -108,6 +112,83 @@ func cmdEnvStdout(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("envstdout: want one non-empty line on stdout, got %q", v)
 	}
 	ts.Setenv(args[0], v)
+}
+
+// cmdFingerprint writes to a file everything a rollback must restore
+// exactly, as git shows it, so that a script can compare two moments with
+// cmp: HEAD (symbolic or detached), every branch and where it points, the
+// index (entries, modes, stages, and the assume-unchanged, skip-worktree
+// and intent-to-add flags), and every file in the working tree, ignored
+// ones included, with its executable bit or link target (but .git and the
+// session file). Run it at the top of the working tree:
+//
+//	fingerprint $WORK/before.txt
+func cmdFingerprint(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fingerprint <file>")
+	}
+	var b strings.Builder
+	git := func(args ...string) (string, error) {
+		err := ts.Exec("git", args...)
+		return ts.ReadFile("stdout"), err
+	}
+	if head, err := git("symbolic-ref", "-q", "HEAD"); err == nil {
+		b.WriteString("HEAD " + head)
+	} else {
+		head, _ := git("rev-parse", "HEAD")
+		b.WriteString("HEAD detached " + head)
+	}
+	for _, a := range [][]string{
+		{"for-each-ref", "--format=branch %(refname) %(objectname)", "refs/heads/"},
+		{"ls-files", "--stage"},
+		{"ls-files", "-v"},
+		{"diff", "--cached", "--name-status", "--ita-visible-in-index"},
+	} {
+		out, err := git(a...)
+		if err != nil {
+			ts.Fatalf("fingerprint: git %s: %v", strings.Join(a, " "), err)
+		}
+		b.WriteString(out)
+	}
+	top := ts.MkAbs(".")
+	var lines []string
+	err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(top, p)
+		rel = filepath.ToSlash(rel)
+		if rel == ".git" || strings.HasPrefix(rel, ".hegel/state.json") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, _ := os.Readlink(p)
+			lines = append(lines, fmt.Sprintf("link %s -> %s", rel, t))
+		case fi.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, fmt.Sprintf("file %s %o %q", rel, fi.Mode().Perm()&0o111, data))
+		}
+		return nil
+	})
+	if err != nil {
+		ts.Fatalf("fingerprint: %v", err)
+	}
+	sort.Strings(lines)
+	b.WriteString(strings.Join(lines, "\n") + "\n")
+	if err := os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644); err != nil {
+		ts.Fatalf("fingerprint: %v", err)
+	}
 }
 
 // cmdPayload writes a sample hook payload from testdata/agents to a file,
