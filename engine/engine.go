@@ -22,6 +22,8 @@ type Engine struct {
 	// Archive keeps finished and deleted tasks; nil leaves finished tasks
 	// where they are.
 	Archive ArchiveStore
+	// History keeps one entry per run that ended (nil: none is kept).
+	History HistoryStore
 	// Workflows loads the registry (built-ins plus the user's files). It
 	// is called only by commands that need a definition by name.
 	Workflows func() (*Registry, error)
@@ -547,6 +549,9 @@ func (e *Engine) enter(st *State, wf *Workflow, node string) {
 	st.History = append(st.History, node)
 	st.PhaseStartTime = now
 	st.logPhase(now)
+	if !wf.IsTerminal(node) {
+		st.countAttempt(node)
+	}
 	st.Attempt = 1
 	st.LastFailure = ""
 	st.PendingClaim = ""
@@ -580,6 +585,9 @@ func (e *Engine) reopen(st *State) {
 	st.PauseReason = ""
 	st.PhaseStartTime = e.now()
 	st.logPhase(st.PhaseStartTime)
+	if st.CurrentNode != NodeDone && st.CurrentNode != NodeAborted {
+		st.countAttempt(st.CurrentNode)
+	}
 	st.Attempt = 1
 	st.LastFailure = ""
 	st.CompletedNodes = remove(st.CompletedNodes, st.CurrentNode)

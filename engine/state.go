@@ -77,6 +77,15 @@ type State struct {
 	// MaxPhaseLog): require_commits looks back over it and metrics time
 	// the phases with it. History says where the task went; this says when.
 	PhaseLog []PhaseVisit `json:"phase_log,omitempty"`
+	// NodeAttempts counts the attempts started at each node over the
+	// task's life (every entry, and every retry after a failed attempt),
+	// so the history can give each node's failure rate: retries[node] of
+	// node_attempts[node] failed.
+	NodeAttempts map[string]int `json:"node_attempts,omitempty"`
+	// StartBranch and StartHead are git's branch and HEAD when the run
+	// started, for its history entry (which adds those at its end).
+	StartBranch string `json:"start_branch,omitempty"`
+	StartHead   string `json:"start_head,omitempty"`
 }
 
 // PhaseVisit is one entry into a node.
@@ -195,12 +204,8 @@ func (s *State) Clone() *State {
 			c.StepResults[k] = append(json.RawMessage(nil), v...)
 		}
 	}
-	if s.Retries != nil {
-		c.Retries = make(map[string]int, len(s.Retries))
-		for k, v := range s.Retries {
-			c.Retries[k] = v
-		}
-	}
+	c.Retries = cloneCounts(s.Retries)
+	c.NodeAttempts = cloneCounts(s.NodeAttempts)
 	if s.Error != nil {
 		e := *s.Error
 		c.Error = &e
@@ -230,6 +235,25 @@ func cloneSlice[T any](s []T) []T {
 		return nil
 	}
 	return append(make([]T, 0, len(s)), s...)
+}
+
+func cloneCounts(m map[string]int) map[string]int {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// countAttempt records that an attempt at node started.
+func (s *State) countAttempt(node string) {
+	if s.NodeAttempts == nil {
+		s.NodeAttempts = map[string]int{}
+	}
+	s.NodeAttempts[node]++
 }
 
 func clonePtr[T any](p *T) *T {
