@@ -116,7 +116,7 @@ func TestHistoryEntryOfACompletedRun(t *testing.T) {
 	te.step(t, 30*time.Minute, func() error { _, err := te.Next(""); return err }) // plan -> done
 	e := onlyEntry(t, h)
 	want := &HistoryEntry{
-		ID: HistoryID(&State{Task: "t", WorkflowID: t0.Format(time.RFC3339), StartedAt: t0}, t0.Add(45*time.Minute)),
+		ID:   HistoryID(&State{Task: "t", WorkflowID: t0.Format(time.RFC3339), StartedAt: t0}, t0.Add(45*time.Minute)),
 		Task: "t", Workflow: "minimal", Mode: "minimal", Description: "fix the cart", Status: StatusCompleted,
 		StartedAt: t0, EndedAt: t0.Add(45 * time.Minute), DurationMS: 45 * 60 * 1000,
 		Completed: []string{"spec", "plan"}, Failed: []string{}, Skipped: []string{},

@@ -76,7 +76,7 @@ type NodeStats struct {
 func Summarize(label string, from, to time.Time, runs []Digest, open int) Summary {
 	s := Summary{Label: label, From: from, To: to, Total: len(runs), Active: open, Workflows: map[string]int{}, MostUsed: "none"}
 	type acc struct {
-		times              []int64
+		times             []int64
 		attempts, retries int
 	}
 	nodes := map[[2]string]*acc{}
