@@ -79,6 +79,9 @@ type Engine struct {
 	// rollback --all), before the task is archived. Its error is passed
 	// to Warn.
 	OnFinish func(st *State) error
+
+	// warnedDamaged: refs this command warned about already.
+	warnedDamaged map[string]bool
 }
 
 // Files is what the engine reads from the worktree it runs in.
@@ -369,7 +372,10 @@ func (e *Engine) Abort() (*State, error) {
 // is still active. The task's ref keeps its history. It returns the task
 // that was detached, or nil if there was none.
 func (e *Engine) Reset() (*State, error) {
-	t, err := e.Current()
+	t, d, err := e.currentOrDamaged()
+	if d != nil {
+		return e.resetDamaged(d)
+	}
 	if errors.Is(err, ErrNoWorkflow) {
 		return nil, nil
 	}
