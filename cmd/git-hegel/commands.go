@@ -169,6 +169,12 @@ func init() {
 				fs.Bool("json", false, "print JSON (schema: docs/json.md)")
 			}),
 			run: runStatus},
+		{name: "log", args: "[<task>] [--workflow W] [--status S] [--task T] [--type T] [--since DATE] [--until DATE] [--grep TEXT] [-n N] [--json | --format=jsonl]",
+			summary: "List the runs that ended (and the open ones), newest first; or one task's operations", group: "Inspect",
+			setFlags: logFlags, run: runLog, operands: []valueKind{kindAnyTask}},
+		{name: "stats", args: "[--date DAY | --since DATE] [--by day|week|workflow] [--json]",
+			summary: "Summarize the runs of a day or period: counts, durations, success rate, per-node time and failures", group: "Inspect",
+			setFlags: statsFlags, run: runStats},
 		{name: "workflows", args: "[<name>] [--json]", summary: "List the workflows you can start, or show one", group: "Inspect",
 			setFlags: jsonFlag, run: runWorkflows, operands: []valueKind{kindWorkflow}},
 		{name: "hook", args: "<EventName> [--agent claude|codex|cursor]", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",

@@ -38,6 +38,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	e := &engine.Engine{
 		Tasks:   r.Tasks(),
 		Archive: r.Tasks(),
+		History: r.History(),
 		Session: s,
 		Stashes: r.Stashes(),
 		Workflows: func() (*engine.Registry, error) {
