@@ -84,4 +84,3 @@ func (e *Engine) resetDamaged(d *DamagedError) (*State, error) {
 // StatusDamaged is not stored: it is what Reset returns for a task that
 // could not be read.
 const StatusDamaged = "damaged"
-
