@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/git-hegel/git-hegel/gitstore"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -42,6 +43,7 @@ type snapshotter struct {
 	trace func(step string)
 	// gitDir holds the stat cache (statcache.go); "" in memory.
 	gitDir string
+	perm   gitstore.SharedPerm // core.sharedRepository, for the stat cache
 }
 
 // take snapshots the working tree and idx. With store, every blob and tree
@@ -131,7 +133,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 				next[it.path] = statCacheEntry{stat: it.st.stat, flags: statFlags(it.st), hash: results[k].hash}
 			}
 		}
-		saveStatCache(sn.gitDir, next)
+		saveStatCache(sn.gitDir, sn.perm, next)
 	}
 	sn.trace(fmt.Sprintf("hash (%d files, %d of them unchanged since the last snapshot)", len(items), reused.Load()))
 	dirty := make(map[int]hashed, len(items))

@@ -8,6 +8,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":     cmdExits,
 			"envstdout": cmdEnvStdout,
+			"deadlock":  cmdDeadLock,
 		},
 	})
 }
@@ -105,6 +107,36 @@ func cmdEnvStdout(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("envstdout: want one non-empty line on stdout, got %q", v)
 	}
 	ts.Setenv(args[0], v)
+}
+
+// cmdDeadLock writes a lock file holding git-hegel's owner marker
+// (docs/storage.md, "Lock files") for a process that ran on this host and
+// has exited, as a git-hegel killed while holding the lock leaves it. The
+// marker is built here from the documented format, not by gitstore, so
+// the format is what is tested. Linux only (it reads /proc):
+//
+//	[linux] deadlock .hegel/state.json.lock
+func cmdDeadLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: deadlock <path>")
+	}
+	gone := exec.Command("true")
+	ts.Check(gone.Run())
+	host, err := os.Hostname()
+	ts.Check(err)
+	for _, p := range []string{"/etc/machine-id", "/var/lib/dbus/machine-id"} {
+		if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) != "" {
+			host += "/" + strings.TrimSpace(string(b))
+			break
+		}
+	}
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	ts.Check(err)
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	ts.Check(err)
+	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
+	marker := fmt.Sprintf("git-hegel lock pid=%d host=%s boot=%s ns=%s\n", gone.Process.Pid, host, strings.TrimSpace(string(boot)), ns)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(marker), 0o644))
 }
 
 // setupScriptEnv isolates a script from the machine it runs on: its own
