@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -161,32 +162,19 @@ func (l *reflogs) restart(name string, new plumbing.Hash, msg string) error {
 }
 
 // open opens a file below logs/, creating its directories (with the
-// shared permissions) when it has to.
-func (l *reflogs) open(p string, flag int) (billy.File, error) {
+// shared permissions on disk) when it has to.
+func (l *reflogs) open(p string, flag int) (io.WriteCloser, error) {
+	if abs, ok := l.osPath(p); ok {
+		return l.perm.OpenFile(abs, flag)
+	}
 	f, err := l.fs.OpenFile(p, flag, 0o666)
 	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
-		if abs, ok := l.osPath(p); ok {
-			err = l.perm.MkdirAll(filepath.Dir(abs))
-		} else {
-			err = l.fs.MkdirAll(filepath.Dir(p), 0o777)
-		}
-		if err != nil {
+		if err := l.fs.MkdirAll(filepath.Dir(p), 0o777); err != nil {
 			return nil, err
 		}
 		f, err = l.fs.OpenFile(p, flag, 0o666)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if flag&os.O_CREATE != 0 && l.perm.On() {
-		if abs, ok := l.osPath(p); ok {
-			if err := l.perm.Adjust(abs); err != nil {
-				f.Close()
-				return nil, err
-			}
-		}
-	}
-	return f, nil
+	return f, err
 }
 
 func (l *reflogs) osPath(p string) (string, bool) {

@@ -120,10 +120,22 @@ func cmdDeadLock(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: deadlock <path>")
 	}
-	gone := exec.Command("true")
-	ts.Check(gone.Run())
-	host, err := os.Hostname()
+	marker, err := deadMarker()
 	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(marker), 0o644))
+}
+
+// deadMarker is the lock marker a git-hegel process on this host that has
+// exited would have left.
+func deadMarker() (string, error) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		return "", err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", err
+	}
 	for _, p := range []string{"/etc/machine-id", "/var/lib/dbus/machine-id"} {
 		if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) != "" {
 			host += "/" + strings.TrimSpace(string(b))
@@ -131,12 +143,15 @@ func cmdDeadLock(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	ts.Check(err)
+	if err != nil {
+		return "", err
+	}
 	ns, err := os.Readlink("/proc/self/ns/pid")
-	ts.Check(err)
+	if err != nil {
+		return "", err
+	}
 	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
-	marker := fmt.Sprintf("git-hegel lock pid=%d host=%s boot=%s ns=%s\n", gone.Process.Pid, host, strings.TrimSpace(string(boot)), ns)
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(marker), 0o644))
+	return fmt.Sprintf("git-hegel lock pid=%d host=%s boot=%s ns=%s\n", gone.Process.Pid, host, strings.TrimSpace(string(boot)), ns), nil
 }
 
 // setupScriptEnv isolates a script from the machine it runs on: its own
