@@ -81,13 +81,10 @@ func processState(pid int, start uint64) procState {
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		if _, serr := os.Stat("/proc/self/stat"); serr != nil {
-			return procUnknown // no /proc here
-		}
-		if os.IsNotExist(err) {
-			return procGone
-		}
-		return procUnknown
+		// No /proc, or one mounted with hidepid (another user's processes
+		// are invisible there): ask the kernel, which answers EPERM for a
+		// process that exists but is not ours.
+		return pidState(pid)
 	}
 	if start != 0 {
 		if got := statStart(b); got != 0 && got != start {

@@ -4,14 +4,33 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 )
 
-// tempLockName matches the temporary files git-hegel writes beside a lock
+// isTempLock matches the temporary files git-hegel writes beside a lock
 // (lockTemp): "<name>.hegel-<pid>-<8 hex>.lock".
-var tempLockName = regexp.MustCompile(`\.hegel-[0-9]+-[0-9a-f]{8}\.lock$`)
+func isTempLock(p string) bool {
+	base, ok := strings.CutSuffix(filepath.Base(p), lockSuffix)
+	if !ok || len(base) < 9 || base[len(base)-9] != '-' {
+		return false
+	}
+	for _, c := range base[len(base)-8:] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	i := strings.LastIndex(base[:len(base)-9], ".hegel-")
+	if i < 0 || i+len(".hegel-") == len(base)-9 {
+		return false
+	}
+	for _, c := range base[i+len(".hegel-") : len(base)-9] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // Locks lists the lock files of the repository, for `git hegel doctor`:
 // every "*.lock" below refs/, logs/ and hegel/ of the common git dir and
@@ -38,7 +57,7 @@ func (r *Repo) Locks() ([]LockInfo, error) {
 		if err != nil {
 			return // gone meanwhile
 		}
-		li.Temporary = tempLockName.MatchString(p)
+		li.Temporary = isTempLock(p)
 		out = append(out, li)
 	}
 	top := func(dir string) {

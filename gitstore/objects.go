@@ -169,8 +169,10 @@ func (o *Objects) Has(h plumbing.Hash) bool {
 		defer o.memMu.Unlock()
 		return o.mem.HasEncodedObject(h) == nil
 	}
+	// Asked often of objects that do not exist (what a fetch lacks), so
+	// the second look re-reads the pack directories only if they changed.
 	for attempt := 0; attempt < 2; attempt++ {
-		if _, _, ok := o.scanPacks(attempt > 0).find(h, false); ok {
+		if _, _, ok := o.scanPacks(false).find(h, false); ok {
 			return true
 		}
 		if o.hasLoose(h) {

@@ -169,6 +169,15 @@ func (w *workspace) removeStaleLock() bool {
 	if w.memory {
 		return false
 	}
+	// The new index is written beside the lock, to index.lock.hegel-<pid>:
+	// one a killed process left is removed once no process has that pid.
+	if leftovers, _ := filepath.Glob(w.lockPath() + ".hegel-*"); len(leftovers) > 0 {
+		for _, l := range leftovers {
+			if pid, err := strconv.Atoi(l[strings.LastIndexByte(l, '-')+1:]); err == nil && !pidAlive(pid) {
+				os.Remove(l)
+			}
+		}
+	}
 	return w.r.BreakDeadLock(w.lockPath())
 }
 
