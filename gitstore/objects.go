@@ -142,7 +142,10 @@ func (o *Objects) readAny(h plumbing.Hash) (plumbing.ObjectType, []byte, error) 
 	// git's order: packs, loose, then packs again after a rescan (someone
 	// may just have packed it), then loose again (or loosened it).
 	for attempt := 0; attempt < 2; attempt++ {
-		set := o.scanPacks(attempt > 0)
+		set := o.currentPacks()
+		if attempt > 0 {
+			set = o.scanPacks(true)
+		}
 		if p, off, ok := set.find(h, false); ok {
 			t, b, err := o.unpack(p, off)
 			if err == nil {
@@ -172,7 +175,11 @@ func (o *Objects) Has(h plumbing.Hash) bool {
 	// Asked often of objects that do not exist (what a fetch lacks), so
 	// the second look re-reads the pack directories only if they changed.
 	for attempt := 0; attempt < 2; attempt++ {
-		if _, _, ok := o.scanPacks(false).find(h, false); ok {
+		set := o.currentPacks()
+		if attempt > 0 {
+			set = o.scanPacks(false)
+		}
+		if _, _, ok := set.find(h, false); ok {
 			return true
 		}
 		if o.hasLoose(h) {
@@ -180,6 +187,14 @@ func (o *Objects) Has(h plumbing.Hash) bool {
 		}
 	}
 	return false
+}
+
+// currentPacks is the pack set as last scanned (scanning the first time).
+func (o *Objects) currentPacks() *packSet {
+	if s := o.packs.Load(); s != nil {
+		return s
+	}
+	return o.scanPacks(false)
 }
 
 // IsLoose reports whether h is a loose object (in any object directory).
@@ -217,11 +232,7 @@ func (o *Objects) Freshen(h plumbing.Hash) bool {
 // OBJECT_INFO_QUICK on the write path: a missed pack costs one loose
 // copy, never an error).
 func (o *Objects) freshenQuick(h plumbing.Hash) bool {
-	set := o.packs.Load()
-	if set == nil {
-		set = o.scanPacks(false)
-	}
-	for _, p := range set.packs {
+	for _, p := range o.currentPacks().packs {
 		if p.gone.Load() {
 			continue
 		}
@@ -538,7 +549,11 @@ func (o *Objects) Size(h plumbing.Hash) (int64, error) {
 		return o.mem.EncodedObjectSize(h)
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		if p, off, ok := o.scanPacks(attempt > 0).find(h, false); ok {
+		set := o.currentPacks()
+		if attempt > 0 {
+			set = o.scanPacks(true)
+		}
+		if p, off, ok := set.find(h, false); ok {
 			_, n, err := o.packedHeader(p, off)
 			return n, err
 		}
