@@ -11,8 +11,11 @@ LDFLAGS := -X main.version=$(VERSION)
 .DEFAULT_GOAL := help
 .PHONY: help build install uninstall test test-short vet bench fuzz man clean
 
+# help shows $(PREFIX) in the descriptions as the value install would use;
+# it reaches awk through the environment, so no quoting can break it.
+help: export HEGEL_HELP_PREFIX := $(PREFIX)
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {d = $$2; i = index(d, "$$(PREFIX)"); if (i) d = substr(d, 1, i-1) ENVIRON["HEGEL_HELP_PREFIX"] substr(d, i+9); printf "  %-12s %s\n", $$1, d}' $(MAKEFILE_LIST)
 
 build: ## Build bin/git-hegel
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/git-hegel ./cmd/git-hegel

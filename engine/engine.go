@@ -177,18 +177,18 @@ func (e *Engine) Start(name, node, task string) (*View, error) {
 	}
 	wf, ok := reg.Get(name)
 	if !ok {
-		return nil, fmt.Errorf("Unknown workflow '%s'. Run 'git hegel workflows' to list them", name)
+		return nil, badNamef("Unknown workflow '%s'. Run 'git hegel workflows' to list them", name)
 	}
 	if node == "" {
 		node = wf.StartNode
 	} else if _, ok := wf.Nodes[node]; !ok {
-		return nil, fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, joinQuoted(wf.Order))
+		return nil, badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, joinQuoted(wf.Order))
 	}
 	now := e.now()
 	if task == "" {
 		task = fmt.Sprintf("%s-%s-%s", wf.Name, now.UTC().Format("20060102-150405"), e.suffix())
-	} else if !ValidTaskName(task) {
-		return nil, fmt.Errorf("Invalid task name '%s': use letters, digits, '-' and '_' (at most 100)", task)
+	} else if err := CheckTaskName(task); err != nil {
+		return nil, err
 	}
 	st := &State{
 		Task:            task,

@@ -22,7 +22,11 @@ type defError struct {
 	msg  string
 }
 
-func (e *defError) Error() string { return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg) }
+// Error names the file as git names paths (QuotePath): a file name with a
+// newline in it cannot break the message's one line.
+func (e *defError) Error() string {
+	return fmt.Sprintf("%s:%d: %s", QuotePath(e.file, true), e.line, e.msg)
+}
 
 // ParseWorkflow parses and validates one definition. filename is used in
 // error messages (and as Source) only.

@@ -130,10 +130,10 @@ func (e *Engine) applyRollback(st *State, wf *Workflow, req *RollbackRequest) (s
 		}
 	}
 	if !wf.HasNode(req.Node) {
-		return "", fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, req.Node, joinQuoted(wf.Order))
+		return "", badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, req.Node, joinQuoted(wf.Order))
 	}
 	if wf.IsTerminal(req.Node) && !req.Undo {
-		return "", fmt.Errorf("Cannot roll back to '%s': it ends the workflow", req.Node)
+		return "", badNamef("Cannot roll back to '%s': it ends the workflow", req.Node)
 	}
 	history := cutBack(st.History, req.Node)
 	if req.Undo || history == nil {

@@ -176,7 +176,7 @@ func ParseStashSelector(s string) (StashSelector, error) {
 	if ValidStashID(s) {
 		return StashSelector{Index: -1, ID: s}, nil
 	}
-	return StashSelector{}, fmt.Errorf("Invalid stash reference '%s': use N, stash@{N} or a stash id (see 'git hegel stash list')", s)
+	return StashSelector{}, badNamef("Invalid stash reference '%s': use N, stash@{N} or a stash id (see 'git hegel stash list')", s)
 }
 
 // StashPush parks the active workflow: it writes the stash entry, then
@@ -410,8 +410,8 @@ func (e *Engine) StashDropped() ([]*DroppedStash, error) {
 
 // StashRestore brings a dropped stash back as a live entry with its own id.
 func (e *Engine) StashRestore(id string) (*StashEntry, error) {
-	if !ValidStashID(id) {
-		return nil, fmt.Errorf("Invalid stash id '%s' (see 'git hegel stash list --dropped')", id)
+	if err := CheckStashID(id); err != nil {
+		return nil, err
 	}
 	ids, err := e.Stashes.StashIDs()
 	if err != nil {
@@ -463,10 +463,7 @@ func RelativeTime(then, now time.Time) string {
 	const day = 24 * time.Hour
 	d := now.Sub(then)
 	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit + " ago"
-		}
-		return fmt.Sprintf("%d %ss ago", n, unit)
+		return Plural(int(n), unit, unit+"s") + " ago"
 	}
 	switch {
 	case d < time.Minute:

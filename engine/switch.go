@@ -12,6 +12,9 @@ import (
 // it as active. A task active in another worktree of this same clone stays
 // there: two worktrees must not drive one task.
 func (e *Engine) Switch(task string) (*View, error) {
+	if err := CheckTaskName(task); err != nil {
+		return nil, err
+	}
 	cur, err := e.Current()
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, err

@@ -65,6 +65,9 @@ func loadConfig(getenv func(string) string, repo billy.Filesystem, gitDirFS bill
 			}
 		}
 	}
+	if err := c.addEnvironment(getenv); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -501,5 +501,5 @@ func byteSize(n int64) string {
 	case n >= 1<<10:
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return engine.Plural(int(n), "byte", "bytes")
 }

@@ -5,6 +5,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
 // WorkflowFiles reads the user's workflow definitions, .hegel/workflows/*.yaml
@@ -27,7 +29,7 @@ func (s *Sessions) WorkflowFiles() (map[string][]byte, error) {
 		p := path.Join(dir, n)
 		b, err := readFile(s.r.worktree, p)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %s", p, oneLine(err.Error()))
+			return nil, fmt.Errorf("cannot read %s: %s", engine.QuotePath(p, true), oneLine(err.Error()))
 		}
 		out[p] = b
 	}

@@ -117,14 +117,18 @@ type Options struct {
 	// Warn reports problems that do not fail the operation (files left
 	// out of a checkpoint).
 	Warn func(msg string)
+	// QuotePath renders a path in warnings (default: quotePath, git's
+	// quoting with core.quotePath on).
+	QuotePath func(string) string
 }
 
 // Manager takes, lists and restores the checkpoints of one repository.
 type Manager struct {
-	r    *gitstore.Repo
-	w    *workspace
-	now  func() time.Time
-	warn func(string)
+	r     *gitstore.Repo
+	w     *workspace
+	now   func() time.Time
+	warn  func(string)
+	quote func(string) string
 
 	// MaxCheckpoints bounds each task's chain (hegel.maxCheckpoints,
 	// default 5, at least 2: the last rollback's safety checkpoint is
@@ -158,12 +162,16 @@ func New(r *gitstore.Repo, o Options) *Manager {
 	if o.Warn == nil {
 		o.Warn = func(string) {}
 	}
+	if o.QuotePath == nil {
+		o.QuotePath = quotePath
+	}
 	c := r.Config()
 	m := &Manager{
 		r:              r,
 		w:              newWorkspace(r, o.Getenv, o.Now),
 		now:            o.Now,
 		warn:           o.Warn,
+		quote:          o.QuotePath,
 		MaxCheckpoints: int(c.Int("hegel", "maxcheckpoints", DefaultMaxCheckpoints)),
 		MaxFileSize:    c.Int("hegel", "checkpointmaxfilesize", DefaultMaxFileSize),
 		Auto:           c.Bool("hegel", "checkpoints", true),
@@ -261,11 +269,12 @@ func (m *Manager) warnSkipped(skipped []skippedFile) {
 		}
 	}
 	if len(big) > 0 {
-		m.warn(fmt.Sprintf("%d untracked file(s) over hegel.checkpointMaxFileSize (%s) left out of the checkpoint: %s",
-			len(big), humanSize(m.MaxFileSize), listSome(big, 3)))
+		m.warn(fmt.Sprintf("%s over hegel.checkpointMaxFileSize (%s) left out of the checkpoint: %s",
+			engine.Plural(len(big), "untracked file", "untracked files"), humanSize(m.MaxFileSize), listSome(big, 3, m.quote)))
 	}
 	if len(bad) > 0 {
-		m.warn(fmt.Sprintf("%d untracked file(s) whose names git cannot store left out of the checkpoint: %s", len(bad), listSome(bad, 3)))
+		m.warn(fmt.Sprintf("%s whose names git cannot store left out of the checkpoint: %s",
+			engine.Plural(len(bad), "untracked file", "untracked files"), listSome(bad, 3, m.quote)))
 	}
 }
 
@@ -278,7 +287,7 @@ func humanSize(n int64) string {
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return engine.Plural(int(n), "byte", "bytes")
 }
 
 // sameAs reports whether cp would store exactly what old stores.

@@ -99,7 +99,7 @@ func (w *workspace) diffs(curWT, curIdx, wantWT, wantIdx plumbing.Hash) (wt, ix 
 			}
 			seen[c.to.hash] = true
 			if !w.obj.has(c.to.hash) {
-				return nil, nil, fmt.Errorf("the checkpoint is incomplete: object %s (%s) is missing", c.to.hash, c.path)
+				return nil, nil, fmt.Errorf("the checkpoint is incomplete: object %s (%s) is missing", c.to.hash, quotePath(c.path))
 			}
 		}
 	}
@@ -151,7 +151,7 @@ func (w *workspace) conflicts(wt []change) error {
 	}
 	okDirs := map[string]bool{"": true}
 	inTheWay := func(p, why string) error {
-		return userErr(ErrInTheWay, "%s %s. Move it away (or delete it) and run the command again; nothing was changed", p, why)
+		return userErr(ErrInTheWay, "%s %s. Move it away (or delete it) and run the command again; nothing was changed", quotePath(p), why)
 	}
 	for _, c := range wt {
 		if c.to.mode == 0 {
@@ -341,7 +341,7 @@ func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
 		}
 		if c.to.mode == filemode.Submodule {
 			if err := w.fs.mkdir(c.path); err != nil {
-				return out, fmt.Errorf("cannot create %s: %w", c.path, err)
+				return out, fmt.Errorf("cannot create %s: %w", quotePath(c.path), err)
 			}
 			continue
 		}
@@ -349,7 +349,7 @@ func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
 			st, err := w.fs.lstat(c.path)
 			if err == nil && st.kind == kindFile {
 				if st, err = w.fs.chmod(c.path, c.to.mode == filemode.Executable); err != nil {
-					return out, fmt.Errorf("cannot change the mode of %s: %w", c.path, err)
+					return out, fmt.Errorf("cannot change the mode of %s: %w", quotePath(c.path), err)
 				}
 				out[c.path] = written{leaf: c.to, st: st}
 				continue
@@ -439,12 +439,12 @@ func (w *workspace) mkdirs(p string, made map[string]bool) error {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if err := w.fs.mkdir(d); err != nil {
-				return fmt.Errorf("cannot create directory %s: %w", d, err)
+				return fmt.Errorf("cannot create directory %s: %w", quotePath(d), err)
 			}
 		case err != nil:
-			return fmt.Errorf("cannot create directory %s: %w", d, err)
+			return fmt.Errorf("cannot create directory %s: %w", quotePath(d), err)
 		case st.kind != kindDir:
-			return userErr(ErrInTheWay, "%s is not a directory; nothing was written below it", d)
+			return userErr(ErrInTheWay, "%s is not a directory; nothing was written below it", quotePath(d))
 		}
 		made[d] = true
 	}
@@ -456,15 +456,15 @@ func (w *workspace) mkdirs(p string, made map[string]bool) error {
 func (w *workspace) writeLeaf(l leaf) (fstat, error) {
 	data, err := w.blobs.get(w.obj, l.hash)
 	if err != nil {
-		return fstat{}, fmt.Errorf("cannot restore %s: %w", l.path, err)
+		return fstat{}, fmt.Errorf("cannot restore %s: %w", quotePath(l.path), err)
 	}
 	if st, err := w.fs.lstat(l.path); err == nil {
 		if st.kind == kindDir {
 			if err := w.fs.remove(l.path); err != nil {
-				return fstat{}, fmt.Errorf("cannot restore %s: a directory that is not empty is in the way", l.path)
+				return fstat{}, fmt.Errorf("cannot restore %s: a directory that is not empty is in the way", quotePath(l.path))
 			}
 		} else if err := w.fs.remove(l.path); err != nil {
-			return fstat{}, fmt.Errorf("cannot restore %s: %w", l.path, err)
+			return fstat{}, fmt.Errorf("cannot restore %s: %w", quotePath(l.path), err)
 		}
 	}
 	var st fstat
@@ -474,7 +474,7 @@ func (w *workspace) writeLeaf(l leaf) (fstat, error) {
 		st, err = w.fs.writeFile(l.path, data, l.mode == filemode.Executable)
 	}
 	if err != nil {
-		return fstat{}, fmt.Errorf("cannot restore %s: %w", l.path, err)
+		return fstat{}, fmt.Errorf("cannot restore %s: %w", quotePath(l.path), err)
 	}
 	return st, nil
 }

@@ -155,7 +155,7 @@ func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
 		if req.Node != "" && errors.Is(err, ErrNoCheckpoint) {
 			// A node the workflow does not have is named as such.
 			if _, nerr := e.CheckRollback(&engine.RollbackRequest{Task: t.State.Task, Node: req.Node, History: []string{req.Node}, Force: true}); nerr != nil {
-				return nil, nerr
+				return nil, nerr // a bad name (engine.ErrBadName) when the workflow has no such node
 			}
 		}
 		return nil, err
@@ -169,6 +169,10 @@ func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
 	er := &engine.RollbackRequest{Task: t.State.Task, Node: cp.Node, History: cp.History, Undo: undo,
 		Reason: reason, Force: req.Force, At: m.now().UTC()}
 	if _, err := e.CheckRollback(er); err != nil {
+		if req.Node == "" && errors.Is(err, engine.ErrBadName) {
+			// The node came from the checkpoint, not the command line.
+			return nil, errors.New(err.Error())
+		}
 		return nil, err
 	}
 	m.w.trace("check the workflow")

@@ -57,7 +57,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		}
 	}
 	if len(unmerged) > 0 {
-		return nil, userErr(ErrUnmerged, "The index has unmerged paths (%s): resolve and 'git add' them, or abort the merge, first", listSome(unmerged, 3))
+		return nil, userErr(ErrUnmerged, "The index has unmerged paths (%s): resolve and 'git add' them, or abort the merge, first", listSome(unmerged, 3, quotePath))
 	}
 	res, err := scan(sn.fs, idx, sn.rules, sn.cfg)
 	if err != nil {
@@ -288,9 +288,14 @@ func normMode(m filemode.FileMode) filemode.FileMode {
 	return filemode.Regular
 }
 
-func listSome(items []string, n int) string {
-	if len(items) <= n {
-		return strings.Join(items, ", ")
+// listSome names the first n paths, quoted, and counts the rest.
+func listSome(paths []string, n int, quote func(string) string) string {
+	named := make([]string, 0, min(n, len(paths)))
+	for _, p := range paths[:min(n, len(paths))] {
+		named = append(named, quote(p))
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+	if len(paths) <= n {
+		return strings.Join(named, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(named, ", "), len(paths)-n)
 }

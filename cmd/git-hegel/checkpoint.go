@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -18,6 +19,7 @@ import (
 func checkpointFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the checkpoint")
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/rollback.md)")
+	fs.BoolP("null", "z", false, "show: list the files as NUL-terminated records, paths unquoted (see the manual)")
 }
 
 // checkpoints returns the checkpoint manager for r.
@@ -31,7 +33,7 @@ func (c *cmdCtx) checkpoints(r *gitstore.Repo) *rollback.Manager {
 	if c.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
-	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn})
+	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, QuotePath: c.quotePath})
 }
 
 func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
@@ -50,48 +52,34 @@ func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
 	}
 }
 
-// runCheckpoint: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint show <id|node>`.
-func runCheckpoint(c *cmdCtx, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub = args[0]
-	}
-	switch sub {
-	case "":
-		if c.flags.Changed("json") {
-			return usagef("checkpoint", "--json applies to 'checkpoint list' and 'checkpoint show'")
-		}
-	case "list", "show":
-		if c.flags.Changed("message") {
-			return usagef("checkpoint", "-m applies to taking a checkpoint, not to 'checkpoint %s'", sub)
-		}
-		want := 1
-		if sub == "show" {
-			want = 2
-		}
-		if err := c.wantArgs(args, want, want); err != nil {
-			return err
-		}
-	default:
-		return usagef("checkpoint", "'%s' is not a checkpoint subcommand (list, show)", sub)
-	}
+// checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint show <id|node>`.
+var checkpointSubs = []*subcommand{
+	{name: "", args: "[-m <message>]", flags: []string{"message"}, run: runCheckpointTake},
+	{name: "list", args: "[--json]", flags: []string{"json"}, run: runCheckpointList},
+	{name: "show", args: "<id|node> [--json | -z]", flags: []string{"json", "null"}, min: 1,
+		operands: []valueKind{kindCheckpointOrNode}, run: runCheckpointShow},
+}
+
+// currentCheckpoints opens the active task and its checkpoint manager.
+func (c *cmdCtx) currentCheckpoints() (*engine.State, *rollback.Manager, error) {
 	e, r, err := c.engine()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	t, err := e.Current()
 	if err != nil {
+		return nil, nil, err
+	}
+	return t.State, c.checkpoints(r), nil
+}
+
+func runCheckpointTake(c *cmdCtx, _ []string) error {
+	st, m, err := c.currentCheckpoints()
+	if err != nil {
 		return err
 	}
-	m := c.checkpoints(r)
 	defer m.Close()
-	switch sub {
-	case "list":
-		return c.listCheckpoints(m, t.State)
-	case "show":
-		return c.showCheckpoint(m, t.State, args[1])
-	}
-	cp, created, err := m.Take(t.State, rollback.KindManual, c.stringFlag("message"))
+	cp, created, err := m.Take(st, rollback.KindManual, c.stringFlag("message"))
 	if err != nil {
 		return err
 	}
@@ -99,15 +87,29 @@ func runCheckpoint(c *cmdCtx, args []string) error {
 		fmt.Fprintf(c.Stdout, "Nothing changed since checkpoint %s at %s; no new checkpoint\n", cp.ID, cp.Node)
 		return nil
 	}
-	fmt.Fprintf(c.Stdout, "Saved checkpoint %s at %s (%s since the previous one)\n", cp.ID, cp.Node, plural(cp.FilesChangedCount, "file changed", "files changed"))
+	fmt.Fprintf(c.Stdout, "Saved checkpoint %s at %s (%s since the previous one)\n", cp.ID, cp.Node, engine.Plural(cp.FilesChangedCount, "file changed", "files changed"))
 	return nil
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
+func runCheckpointList(c *cmdCtx, _ []string) error {
+	st, m, err := c.currentCheckpoints()
+	if err != nil {
+		return err
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	defer m.Close()
+	return c.listCheckpoints(m, st)
+}
+
+func runCheckpointShow(c *cmdCtx, args []string) error {
+	if c.boolFlag("json") && c.boolFlag("null") {
+		return usagef(c.name, "--json and -z cannot be used together")
+	}
+	st, m, err := c.currentCheckpoints()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return c.showCheckpoint(m, st, args[0])
 }
 
 func shortHash(h string) string {
@@ -242,23 +244,34 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 		}
 		return writeJSON(c.Stdout, out)
 	}
+	if c.boolFlag("null") {
+		bw := bufio.NewWriter(c.Stdout)
+		for _, f := range cp.FilesChanged {
+			fmt.Fprintf(bw, "changed %s\x00", f)
+		}
+		for _, s := range cp.Skipped {
+			fmt.Fprintf(bw, "skipped %s\x00", s.Path)
+		}
+		writePlanZ(bw, p)
+		return bw.Flush()
+	}
 	w := c.Stdout
-	fmt.Fprintf(w, "Checkpoint %s (task %s)\n", cp.ID, st.Task)
+	fmt.Fprintf(w, "Checkpoint %s (task %s)\n", c.paint(w, "id", cp.ID), st.Task)
 	fmt.Fprintf(w, "Node:    %s (%s)\n", cp.Node, kindLabel(cp))
 	fmt.Fprintf(w, "Taken:   %s (%s)\n", cp.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), c.age(cp.CreatedAt))
 	fmt.Fprintf(w, "HEAD:    %s\n", headLabel(cp.BranchName(), cp.Head))
 	if cp.Message != "" {
 		fmt.Fprintf(w, "Message: %s\n", cp.Message)
 	}
-	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", plural(cp.FilesChangedCount, "file", "files"))
+	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", engine.Plural(cp.FilesChangedCount, "file", "files"))
 	for _, f := range cp.FilesChanged {
-		fmt.Fprintf(w, "  %s\n", f)
+		fmt.Fprintf(w, "  %s\n", c.quotePath(f))
 	}
 	if n := cp.FilesChangedCount - len(cp.FilesChanged); n > 0 {
 		fmt.Fprintf(w, "  ... and %d more\n", n)
 	}
 	for _, s := range cp.Skipped {
-		fmt.Fprintf(w, "Left out: %s (%s)\n", s.Path, s.Reason)
+		fmt.Fprintf(w, "Left out: %s (%s)\n", c.quotePath(s.Path), s.Reason)
 	}
 	fmt.Fprintln(w)
 	if len(p.Files) == 0 && p.IndexPaths == 0 && p.HeadFrom == p.HeadTo {
@@ -266,7 +279,7 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 		return nil
 	}
 	fmt.Fprintln(w, "Rolling back to it would:")
-	printPlan(w, p, -1)
+	c.printPlan(p, -1)
 	return nil
 }
 
@@ -301,7 +314,8 @@ func headLabel(branch, commit string) string {
 }
 
 // printPlan lists what a rollback changes; limit < 0 lists every file.
-func printPlan(w io.Writer, p *rollback.Plan, limit int) {
+func (c *cmdCtx) printPlan(p *rollback.Plan, limit int) {
+	w := c.Stdout
 	from, to := p.HeadFrom.String(), p.HeadTo.String()
 	if p.HeadFrom != p.HeadTo {
 		name := p.HeadRef
@@ -315,15 +329,30 @@ func printPlan(w io.Writer, p *rollback.Plan, limit int) {
 			fmt.Fprintf(w, "  ... and %d more (see --dry-run)\n", len(p.Files)-limit)
 			break
 		}
+		op := f.Op + strings.Repeat(" ", max(7-len(f.Op), 0))
+		switch f.Op {
+		case "create":
+			op = c.paint(w, "added", f.Op) + op[len(f.Op):]
+		case "delete":
+			op = c.paint(w, "deleted", f.Op) + op[len(f.Op):]
+		}
 		switch f.Op {
 		case "mode", "type":
-			fmt.Fprintf(w, "  %-7s %s (%s -> %s)\n", f.Op, f.Path, f.From, f.To)
+			fmt.Fprintf(w, "  %s %s (%s -> %s)\n", op, c.quotePath(f.Path), f.From, f.To)
 		default:
-			fmt.Fprintf(w, "  %-7s %s\n", f.Op, f.Path)
+			fmt.Fprintf(w, "  %s %s\n", op, c.quotePath(f.Path))
 		}
 	}
 	if p.IndexPaths > 0 {
-		fmt.Fprintf(w, "  restore the index (%s)\n", plural(p.IndexPaths, "path", "paths"))
+		fmt.Fprintf(w, "  restore the index (%s)\n", engine.Plural(p.IndexPaths, "path", "paths"))
+	}
+}
+
+// writePlanZ is -z output: one "<op> <path>" record per file a rollback
+// changes, each ended by NUL, paths as they are (docs/git-hegel.1).
+func writePlanZ(w io.Writer, p *rollback.Plan) {
+	for _, f := range p.Files {
+		fmt.Fprintf(w, "%s %s\x00", f.Op, f.Path)
 	}
 }
 

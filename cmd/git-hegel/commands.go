@@ -7,15 +7,44 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
-// command is one entry of the dispatch table.
+// command is one entry of the dispatch table. Help, the man page test, the
+// error table test and shell completion all read the table, so what a
+// command declares here (flags, operands, subcommands) is documented,
+// checked and completed without more work.
 type command struct {
 	name     string
 	args     string // synopsis after the name
 	summary  string
 	group    string
-	setFlags func(fs *pflag.FlagSet) // nil: no flags besides -h
+	setFlags func(fs *pflag.FlagSet) // nil: no flags besides -h and the common ones
+	run      func(c *cmdCtx, args []string) error
+	// operands says what each positional argument is, for completion
+	// (completion.go); mark a flag's value with completeValues.
+	operands []valueKind
+	// subs are the command's verbs (stash pop, checkpoint list). Dispatch
+	// picks one, checks that the flags given apply to it and the number of
+	// arguments, and runs it; run is not used. defaultSub is the verb run
+	// when none is given ("" names a verb without a name).
+	subs       []*subcommand
+	defaultSub string
+	// hidden commands are left out of the usage, the manual and completion.
+	hidden bool
+	// rawArgs: run gets the arguments unparsed (the completion helper is
+	// handed partial command lines).
+	rawArgs bool
+}
+
+// subcommand is one verb of a command that has several.
+type subcommand struct {
+	name     string
+	args     string   // synopsis after the verb
+	flags    []string // the command's flags that apply to this verb
+	min      int      // required operands
+	operands []valueKind
 	run      func(c *cmdCtx, args []string) error
 }
 
@@ -37,29 +66,29 @@ func init() {
 	commands = []*command{
 		{name: "start", args: "<workflow> [<node>] [--task NAME]", summary: "Start a workflow in this worktree", group: "Workflows",
 			setFlags: func(fs *pflag.FlagSet) { fs.String("task", "", "name the task (default: generated, unique)") },
-			run:      runStart},
-		{name: "next", args: "[<claim>]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows", run: runNext},
+			run:      runStart, operands: []valueKind{kindWorkflow, kindNode}},
+		{name: "next", args: "[<claim>]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows", run: runNext,
+			operands: []valueKind{kindClaim}},
 		{name: "prev", summary: "Go back to the previous node", group: "Workflows", run: runPrev},
 		{name: "repeat", summary: "Show the current node's prompt again", group: "Workflows", run: runRepeat},
 		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", run: runRestart},
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", run: runAbort},
-		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow (take over one fetched from another clone)", group: "Workflows", run: runSwitch},
+		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow (take over one fetched from another clone)", group: "Workflows", run: runSwitch,
+			operands: []valueKind{kindTask}},
 		{name: "reset", summary: "Forget this worktree's workflow (aborting it if active)", group: "Workflows", run: runReset},
-		{name: "stash", args: "[push|save|list|show|pop|apply|drop|clear|restore] [<stash>] [-m MSG] [--json] [--dropped] [-y]",
-			summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",
-			setFlags: stashFlags, run: runStash},
-		{name: "checkpoint", args: "[-m MSG] | list [--json] | show <id|node> [--json]",
-			summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
-			setFlags: checkpointFlags, run: runCheckpoint},
-		{name: "rollback", args: "[<node> | --to <checkpoint>] [-y] [--dry-run] [--reason TEXT] [--force] | --undo",
+		{name: "stash", summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",
+			setFlags: stashFlags, subs: stashSubs, defaultSub: "push"},
+		{name: "checkpoint", summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
+			setFlags: checkpointFlags, subs: checkpointSubs, defaultSub: ""},
+		{name: "rollback", args: "[<node> | --to <checkpoint>] [-y] [--dry-run [-z]] [--reason TEXT] [--force] | --undo",
 			summary: "Go back to the start of a node: files, index, HEAD and workflow state", group: "Workflows",
-			setFlags: rollbackFlags, run: runRollback},
+			setFlags: rollbackFlags, run: runRollback, operands: []valueKind{kindRollbackNode}},
 		{name: "fetch", args: "[<remote>] [--checkpoints]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
-			setFlags: syncFlags, run: runFetch},
+			setFlags: syncFlags, run: runFetch, operands: []valueKind{kindRemote}},
 		{name: "push", args: "[<remote>] [--checkpoints]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
-			setFlags: syncFlags, run: runPush},
+			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
 		{name: "sync", args: "[<remote>] [--checkpoints]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
-			setFlags: syncFlags, run: runSync},
+			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
 		{name: "status", args: "[-v] [--json]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: func(fs *pflag.FlagSet) {
 				fs.BoolP("verbose", "v", false, "also count uncommitted files (scans the working tree)")
@@ -70,9 +99,12 @@ func init() {
 			setFlags: func(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON (schema: docs/json.md)") },
 			run:      runWorkflows},
 		{name: "init", summary: "Prepare .hegel/ in this worktree (start does this too)", group: "Setup", run: runInit},
-		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp},
+		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp,
+			operands: []valueKind{kindCommand}},
 		{name: "version", summary: "Print the version", group: "Setup", run: runVersion},
-		{name: "completion", args: "bash", summary: "Print a shell completion script (source <(git hegel completion bash))", group: "Setup", run: runCompletion},
+		{name: "completion", args: "bash|zsh|fish", summary: "Print the completion script for bash, zsh or fish (how to load it: git hegel --help)", group: "Setup", run: runCompletion,
+			operands: []valueKind{kindShell}},
+		{name: completeCommand, args: "<word>...", summary: "Print the completions of the last word (used by the completion scripts)", run: runComplete, hidden: true, rawArgs: true},
 	}
 }
 
@@ -83,6 +115,62 @@ func lookup(name string) *command {
 		}
 	}
 	return nil
+}
+
+// findSub returns the verb named name, or nil.
+func (cmd *command) findSub(name string) *subcommand {
+	for _, s := range cmd.subs {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// subNames lists the verbs that have a name, for messages and completion.
+func (cmd *command) subNames() []string {
+	var out []string
+	for _, s := range cmd.subs {
+		if s.name != "" {
+			out = append(out, s.name)
+		}
+	}
+	return out
+}
+
+// synopses are the command's usage lines: one per verb for a command with
+// several, as git stash -h shows them.
+func (cmd *command) synopses() []string {
+	if len(cmd.subs) == 0 {
+		return []string{strings.TrimSpace("git hegel " + cmd.name + " " + cmd.args)}
+	}
+	var out []string
+	for _, s := range cmd.subs {
+		out = append(out, cmd.subSynopsis(s))
+	}
+	return out
+}
+
+func (cmd *command) subSynopsis(s *subcommand) string {
+	verb := s.name
+	if s.name == cmd.defaultSub && s.name != "" {
+		verb = "[" + s.name + "]"
+	}
+	return strings.Join(strings.Fields("git hegel "+cmd.name+" "+verb+" "+s.args), " ")
+}
+
+// flagSet builds the flags cmd accepts: its own and the common ones, which
+// write into env.
+func (cmd *command) flagSet(env *Env) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("git hegel "+cmd.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SetInterspersed(true)
+	fs.SortFlags = true
+	if cmd.setFlags != nil {
+		cmd.setFlags(fs)
+	}
+	env.commonFlags(fs)
+	return fs
 }
 
 // run executes one git-hegel invocation and returns the exit code.
@@ -97,6 +185,16 @@ func run(args []string, env *Env) int {
 }
 
 func dispatch(args []string, env *Env) error {
+	// The common options may also come first: git hegel --no-color status.
+	for len(args) > 0 && isCommonOption(args[0]) {
+		fs := pflag.NewFlagSet("git hegel", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		env.commonFlags(fs)
+		if err := fs.Parse(args[:1]); err != nil {
+			return flagError("", err)
+		}
+		args = args[1:]
+	}
 	if len(args) == 0 {
 		printUsage(env.Stdout)
 		return nil
@@ -111,31 +209,98 @@ func dispatch(args []string, env *Env) error {
 	}
 	cmd := lookup(name)
 	if cmd == nil {
+		if strings.HasPrefix(name, "-") {
+			return usagef("", "unknown option '%s'", strings.TrimLeft(name, "-"))
+		}
 		return usagef("", "'%s' is not a git hegel command", name)
 	}
-	fs := pflag.NewFlagSet("git hegel "+cmd.name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.SetInterspersed(true)
-	if cmd.setFlags != nil {
-		cmd.setFlags(fs)
+	fs := cmd.flagSet(env)
+	if cmd.rawArgs {
+		return cmd.run(&cmdCtx{Env: env, name: cmd.name, flags: fs}, args[1:])
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			printCommandUsage(env.Stdout, cmd, fs)
 			return nil
 		}
-		return usagef(cmd.name, "%s", err.Error())
+		return flagError(cmd.name, err)
 	}
-	return cmd.run(&cmdCtx{Env: env, name: cmd.name, flags: fs}, fs.Args())
+	c := &cmdCtx{Env: env, name: cmd.name, flags: fs}
+	if len(cmd.subs) > 0 {
+		return c.runSub(cmd, fs.Args())
+	}
+	if err := checkOperands(cmd.operands, fs.Args()); err != nil {
+		return err
+	}
+	return cmd.run(c, fs.Args())
 }
 
-// wantArgs checks the number of positional arguments.
+// operandChecks refuse, before anything is read, operands that cannot be
+// right whatever the state: a usage error (engine.ErrBadName), even
+// outside a repository.
+var operandChecks = map[valueKind]func(string) error{
+	kindTask: engine.CheckTaskName,
+	kindStash: func(s string) error {
+		_, err := engine.ParseStashSelector(s)
+		return err
+	},
+	kindDroppedStash: engine.CheckStashID,
+}
+
+func checkOperands(kinds []valueKind, args []string) error {
+	for i, a := range args {
+		if i < len(kinds) {
+			if check := operandChecks[kinds[i]]; check != nil {
+				if err := check(a); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// runSub runs the verb args[0] of cmd (its default verb when there are no
+// arguments), after checking that the flags given apply to it and that it
+// got as many arguments as it takes.
+func (c *cmdCtx) runSub(cmd *command, args []string) error {
+	sub := cmd.findSub(cmd.defaultSub)
+	if len(args) > 0 {
+		if sub = cmd.findSub(args[0]); sub == nil || sub.name == "" {
+			return usagef(cmd.name, "'%s' is not a %s subcommand (%s)", args[0], cmd.name, strings.Join(cmd.subNames(), ", "))
+		}
+		args = args[1:]
+	}
+	if sub == nil {
+		return usageLine(strings.Join(cmd.synopses(), "\n   or: "))
+	}
+	where := strings.TrimSpace(cmd.name + " " + sub.name)
+	var misused string
+	c.flags.Visit(func(f *pflag.Flag) {
+		if misused == "" && !isCommonFlag(f.Name) && !contains(sub.flags, f.Name) {
+			misused = f.Name
+		}
+	})
+	if misused != "" {
+		return usagef(cmd.name, "--%s does not apply to '%s'", misused, where)
+	}
+	if len(args) < sub.min || len(args) > len(sub.operands) {
+		return usageLine(cmd.subSynopsis(sub))
+	}
+	if err := checkOperands(sub.operands, args); err != nil {
+		return err
+	}
+	return sub.run(c, args)
+}
+
+// wantArgs checks the number of positional arguments; a wrong number
+// prints the command's usage line, as git does.
 func (c *cmdCtx) wantArgs(args []string, min, max int) error {
-	switch {
-	case len(args) < min:
-		return usagef(c.name, "missing argument")
-	case len(args) > max:
-		return usagef(c.name, "unexpected argument '%s'", args[max])
+	if len(args) < min || len(args) > max {
+		if cmd := lookup(c.name); cmd != nil {
+			return usageLine(cmd.synopses()[0])
+		}
+		return usagef(c.name, "wrong number of arguments")
 	}
 	return nil
 }
@@ -156,17 +321,17 @@ func printUsage(w io.Writer) {
 	for _, g := range groups {
 		fmt.Fprintf(w, "\n%s:\n", g)
 		for _, c := range commands {
-			if c.group == g {
+			if c.group == g && !c.hidden {
 				fmt.Fprintf(w, "   %-10s %s\n", c.name, c.summary)
 			}
 		}
 	}
-	fmt.Fprint(w, "\nRun 'git hegel <command> -h' for a command's options, 'git hegel --help' for the manual.\n")
+	fmt.Fprint(w, "\nEvery command takes --color[=<when>] and --no-color, before or after its name.\n")
+	fmt.Fprint(w, "Run 'git hegel <command> -h' for a command's options, 'git hegel --help' for the manual.\n")
 }
 
 func printCommandUsage(w io.Writer, cmd *command, fs *pflag.FlagSet) {
-	syn := strings.TrimSpace("git hegel " + cmd.name + " " + cmd.args)
-	fmt.Fprintf(w, "usage: %s\n\n%s\n", syn, cmd.summary)
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.Join(cmd.synopses(), "\n   or: "), cmd.summary)
 	if u := fs.FlagUsages(); u != "" {
 		fmt.Fprintf(w, "\nOptions:\n%s", u)
 	}
@@ -181,14 +346,10 @@ func runHelp(c *cmdCtx, args []string) error {
 		return nil
 	}
 	cmd := lookup(args[0])
-	if cmd == nil {
+	if cmd == nil || cmd.hidden {
 		return usagef("", "'%s' is not a git hegel command", args[0])
 	}
-	fs := pflag.NewFlagSet(cmd.name, pflag.ContinueOnError)
-	if cmd.setFlags != nil {
-		cmd.setFlags(fs)
-	}
-	printCommandUsage(c.Stdout, cmd, fs)
+	printCommandUsage(c.Stdout, cmd, cmd.flagSet(&Env{}))
 	return nil
 }
 

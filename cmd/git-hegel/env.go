@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
 // Env is everything a command may touch outside the repository, injected so
@@ -19,6 +21,12 @@ type Env struct {
 	Now    func() time.Time // the clock
 	// Terminal reports whether w is an interactive terminal (for colour).
 	Terminal func(w io.Writer) bool
+
+	// Set from the command line and the configuration (colour.go).
+	color colorSettings
+	// rawNonASCII is core.quotePath=false: bytes from 0x80 up are printed
+	// as they are in paths, not as octal escapes.
+	rawNonASCII bool
 }
 
 func systemEnv() *Env {
@@ -53,11 +61,15 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// colour reports whether to colour output written to w: only on a terminal,
-// and never with NO_COLOR set or TERM=dumb.
-func (e *Env) colour(w io.Writer) bool {
-	if e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" {
-		return false
+// getenv is Getenv, with a nil Getenv (tests) meaning an empty environment.
+func (e *Env) getenv(key string) string {
+	if e.Getenv == nil {
+		return ""
 	}
-	return e.Terminal != nil && e.Terminal(w)
+	return e.Getenv(key)
 }
+
+// quotePath renders a path for people as git does (see engine.QuotePath
+// and core.quotePath). Every path in human output goes through it; output
+// for programs (-z, --json) carries paths as they are.
+func (e *Env) quotePath(p string) string { return engine.QuotePath(p, !e.rawNonASCII) }

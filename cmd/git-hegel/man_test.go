@@ -16,6 +16,9 @@ func TestManPageDocumentsEveryCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range commands {
+		if c.hidden {
+			continue
+		}
 		re := regexp.MustCompile(`(?m)^\.TP\n\.B[IR]? "?` + regexp.QuoteMeta(c.name) + `\b`)
 		if !re.Match(man) {
 			t.Errorf("docs/git-hegel.1 has no .TP entry for %q", c.name)
@@ -32,6 +35,12 @@ func TestUsageListsEveryCommand(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 		}
 		for _, c := range commands {
+			if c.hidden {
+				if strings.Contains(out.String(), c.name) {
+					t.Errorf("%v: usage lists the hidden %q", args, c.name)
+				}
+				continue
+			}
 			if !strings.Contains(out.String(), "   "+c.name+" ") {
 				t.Errorf("%v: usage does not list %q", args, c.name)
 			}

@@ -11,6 +11,9 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.useConfig(r.Config()); err != nil {
+		return nil, err
+	}
 	r.Now = c.Now
 	r.Warn = c.warn
 	// Read (or create) the repository's instance id now, so newEngine

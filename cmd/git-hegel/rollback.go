@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,8 +15,10 @@ import (
 
 func rollbackFlags(fs *pflag.FlagSet) {
 	fs.String("to", "", "roll back to this checkpoint (an id from 'git hegel checkpoint list')")
+	completeValues(fs, "to", kindCheckpoint)
 	fs.BoolP("yes", "y", false, "do not ask for confirmation")
 	fs.Bool("dry-run", false, "list what would change and change nothing")
+	fs.BoolP("null", "z", false, "with --dry-run: list the files as NUL-terminated records, paths unquoted (see the manual)")
 	fs.String("reason", "", "why, kept in the task's rollback history")
 	fs.Bool("force", false, "roll back even when the loop guard says no")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
@@ -40,6 +43,8 @@ func runRollback(c *cmdCtx, args []string) error {
 		return usagef("rollback", "give a node or --to <checkpoint>, not both")
 	case req.Undo && (req.Node != "" || req.To != ""):
 		return usagef("rollback", "--undo takes no node and no --to")
+	case c.boolFlag("null") && !req.DryRun:
+		return usagef("rollback", "-z needs --dry-run")
 	}
 	e, r, err := c.engine()
 	if err != nil {
@@ -55,6 +60,11 @@ func runRollback(c *cmdCtx, args []string) error {
 	p, err := m.Prepare(e, req)
 	if err != nil {
 		return err
+	}
+	if req.DryRun && c.boolFlag("null") {
+		bw := bufio.NewWriter(c.Stdout)
+		writePlanZ(bw, p)
+		return bw.Flush()
 	}
 	c.printRollbackPlan(p, req.DryRun)
 	if req.DryRun {
@@ -105,7 +115,7 @@ func (c *cmdCtx) printRollbackPlan(p *rollback.Plan, dryRun bool) {
 	if dryRun {
 		limit = -1
 	}
-	printPlan(c.Stdout, p, limit)
+	c.printPlan(p, limit)
 }
 
 // recoverRollback finishes or undoes a rollback that was interrupted: the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -10,33 +9,18 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 )
 
-// stashSub is one `git hegel stash` subcommand: the flags it accepts and
-// how many positional arguments it takes.
-type stashSub struct {
-	flags   []string
-	maxArgs int
-	minArgs int
-	run     func(c *cmdCtx, args []string) error
-}
-
-var stashSubs map[string]*stashSub
-
-// stashSubNames is the order the subcommands are listed in messages.
-var stashSubNames = []string{"push", "save", "list", "show", "pop", "apply", "drop", "clear", "restore"}
-
-func init() {
-	push := &stashSub{flags: []string{"message"}, run: runStashPush}
-	stashSubs = map[string]*stashSub{
-		"push":    push,
-		"save":    push,
-		"list":    {flags: []string{"json", "dropped"}, run: runStashList},
-		"show":    {flags: []string{"json"}, maxArgs: 1, run: runStashShow},
-		"pop":     {maxArgs: 1, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
-		"apply":   {maxArgs: 1, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
-		"drop":    {flags: []string{"yes"}, maxArgs: 1, run: runStashDrop},
-		"clear":   {flags: []string{"yes"}, run: runStashClear},
-		"restore": {minArgs: 1, maxArgs: 1, run: runStashRestore},
-	}
+// stashSubs are the verbs of `git hegel stash`; no verb means push, as
+// with git stash.
+var stashSubs = []*subcommand{
+	{name: "push", args: "[-m <message>]", flags: []string{"message"}, run: runStashPush},
+	{name: "save", args: "[-m <message>]", flags: []string{"message"}, run: runStashPush},
+	{name: "list", args: "[--json] [--dropped]", flags: []string{"json", "dropped"}, run: runStashList},
+	{name: "show", args: "[<stash>] [--json]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
+	{name: "pop", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
+	{name: "apply", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
+	{name: "drop", args: "[<stash>] [-y]", flags: []string{"yes"}, operands: []valueKind{kindStash}, run: runStashDrop},
+	{name: "clear", args: "[-y]", flags: []string{"yes"}, run: runStashClear},
+	{name: "restore", args: "<id>", min: 1, operands: []valueKind{kindDroppedStash}, run: runStashRestore},
 }
 
 func stashFlags(fs *pflag.FlagSet) {
@@ -44,31 +28,6 @@ func stashFlags(fs *pflag.FlagSet) {
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/stash.md)")
 	fs.Bool("dropped", false, "list dropped and cleared stashes that can still be restored (list)")
 	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop, clear)")
-}
-
-// runStash dispatches `git hegel stash [<subcommand>] ...`; no subcommand
-// means push, as with git stash.
-func runStash(c *cmdCtx, args []string) error {
-	name := "push"
-	if len(args) > 0 {
-		name, args = args[0], args[1:]
-	}
-	sub, ok := stashSubs[name]
-	if !ok {
-		return usagef("stash", "'%s' is not a stash subcommand (%s)", name, strings.Join(stashSubNames, ", "))
-	}
-	for _, f := range []string{"message", "json", "dropped", "yes"} {
-		if c.flags.Changed(f) && !contains(sub.flags, f) {
-			return usagef("stash", "--%s does not apply to 'stash %s'", f, name)
-		}
-	}
-	switch {
-	case len(args) < sub.minArgs:
-		return usagef("stash", "missing argument to 'stash %s'", name)
-	case len(args) > sub.maxArgs:
-		return usagef("stash", "unexpected argument '%s'", args[sub.maxArgs])
-	}
-	return sub.run(c, args)
 }
 
 func contains(list []string, s string) bool {
@@ -264,7 +223,11 @@ func runStashClear(c *cmdCtx, _ []string) error {
 		if c.boolFlag("yes") {
 			return true, nil
 		}
-		return c.confirm(fmt.Sprintf("Clear all %d stashes? (y/n): ", n), "clear")
+		q := fmt.Sprintf("Clear all %d stashes? (y/n): ", n)
+		if n == 1 {
+			q = "Clear 1 stash? (y/n): "
+		}
+		return c.confirm(q, "clear")
 	})
 	switch {
 	case err != nil:
@@ -272,11 +235,7 @@ func runStashClear(c *cmdCtx, _ []string) error {
 	case listed == 0:
 		fmt.Fprintln(c.Stdout, "No stashes to clear")
 	case removed > 0:
-		if removed == 1 {
-			fmt.Fprintln(c.Stdout, "Cleared 1 stash")
-		} else {
-			fmt.Fprintf(c.Stdout, "Cleared %d stashes\n", removed)
-		}
+		fmt.Fprintf(c.Stdout, "Cleared %s\n", engine.Plural(removed, "stash", "stashes"))
 	}
 	return nil
 }

@@ -72,12 +72,8 @@ func runStatus(c *cmdCtx, args []string) error {
 	return nil
 }
 
-func (c *cmdCtx) highlight(s string) string {
-	if c.colour(c.Stdout) {
-		return "\x1b[1;36m" + s + "\x1b[0m"
-	}
-	return s
-}
+// highlight marks the current node in output on stdout.
+func (c *cmdCtx) highlight(s string) string { return c.paint(c.Stdout, "node", s) }
 
 // historyLine renders "spec → plan → [code]": the path so far, current last.
 func historyLine(h []string) string {

@@ -11,6 +11,14 @@ func runStart(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 1, 2); err != nil {
 		return err
 	}
+	if c.flags.Changed("task") && c.stringFlag("task") == "" {
+		return usagef(c.name, "--task needs a name")
+	}
+	if task := c.stringFlag("task"); task != "" {
+		if err := engine.CheckTaskName(task); err != nil {
+			return err
+		}
+	}
 	e, _, err := c.engine()
 	if err != nil {
 		return err
@@ -18,9 +26,6 @@ func runStart(c *cmdCtx, args []string) error {
 	node := ""
 	if len(args) == 2 {
 		node = args[1]
-	}
-	if c.flags.Changed("task") && c.stringFlag("task") == "" {
-		return usagef(c.name, "--task needs a name")
 	}
 	v, err := e.Start(args[0], node, c.stringFlag("task"))
 	if err != nil {
@@ -136,10 +141,7 @@ func runReset(c *cmdCtx, args []string) error {
 
 // printView prints the block start, next, prev, restart and repeat end with.
 func (c *cmdCtx) printView(v *engine.View) {
-	node := v.Node
-	if c.colour(c.Stdout) {
-		node = "\x1b[1;36m" + node + "\x1b[0m"
-	}
+	node := c.paint(c.Stdout, "node", v.Node)
 	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n\nPrompt:\n%s\n", v.Mode, node, trimNL(v.Prompt))
 }
 

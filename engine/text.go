@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Plural counts things in words: "1 stash", "2 stashes", "0 files". Every
+// message that counts goes through it, so none says "1 files" or "file(s)".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// QuotePath renders a path the way git prints one (quote.c's
+// quote_c_style under core.quotePath): unchanged when it holds nothing
+// unusual, otherwise in double quotes with C escapes. \a \b \t \n \v \f \r
+// \" and \\ are escaped by name, other control bytes and DEL as three octal
+// digits, and bytes from 0x80 up (UTF-8) as octal too when full is set
+// (core.quotePath true, git's default) or verbatim when it is not. A space
+// alone needs no quotes, as in git.
+func QuotePath(p string, full bool) string {
+	i := 0
+	for ; i < len(p); i++ {
+		if mustQuote(p[i], full) {
+			break
+		}
+	}
+	if i == len(p) {
+		return p
+	}
+	var b strings.Builder
+	b.Grow(len(p) + 8)
+	b.WriteByte('"')
+	b.WriteString(p[:i])
+	for ; i < len(p); i++ {
+		c := p[i]
+		if !mustQuote(c, full) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('\\')
+		switch c {
+		case '\a':
+			b.WriteByte('a')
+		case '\b':
+			b.WriteByte('b')
+		case '\t':
+			b.WriteByte('t')
+		case '\n':
+			b.WriteByte('n')
+		case '\v':
+			b.WriteByte('v')
+		case '\f':
+			b.WriteByte('f')
+		case '\r':
+			b.WriteByte('r')
+		case '"', '\\':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('0' + c>>6)
+			b.WriteByte('0' + c>>3&7)
+			b.WriteByte('0' + c&7)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func mustQuote(c byte, full bool) bool {
+	switch {
+	case c < 0x20, c == 0x7f, c == '"', c == '\\':
+		return true
+	case c >= 0x80:
+		return full
+	}
+	return false
+}
