@@ -50,7 +50,8 @@ type Objects struct {
 	scanMu  sync.Mutex
 	packs   atomic.Pointer[packSet]
 	retired []*pack // packs whose files vanished (kept mapped until Close)
-	deltas  deltaCache
+	deltas  lru[deltaKey]
+	cache   lru[plumbing.Hash] // objects read, by name: a merge or a diff reads the same trees again
 
 	zw sync.Pool // *zlib.Writer at level
 }
@@ -58,7 +59,7 @@ type Objects struct {
 // newDiskObjects returns the object database in dir, with alternates alts.
 func newDiskObjects(dir string, alts []string, perm SharedPerm, level int) *Objects {
 	o := &Objects{dir: dir, alts: alts, perm: perm, level: level}
-	o.deltas.limit = deltaCacheLimit
+	o.deltas.limit, o.cache.limit = deltaCacheLimit, objectCacheLimit
 	return o
 }
 
@@ -91,6 +92,7 @@ func (o *Objects) Close() {
 	}
 	o.retired = nil
 	o.deltas.clear()
+	o.cache.clear()
 }
 
 // HashObject is git's name for data stored as an object of type t.
@@ -139,6 +141,17 @@ func (o *Objects) readAny(h plumbing.Hash) (plumbing.ObjectType, []byte, error) 
 	if o.mem != nil {
 		return o.memRead(h)
 	}
+	if t, b, ok := o.cache.get(h); ok {
+		return t, bytes.Clone(b), nil
+	}
+	t, b, err := o.readUncached(h)
+	if err == nil {
+		o.cache.put(h, t, bytes.Clone(b))
+	}
+	return t, b, err
+}
+
+func (o *Objects) readUncached(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	// git's order: packs, loose, then packs again after a rescan (someone
 	// may just have packed it), then loose again (or loosened it).
 	for attempt := 0; attempt < 2; attempt++ {

@@ -325,9 +325,17 @@ func (p *pack) inflate(off, size int64) ([]byte, error) {
 	if off >= p.size-20 || size < 0 || size > p.size*1032 {
 		return nil, errCorruptPack // zlib cannot expand beyond ~1032:1
 	}
-	br := packReaders.Get().(*bufio.Reader)
-	defer packReaders.Put(br)
-	br.Reset(io.NewSectionReader(p.f, off, p.size-20-off))
+	src := io.NewSectionReader(p.f, off, p.size-20-off)
+	var br *bufio.Reader
+	if size <= 4096 {
+		br = packReaders.Get().(*bufio.Reader)
+		defer packReaders.Put(br)
+		br.Reset(src)
+	} else {
+		// One read for most of a large object: a deflated stream is
+		// rarely longer than what it inflates to.
+		br = bufio.NewReaderSize(src, int(min(size+512, 1<<20)))
+	}
 	var zr io.ReadCloser
 	if v := zlibReaders.Get(); v != nil {
 		zr = v.(io.ReadCloser)
@@ -436,7 +444,7 @@ func (o *Objects) unpack(p *pack, off int64) (plumbing.ObjectType, []byte, error
 		if len(chain) > maxDeltaDepth {
 			return plumbing.InvalidObject, nil, fmt.Errorf("%w: delta chain too long", errCorruptPack)
 		}
-		if t, b, ok := o.deltas.get(p, cur); ok {
+		if t, b, ok := o.deltas.get(deltaKey{p, cur}); ok {
 			baseType, base = t, b
 			if len(chain) == 0 {
 				base = bytes.Clone(b) // the caller owns what it gets
@@ -470,7 +478,7 @@ func (o *Objects) unpack(p *pack, off int64) (plumbing.ObjectType, []byte, error
 			return plumbing.InvalidObject, nil, err
 		}
 		if len(chain) > 0 {
-			o.deltas.put(p, cur, baseType, base)
+			o.deltas.put(deltaKey{p, cur}, baseType, base)
 		}
 		break
 	}
@@ -483,7 +491,7 @@ func (o *Objects) unpack(p *pack, off int64) (plumbing.ObjectType, []byte, error
 			return plumbing.InvalidObject, nil, err
 		}
 		if i > 0 {
-			o.deltas.put(p, chain[i].off, baseType, base)
+			o.deltas.put(deltaKey{p, chain[i].off}, baseType, base)
 		}
 	}
 	return baseType, base, nil
@@ -503,13 +511,62 @@ func (o *Objects) packedHeader(p *pack, off int64) (plumbing.ObjectType, int64, 
 	return t, int64(len(b)), err
 }
 
-// deltaCache keeps recently used delta bases, up to a byte budget.
-type deltaCache struct {
+// lru keeps recently used objects up to a byte budget. It serves two
+// caches: delta bases by pack and offset, and whole objects by name.
+type lru[K comparable] struct {
 	mu    sync.Mutex
 	limit int
 	used  int
-	lru   list.List
-	items map[deltaKey]*list.Element
+	list  list.List
+	items map[K]*list.Element
+}
+
+type lruItem[K comparable] struct {
+	key  K
+	typ  plumbing.ObjectType
+	data []byte
+}
+
+func (c *lru[K]) get(k K) (plumbing.ObjectType, []byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[k]; ok {
+		c.list.MoveToFront(el)
+		it := el.Value.(*lruItem[K])
+		return it.typ, it.data, true
+	}
+	return plumbing.InvalidObject, nil, false
+}
+
+// put keeps data, which must not change afterwards.
+func (c *lru[K]) put(k K, t plumbing.ObjectType, data []byte) {
+	if len(data) > c.limit/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[k]; ok {
+		return
+	}
+	if c.items == nil {
+		c.items = map[K]*list.Element{}
+	}
+	c.items[k] = c.list.PushFront(&lruItem[K]{k, t, data})
+	c.used += len(data)
+	for c.used > c.limit {
+		el := c.list.Back()
+		it := el.Value.(*lruItem[K])
+		c.list.Remove(el)
+		delete(c.items, it.key)
+		c.used -= len(it.data)
+	}
+}
+
+func (c *lru[K]) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items, c.used = nil, 0
+	c.list.Init()
 }
 
 type deltaKey struct {
@@ -517,57 +574,13 @@ type deltaKey struct {
 	off int64
 }
 
-type deltaItem struct {
-	key  deltaKey
-	typ  plumbing.ObjectType
-	data []byte
-}
-
 // deltaCacheLimit is the budget of the delta base cache (git's
-// core.deltaBaseCacheLimit defaults to 96 MiB; ours serves one command).
-const deltaCacheLimit = 32 << 20
-
-func (c *deltaCache) get(p *pack, off int64) (plumbing.ObjectType, []byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.items[deltaKey{p, off}]; ok {
-		c.lru.MoveToFront(el)
-		it := el.Value.(*deltaItem)
-		return it.typ, it.data, true
-	}
-	return plumbing.InvalidObject, nil, false
-}
-
-func (c *deltaCache) put(p *pack, off int64, t plumbing.ObjectType, data []byte) {
-	if len(data) > c.limit/4 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := deltaKey{p, off}
-	if _, ok := c.items[k]; ok {
-		return
-	}
-	if c.items == nil {
-		c.items = map[deltaKey]*list.Element{}
-	}
-	c.items[k] = c.lru.PushFront(&deltaItem{k, t, data})
-	c.used += len(data)
-	for c.used > c.limit {
-		el := c.lru.Back()
-		it := el.Value.(*deltaItem)
-		c.lru.Remove(el)
-		delete(c.items, it.key)
-		c.used -= len(it.data)
-	}
-}
-
-func (c *deltaCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items, c.used = nil, 0
-	c.lru.Init()
-}
+// core.deltaBaseCacheLimit defaults to 96 MiB; ours serves one command);
+// objectCacheLimit that of whole objects read (go-git's default was 96 MiB).
+const (
+	deltaCacheLimit  = 32 << 20
+	objectCacheLimit = 32 << 20
+)
 
 // packSet is the packs of every object directory as last scanned.
 type packSet struct {
