@@ -38,6 +38,15 @@ type Engine struct {
 	Checkpoint func(st *State) error
 	// Warn reports a problem that does not fail the command.
 	Warn func(msg string)
+	// Guides supplies the user's guides, partials and optional context
+	// for rendering prompts (nil: built-ins only).
+	Guides GuideSource
+	// Events is the agent event log (nil: no agent events); Force,
+	// NoCommitGuard and CommitTimes configure the guard rules (rules.go).
+	Events        EventStore
+	Force         Force
+	NoCommitGuard bool
+	CommitTimes   func(since time.Time) ([]time.Time, error)
 }
 
 // ErrNoWorkflow means this worktree has no workflow: none was started, or
@@ -135,7 +144,9 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 		if err != nil {
 			continue // a damaged task must not hide the others
 		}
-		if !t.State.Active() || !e.owns(t.State) {
+		// Only a task this worktree created or took over: fetched data
+		// can carry any worktree id (adopt.go).
+		if !t.State.Active() || !e.owns(t.State) || !e.adopted(t.State) {
 			continue
 		}
 		if best == nil || t.State.UpdatedAt.After(best.State.UpdatedAt) {
@@ -177,7 +188,13 @@ func (e *Engine) Start(name, node, task string) (*View, error) {
 	}
 	wf, ok := reg.Get(name)
 	if !ok {
+		if b, broken := reg.GetBroken(name); broken {
+			return nil, fmt.Errorf("Workflow '%s' cannot be loaded: %v", name, b.Err)
+		}
 		return nil, badNamef("Unknown workflow '%s'. Run 'git hegel workflows' to list them", name)
+	}
+	for _, w := range wf.Warnings {
+		e.warn(w.String())
 	}
 	if node == "" {
 		node = wf.StartNode
@@ -204,6 +221,7 @@ func (e *Engine) Start(name, node, task string) (*View, error) {
 		Attempt:         1,
 		RollbackHistory: []RollbackEvent{},
 	}
+	st.logPhase(now)
 	e.Claim(st)
 	rev := ""
 	if old, err := e.Tasks.LoadTask(task); err == nil {
@@ -248,8 +266,12 @@ func (e *Engine) Next(claim string) (*View, error) {
 			return "", &ErrNoMatch{Node: st.CurrentNode, Claim: c, Valid: claims(wf, st.CurrentNode)}
 		}
 		from = st.CurrentNode
+		forced, err := e.guard(st, wf, to, c)
+		if err != nil {
+			return "", err
+		}
 		e.enter(st, to)
-		return fmt.Sprintf("next: %s -> %s (%s)", from, to, c), nil
+		return fmt.Sprintf("next: %s -> %s (%s)%s", from, to, c, forced), nil
 	})
 	if err != nil {
 		return nil, err
@@ -384,6 +406,7 @@ func (e *Engine) Status() (*Task, error) { return e.Current() }
 // reapplying fn when another process wrote first, so concurrent commands
 // behave as if they had run one after the other.
 func (e *Engine) update(fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+	e.foldEvents()
 	cur, err := e.Current()
 	if err != nil {
 		return nil, nil, err
@@ -412,6 +435,7 @@ func (e *Engine) updateTask(cur *Task, fn func(*State, *Workflow) (string, error
 		if err != nil {
 			return nil, nil, err
 		}
+		e.settle(st, wf)
 		st.UpdatedAt = e.now()
 		_, err = e.Tasks.SaveTask(&Task{State: st, Definition: t.Definition, Rev: t.Rev}, msg)
 		if err == nil {
@@ -432,6 +456,7 @@ func (e *Engine) enter(st *State, node string) {
 	st.CurrentNode = node
 	st.History = append(st.History, node)
 	st.PhaseStartTime = now
+	st.logPhase(now)
 	st.Attempt = 1
 	st.LastFailure = ""
 	switch node {
@@ -449,6 +474,7 @@ func (e *Engine) reopen(st *State) {
 	st.Status = StatusActive
 	st.EndedAt = nil
 	st.PhaseStartTime = e.now()
+	st.logPhase(st.PhaseStartTime)
 	st.Attempt = 1
 	st.LastFailure = ""
 }
@@ -470,7 +496,18 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 }
 
 func (e *Engine) view(st *State, wf *Workflow) *View {
-	return &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Prompt: wf.Prompt(st.CurrentNode)}
+	prompt, err := e.RenderPrompt(st, wf)
+	if err != nil {
+		e.warn(err.Error() + " (showing the prompt as written)")
+		prompt = wf.Prompt(st.CurrentNode)
+	}
+	return &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Prompt: prompt}
+}
+
+func (e *Engine) warn(msg string) {
+	if e.Warn != nil {
+		e.Warn(msg)
+	}
 }
 
 func (e *Engine) now() time.Time {

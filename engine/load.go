@@ -35,6 +35,18 @@ func (e *defError) Error() string {
 // that duplicate keys, unknown keys and every other mistake can be reported
 // with the line it is on.
 func ParseWorkflow(name, filename string, data []byte) (*Workflow, error) {
+	return ParseWorkflowWith(name, filename, data, ParseOptions{})
+}
+
+// ParseOptions changes how strictly a definition is read.
+type ParseOptions struct {
+	// Strict makes unknown keys errors instead of warnings
+	// (git config hegel.strictWorkflows=true).
+	Strict bool
+}
+
+// ParseWorkflowWith is ParseWorkflow with options.
+func ParseWorkflowWith(name, filename string, data []byte, opts ParseOptions) (*Workflow, error) {
 	if !validName(name) {
 		return nil, &defError{filename, 1, fmt.Sprintf("invalid workflow name %s: %s", quote(name), nameRule)}
 	}
@@ -42,7 +54,7 @@ func ParseWorkflow(name, filename string, data []byte) (*Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{file: filename}
+	p := &parser{file: filename, strict: opts.Strict}
 	d, err := p.top(root)
 	if err != nil {
 		return nil, err
@@ -50,6 +62,7 @@ func ParseWorkflow(name, filename string, data []byte) (*Workflow, error) {
 	if err := p.check(d); err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(p.warnings, func(a, b Warning) int { return a.Line - b.Line })
 	w := &Workflow{
 		Name:      name,
 		Mode:      name,
@@ -57,6 +70,8 @@ func ParseWorkflow(name, filename string, data []byte) (*Workflow, error) {
 		Nodes:     make(map[string]*Node, len(d.nodes)),
 		Source:    filename,
 		Raw:       bytes.Clone(data),
+		Title:     d.title,
+		Warnings:  p.warnings,
 	}
 	if d.hasMode {
 		w.Mode = d.mode
@@ -147,6 +162,7 @@ func syntaxError(file string, data []byte, err error) error {
 // problems found only once the whole file has been read.
 type draft struct {
 	line      int
+	title     string // hegel's top-level name
 	mode      string
 	hasMode   bool
 	start     string
@@ -162,14 +178,25 @@ type draftNode struct {
 }
 
 type parser struct {
-	file   string
-	nTrans int // transitions so far, across all nodes
+	file     string
+	nTrans   int  // transitions so far, across all nodes
+	strict   bool // unknown keys are errors, not warnings
+	warnings []Warning
 }
 
 // maxTransitions bounds the work aliases can multiply: one shared list of
 // transitions referenced from every node would otherwise grow with the
 // square of the file size.
 const maxTransitions = 10000
+
+// warnAt records a problem that does not stop the file from loading.
+func (p *parser) warnAt(n *yaml.Node, format string, args ...any) {
+	line := 1
+	if n != nil && n.Line > 0 {
+		line = n.Line
+	}
+	p.warnings = append(p.warnings, Warning{p.file, line, fmt.Sprintf(format, args...)})
+}
 
 func (p *parser) errAt(n *yaml.Node, format string, args ...any) error {
 	line := 1
@@ -187,8 +214,8 @@ type field struct {
 }
 
 var (
-	topKeys        = []string{"mode", "start_node", "nodes"}
-	nodeKeys       = []string{"summary", "prompt", "transitions"}
+	topKeys        = []string{"name", "mode", "start_node", "nodes"}
+	nodeKeys       = []string{"summary", "prompt", "prompt_hbs", "rules", "transitions"}
 	transitionKeys = []string{"when", "to"}
 )
 
@@ -217,7 +244,11 @@ func (p *parser) fields(n *yaml.Node, subject, prefix, what string, known []stri
 				return nil, p.errAt(k, "%sduplicate %s %s (first at line %d)", prefix, what, quote(name), first.Line)
 			}
 			if !slices.Contains(known, name) {
-				return nil, p.errAt(k, "%sunknown %s %s %s", prefix, what, quote(name), hint(name, known))
+				if p.strict {
+					return nil, p.errAt(k, "%sunknown %s %s %s", prefix, what, quote(name), hint(name, known))
+				}
+				p.warnAt(k, "%sunknown %s %s ignored %s", prefix, what, quote(name), hint(name, known))
+				continue
 			}
 			seen[name] = k
 		}
@@ -263,6 +294,10 @@ func (p *parser) top(root *yaml.Node) (*draft, error) {
 	d := &draft{line: max(root.Line, 1)}
 	for _, f := range fs {
 		switch f.name {
+		case "name":
+			if d.title, err = p.line(f.value, "", "name", false); err != nil {
+				return nil, err
+			}
 		case "mode":
 			if d.mode, err = p.line(f.value, "", "mode", true); err != nil {
 				return nil, err
@@ -302,7 +337,10 @@ func (p *parser) nodes(n *yaml.Node) ([]*draftNode, error) {
 		}
 		seen[f.name] = f.key
 		if f.name == NodeDone || f.name == NodeAborted {
-			return nil, p.errAt(f.key, "node %q is reserved: done and aborted are implicit terminal nodes and must not be defined", f.name)
+			if err := p.explicitEnd(f); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if !validName(f.name) {
 			return nil, p.errAt(f.key, "invalid node name %s: %s", quote(f.name), nameRule)
@@ -323,7 +361,7 @@ func (p *parser) node(f field) (*draftNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	var prompt, transitions *yaml.Node
+	var prompt, promptHbs, rules, transitions *yaml.Node
 	for _, nf := range fs {
 		switch nf.name {
 		case "summary":
@@ -332,36 +370,39 @@ func (p *parser) node(f field) (*draftNode, error) {
 			}
 		case "prompt":
 			prompt = nf.value
+		case "prompt_hbs":
+			promptHbs = nf.value
+		case "rules":
+			rules = nf.value
 		case "transitions":
 			transitions = nf.value
 		}
 	}
-	if prompt == nil {
-		return nil, p.errAt(f.key, "%smissing prompt", prefix)
-	}
-	text, err := p.scalar(prompt, prefix, "prompt")
-	if err != nil {
+	// A node without transitions ends the run where it stands, like done.
+	if transitions == nil || isEmptyList(transitions) {
+		dn.node.Terminal = true
+	} else if err := p.transitions(dn, transitions, prefix); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(text) == "" {
-		return nil, p.errAt(prompt, "%sprompt is empty", prefix)
-	}
-	// Block scalars end in a newline; callers print prompts with their own.
-	dn.node.Prompt = strings.TrimRight(text, " \t\r\n")
-	if transitions == nil {
-		return nil, p.errAt(f.key, "%sno transitions", prefix)
-	}
-	if err := p.transitions(dn, transitions, prefix); err != nil {
+	if err := p.prompt(dn, f.key, prompt, promptHbs, prefix); err != nil {
 		return nil, err
+	}
+	if rules != nil {
+		if dn.node.Rules, err = p.rules(rules, prefix); err != nil {
+			return nil, err
+		}
 	}
 	return dn, nil
 }
 
+// isEmptyList reports a transitions value that lists nothing.
+func isEmptyList(n *yaml.Node) bool {
+	d := deref(n)
+	return isNull(d) || (d.Kind == yaml.SequenceNode && len(d.Content) == 0)
+}
+
 func (p *parser) transitions(dn *draftNode, n *yaml.Node, prefix string) error {
 	seq := deref(n)
-	if isNull(seq) || (seq.Kind == yaml.SequenceNode && len(seq.Content) == 0) {
-		return p.errAt(n, "%sno transitions", prefix)
-	}
 	if seq.Kind != yaml.SequenceNode {
 		return p.errAt(n, "%s\"transitions\" must be a list, got %s", prefix, describe(seq))
 	}

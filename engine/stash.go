@@ -35,6 +35,9 @@ type Stash struct {
 	Worktree   string // the worktree it was stashed from
 	Definition []byte // the workflow YAML the task runs, as stored with it
 	State      *State // the complete workflow state at the time
+	// Files describes the uncommitted files parked with the workflow
+	// (git hegel stash push --files), or nil.
+	Files *StashFiles
 	// Damaged says why the entry could not be read. When it is set, only
 	// ID and Rev are meaningful; the entry can still be dropped.
 	Damaged string
@@ -53,6 +56,16 @@ func (s *Stash) Label() string {
 		l += ` "` + m + `"`
 	}
 	return l
+}
+
+// StashFiles describes the uncommitted files a stash parked: a snapshot of
+// the working tree and the index (stored by package rollback), which the
+// stash store keeps reachable for as long as the stash exists.
+type StashFiles struct {
+	Tree   string `json:"tree"`             // the snapshot's tree (an object id)
+	Count  int    `json:"count"`            // files parked
+	Head   string `json:"head,omitempty"`   // the commit HEAD was at
+	Branch string `json:"branch,omitempty"` // the branch HEAD was on
 }
 
 // StashEntry is a live stash and its derived position: 0 is the newest.
@@ -184,6 +197,12 @@ func ParseStashSelector(s string) (StashSelector, error) {
 // between the two steps leaves the workflow both active and stashed (a
 // duplicate), never lost.
 func (e *Engine) StashPush(message string) (*StashEntry, error) {
+	return e.StashPushFiles(message, nil)
+}
+
+// StashPushFiles is StashPush with the files parked (nil: none) recorded in
+// the stash.
+func (e *Engine) StashPushFiles(message string, files *StashFiles) (*StashEntry, error) {
 	cur, err := e.Current()
 	if errors.Is(err, ErrNoWorkflow) {
 		return nil, errors.New("No active workflow to stash")
@@ -216,6 +235,7 @@ func (e *Engine) StashPush(message string) (*StashEntry, error) {
 			Worktree:   e.Worktree,
 			Definition: t.Definition,
 			State:      t.State.Clone(),
+			Files:      files,
 		}
 		if err := e.Stashes.PushStash(s, s.Label()); err != nil {
 			return nil, err
@@ -311,6 +331,14 @@ func (e *Engine) StashFind(sel, verb string) (*StashEntry, error) {
 // points at the task, and only then, unless keep (apply), is the entry
 // removed. A crash in between leaves a duplicate, never a loss.
 func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
+	return e.StashPopFiles(sel, keep, nil)
+}
+
+// StashPopFiles is StashPop with a step for the stash's parked files:
+// restore is called once the stash is found and may be restored, before
+// anything is written; its error stops the pop with nothing changed (and
+// it must itself change nothing when it fails). restore may be nil.
+func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) error) (*StashEntry, *View, error) {
 	cur, err := e.Current()
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, nil, err
@@ -333,6 +361,15 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 	op := StashOpPop
 	if keep {
 		op = "apply"
+	}
+	if old, err := e.Tasks.LoadTask(ent.Task); err == nil && old.State.Active() {
+		return nil, nil, fmt.Errorf("Cannot restore %s: its task '%s' is active again in %s; finish or abort it there first",
+			ent.Ref(), ent.Task, old.State.Worktree)
+	}
+	if restore != nil {
+		if err := restore(ent); err != nil {
+			return nil, nil, err
+		}
 	}
 	const attempts = 20
 	for i := 0; ; i++ {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -68,6 +69,31 @@ type State struct {
 	// Cancelled is set when a `git hegel run` was cancelled; the task is
 	// kept as it was.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// PhaseLog records when each node was entered, newest last (at most
+	// MaxPhaseLog): require_commits looks back over it and metrics time
+	// the phases with it. History says where the task went; this says when.
+	PhaseLog []PhaseVisit `json:"phase_log,omitempty"`
+}
+
+// PhaseVisit is one entry into a node.
+type PhaseVisit struct {
+	Node  string    `json:"node"`
+	Start time.Time `json:"start"`
+}
+
+// MaxPhaseLog bounds the phase log so a long-looping task's state stays
+// small; older visits are dropped.
+const MaxPhaseLog = 250
+
+// logPhase records entering st.CurrentNode at t.
+func (s *State) logPhase(t time.Time) {
+	if n := len(s.PhaseLog); n > 0 && s.PhaseLog[n-1].Node == s.CurrentNode && s.PhaseLog[n-1].Start.Equal(t) {
+		return // re-entering the same node at the same instant changes nothing
+	}
+	s.PhaseLog = append(s.PhaseLog, PhaseVisit{Node: s.CurrentNode, Start: t})
+	if n := len(s.PhaseLog); n > MaxPhaseLog {
+		s.PhaseLog = slices.Clone(s.PhaseLog[n-MaxPhaseLog:])
+	}
 }
 
 // TaskError is seed 05's error object: why the task failed.
@@ -180,6 +206,7 @@ func (s *State) Clone() *State {
 	c.FailedNodes = cloneSlice(s.FailedNodes)
 	c.Approvals = cloneSlice(s.Approvals)
 	c.Overrides = cloneSlice(s.Overrides)
+	c.PhaseLog = cloneSlice(s.PhaseLog)
 	c.PausedAt = clonePtr(s.PausedAt)
 	c.ResumedAt = clonePtr(s.ResumedAt)
 	if s.Questions != nil {

@@ -77,11 +77,34 @@ type TaskSync struct {
 	// StashID is the stash entry that holds the remote's version of a
 	// diverged task.
 	StashID string
+	// Held is set when a worktree of this clone held the task (it was
+	// active there) and the remote's version replaced it.
+	Held *TaskHeld
+}
+
+// TaskHeld says what became of a task a worktree of this clone held when
+// a fetch fast-forwarded it.
+type TaskHeld struct {
+	// Worktree is the path of the worktree that held it; WorktreeID its id.
+	Worktree, WorktreeID string
+	// Node and Status are the task's state now.
+	Node   string
+	Status string
+	// Owner and OwnerPath name the worktree that holds it now, when that
+	// is another one (taken over with switch or stash pop, or the remote
+	// kept its own state where both sides had moved on); "" when the
+	// state only moved forward and it is still held here.
+	Owner, OwnerPath string
+	// YoursStash is the stash entry that holds the version this worktree
+	// had, when the remote saved it there (both sides had moved on).
+	YoursStash string
 }
 
 // SyncReport is what fetch, push and sync tell the user.
 type SyncReport struct {
-	Remote      string
+	Remote string
+	// Self is the id of the worktree the sync ran in.
+	Self        string
 	Stashes     MergeCounts
 	Tasks       []TaskSync
 	History     MergeCounts
@@ -100,6 +123,25 @@ type SyncReport struct {
 	Retries int
 	// Received and Sent count the objects that crossed the network.
 	Received, Sent int
+	// Refused lists the remote's refs whose data failed a check: they
+	// were neither merged nor pushed over; everything else was.
+	Refused []RefIssue
+	// Skipped lists the remote's refs whose names git-hegel never writes
+	// (refs/hegel/tasks/a/b): left alone, with a warning.
+	Skipped []RefIssue
+	// Warnings are problems that did not stop anything (a setting git
+	// does not know).
+	Warnings []string
+}
+
+// RefIssue is one remote ref a sync did not take, and why.
+type RefIssue struct {
+	// Ref is the ref as the remote names it (refs/hegel/...).
+	Ref    string
+	Reason string
+	// Check is git's fsck message id when git's own object checks refused
+	// the ref ("gitmodulesUrl", "badDateOverflow"), else "".
+	Check string
 }
 
 // FetchSummary is one line about what fetching changed locally, "" when
@@ -149,6 +191,45 @@ func (r *SyncReport) DivergedNotes() []string {
 		}
 	}
 	return out
+}
+
+// HeldNotes says, one line per task a worktree of this clone held, what
+// the fetch did to it and where the other version is ("here" is the
+// worktree the sync ran in).
+func (r *SyncReport) HeldNotes() []string {
+	var out []string
+	for _, t := range r.Tasks {
+		h := t.Held
+		if h == nil {
+			continue
+		}
+		where := "here"
+		if h.WorktreeID != r.Self {
+			where = "in " + h.Worktree
+		}
+		now := fmt.Sprintf("now at %s", h.Node)
+		if h.Status != StatusActive {
+			now += fmt.Sprintf(" (%s)", h.Status)
+		}
+		switch {
+		case h.Owner == "":
+			out = append(out, fmt.Sprintf("Task %s moved on at %s, %s; it is still active %s", t.Task, r.Remote, now, where))
+		case h.YoursStash != "":
+			out = append(out, fmt.Sprintf("Task %s changed on both sides and %s kept its version (%s, held by %s); the version you had %s is stash %s (restore it with 'git hegel stash pop')",
+				t.Task, r.Remote, now, ownerName(h), where, h.YoursStash))
+		default:
+			out = append(out, fmt.Sprintf("Task %s was taken over at %s by %s, %s: it is no longer active %s (your last state stays in its history: git log refs/hegel/tasks/%s)",
+				t.Task, r.Remote, ownerName(h), now, where, t.Task))
+		}
+	}
+	return out
+}
+
+func ownerName(h *TaskHeld) string {
+	if h.OwnerPath != "" {
+		return fmt.Sprintf("%s (%s)", h.Owner, h.OwnerPath)
+	}
+	return h.Owner
 }
 
 // CheckpointNotes says, one line per task, which checkpoints diverged and

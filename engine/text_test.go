@@ -84,8 +84,12 @@ func TestBadNamesFromCommands(t *testing.T) {
 }
 
 func TestWorkflowFileNamesQuoted(t *testing.T) {
-	_, err := NewRegistry(map[string][]byte{".hegel/workflows/a\nb.yaml": []byte("nodes: {}\n")})
-	if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), `".hegel/workflows/a\nb.yaml":1: `) {
+	r, _ := NewRegistry(map[string][]byte{".hegel/workflows/a\nb.yaml": []byte("nodes: {}\n")})
+	b := r.Broken()
+	if len(b) != 1 {
+		t.Fatalf("broken = %v", b)
+	}
+	if err := b[0].Err; strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), `".hegel/workflows/a\nb.yaml":1: `) {
 		t.Errorf("error = %q", err)
 	}
 }

@@ -26,6 +26,9 @@ func (p *parser) check(d *draft) error {
 			}
 		}
 	}
+	if err := p.checkTemplates(d); err != nil {
+		return err
+	}
 	reach := reachable(d.start, func(n string) []string {
 		var out []string
 		if dn, ok := defined[n]; ok {
@@ -40,20 +43,28 @@ func (p *parser) check(d *draft) error {
 			return p.errAt(dn.key, "node %q is unreachable from start_node %q", dn.node.Name, d.start)
 		}
 	}
-	// A node that cannot get to an end would trap a task there forever.
+	// A node that cannot get to an end traps a task until someone runs
+	// abort or restart_cycle. hegel's files use such loops on purpose, so
+	// it is a warning.
 	preds := map[string][]string{}
+	var seeds []string
 	for _, dn := range d.nodes {
 		for _, t := range dn.node.Transitions {
 			preds[t.To] = append(preds[t.To], dn.node.Name)
 		}
+		if dn.node.Terminal {
+			seeds = append(seeds, dn.node.Name)
+		}
 	}
-	ends := reachable(NodeDone, func(n string) []string { return preds[n] })
-	for n := range reachable(NodeAborted, func(n string) []string { return preds[n] }) {
-		ends[n] = true
+	ends := map[string]bool{}
+	for _, s := range append([]string{NodeDone, NodeAborted}, seeds...) {
+		for n := range reachable(s, func(n string) []string { return preds[n] }) {
+			ends[n] = true
+		}
 	}
 	for _, dn := range d.nodes {
 		if !ends[dn.node.Name] {
-			return p.errAt(dn.key, "node %q has no path to done or aborted", dn.node.Name)
+			p.warnAt(dn.key, "node %q has no path to done: a task there can only leave with restart_cycle or abort", dn.node.Name)
 		}
 	}
 	return nil

@@ -23,9 +23,22 @@ type Transition struct {
 type Node struct {
 	Name    string
 	Summary string // one line; may be empty
-	Prompt  string // instructions for the phase, without a trailing newline
+	Prompt  string // instructions for the phase as written (a template), without a trailing newline
 	// Transitions are tried in file order; the first matching claim wins.
 	Transitions []Transition
+
+	// PromptHbs is set when the prompt was written as prompt_hbs.
+	PromptHbs bool
+	// Template is the parsed prompt (nil for an end node without one);
+	// PromptLine is the file line its first line is on.
+	Template   *Template
+	PromptLine int
+	// Rules are the node's guard rules, checked at next and on agent
+	// events (rules.go).
+	Rules []Rule
+	// Terminal is set for a node with no transitions: reaching it ends
+	// the run, as done does.
+	Terminal bool
 }
 
 // Workflow is a parsed, validated workflow definition. Treat it as read-only:
@@ -40,12 +53,26 @@ type Workflow struct {
 	// Raw is the YAML exactly as loaded. It is stored with each task so a
 	// task keeps running the definition it started with.
 	Raw []byte
+	// Title is hegel's top-level name: a display name; may be empty.
+	Title string
+	// Warnings are problems that did not stop the file from loading
+	// (unknown keys, nodes that cannot reach an end).
+	Warnings []Warning
 }
 
-// IsTerminal reports whether node is one of the implicit end nodes.
+// IsTerminal reports whether reaching node ends the run: the implicit
+// done and aborted, and defined nodes without transitions.
 func (w *Workflow) IsTerminal(node string) bool {
-	return node == NodeDone || node == NodeAborted
+	if node == NodeDone || node == NodeAborted {
+		return true
+	}
+	n, ok := w.Nodes[node]
+	return ok && n.Terminal
 }
+
+// RestartCycle is hegel's global claim: from any node, back to the start
+// node (a node's own transition with that claim wins).
+const RestartCycle = "restart_cycle"
 
 // HasNode reports whether a task of this workflow may be at node.
 func (w *Workflow) HasNode(node string) bool {
@@ -65,6 +92,24 @@ func (w *Workflow) Transition(node, claim string) (to string, ok bool) {
 			return t.To, true
 		}
 	}
+	if claim == RestartCycle && !n.Terminal {
+		return w.StartNode, true
+	}
+	return "", false
+}
+
+// DoneClaim returns the claim of node's first transition to an end (done,
+// or a node without transitions), for `git hegel done`.
+func (w *Workflow) DoneClaim(node string) (string, bool) {
+	n, ok := w.Nodes[node]
+	if !ok {
+		return "", false
+	}
+	for _, t := range n.Transitions {
+		if t.To == NodeDone || (t.To != NodeAborted && w.IsTerminal(t.To)) {
+			return t.When, true
+		}
+	}
 	return "", false
 }
 
@@ -80,6 +125,10 @@ func (w *Workflow) Prompt(node string) string {
 			"Start another with `git hegel start <workflow>`; `git hegel workflows` lists them.", w.Name)
 	}
 	if n, ok := w.Nodes[node]; ok {
+		if n.Terminal && n.Prompt == "" {
+			return fmt.Sprintf("The %s workflow is complete (it ended at '%s'); there is nothing more to do in it.\n"+
+				"Start another with `git hegel start <workflow>`; `git hegel workflows` lists them.", w.Name, node)
+		}
 		return n.Prompt
 	}
 	return ""

@@ -8,12 +8,16 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	want := map[string][]string{
-		"discovery": {"spec", "plan", "code", "learnings", "readme"},
-		"execution": {"spec", "plan", "code", "code_review", "readme"},
-		"minimal":   {"spec", "plan"},
-		"refactor":  {"review", "refactor", "code_review"},
-		"research":  {"plan", "study", "assess", "questions"},
+		"cowboy":          {"ride"},
+		"discovery":       {"spec", "plan", "code", "learnings", "readme"},
+		"execution":       {"spec", "plan", "code", "code_review", "readme"},
+		"init-greenfield": {"instructions", "vision", "architecture", "kickoff", "first_commit"},
+		"init-retrofit":   {"survey", "instructions", "code_map", "architecture", "handoff"},
+		"minimal":         {"spec", "plan"},
+		"refactor":        {"review", "refactor", "code_review"},
+		"research":        {"plan", "study", "assess", "questions"},
 	}
+	modes := map[string]string{"init-greenfield": "init", "init-retrofit": "init"}
 	ws := Builtins()
 	var names []string
 	for _, w := range ws {
@@ -31,7 +35,11 @@ func TestBuiltins(t *testing.T) {
 		if !slices.Equal(w.Order, order) {
 			t.Errorf("%s: order %v, want %v", w.Name, w.Order, order)
 		}
-		if w.Mode != w.Name || w.Source != "built-in" || w.StartNode != order[0] {
+		mode := w.Name
+		if m, ok := modes[w.Name]; ok {
+			mode = m
+		}
+		if w.Mode != mode || w.Source != "built-in" || w.StartNode != order[0] {
 			t.Errorf("%s: mode %q source %q start %q", w.Name, w.Mode, w.Source, w.StartNode)
 		}
 		// The stored copy of a built-in must parse back to the same thing,
@@ -55,8 +63,16 @@ func TestBuiltins(t *testing.T) {
 			if s := w.Summary(n); s == "" || strings.Contains(s, "\n") {
 				t.Errorf("%s/%s: summary %q", w.Name, n, s)
 			}
-			if p := w.Prompt(n); !strings.Contains(p, "git hegel next") {
+			if p := w.Prompt(n); !strings.Contains(p, "git hegel next") && !strings.Contains(p, "git hegel done") {
 				t.Errorf("%s/%s: prompt does not say how to move on", w.Name, n)
+			}
+			// Every prompt renders with the built-in guides alone.
+			st := &State{Task: "t", Workflow: w.Name, Mode: w.Mode, CurrentNode: n}
+			out, err := RenderNodePrompt(w.Nodes[n], st, w, nil)
+			if err != nil {
+				t.Errorf("%s/%s: render: %v", w.Name, n, err)
+			} else if strings.Contains(out, "{{") {
+				t.Errorf("%s/%s: rendered prompt keeps a template marker:\n%s", w.Name, n, out)
 			}
 		}
 		reach := reachableNodes(w)
@@ -172,7 +188,7 @@ func TestRegistry(t *testing.T) {
 	for _, w := range r.List() {
 		names = append(names, w.Name)
 	}
-	want := []string{"discovery", "execution", "mine", "minimal", "refactor", "research"}
+	want := []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "mine", "minimal", "refactor", "research"}
 	if !slices.Equal(names, want) {
 		t.Errorf("List = %v, want %v", names, want)
 	}
@@ -182,26 +198,51 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-func TestRegistryErrors(t *testing.T) {
+func TestRegistryBrokenFiles(t *testing.T) {
 	good := []byte(y(twoNodes...))
-	bad := []byte(y("start_node: spec"))
 	tests := []struct {
-		name  string
-		files map[string][]byte
-		want  string
+		name   string
+		files  map[string][]byte
+		broken string // name or file:... key
+		want   string
 	}{
-		{"first invalid file by name", map[string][]byte{
-			"w/b.yaml": bad, "w/a.yaml": []byte("nodes: ["), "w/c.yaml": good,
-		}, "w/a.yaml:1: invalid YAML: did not find expected node content"},
-		{"bad extension", map[string][]byte{"w/notes.txt": good}, "w/notes.txt:1: workflow files must end in .yaml or .yml"},
-		{"bad name", map[string][]byte{"w/My Flow.yaml": good}, `w/My Flow.yaml:1: invalid workflow name "My Flow": ` + nameRule},
-		{"yaml and yml", map[string][]byte{"w/x.yml": good, "w/x.yaml": good}, `w/x.yml:1: workflow "x" is already defined in w/x.yaml`},
+		{"invalid yaml", map[string][]byte{"w/a.yaml": []byte("nodes: ["), "w/c.yaml": good},
+			"a", "w/a.yaml:1: invalid YAML: did not find expected node content"},
+		{"bad extension", map[string][]byte{"w/notes.txt": good, "w/c.yaml": good}, "file:w/notes.txt", "w/notes.txt:1: workflow files must end in .yaml or .yml"},
+		{"bad name", map[string][]byte{"w/My Flow.yaml": good, "w/c.yaml": good}, "file:w/My Flow.yaml", `w/My Flow.yaml:1: invalid workflow name "My Flow": ` + nameRule},
+		{"yaml and yml", map[string][]byte{"w/x.yml": good, "w/x.yaml": good, "w/c.yaml": good}, "file:w/x.yml", `w/x.yml:1: workflow "x" is already defined in w/x.yaml`},
+		{"broken override hides the built-in", map[string][]byte{"w/discovery.yaml": []byte("start_node: x\n"), "w/c.yaml": good},
+			"discovery", "w/discovery.yaml:1: missing nodes"},
+		{"unknown guide", map[string][]byte{"w/g.yaml": []byte(y("start_node: a", "nodes:", "  a:", "    prompt: |", "      Read this.", "      {{NO_SUCH_GUIDE}}", "    transitions: [{when: a_complete, to: done}]")), "w/c.yaml": good},
+			"g", `w/g.yaml:6: node "a": unknown guide {{NO_SUCH_GUIDE}} (no .hegel/guides/NO_SUCH_GUIDE.md and no built-in guide of that name; see 'git hegel guides')`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewRegistry(tc.files)
-			if err == nil || err.Error() != tc.want {
-				t.Errorf("got %v (registry %v), want %s", err, r, tc.want)
+			r := LoadRegistry(tc.files, LoadOptions{})
+			var got *BrokenWorkflow
+			for _, b := range r.Broken() {
+				key := b.Name
+				if key == "" {
+					key = "file:" + b.Source
+				}
+				if key == tc.broken {
+					got = b
+				}
+			}
+			if got == nil || got.Err.Error() != tc.want {
+				t.Fatalf("broken %s = %+v, want %s (all: %v)", tc.broken, got, tc.want, r.Broken())
+			}
+			// One broken file never blocks the others.
+			if _, ok := r.Get("c"); !ok {
+				t.Error("the good file c.yaml did not load")
+			}
+			if _, ok := r.Get("execution"); !ok {
+				t.Error("the built-ins did not load")
+			}
+			if strings.HasPrefix(tc.broken, "discovery") {
+				if _, ok := r.Get("discovery"); ok {
+					t.Error("a broken override fell back to the built-in")
+				}
 			}
 		})
 	}

@@ -36,6 +36,9 @@ func (r *Repo) readDoc(ref plumbing.ReferenceName) (*Doc, error) {
 }
 
 func (r *Repo) readDocAt(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, error) {
+	if err := checkSize(r.storage, h, "commit "+h.String(), r.commitLimit(), "syncMaxCommitSize"); err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
 	c, err := object.GetCommit(r.storage, h)
 	if err != nil {
 		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", ref, h, oneLine(err.Error()))
@@ -85,7 +88,12 @@ func (r *Repo) readTreeFiles(t *object.Tree, prefix string, out map[string][]byt
 	return nil
 }
 
+// readBlob reads a document blob, refusing one over the document limit
+// before reading it.
 func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
+	if err := checkSize(r.storage, h, "blob "+h.String(), r.docLimit(), "syncMaxBlobSize"); err != nil {
+		return nil, err
+	}
 	return r.objects.Read(plumbing.BlobObject, h)
 }
 

@@ -50,6 +50,7 @@ type Repo struct {
 	getenv func(string) string
 	gogit  *git.Repository
 	trees  treeMemo
+	extras extrasMemo
 	// instance is this clone's id (see instance.go), read on first use.
 	instance string
 }

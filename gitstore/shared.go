@@ -243,3 +243,14 @@ func (r *Repo) createCommon(name string) (io.WriteCloser, error) {
 	}
 	return r.shared.OpenFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)), os.O_CREATE|os.O_EXCL|os.O_WRONLY)
 }
+
+// sharedPerm is core.sharedRepository from c, or none if it is invalid
+// (Open refuses such a repository; readers that only append stay quiet).
+func (c *Config) sharedPerm() SharedPerm {
+	v, ok := c.Get("core", "", "sharedrepository")
+	s, err := parseSharedPerm(v, ok)
+	if err != nil {
+		return SharedPerm{}
+	}
+	return s
+}

@@ -31,6 +31,9 @@ func (s Stashes) DroppedStashes(since time.Time) ([]*engine.DroppedStash, error)
 	for len(queue) > 0 {
 		h := queue[0]
 		queue = queue[1:]
+		if err := checkSize(s.r.storage, h, "commit "+h.String(), s.r.commitLimit(), "syncMaxCommitSize"); err != nil {
+			return nil, fmt.Errorf("%s: %w", StashRef, err)
+		}
 		c, err := object.GetCommit(s.r.storage, h)
 		if err != nil {
 			return nil, fmt.Errorf("%s: cannot read commit %s: %s", StashRef, h, oneLine(err.Error()))

@@ -95,6 +95,7 @@ func (s Stashes) readEntry(e object.TreeEntry, full bool) *engine.Stash {
 	}
 	st.Message, st.Timestamp, st.Task, st.Worktree, st.State = b.Message, b.Timestamp, b.Task, b.Worktree, b.WorkflowState
 	st.Definition = []byte(b.Workflow)
+	st.Files = b.Files
 	return st
 }
 
@@ -114,6 +115,7 @@ type stashSummary struct {
 	timestamp                    time.Time
 	task, worktree               string
 	workflow, mode, node, status string
+	files                        int // files parked; 0: none
 }
 
 // summarize reads the summary of entry e. cacheable is false when the
@@ -129,10 +131,14 @@ func (s Stashes) summarize(e object.TreeEntry, rd *summaryReader) (sm *stashSumm
 		return &stashSummary{damaged: oneLine(err.Error())}, errors.As(err, &de)
 	}
 	st := b.WorkflowState
-	return &stashSummary{
+	sm = &stashSummary{
 		message: b.Message, timestamp: b.Timestamp, task: b.Task, worktree: b.Worktree,
 		workflow: st.Workflow, mode: st.Mode, node: st.CurrentNode, status: st.Status,
-	}, true
+	}
+	if b.Files != nil {
+		sm.files = max(b.Files.Count, 1)
+	}
+	return sm, true
 }
 
 func (sm *stashSummary) stash(e object.TreeEntry) *engine.Stash {
@@ -142,6 +148,9 @@ func (sm *stashSummary) stash(e object.TreeEntry) *engine.Stash {
 	}
 	st.Message, st.Timestamp, st.Task, st.Worktree = sm.message, sm.timestamp, sm.task, sm.worktree
 	st.State = &engine.State{Task: sm.task, Workflow: sm.workflow, Mode: sm.mode, CurrentNode: sm.node, Status: sm.status}
+	if sm.files > 0 {
+		st.Files = &engine.StashFiles{Count: sm.files}
+	}
 	return st
 }
 
@@ -160,8 +169,8 @@ func damaged(format string, a ...any) error { return &damageError{fmt.Sprintf(fo
 // reads into one file read.
 const (
 	summaryCacheFile   = "hegel/stash-summaries"
-	summaryCacheHeader = "git-hegel stash summaries 1"
-	summaryCacheFields = 10
+	summaryCacheHeader = "git-hegel stash summaries 2"
+	summaryCacheFields = 11
 )
 
 func (s Stashes) summaryCachePath() string {
@@ -216,6 +225,9 @@ func (s Stashes) readSummaryCache() map[plumbing.Hash]*stashSummary {
 				return nil
 			}
 		}
+		if sm.files, err = strconv.Atoi(f[10]); err != nil {
+			return nil
+		}
 		out[h] = sm
 	}
 	return out
@@ -243,6 +255,8 @@ func (s Stashes) writeSummaryCache(entries []object.TreeEntry, sums []*stashSumm
 			buf.WriteByte('\t')
 			buf.WriteString(strconv.Quote(v))
 		}
+		buf.WriteByte('\t')
+		buf.WriteString(strconv.Itoa(sm.files))
 		buf.WriteByte('\n')
 	}
 	_ = s.r.writeCommon(summaryCacheFile, buf.Bytes(), false)
@@ -359,6 +373,12 @@ func decodeSummary(rd io.Reader) (*stashBlob, error) {
 			dst = &b.Task
 		case "worktree":
 			dst = &b.Worktree
+		case "files":
+			// optional, before workflow_state: read, not counted
+			if err := dec.Decode(&b.Files); err != nil {
+				return nil, invalid(err)
+			}
+			continue
 		case "workflow_state":
 			dst = &b.WorkflowState
 		default:

@@ -21,6 +21,8 @@ import (
 //
 //	version               "1\n", as on every git-hegel ref
 //	entries/<id>.json     one blob per live stash (no entries/ when empty)
+//	files/<id>            the files a stash parked (stash push --files): the
+//	                      snapshot tree its entry names, kept reachable
 //
 // Each commit is one operation; its subject is "stash <op>: <detail>".
 // Entries are written once and never rewritten: push adds a name, pop and
@@ -30,6 +32,7 @@ import (
 const (
 	StashRef         = plumbing.ReferenceName("refs/hegel/stashes")
 	stashEntriesDir  = "entries"
+	stashFilesDir    = "files"
 	stashBlobSuffix  = ".json"
 	stashBlobVersion = 1
 	stashAttempts    = 200
@@ -47,21 +50,23 @@ func (r *Repo) Stashes() Stashes { return Stashes{r} }
 // not meaning: the small fields come first and the definition last, so
 // listing can stop reading a blob once it has what it shows.
 type stashBlob struct {
-	Version       int           `json:"version"`
-	Message       string        `json:"message"`
-	Timestamp     time.Time     `json:"timestamp"`
-	Task          string        `json:"task"`
-	Worktree      string        `json:"worktree"`
-	WorkflowState *engine.State `json:"workflow_state"`
-	Workflow      string        `json:"workflow"` // the definition's YAML text
+	Version       int                `json:"version"`
+	Message       string             `json:"message"`
+	Timestamp     time.Time          `json:"timestamp"`
+	Task          string             `json:"task"`
+	Worktree      string             `json:"worktree"`
+	Files         *engine.StashFiles `json:"files,omitempty"`
+	WorkflowState *engine.State      `json:"workflow_state"`
+	Workflow      string             `json:"workflow"` // the definition's YAML text
 }
 
 // stashTip is the stash list as one commit holds it.
 type stashTip struct {
 	commit  plumbing.Hash // zero: the ref does not exist yet
 	tree    plumbing.Hash
-	rest    []object.TreeEntry // root entries besides entries/ (version, and any a newer build added)
+	rest    []object.TreeEntry // root entries besides entries/ and files/ (version, and any a newer build added)
 	entries []object.TreeEntry // entries/, in git order: oldest id first
+	files   []object.TreeEntry // files/: one tree per stash that parked files, named by its id
 }
 
 // load reads the tip of the stash list without reading any entry blob.
@@ -77,6 +82,9 @@ func (s Stashes) load() (*stashTip, error) {
 }
 
 func (s Stashes) loadAt(h plumbing.Hash) (*stashTip, error) {
+	if err := checkSize(s.r.storage, h, "commit "+h.String(), s.r.commitLimit(), "syncMaxCommitSize"); err != nil {
+		return nil, fmt.Errorf("%s: %w", StashRef, err)
+	}
 	c, err := object.GetCommit(s.r.storage, h)
 	if err != nil {
 		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", StashRef, h, oneLine(err.Error()))
@@ -98,6 +106,16 @@ func (s Stashes) loadAt(h plumbing.Hash) (*stashTip, error) {
 				return nil, fmt.Errorf("%s: cannot read %s/: %s", StashRef, stashEntriesDir, oneLine(err.Error()))
 			}
 			t.entries = append([]object.TreeEntry(nil), sub.Entries...)
+			continue
+		case stashFilesDir:
+			if e.Mode != filemode.Dir {
+				return nil, fmt.Errorf("%s: %s is not a directory", StashRef, stashFilesDir)
+			}
+			sub, err := object.GetTree(s.r.storage, e.Hash)
+			if err != nil {
+				return nil, fmt.Errorf("%s: cannot read %s/: %s", StashRef, stashFilesDir, oneLine(err.Error()))
+			}
+			t.files = append([]object.TreeEntry(nil), sub.Entries...)
 			continue
 		case versionFile:
 			b, err := s.r.readBlob(e.Hash)
@@ -158,9 +176,48 @@ func (t *stashTip) with(id string, blob plumbing.Hash) []object.TreeEntry {
 	return append(out, t.entries[i:]...)
 }
 
-// commit writes entries as the new stash list on top of t, with
-// compare-and-swap on t's commit. An unchanged tree writes nothing.
+// filesWith returns files/ plus (or, with tree zero, minus) the tree of
+// stash id, in a new slice.
+func (t *stashTip) filesWith(id string, tree plumbing.Hash) []object.TreeEntry {
+	out := make([]object.TreeEntry, 0, len(t.files)+1)
+	for _, e := range t.files {
+		if e.Name != id {
+			out = append(out, e)
+		}
+	}
+	if !tree.IsZero() {
+		out = append(out, object.TreeEntry{Name: id, Mode: filemode.Dir, Hash: tree})
+		sortTreeEntries(out)
+	}
+	return out
+}
+
+// filesKept returns files/ restricted to the stashes in entries.
+func filesKept(files, entries []object.TreeEntry) []object.TreeEntry {
+	if len(files) == 0 {
+		return nil
+	}
+	live := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		live[stashID(e.Name)] = true
+	}
+	var out []object.TreeEntry
+	for _, e := range files {
+		if live[e.Name] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// commit writes entries (and the files trees of those that have one) as
+// the new stash list on top of t, with compare-and-swap on t's commit. An
+// unchanged tree writes nothing.
 func (s Stashes) commit(t *stashTip, entries []object.TreeEntry, subject string) error {
+	return s.commitFiles(t, entries, filesKept(t.files, entries), subject)
+}
+
+func (s Stashes) commitFiles(t *stashTip, entries, files []object.TreeEntry, subject string) error {
 	root := append([]object.TreeEntry(nil), t.rest...)
 	if t.commit.IsZero() {
 		v, err := s.r.writeBlob([]byte(FormatVersion + "\n"))
@@ -176,6 +233,13 @@ func (s Stashes) commit(t *stashTip, entries []object.TreeEntry, subject string)
 			return err
 		}
 		root = append(root, object.TreeEntry{Name: stashEntriesDir, Mode: filemode.Dir, Hash: h})
+	}
+	if len(files) > 0 {
+		h, err := s.r.storeTree(files)
+		if err != nil {
+			return err
+		}
+		root = append(root, object.TreeEntry{Name: stashFilesDir, Mode: filemode.Dir, Hash: h})
 	}
 	sortTreeEntries(root)
 	tree, err := s.r.storeTree(root)
@@ -207,16 +271,24 @@ func (r *Repo) storeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 // update applies fn to the current stash list and commits the result,
 // reloading and reapplying fn whenever another process committed first.
 func (s Stashes) update(fn func(t *stashTip) ([]object.TreeEntry, string, error)) error {
+	return s.updateFiles(func(t *stashTip) ([]object.TreeEntry, []object.TreeEntry, string, error) {
+		entries, subject, err := fn(t)
+		return entries, filesKept(t.files, entries), subject, err
+	})
+}
+
+// updateFiles is update for an operation that also changes files/.
+func (s Stashes) updateFiles(fn func(t *stashTip) (entries, files []object.TreeEntry, subject string, err error)) error {
 	for i := 0; i < stashAttempts; i++ {
 		t, err := s.load()
 		if err != nil {
 			return err
 		}
-		entries, subject, err := fn(t)
+		entries, files, subject, err := fn(t)
 		if err != nil {
 			return err
 		}
-		err = s.commit(t, entries, subject)
+		err = s.commitFiles(t, entries, files, subject)
 		if err == nil {
 			return nil
 		}
@@ -245,6 +317,7 @@ func (s Stashes) PushStash(st *engine.Stash, detail string) error {
 		Timestamp:     st.Timestamp,
 		Task:          st.Task,
 		Worktree:      st.Worktree,
+		Files:         st.Files,
 		WorkflowState: st.State,
 		Workflow:      string(st.Definition),
 	})
@@ -255,9 +328,14 @@ func (s Stashes) PushStash(st *engine.Stash, detail string) error {
 	if err != nil {
 		return err
 	}
-	err = s.update(func(t *stashTip) ([]object.TreeEntry, string, error) {
+	files, err := filesTree(st.Files)
+	if err != nil {
+		return err
+	}
+	err = s.updateFiles(func(t *stashTip) ([]object.TreeEntry, []object.TreeEntry, string, error) {
 		st.ID = engine.NextStashID(st.Timestamp, t.newest())
-		return t.with(st.ID, blob), stashSubject(engine.StashOpPush, detail), nil
+		entries := t.with(st.ID, blob)
+		return entries, (&stashTip{files: filesKept(t.files, entries)}).filesWith(st.ID, files), stashSubject(engine.StashOpPush, detail), nil
 	})
 	if err != nil {
 		return err
@@ -310,12 +388,34 @@ func (s Stashes) RestoreStash(d *engine.DroppedStash, detail string) error {
 		return fmt.Errorf("cannot restore stash %s: no blob recorded for it", d.ID)
 	}
 	blob := plumbing.NewHash(d.Rev)
-	return s.update(func(t *stashTip) ([]object.TreeEntry, string, error) {
-		if t.find(d.ID) >= 0 {
-			return nil, "", fmt.Errorf("stash %s: %w", d.ID, engine.ErrExists)
+	full := s.readEntry(object.TreeEntry{Name: stashName(d.ID), Mode: filemode.Regular, Hash: blob}, true)
+	files, err := filesTree(full.Files)
+	if err != nil {
+		return err
+	}
+	if !files.IsZero() {
+		if _, err := object.GetTree(s.r.storage, files); err != nil {
+			return fmt.Errorf("cannot restore stash %s: the files it parked are gone (%s)", d.ID, files)
 		}
-		return t.with(d.ID, blob), stashSubject(engine.StashOpRestore, detail), nil
+	}
+	return s.updateFiles(func(t *stashTip) ([]object.TreeEntry, []object.TreeEntry, string, error) {
+		if t.find(d.ID) >= 0 {
+			return nil, nil, "", fmt.Errorf("stash %s: %w", d.ID, engine.ErrExists)
+		}
+		entries := t.with(d.ID, blob)
+		return entries, (&stashTip{files: filesKept(t.files, entries)}).filesWith(d.ID, files), stashSubject(engine.StashOpRestore, detail), nil
 	})
+}
+
+// filesTree returns the tree a stash's parked files are in (zero: none).
+func filesTree(f *engine.StashFiles) (plumbing.Hash, error) {
+	if f == nil || f.Tree == "" {
+		return plumbing.ZeroHash, nil
+	}
+	if !plumbing.IsHash(f.Tree) {
+		return plumbing.ZeroHash, fmt.Errorf("stash files: %q is not an object id", f.Tree)
+	}
+	return plumbing.NewHash(f.Tree), nil
 }
 
 // StashIDs implements engine.StashStore.

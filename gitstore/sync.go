@@ -67,37 +67,98 @@ type syncer struct {
 
 	fetchConn, pushConn *conn
 	codeTips            []plumbing.Hash // see known
+	// refused holds the refs (relative to refs/hegel/) whose remote data
+	// failed a check in this sync: they are not merged, and not pushed
+	// over.
+	refused map[string]bool
+	chk     *gitChecker
+	chkDone bool
 	// beforePush, if set, runs before each push attempt (tests use it to
 	// move the remote in between).
 	beforePush func()
 }
 
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
-	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name}, g: newGraph(r.storage)}
+	self, _ := r.WorktreeID()
+	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}}
+}
+
+// checker returns git's object checker (nil in memory), made on first use.
+func (s *syncer) checker() *gitChecker {
+	if !s.chkDone {
+		s.chk, s.chkDone = s.r.checker(s.warn), true
+	}
+	return s.chk
+}
+
+func (s *syncer) warn(msg string) { s.rep.Warnings = append(s.rep.Warnings, msg) }
+
+// refuse leaves ref out of this sync: its data failed a check.
+func (s *syncer) refuse(ref hegelRef, reason, check string) {
+	if s.refused[ref.rel] {
+		return
+	}
+	s.refused[ref.rel] = true
+	s.rep.Refused = append(s.rep.Refused, engine.RefIssue{Ref: string(ref.local()), Reason: oneLine(reason), Check: check})
+}
+
+// skip notes a remote ref whose name git-hegel never writes.
+func (s *syncer) skip(name, reason string) {
+	for _, x := range s.rep.Skipped {
+		if x.Ref == name {
+			return
+		}
+	}
+	s.rep.Skipped = append(s.rep.Skipped, engine.RefIssue{Ref: name, Reason: oneLine(reason)})
+}
+
+// refusedErr is the error a sync ends with when it refused refs (after
+// doing everything else), or nil.
+func (s *syncer) refusedErr() error {
+	if len(s.rep.Refused) == 0 {
+		return nil
+	}
+	return &RefusedError{Remote: s.rem.Name, Refs: s.rep.Refused}
 }
 
 // Fetch fetches the remote's refs/hegel/* into refs/hegel-remotes/<remote>/
 // and merges them into the local refs.
+//
+// Refs whose data fails a check are left out and the rest goes on; the
+// error is then a *RefusedError, and the report lists them.
 func (r *Repo) Fetch(ctx context.Context, rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
 	s := r.newSyncer(rem, o)
 	validated, err := s.fetch(ctx)
 	if err != nil {
 		return s.rep, err
 	}
-	return s.rep, s.merge(validated)
+	if err := s.merge(validated); err != nil {
+		return s.rep, err
+	}
+	s.recordMerged()
+	return s.rep, s.refusedErr()
 }
 
 // MergeTracking merges refs/hegel-remotes/<remote>/* into the local refs
 // without touching the network: the second half of Fetch.
 func (r *Repo) MergeTracking(rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
 	s := r.newSyncer(rem, o)
-	return s.rep, s.merge(nil)
+	if err := s.merge(nil); err != nil {
+		return s.rep, err
+	}
+	s.recordMerged()
+	return s.rep, s.refusedErr()
 }
 
 // Push pushes the local refs to the remote (see the package comment).
 func (r *Repo) Push(ctx context.Context, rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
 	s := r.newSyncer(rem, o)
-	return s.rep, s.push(ctx)
+	if err := s.push(ctx); err != nil {
+		return s.rep, err
+	}
+	// No recordMerged: a push merges only when the remote moved, so a
+	// tracking ref a plain git fetch brought may still be unmerged.
+	return s.rep, s.refusedErr()
 }
 
 // Sync fetches, merges and pushes.
@@ -110,7 +171,11 @@ func (r *Repo) Sync(ctx context.Context, rem *Remote, o SyncOptions) (*engine.Sy
 	if err := s.merge(validated); err != nil {
 		return s.rep, err
 	}
-	return s.rep, s.push(ctx)
+	if err := s.push(ctx); err != nil {
+		return s.rep, err
+	}
+	s.recordMerged()
+	return s.rep, s.refusedErr()
 }
 
 // conn returns the connection to u, shared by fetch and push when they
@@ -126,9 +191,9 @@ func (s *syncer) conn(u string) (*conn, error) {
 
 // syncedRefs lists the refs under prefix (refs/hegel/ or a tracking
 // namespace) that this sync handles, by name relative to prefix. A ref of
-// a kind sync does not know is left alone. A task ref whose name git-hegel
-// would never write is skipped among the local refs, and rejects the
-// whole merge among the remote's.
+// a kind sync does not know is left alone; so is a ref whose name
+// git-hegel would never write (and, among the tracking refs, it is
+// reported as skipped).
 func (s *syncer) syncedRefs(prefix string) (map[string]hegelRef, map[string]plumbing.Hash, error) {
 	refs, err := s.r.refs.List(prefix)
 	if err != nil {
@@ -139,10 +204,10 @@ func (s *syncer) syncedRefs(prefix string) (map[string]hegelRef, map[string]plum
 	for _, ref := range refs {
 		rel := strings.TrimPrefix(string(ref.Name), prefix)
 		h, ok, err := classify(rel)
-		if err != nil && prefix != hegelPrefix {
-			return nil, nil, &RejectedError{Ref: hegelPrefix + rel, Remote: s.rem.Name, Reason: err.Error()}
+		if err != nil && prefix != hegelPrefix && s.o.inScope(h) {
+			s.skip(hegelPrefix+rel, err.Error())
 		}
-		if !ok || (h.kind == kindCheckpoint && !s.o.Checkpoints) {
+		if !ok || !s.o.inScope(h) {
 			continue
 		}
 		kinds[rel], hashes[rel] = h, ref.Hash
@@ -161,8 +226,8 @@ func sortedRefs(m map[string]hegelRef) []hegelRef {
 		out = append(out, h)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].kind != out[j].kind {
-			return out[i].kind < out[j].kind
+		if out[i].order != out[j].order {
+			return out[i].order < out[j].order
 		}
 		return out[i].rel < out[j].rel
 	})

@@ -1,7 +1,10 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -9,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -20,6 +24,11 @@ func TestSyncHTTPCredentials(t *testing.T) {
 	git, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git not installed")
+	}
+	if out, err := exec.Command(git, "--exec-path").Output(); err != nil {
+		t.Skip("git --exec-path failed")
+	} else if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")); err != nil {
+		t.Skip("this git installation has no git http-backend: smart HTTP sync not tested")
 	}
 	root := t.TempDir()
 	syncGit(t, root, "init", "-q", "--bare", "r.git")
@@ -164,6 +173,7 @@ func TestSyncDiskFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("first: %+v", rep)
 	if rep.Received < 100 || packs(b) != 1 {
 		t.Errorf("received %d objects, %d packs", rep.Received, packs(b))
 	}
@@ -184,5 +194,61 @@ func TestSyncDiskFile(t *testing.T) {
 		if out := syncGit(t, dir, "fsck", "--strict", "--no-dangling"); strings.Contains(out, "error") || strings.Contains(out, "warning") {
 			t.Errorf("fsck %s: %s", dir, out)
 		}
+	}
+}
+
+// A remote task whose newest commit carries a 100 MB message is refused
+// without git-hegel reading the message: the fetch allocates a small
+// fraction of it (before the limit, it allocated several times its size).
+func TestSyncHugeCommitMessage(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	if testing.Short() {
+		t.Skip("builds a 100 MB commit")
+	}
+	root := t.TempDir()
+	syncGit(t, root, "init", "-q", "--bare", "origin.git")
+	origin := filepath.Join(root, "origin.git")
+	u := "file://" + origin
+	rem := &Remote{Name: "origin", FetchURL: u, PushURL: u}
+	a, b := syncDiskRepo(t), syncDiskRepo(t)
+	saveTask(t, a, "t", "spec", "start")
+	stash(t, a, "parked")
+	if _, err := a.Sync(context.Background(), rem, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tip := strings.TrimSpace(syncGit(t, origin, "rev-parse", "refs/hegel/tasks/t"))
+	tree := strings.TrimSpace(syncGit(t, origin, "rev-parse", "refs/hegel/tasks/t^{tree}"))
+	msg := filepath.Join(root, "commit")
+	f, err := os.Create(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "tree %s\nparent %s\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n\n", tree, tip)
+	if _, err := f.Write(bytes.Repeat([]byte("m"), 100<<20)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	huge := strings.TrimSpace(syncGit(t, origin, "hash-object", "-t", "commit", "-w", msg))
+	syncGit(t, origin, "update-ref", "refs/hegel/tasks/t", huge)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rep, err := b.Fetch(context.Background(), rem, SyncOptions{})
+	runtime.ReadMemStats(&after)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "over the 1 MiB limit (git config hegel.syncMaxCommitSize)") {
+		t.Fatalf("got %v", err)
+	}
+	if got := rep.FetchSummary(); got != "1 stash added" {
+		t.Errorf("fetched %q", got)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Errorf("the fetch allocated %d MiB for a refused 100 MiB message", n>>20)
+	}
+	if out := syncGit(t, b.CommonDir, "fsck", "--strict"); out != "" {
+		t.Errorf("fsck: %s", out)
 	}
 }

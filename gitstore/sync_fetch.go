@@ -15,9 +15,12 @@ import (
 )
 
 // fetch is the network step: it brings the remote's refs/hegel/* into the
-// tracking namespace, validated. It returns the tracking refs it
-// validated, so the merge step does not check them twice. On any error,
-// neither the tracking refs nor the object store have changed.
+// tracking namespace, validated. A ref whose data fails a check is
+// refused (s.refuse): its tracking ref does not move and none of its
+// objects enter the repository, while the other refs go on. It returns
+// the tracking refs it validated, so the merge step does not check them
+// twice. On an error, neither the tracking refs nor the object store have
+// changed.
 func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing.Hash, error) {
 	if s.fetchConn == nil {
 		c, err := s.conn(s.rem.FetchURL)
@@ -44,9 +47,12 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 			}
 			ref, ok, err := classify(rel)
 			if err != nil {
-				return nil, &RejectedError{Ref: name, Remote: s.rem.Name, Reason: err.Error()}
+				if s.o.inScope(ref) {
+					s.skip(name, err.Error())
+				}
+				continue
 			}
-			if !ok || (ref.kind == kindCheckpoint && !s.o.Checkpoints) {
+			if !ok || !s.o.inScope(ref) {
 				continue
 			}
 			remote[rel], remoteHash[rel] = ref, h
@@ -71,6 +77,7 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 	}
 	objects := gitstorer.EncodedObjectStorer(s.r.storage)
 	var q *quarantine
+	var packFail *fsckFailure
 	if len(wants) > 0 {
 		q, err = s.r.newQuarantine()
 		if err != nil {
@@ -93,12 +100,12 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 		if err != nil {
 			return nil, s.fetchConn.describe(err)
 		}
-		n, err := q.receive(demux(req.Capabilities, resp))
+		packFail, err = q.receive(demux(req.Capabilities, resp), s.checker())
 		_ = resp.Close()
 		if err != nil {
 			return nil, s.fetchConn.describe(err)
 		}
-		s.rep.Received += n
+		s.rep.Received += q.count
 		objects = q.over(s.r.storage)
 	}
 
@@ -107,19 +114,40 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 	defer func() { s.g.s = s.r.storage }()
 	v := newValidator(objects, s.g, s.r.cfg)
 	validated := map[plumbing.ReferenceName]plumbing.Hash{}
+	var cands []candidate
 	for _, ref := range sortedRefs(remote) {
 		h := remoteHash[ref.rel]
 		if h == local[ref.rel] {
 			validated[ref.tracking(s.rem.Name)] = h
 			continue
 		}
-		if err := v.validate(ref, h, s.known(ref, local[ref.rel])); err != nil {
-			return nil, &RejectedError{Ref: string(ref.local()), Remote: s.rem.Name, Reason: err.Error()}
+		objs, err := v.validate(ref, h, s.known(ref, local[ref.rel]))
+		if err != nil {
+			s.refuse(ref, err.Error(), "")
+			continue
 		}
-		validated[ref.tracking(s.rem.Name)] = h
+		cands = append(cands, candidate{ref: ref, tip: h, objects: objs})
+	}
+	var first *fsckCheck
+	if q != nil && q.dir != "" {
+		first = &fsckCheck{fail: packFail, whole: true}
+	}
+	var alternates []string
+	if q != nil && q.dir != "" {
+		alternates = []string{q.objectsDir()}
+	}
+	cands = s.gitCheck(cands, objects, first, alternates...)
+	var accepted []plumbing.Hash
+	for _, c := range cands {
+		validated[c.ref.tracking(s.rem.Name)] = c.tip
+		accepted = append(accepted, c.objects...)
 	}
 	if q != nil {
-		if err := q.migrate(s.r.storage); err != nil {
+		objectsDir := ""
+		if s.r.CommonDir != "" {
+			objectsDir = s.checker().objects
+		}
+		if err := q.migrate(s.r.storage, objectsDir, accepted, len(s.refused) == 0); err != nil {
 			return nil, fmt.Errorf("cannot store the fetched objects: %s", oneLine(err.Error()))
 		}
 	}
@@ -127,6 +155,9 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 	// Now the tracking refs. A tracking ref another process moved meanwhile
 	// is left to it: the merge step reads (and validates) whatever is there.
 	for _, ref := range sortedRefs(remote) {
+		if s.refused[ref.rel] {
+			continue
+		}
 		h := remoteHash[ref.rel]
 		if old := tracking[ref.rel]; old != h {
 			if err := s.r.refs.Update(ref.tracking(s.rem.Name), old, h); err != nil && !errors.Is(err, ErrConflict) {
@@ -180,7 +211,7 @@ func (s *syncer) haves(tracking map[string]plumbing.Hash) []plumbing.Hash {
 // project's own history is not walked.
 func (s *syncer) known(ref hegelRef, local plumbing.Hash) []plumbing.Hash {
 	out := nonZero(local)
-	if ref.kind != kindCheckpoint {
+	if !ref.ns.userFiles {
 		return out
 	}
 	if s.codeTips == nil {

@@ -20,6 +20,9 @@ import (
 type graph struct {
 	s     gitstorer.EncodedObjectStorer
 	nodes map[plumbing.Hash]*gnode
+	// maxCommit, if set, refuses commits larger than it before reading
+	// them (validation of fetched data sets it).
+	maxCommit int64
 }
 
 type gnode struct {
@@ -41,6 +44,9 @@ func (g *graph) node(h plumbing.Hash) (*gnode, error) {
 	if n, ok := g.nodes[h]; ok {
 		return n, nil
 	}
+	if err := checkSize(g.s, h, "commit "+h.String(), g.maxCommit, "syncMaxCommitSize"); err != nil {
+		return nil, err
+	}
 	o, err := g.s.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is missing", errNotCommit, h)
@@ -48,9 +54,9 @@ func (g *graph) node(h plumbing.Hash) (*gnode, error) {
 	if o.Type() != plumbing.CommitObject {
 		return nil, fmt.Errorf("%w: %s is a %s", errNotCommit, h, o.Type())
 	}
-	data, err := readObject(o)
+	data, err := readCommitHeader(o)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("commit %s: %s", h, oneLine(err.Error()))
 	}
 	n, err := parseCommitHeader(h, data)
 	if err != nil {
@@ -101,6 +107,36 @@ func parseCommitHeader(h plumbing.Hash, data []byte) (*gnode, error) {
 		return nil, fmt.Errorf("commit %s has no tree", h)
 	}
 	return n, nil
+}
+
+// readCommitHeader reads a commit's header, up to and including the blank
+// line that ends it, and none of its message: a message may be of any
+// size. A header over maxCommitHeader is an error.
+func readCommitHeader(o plumbing.EncodedObject) ([]byte, error) {
+	rd, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	buf := make([]byte, 0, 1024)
+	chunk := make([]byte, 4096)
+	for {
+		n, err := rd.Read(chunk)
+		from := max(0, len(buf)-1)
+		buf = append(buf, chunk[:n]...)
+		if i := bytes.Index(buf[from:], []byte("\n\n")); i >= 0 {
+			return buf[:from+i+2], nil
+		}
+		if len(buf) > maxCommitHeader {
+			return nil, fmt.Errorf("a header over %s", byteSize(maxCommitHeader))
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 func readObject(o plumbing.EncodedObject) ([]byte, error) {

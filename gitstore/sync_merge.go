@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -12,8 +13,8 @@ import (
 )
 
 // merge is the merge step: each tracking ref of the remote is validated
-// (unless the network step just did) and merged into its local ref. If any
-// is rejected, nothing is merged.
+// (unless the network step just did) and merged into its local ref. A ref
+// whose data fails a check is refused and the others are merged.
 func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error {
 	kinds, tracking, err := s.syncedRefs(s.trackingPrefix())
 	if err != nil {
@@ -29,16 +30,24 @@ func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error
 	s.g.s = objects
 	defer func() { s.g.s = s.r.storage }()
 	v := newValidator(objects, s.g, s.r.cfg)
+	var cands []candidate
 	for _, ref := range refs {
 		tip := tracking[ref.rel]
-		if validated[ref.tracking(s.rem.Name)] == tip || local[ref.rel] == tip {
+		if s.refused[ref.rel] || validated[ref.tracking(s.rem.Name)] == tip || local[ref.rel] == tip {
 			continue
 		}
-		if err := v.validate(ref, tip, s.known(ref, local[ref.rel])); err != nil {
-			return &RejectedError{Ref: string(ref.local()), Remote: s.rem.Name, Reason: err.Error()}
+		objs, err := v.validate(ref, tip, s.known(ref, local[ref.rel]))
+		if err != nil {
+			s.refuse(ref, err.Error(), "")
+			continue
 		}
+		cands = append(cands, candidate{ref: ref, tip: tip, objects: objs})
 	}
+	s.gitCheck(cands, objects, nil)
 	for _, ref := range refs {
+		if s.refused[ref.rel] {
+			continue
+		}
 		if err := s.mergeRef(ref, tracking[ref.rel]); err != nil {
 			return err
 		}
@@ -53,6 +62,7 @@ type mergeResult struct {
 	change engine.TaskChange
 	stash  string
 	kept   bool // diverged and left as it was (checkpoints without a merger)
+	held   *engine.TaskHeld
 }
 
 // mergeRef brings theirs into the local ref: create it, fast-forward it,
@@ -93,6 +103,9 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 				if res.counts, err = s.diffCounts(ref, ours, theirs); err != nil {
 					return err
 				}
+				if ref.ns.merge == mergeKeepLocal {
+					res.held = s.held(ref, ours, theirs)
+				}
 			} else if res, err = s.mergeDiverged(ref, ours, theirs, saved); err != nil {
 				return err
 			}
@@ -130,7 +143,7 @@ func (s *syncer) record(ref hegelRef, res mergeResult) {
 		add(&s.rep.Checkpoints)
 		s.rep.CheckpointsUpdated = append(s.rep.CheckpointsUpdated, ref.task())
 	case kindTask:
-		s.rep.Tasks = append(s.rep.Tasks, engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash})
+		s.rep.Tasks = append(s.rep.Tasks, engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash, Held: res.held})
 	}
 }
 
@@ -140,10 +153,10 @@ func (s *syncer) mergeDiverged(ref hegelRef, ours, theirs plumbing.Hash, saved m
 	if err != nil {
 		return mergeResult{}, fmt.Errorf("%s: %s", ref.local(), oneLine(err.Error()))
 	}
-	switch ref.kind {
-	case kindTask:
+	switch ref.ns.merge {
+	case mergeKeepLocal:
 		return s.mergeTask(ref, ours, theirs, saved)
-	case kindCheckpoint:
+	case mergeCheckpointChains:
 		// Only rollback knows the chain's format (one commit per
 		// checkpoint, rewritten by eviction): without its merger, keep
 		// ours and leave theirs in the tracking ref.
@@ -249,6 +262,10 @@ func (s *syncer) mergeEntries(ref hegelRef, bases []plumbing.Hash, ours, theirs 
 		}
 	}
 	merged, n := engine.Merge3(base, o, t)
+	if ref.kind == kindStashes {
+		// Count stashes, not the files some of them parked.
+		_, n = engine.Merge3(entriesOnly(base), entriesOnly(o), entriesOnly(t))
+	}
 	tree, err := s.r.writeTreeOf(merged)
 	if err != nil {
 		return res, err
@@ -271,7 +288,7 @@ func mergeDetail(n engine.MergeCounts) string {
 // drops (a fast-forward or a new ref): stash entries and history records.
 func (s *syncer) diffCounts(ref hegelRef, ours, theirs plumbing.Hash) (engine.MergeCounts, error) {
 	var n engine.MergeCounts
-	if ref.kind != kindStashes && ref.kind != kindHistory {
+	if ref.ns.merge != mergeByEntry {
 		return n, nil
 	}
 	read := func(c plumbing.Hash) (map[string]leaf, error) {
@@ -293,6 +310,9 @@ func (s *syncer) diffCounts(ref hegelRef, ours, theirs plumbing.Hash) (engine.Me
 	if err != nil {
 		return n, err
 	}
+	if ref.kind == kindStashes {
+		o, t = entriesOnly(o), entriesOnly(t)
+	}
 	for k := range t {
 		if _, ok := o[k]; !ok && k != versionFile {
 			n.Added++
@@ -304,6 +324,18 @@ func (s *syncer) diffCounts(ref hegelRef, ours, theirs plumbing.Hash) (engine.Me
 		}
 	}
 	return n, nil
+}
+
+// entriesOnly keeps the stash entries of a flattened stash list (not the
+// files/ some stashes parked).
+func entriesOnly(m map[string]leaf) map[string]leaf {
+	out := make(map[string]leaf, len(m))
+	for k, v := range m {
+		if strings.HasPrefix(k, stashEntriesDir+"/") {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // flatten maps the paths of the files below tree h to their blobs.
@@ -324,4 +356,67 @@ func (s *syncer) flatten(h plumbing.Hash, prefix string, out map[string]leaf) er
 		out[p] = leaf{mode: e.fm, hash: e.hash}
 	}
 	return nil
+}
+
+// held says what a fast-forward from ours to theirs does to a task a
+// worktree of this clone held (nil when none did): whether it stays
+// there, was taken over, or lost to a version the remote kept over it, and
+// then which stash entry holds the version this clone had.
+func (s *syncer) held(ref hegelRef, ours, theirs plumbing.Hash) *engine.TaskHeld {
+	self, err := s.r.WorktreeID()
+	if err != nil {
+		return nil
+	}
+	load := func(h plumbing.Hash) *engine.State {
+		d, err := s.r.readDocAt(ref.local(), h)
+		if err != nil {
+			return nil
+		}
+		t, err := decodeTask(ref.local(), d)
+		if err != nil {
+			return nil
+		}
+		return t.State
+	}
+	o := load(ours)
+	if o == nil || !o.Active() || !sameInstance(o.WorktreeID, self) {
+		return nil
+	}
+	t := load(theirs)
+	if t == nil {
+		return nil
+	}
+	h := &engine.TaskHeld{Worktree: o.Worktree, WorktreeID: o.WorktreeID, Node: t.CurrentNode, Status: t.Status}
+	if t.WorktreeID == o.WorktreeID {
+		return h
+	}
+	h.Owner, h.OwnerPath = t.WorktreeID, t.Worktree
+	// Where both sides had moved on and the other clone synced first, it
+	// kept its state and saved ours as a stash entry, now merged here.
+	list, err := s.r.Stashes().ListStashes()
+	if err != nil {
+		return h
+	}
+	for _, e := range list {
+		if e.Task != ref.task() || e.Damaged != "" {
+			continue
+		}
+		full, err := s.r.Stashes().LoadStash(e.ID)
+		if err != nil || full.State == nil {
+			continue
+		}
+		if full.State.CurrentNode == o.CurrentNode && full.State.UpdatedAt.Equal(o.UpdatedAt) && full.State.WorkflowID == o.WorkflowID {
+			h.YoursStash = e.ID
+			break
+		}
+	}
+	return h
+}
+
+// sameInstance reports whether two worktree ids name worktrees of the
+// same clone.
+func sameInstance(a, b string) bool {
+	ia, _, okA := strings.Cut(a, ":")
+	ib, _, okB := strings.Cut(b, ":")
+	return okA && okB && ia == ib
 }

@@ -89,6 +89,11 @@ func (s *syncer) pushOnce(ctx context.Context) (done bool, refused map[string]st
 	var cmds []*packp.Command
 	stale := false
 	for _, ref := range sortedRefs(kinds) {
+		if s.refused[ref.rel] {
+			// The remote's version was refused: it cannot be merged, so
+			// ours cannot be pushed over it as a fast-forward.
+			continue
+		}
 		name := string(ref.local())
 		lv, rv := local[ref.rel], advertised[name]
 		switch {
@@ -107,7 +112,7 @@ func (s *syncer) pushOnce(ctx context.Context) (done bool, refused map[string]st
 			if err != nil {
 				return false, nil, fmt.Errorf("%s: %s", name, oneLine(err.Error()))
 			}
-			if !ff && ref.kind == kindCheckpoint && s.o.MergeCheckpoints == nil {
+			if !ff && ref.ns.merge == mergeCheckpointChains && s.o.MergeCheckpoints == nil {
 				// Diverged, and only rollback could merge them: keep them
 				// here, say so, push the rest.
 				s.rep.CheckpointsKept = append(s.rep.CheckpointsKept, ref.task())

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -22,14 +23,16 @@ import (
 
 // quarantine holds the objects a fetch received until they are validated,
 // as git's receive-pack does for a push: rejected data never enters the
-// repository's object store, so a refused fetch leaves nothing behind (not
-// even objects git fsck would complain about). On disk the pack is kept
-// as sent, in a temporary directory of the git dir; in memory (unit
-// tests) in a memory storage.
+// repository's object store, so a refused ref leaves nothing behind (not
+// even objects git fsck would complain about). On disk the pack is stored
+// and checked by git itself (index-pack, see sync_fsck.go) in a temporary
+// directory of the git dir; in memory (unit tests) in a memory storage.
 type quarantine struct {
 	dir   string // "" in memory
 	store storage.Storer
 	count int
+	// checked: git's checks passed on the whole pack as received.
+	checked bool
 }
 
 // unpackLimit is git's fetch.unpackLimit default: a fetch of fewer
@@ -49,8 +52,7 @@ func (r *Repo) newQuarantine() (*quarantine, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("cannot create a directory for fetched objects: %w", err)
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	return &quarantine{dir: dir, store: st}, nil
+	return &quarantine{dir: dir}, nil
 }
 
 const quarantinePrefix = "hegel-incoming-"
@@ -66,21 +68,59 @@ func removeStaleQuarantines(commonDir string) {
 	}
 }
 
+func (q *quarantine) objectsDir() string { return filepath.Join(q.dir, "objects") }
+
 // receive stores the pack read from rd and returns how many objects it
-// holds.
-func (q *quarantine) receive(rd io.Reader) (int, error) {
-	var hdr [12]byte
-	if _, err := io.ReadFull(rd, hdr[:]); err != nil {
-		return 0, fmt.Errorf("reading the pack: %w", err)
+// holds. On disk, git index-pack stores it, with git's checks: a refusal
+// is returned as the failure (the pack is then stored without the checks,
+// so that sync can find which refs brought the refused object).
+func (q *quarantine) receive(rd io.Reader, c *gitChecker) (*fsckFailure, error) {
+	if q.dir == "" {
+		var hdr [12]byte
+		if _, err := io.ReadFull(rd, hdr[:]); err != nil {
+			return nil, fmt.Errorf("reading the pack: %w", err)
+		}
+		if !bytes.Equal(hdr[:4], []byte("PACK")) {
+			return nil, errors.New("the remote did not send a pack")
+		}
+		q.count = int(binary.BigEndian.Uint32(hdr[8:12]))
+		if err := packfile.UpdateObjectStorage(q.store, io.MultiReader(bytes.NewReader(hdr[:]), rd)); err != nil {
+			return nil, fmt.Errorf("reading the pack: %w", err)
+		}
+		return nil, nil
 	}
-	if !bytes.Equal(hdr[:4], []byte("PACK")) {
-		return 0, errors.New("the remote did not send a pack")
+	raw := filepath.Join(q.dir, "incoming.pack")
+	n, err := writeRawPack(raw, rd)
+	if err != nil {
+		return nil, err
 	}
-	q.count = int(binary.BigEndian.Uint32(hdr[8:12]))
-	if err := packfile.UpdateObjectStorage(q.store, io.MultiReader(bytes.NewReader(hdr[:]), rd)); err != nil {
-		return 0, fmt.Errorf("reading the pack: %w", err)
+	defer os.Remove(raw)
+	q.count = n
+	fail, err := c.indexPack(raw, q.objectsDir(), true)
+	if err != nil {
+		return nil, err
 	}
-	return q.count, nil
+	if fail != nil {
+		// Store it unchecked (the quarantine is never migrated as a whole
+		// now), to read which refs bring the refused object.
+		packs := filepath.Join(q.objectsDir(), "pack")
+		_ = os.RemoveAll(packs)
+		if err := os.MkdirAll(packs, 0o777); err != nil {
+			return nil, err
+		}
+		again, err := c.indexPack(raw, q.objectsDir(), false)
+		if err != nil {
+			return nil, err
+		}
+		if again != nil {
+			return nil, fmt.Errorf("the remote sent a pack git cannot read: %s", again.reason())
+		}
+	} else {
+		q.checked = true
+	}
+	q.store = filesystem.NewStorageWithOptions(osfs.New(q.dir), cache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
+	return fail, nil
 }
 
 // over returns a store that reads the quarantined objects, then base's.
@@ -88,49 +128,66 @@ func (q *quarantine) over(base gitstorer.EncodedObjectStorer) gitstorer.EncodedO
 	return &overlay{top: q.store, base: base}
 }
 
-// migrate moves the validated objects into base: loose objects for a
-// small fetch, the pack itself for a large one.
-func (q *quarantine) migrate(base gitstorer.EncodedObjectStorer) error {
-	if pw, ok := base.(gitstorer.PackfileWriter); ok && q.dir != "" && q.count >= unpackLimit {
-		packs, _ := filepath.Glob(filepath.Join(q.dir, "objects", "pack", "pack-*.pack"))
+// migrate moves the accepted objects into base. When every ref was
+// accepted and git's checks passed on the whole pack, a large fetch keeps
+// the pack as it is (its files are moved into the object store); a small
+// one, or one some refs of which were refused, is stored as loose objects,
+// only those the accepted refs bring.
+func (q *quarantine) migrate(base gitstorer.EncodedObjectStorer, objectsDir string, accepted []plumbing.Hash, all bool) error {
+	if q.store == nil {
+		return nil
+	}
+	if all && q.checked && q.dir != "" && q.count >= unpackLimit && objectsDir != "" {
+		packs, _ := filepath.Glob(filepath.Join(q.objectsDir(), "pack", "pack-*.pack"))
 		if len(packs) == 1 {
-			return copyPack(pw, packs[0])
-		}
-	}
-	iter, err := q.store.IterEncodedObjects(plumbing.AnyObject)
-	if err != nil {
-		return err
-	}
-	defer iter.Close()
-	return iter.ForEach(func(o plumbing.EncodedObject) error {
-		if base.HasEncodedObject(o.Hash()) == nil {
+			if err := movePack(packs[0], filepath.Join(objectsDir, "pack")); err != nil {
+				return err
+			}
+			// go-git reads the list of packs once: make it look again.
+			if ri, ok := base.(interface{ Reindex() }); ok {
+				ri.Reindex()
+			}
 			return nil
 		}
-		_, err := base.SetEncodedObject(o)
-		return err
-	})
+	}
+	for _, h := range accepted {
+		if base.HasEncodedObject(h) == nil {
+			continue
+		}
+		o, err := q.store.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			continue // not fetched: the repository had it (a thin pack's base)
+		}
+		if _, err := base.SetEncodedObject(o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func copyPack(pw gitstorer.PackfileWriter, path string) (err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+// movePack moves a pack and its index into dir, the pack first: git (and
+// go-git) find a pack by its index, so it is never seen half moved.
+func movePack(pack, dir string) error {
+	base := strings.TrimSuffix(filepath.Base(pack), ".pack")
+	src := filepath.Dir(pack)
+	for _, ext := range []string{".pack", ".rev", ".idx"} {
+		from := filepath.Join(src, base+ext)
+		if _, err := os.Stat(from); err != nil {
+			if ext == ".rev" {
+				continue
+			}
+			return err
+		}
+		if err := os.Rename(from, filepath.Join(dir, base+ext)); err != nil {
+			return err
+		}
 	}
-	defer f.Close()
-	w, err := pw.PackfileWriter()
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, f); err != nil {
-		_ = w.Close()
-		return err
-	}
-	return w.Close()
+	return nil
 }
 
 // discard removes the quarantine and whatever it still holds.
 func (q *quarantine) discard() {
-	if c, ok := q.store.(io.Closer); ok {
+	if c, ok := q.store.(io.Closer); ok && q.store != nil {
 		_ = c.Close()
 	}
 	if q.dir != "" {
@@ -140,7 +197,8 @@ func (q *quarantine) discard() {
 
 // objectReader returns a store for the many object reads of a merge and
 // a function that releases it: the repository's own, whose object layer
-// keeps packs mapped and reads them without a lock (objects.go).
+// keeps packs open, reads them without a lock and caches what it read
+// (objects.go). Size limits are checked before reading (checkSize).
 func (r *Repo) objectReader() (gitstorer.EncodedObjectStorer, func()) {
 	return r.storage, func() {}
 }

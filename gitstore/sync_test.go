@@ -718,9 +718,6 @@ func TestSyncRejectsHostileData(t *testing.T) {
 				[3]string{"100644", "version", k.blob("1\n").String()},
 				[3]string{"100644", "workflow.yaml", k.blob("nodes: [").String()}))
 		}, "invalid workflow definition"},
-		{"bad task name", "refs/hegel/tasks/-x", func(k *hostileKit) plumbing.Hash {
-			return k.commit(k.rawTree([3]string{"100644", "version", k.blob("1\n").String()}))
-		}, "is not a task name"},
 		{"executable in a task", "refs/hegel/tasks/t1", func(k *hostileKit) plumbing.Hash {
 			return k.commit(k.rawTree([3]string{"100755", "version", k.blob("1\n").String()}))
 		}, "has mode 100755"},
@@ -738,7 +735,7 @@ func TestSyncRejectsHostileData(t *testing.T) {
 			before := hegelRefs(t, w.a)
 			objects := len(w.a.storage.(*memory.Storage).ObjectStorage.Objects)
 			_, err := w.a.Fetch(context.Background(), w.rem, SyncOptions{Checkpoints: true})
-			var rej *RejectedError
+			var rej *RefusedError
 			if !errors.As(err, &rej) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.ref) {
 				t.Fatalf("got %v, want a rejection of %s mentioning %q", err, c.ref, c.want)
 			}
@@ -753,7 +750,7 @@ func TestSyncRejectsHostileData(t *testing.T) {
 				t.Errorf("the object store grew from %d to %d objects", objects, n)
 			}
 			// The merge step refuses it too when it arrives by other means.
-			if c.ref != "refs/hegel/tasks/-x" && plumbing.ReferenceName(c.ref) != "" {
+			{
 				copyObjects(t, w.remote, w.a)
 				tn := plumbing.ReferenceName("refs/hegel-remotes/origin/" + strings.TrimPrefix(c.ref, "refs/hegel/"))
 				old, _ := readRefOrZero(w.a.refs, tn)
@@ -821,5 +818,51 @@ func TestCheckTreeRules(t *testing.T) {
 	}
 	if err := checkTree([]rawEntry{e("120000", "l"), e("160000", "sub"), e("100755", "x")}, true); err != nil {
 		t.Errorf("checkpoint modes: %v", err)
+	}
+}
+
+// One refused ref never stops the others: the good ones are fetched and
+// merged, the bad one's local and tracking refs stay, and the error lists
+// it; a ref name git-hegel never writes is skipped with a note.
+func TestSyncRefusesOnlyTheBadRef(t *testing.T) {
+	w := newSyncWorld(t)
+	stash(t, w.b, "from b")
+	saveTask(t, w.b, "good", "spec", "start")
+	w.sync(w.b)
+	k := &hostileKit{t: t, s: w.remote}
+	bad := k.commit(k.rawTree([3]string{"100644", "..", k.blob("x").String()}, [3]string{"100644", "version", k.blob("1\n").String()}))
+	for _, ref := range []string{"refs/hegel/history", "refs/hegel/tasks/a/b"} {
+		if err := w.remote.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(ref), bad)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := w.a.Fetch(context.Background(), w.rem, SyncOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || len(refused.Refs) != 1 || refused.Refs[0].Ref != "refs/hegel/history" {
+		t.Fatalf("got %v", err)
+	}
+	if got := rep.FetchSummary(); got != "1 stash added, task good added" {
+		t.Errorf("merged %q", got)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0].Ref != "refs/hegel/tasks/a/b" {
+		t.Errorf("skipped %+v", rep.Skipped)
+	}
+	refs := hegelRefs(t, w.a)
+	for _, name := range []string{"refs/hegel/history", "refs/hegel-remotes/origin/history", "refs/hegel/tasks/a/b"} {
+		if _, ok := refs[name]; ok {
+			t.Errorf("%s was written", name)
+		}
+	}
+	if _, ok := refs["refs/hegel/tasks/good"]; !ok {
+		t.Error("the good task did not arrive")
+	}
+	// Sync pushes A's own refs but not over the refused one.
+	stash(t, w.a, "from a")
+	rep, err = w.a.Sync(context.Background(), w.rem, SyncOptions{})
+	if !errors.As(err, &refused) {
+		t.Fatalf("sync: %v", err)
+	}
+	if !reflect.DeepEqual(rep.Pushed, []string{"refs/hegel/stashes"}) {
+		t.Errorf("pushed %v", rep.Pushed)
 	}
 }

@@ -315,3 +315,26 @@ func parseCredential(out []byte) map[string]string {
 	}
 	return m
 }
+
+// options returns every key and value of section[.subsection], in file
+// order (keys as written).
+func (c *Config) options(section, subsection string) [][2]string {
+	var out [][2]string
+	for _, l := range c.layers {
+		if !l.HasSection(section) {
+			continue
+		}
+		s := l.Section(section)
+		opts := s.Options
+		if subsection != "" {
+			if !s.HasSubsection(subsection) {
+				continue
+			}
+			opts = s.Subsection(subsection).Options
+		}
+		for _, o := range opts {
+			out = append(out, [2]string{o.Key, o.Value})
+		}
+	}
+	return out
+}

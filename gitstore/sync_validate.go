@@ -17,147 +17,91 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 )
 
-// Limits on fetched data (docs/sync.md). A document blob (a task's state or
-// workflow, a stash entry, a history record) is small: 4 MiB is hundreds
-// of times what git-hegel writes. A checkpoint holds the user's files, so
-// its blobs may be as large as a hosting service accepts. Both can be
-// lowered or raised with git config.
-const (
-	defaultDocBlobLimit        = 4 << 20
-	defaultCheckpointBlobLimit = 100 << 20
-	maxTreeDepth               = 64
-)
-
-// syncKind is what a ref under refs/hegel/ holds; it decides how the ref
-// is validated and merged.
-type syncKind int
-
-const (
-	kindStashes syncKind = iota
-	kindHistory
-	kindTask
-	kindCheckpoint
-)
-
-// Names of the synced refs, relative to refs/hegel/ ("rel" below).
-const (
-	hegelPrefix      = "refs/hegel/"
-	trackingRoot     = "refs/hegel-remotes/"
-	relStashes       = "stashes"
-	relHistory       = "history"
-	relTasks         = "tasks/"
-	relCheckpoints   = "checkpoints/"
-	historyRefSuffix = relHistory
-)
-
-// HistoryRef is where finished executions are kept.
-const HistoryRef = plumbing.ReferenceName(hegelPrefix + historyRefSuffix)
-
-// CheckpointRefPrefix is where each task's checkpoints are kept.
-const CheckpointRefPrefix = hegelPrefix + relCheckpoints
-
-// hegelRef is one synced ref, named relative to refs/hegel/.
-type hegelRef struct {
-	rel  string
-	kind syncKind
-}
-
-func (h hegelRef) local() plumbing.ReferenceName { return plumbing.ReferenceName(hegelPrefix + h.rel) }
-
-func (h hegelRef) tracking(remote string) plumbing.ReferenceName {
-	return plumbing.ReferenceName(trackingRoot + remote + "/" + h.rel)
-}
-
-// task returns the task a task or checkpoint ref belongs to.
-func (h hegelRef) task() string {
-	_, t, _ := strings.Cut(h.rel, "/")
-	return t
-}
-
-// classify maps a name relative to refs/hegel/ to the ref it is. Names of
-// kinds this build does not sync are ignored (ok false, no error); a task
-// or checkpoint ref whose task name git-hegel would never write is an
-// error.
-func classify(rel string) (hegelRef, bool, error) {
-	switch {
-	case rel == relStashes:
-		return hegelRef{rel, kindStashes}, true, nil
-	case rel == relHistory:
-		return hegelRef{rel, kindHistory}, true, nil
-	case strings.HasPrefix(rel, relTasks), strings.HasPrefix(rel, relCheckpoints):
-		kind := kindTask
-		if strings.HasPrefix(rel, relCheckpoints) {
-			kind = kindCheckpoint
-		}
-		_, name, _ := strings.Cut(rel, "/")
-		if !engine.ValidTaskName(name) {
-			return hegelRef{}, false, fmt.Errorf("%q is not a task name git-hegel accepts", name)
-		}
-		return hegelRef{rel, kind}, true, nil
-	}
-	return hegelRef{}, false, nil
-}
-
-// RejectedError is fetched data that failed validation. Nothing local was
-// changed.
-type RejectedError struct {
-	Ref    string // the ref as the remote names it (refs/hegel/...)
+// RefusedError reports remote refs that were left out because their data
+// failed a check. Everything else was fetched, merged and (for sync and
+// push) pushed; the refused refs' local and tracking refs did not move,
+// and none of their objects entered the repository.
+type RefusedError struct {
 	Remote string
-	Reason string
+	Refs   []engine.RefIssue
 }
 
-func (e *RejectedError) Error() string {
-	return fmt.Sprintf("Rejected %s from %s: %s; nothing was changed", e.Ref, e.Remote, e.Reason)
+func (e *RefusedError) Error() string {
+	if len(e.Refs) == 0 {
+		return "nothing refused"
+	}
+	msg := RefusedLine(e.Remote, e.Refs[0])
+	if n := len(e.Refs) - 1; n == 1 {
+		msg += " (and 1 more ref)"
+	} else if n > 1 {
+		msg += fmt.Sprintf(" (and %d more refs)", n)
+	}
+	return msg
+}
+
+// RefusedLine is the one line that says why a remote ref was refused.
+func RefusedLine(remote string, r engine.RefIssue) string {
+	return fmt.Sprintf("Rejected %s from %s: %s", r.Ref, remote, r.Reason)
 }
 
 // validator checks fetched refs before anything is merged: every commit,
 // tree and blob the local repository did not have is checked once.
 type validator struct {
-	s          gitstorer.EncodedObjectStorer
-	g          *graph
-	docLimit   int64
-	checkLimit int64
-	goodTrees  map[plumbing.Hash]bool
-	goodBlobs  map[plumbing.Hash]bool
+	s           gitstorer.EncodedObjectStorer
+	g           *graph
+	docLimit    int64
+	checkLimit  int64
+	commitLimit int64
+	goodTrees   map[plumbing.Hash]bool
+	goodBlobs   map[plumbing.Hash]bool
 }
 
 func newValidator(s gitstorer.EncodedObjectStorer, g *graph, cfg *Config) *validator {
 	return &validator{
-		s:          s,
-		g:          g,
-		docLimit:   cfg.Int("hegel", "syncmaxblobsize", defaultDocBlobLimit),
-		checkLimit: cfg.Int("hegel", "syncmaxcheckpointblobsize", defaultCheckpointBlobLimit),
-		goodTrees:  map[plumbing.Hash]bool{},
-		goodBlobs:  map[plumbing.Hash]bool{},
+		s:           s,
+		g:           g,
+		docLimit:    cfg.Int("hegel", "syncmaxblobsize", defaultDocBlobLimit),
+		checkLimit:  cfg.Int("hegel", "syncmaxcheckpointblobsize", defaultCheckpointBlobLimit),
+		commitLimit: cfg.Int("hegel", "syncmaxcommitsize", defaultCommitLimit),
+		goodTrees:   map[plumbing.Hash]bool{},
+		goodBlobs:   map[plumbing.Hash]bool{},
 	}
 }
 
 // validate checks what tip brings that known (the local ref, the last
 // validated tracking value) does not already have: each new commit, the
-// trees and blobs below them, then the tip's content for its kind.
-func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.Hash) error {
+// trees and blobs below them, then the tip's content for its kind. It
+// returns the objects tip brings (for git's checks, and to store only
+// those of accepted refs).
+func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.Hash) ([]plumbing.Hash, error) {
 	o, err := v.s.EncodedObject(plumbing.AnyObject, tip)
 	if err != nil {
-		return fmt.Errorf("it points at %s, which was not sent", tip)
+		return nil, fmt.Errorf("it points at %s, which was not sent", tip)
 	}
 	if o.Type() != plumbing.CommitObject {
-		return fmt.Errorf("it points at a %s, not a commit", o.Type())
+		return nil, fmt.Errorf("it points at a %s, not a commit", o.Type())
 	}
+	// The walk reads only commit headers, and refuses a commit over the
+	// limit before reading any of it.
+	v.g.maxCommit = v.commitLimit
 	news, err := v.g.newCommits([]plumbing.Hash{tip}, known)
+	v.g.maxCommit = 0
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(news) == 0 {
-		return nil // nothing we do not have already
+		return nil, nil // nothing we do not have already
 	}
 	for _, n := range news {
 		if err := v.checkCommit(n.hash); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	limit := v.docLimit
-	if ref.kind == kindCheckpoint {
-		limit = v.checkLimit
+	limit := func(path string) int64 {
+		if ref.holdsFiles(path) {
+			return v.checkLimit
+		}
+		return v.docLimit
 	}
 	w := newObjectWalk(v.s)
 	w.onTree = func(path string, h plumbing.Hash, ents []rawEntry) error {
@@ -167,7 +111,7 @@ func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.H
 		if strings.Count(path, "/") >= maxTreeDepth {
 			return fmt.Errorf("%s: trees nested deeper than %d", path, maxTreeDepth)
 		}
-		if err := checkTree(ents, ref.kind == kindCheckpoint); err != nil {
+		if err := checkTree(ents, ref.holdsFiles(path)); err != nil {
 			if path == "" {
 				return fmt.Errorf("tree %s: %w", h, err)
 			}
@@ -184,16 +128,20 @@ func (v *validator) validate(ref hegelRef, tip plumbing.Hash, known []plumbing.H
 		if err != nil {
 			return fmt.Errorf("%s: blob %s was not sent", path, e.hash)
 		}
-		if size > limit {
-			return fmt.Errorf("%s: a blob of %d bytes exceeds the %s limit (git config hegel.%s)", path, size, byteSize(limit), limitKey(ref.kind))
+		if lim := limit(path); size > lim {
+			key := limitKey(ref)
+			if ref.holdsFiles(path) {
+				key = "syncMaxCheckpointBlobSize"
+			}
+			return fmt.Errorf("%s: a blob of %d bytes exceeds the %s limit (git config hegel.%s)", path, size, byteSize(lim), key)
 		}
 		v.goodBlobs[e.hash] = true
 		return nil
 	}
 	if err := w.addCommits(v.g, news, boundaryOf(news)); err != nil {
-		return err
+		return nil, err
 	}
-	return v.checkContent(ref, news[0].hash, w.known)
+	return w.out, v.checkContent(ref, news[0].hash, w.known)
 }
 
 // checkContent checks the document at commit tip for its kind. Blobs in
@@ -228,8 +176,8 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 	if got := strings.TrimSpace(string(ver)); got != FormatVersion {
 		return fmt.Errorf("unknown format version %q (this git-hegel understands %q; upgrade it)", truncate([]byte(got), 20), FormatVersion)
 	}
-	switch ref.kind {
-	case kindTask:
+	switch ref.ns.content {
+	case contentTask:
 		raw, err := read(stateFile)
 		if err != nil {
 			return err
@@ -254,7 +202,7 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 		if _, err := engine.ParseWorkflow(st.Workflow, workflowFile, def); err != nil {
 			return fmt.Errorf("invalid workflow definition: %s", oneLine(err.Error()))
 		}
-	case kindStashes:
+	case contentStashEntries:
 		e := files[stashEntriesDir]
 		if e == nil {
 			return nil // no stashes
@@ -283,17 +231,31 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 				return fmt.Errorf("%s/%s: %s", stashEntriesDir, x.name, oneLine(err.Error()))
 			}
 		}
+		if f := files[stashFilesDir]; f != nil {
+			if !f.isDir() {
+				return fmt.Errorf("%s is not a directory", stashFilesDir)
+			}
+			ents, err := readTree(v.s, f.hash)
+			if err != nil {
+				return err
+			}
+			for i := range ents {
+				if x := &ents[i]; !x.isDir() || !engine.ValidStashID(x.name) {
+					return fmt.Errorf("%s/%s is not a stash's files", stashFilesDir, truncate([]byte(x.name), 60))
+				}
+			}
+		}
 	}
 	return nil
 }
 
 func (v *validator) readBlob(h plumbing.Hash) ([]byte, error) {
+	if err := checkSize(v.s, h, "blob "+h.String(), v.docLimit, "syncMaxBlobSize"); err != nil {
+		return nil, err
+	}
 	o, err := v.s.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("blob %s is missing", h)
-	}
-	if o.Size() > v.docLimit {
-		return nil, fmt.Errorf("blob %s of %d bytes exceeds the %s limit (git config hegel.syncMaxBlobSize)", h, o.Size(), byteSize(v.docLimit))
 	}
 	return readObject(o)
 }
@@ -305,13 +267,16 @@ var identRe = sync.OnceValue(func() *regexp.Regexp {
 // checkCommit applies the rules git fsck --strict applies to a commit's
 // header, so that nothing merged can make fsck fail.
 func (v *validator) checkCommit(h plumbing.Hash) error {
+	if err := checkSize(v.s, h, "commit "+h.String(), v.commitLimit, "syncMaxCommitSize"); err != nil {
+		return err
+	}
 	o, err := v.s.EncodedObject(plumbing.CommitObject, h)
 	if err != nil {
 		return fmt.Errorf("commit %s is missing", h)
 	}
-	data, err := readObject(o)
+	data, err := readCommitHeader(o)
 	if err != nil {
-		return err
+		return fmt.Errorf("commit %s: %s", h, oneLine(err.Error()))
 	}
 	bad := func(why string) error { return fmt.Errorf("commit %s: %s", h, why) }
 	want := "tree"
@@ -481,8 +446,8 @@ func isDotGitName(name string) bool {
 	return n == ".git" || n == "git~1"
 }
 
-func limitKey(k syncKind) string {
-	if k == kindCheckpoint {
+func limitKey(ref hegelRef) string {
+	if ref.ns.userFiles {
 		return "syncMaxCheckpointBlobSize"
 	}
 	return "syncMaxBlobSize"

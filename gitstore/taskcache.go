@@ -2,9 +2,11 @@ package gitstore
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // The task cache keeps, per task, the decoded content of the commit its ref
@@ -21,6 +23,10 @@ type cachedTask struct {
 	Tree     string          `json:"tree"`
 	State    json.RawMessage `json:"state"`
 	Workflow string          `json:"workflow"`
+	// Extras are the tree's other root entries ("<mode> <hash>" by name),
+	// so a save after a cached load reads no tree. Absent in caches
+	// written before events existed.
+	Extras map[string]string `json:"extras,omitempty"`
 }
 
 func taskCachePath(name string) string { return taskCacheDir + "/" + name + ".json" }
@@ -37,6 +43,18 @@ func (r *Repo) readTaskCache(name string, h plumbing.Hash) *Doc {
 	}
 	tree := plumbing.NewHash(c.Tree)
 	r.rememberTree(h, tree)
+	if c.Extras != nil {
+		ex := map[string]leaf{}
+		for name, v := range c.Extras {
+			mode, hash, ok := strings.Cut(v, " ")
+			fm, err := filemode.New(mode)
+			if !ok || err != nil || len(hash) != 40 {
+				return nil
+			}
+			ex[name] = leaf{mode: fm, hash: plumbing.NewHash(hash)}
+		}
+		r.rememberExtras(h, ex)
+	}
 	return &Doc{
 		Files:  map[string][]byte{stateFile: c.State, workflowFile: []byte(c.Workflow)},
 		Commit: h,
@@ -47,10 +65,19 @@ func (r *Repo) readTaskCache(name string, h plumbing.Hash) *Doc {
 // writeTaskCache records d as the task's cached content. It is best
 // effort: a cache that cannot be written only costs speed.
 func (r *Repo) writeTaskCache(name string, d *Doc) {
-	b, err := json.Marshal(cachedTask{
+	c := cachedTask{
 		Commit: d.Commit.String(), Tree: d.Tree.String(),
 		State: d.Files[stateFile], Workflow: string(d.Files[workflowFile]),
-	})
+	}
+	r.extras.mu.Lock()
+	if ex, ok := r.extras.m[d.Commit]; ok {
+		c.Extras = map[string]string{}
+		for name, l := range ex {
+			c.Extras[name] = l.mode.String() + " " + l.hash.String()
+		}
+	}
+	r.extras.mu.Unlock()
+	b, err := json.Marshal(c)
 	if err != nil {
 		return
 	}

@@ -12,7 +12,9 @@ import (
 )
 
 // Task refs: one commit chain per task, tree {version, state.json,
-// workflow.yaml}.
+// workflow.yaml} plus, once an agent reported events, events/ (events.go).
+// Saving a task carries every other entry of the parent's tree over by
+// hash, so commands that only change the state never touch the events.
 const (
 	TaskRefPrefix = "refs/hegel/tasks/"
 	stateFile     = "state.json"
@@ -44,7 +46,7 @@ func (s Tasks) LoadTask(name string) (*engine.Task, error) {
 			return t, nil
 		}
 	}
-	d, err := s.r.readDocAt(ref, h)
+	d, err := s.r.readTaskDoc(ref, h)
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +81,23 @@ func (s Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
 		return "", err
 	}
 	files := map[string][]byte{stateFile: state, workflowFile: t.Definition}
-	h, tree, err := s.r.writeDocTree(ref, parent, files, msg)
+	keep, err := s.r.taskExtras(parent)
+	if err != nil {
+		return "", describeRefError(ref, err)
+	}
+	h, tree, err := s.r.writeTaskTree(ref, parent, files, keep, msg)
 	if err != nil {
 		return "", describeRefError(ref, err)
 	}
 	s.r.writeTaskCache(t.State.Task, &Doc{Files: files, Commit: h, Tree: tree})
+	// Only this clone's own commands save a task (sync merges write refs
+	// directly), so a saved state naming this worktree is one it created
+	// or took over: record that outside the synced refs (adopted.go).
+	if id, err := s.r.WorktreeID(); err == nil && t.State.WorktreeID == id {
+		if err := s.r.recordAdopted(t.State.Task, id); err != nil {
+			return "", fmt.Errorf("cannot record that this worktree holds task %s: %s", t.State.Task, oneLine(err.Error()))
+		}
+	}
 	return h.String(), nil
 }
 

@@ -10,13 +10,22 @@ import (
 )
 
 // WorkflowFiles reads the user's workflow definitions, .hegel/workflows/*.yaml
-// (and *.yml), keyed by their path relative to the top of the work tree.
+// (and *.yml), keyed by their path relative to the top of the work tree. A
+// file that cannot be read is given with no content and its error in
+// unreadable, so it is listed as broken without hiding the others.
 func (s *Sessions) WorkflowFiles() (map[string][]byte, error) {
+	files, _ := s.WorkflowFilesAll()
+	return files, nil
+}
+
+// WorkflowFilesAll is WorkflowFiles with the files that could not be read.
+func (s *Sessions) WorkflowFilesAll() (files map[string][]byte, unreadable map[string]error) {
 	dir := path.Join(s.dir, "workflows")
 	infos, err := s.r.worktree.ReadDir(dir)
 	if err != nil {
 		return nil, nil // no directory: no user workflows
 	}
+	unreadable = map[string]error{}
 	names := make([]string, 0, len(infos))
 	for _, fi := range infos {
 		if !fi.IsDir() && (strings.HasSuffix(fi.Name(), ".yaml") || strings.HasSuffix(fi.Name(), ".yml")) {
@@ -29,9 +38,10 @@ func (s *Sessions) WorkflowFiles() (map[string][]byte, error) {
 		p := path.Join(dir, n)
 		b, err := readFile(s.r.worktree, p)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %s", engine.QuotePath(p, true), oneLine(err.Error()))
+			unreadable[p] = fmt.Errorf("%s:1: cannot read it: %s", engine.QuotePath(p, true), oneLine(err.Error()))
+			continue
 		}
 		out[p] = b
 	}
-	return out, nil
+	return out, unreadable
 }

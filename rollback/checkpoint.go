@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +66,20 @@ type Checkpoint struct {
 	// RollbackTo is set on safety checkpoints: the node the rollback went
 	// back to.
 	RollbackTo string `json:"rollback_to,omitempty"`
+	// Moved is set on safety checkpoints: the branches the rollback moved
+	// besides the one checked out (Branch), with the commits they were at,
+	// so that undoing it puts them back. Their commits are parents of the
+	// checkpoint's commit, which keeps them reachable.
+	Moved []MovedBranch `json:"moved,omitempty"`
+	// ChainBefore is set on safety checkpoints whose rollback dropped the
+	// checkpoints taken after its target: the chain's tip before, kept as
+	// a parent, so that undoing the rollback brings them back.
+	ChainBefore string `json:"chain_before,omitempty"`
+	// AssumeUnchanged and IntentToAdd list the index entries with those
+	// flags (git update-index --assume-unchanged, git add -N); a restore
+	// sets them again.
+	AssumeUnchanged []string `json:"assume_unchanged,omitempty"`
+	IntentToAdd     []string `json:"intent_to_add,omitempty"`
 
 	changed []string // files changed, when the caller knows them already
 
@@ -117,6 +132,9 @@ type Options struct {
 	// Warn reports problems that do not fail the operation (files left
 	// out of a checkpoint).
 	Warn func(msg string)
+	// Note reports what happened besides the operation asked for (a
+	// checkpoint evicted by the bound), one line each.
+	Note func(msg string)
 	// QuotePath renders a path in warnings (default: quotePath, git's
 	// quoting with core.quotePath on).
 	QuotePath func(string) string
@@ -128,23 +146,32 @@ type Manager struct {
 	w     *workspace
 	now   func() time.Time
 	warn  func(string)
+	note  func(string)
 	quote func(string) string
 
-	// MaxCheckpoints bounds each task's chain (hegel.maxCheckpoints,
-	// default 5, at least 2: the last rollback's safety checkpoint is
-	// never evicted and needs a companion).
+	// MaxCheckpoints bounds the automatic checkpoints of each task: those
+	// taken on entering a node and the safety checkpoints of earlier
+	// rollbacks (hegel.maxCheckpoints, default 5, at least 1). The newest
+	// safety checkpoint is kept besides: the last rollback stays undoable.
 	MaxCheckpoints int
+	// MaxManual bounds the checkpoints taken by hand
+	// (hegel.maxManualCheckpoints, default 20, at least 1); they are kept
+	// until dropped or evicted by this bound.
+	MaxManual int
 	// MaxFileSize leaves larger untracked files out of checkpoints
 	// (hegel.checkpointMaxFileSize, default 10 MiB; 0 or less: no limit).
 	MaxFileSize int64
 	// Auto enables the checkpoints taken when a node is entered
 	// (hegel.checkpoints, default on).
 	Auto bool
+
+	warned map[plumbing.Hash]bool // damaged checkpoints already reported
 }
 
 // Defaults for the hegel.* settings.
 const (
 	DefaultMaxCheckpoints = 5
+	DefaultMaxManual      = 20
 	DefaultMaxFileSize    = 10 << 20
 )
 
@@ -162,6 +189,9 @@ func New(r *gitstore.Repo, o Options) *Manager {
 	if o.Warn == nil {
 		o.Warn = func(string) {}
 	}
+	if o.Note == nil {
+		o.Note = func(string) {}
+	}
 	if o.QuotePath == nil {
 		o.QuotePath = quotePath
 	}
@@ -171,8 +201,10 @@ func New(r *gitstore.Repo, o Options) *Manager {
 		w:              newWorkspace(r, o.Getenv, o.Now),
 		now:            o.Now,
 		warn:           o.Warn,
+		note:           o.Note,
 		quote:          o.QuotePath,
 		MaxCheckpoints: int(c.Int("hegel", "maxcheckpoints", DefaultMaxCheckpoints)),
+		MaxManual:      int(c.Int("hegel", "maxmanualcheckpoints", DefaultMaxManual)),
 		MaxFileSize:    c.Int("hegel", "checkpointmaxfilesize", DefaultMaxFileSize),
 		Auto:           c.Bool("hegel", "checkpoints", true),
 	}
@@ -182,11 +214,32 @@ func New(r *gitstore.Repo, o Options) *Manager {
 // Close releases the files the manager keeps open.
 func (m *Manager) Close() { m.w.obj.close() }
 
-func (m *Manager) maxCheckpoints() int {
-	if m.MaxCheckpoints < 2 {
-		return 2
+func (m *Manager) bounds() (auto, manual int) {
+	return max(m.MaxCheckpoints, 1), max(m.MaxManual, 1)
+}
+
+// bound applies the FIFO bounds to chain (oldest first) and reports each
+// checkpoint it evicts, one line each.
+func (m *Manager) bound(chain []*Checkpoint) []*Checkpoint {
+	auto, manual := m.bounds()
+	kept, evicted := evictOldest(chain, auto, manual)
+	for _, c := range evicted {
+		m.note(evictionLine(c))
 	}
-	return m.MaxCheckpoints
+	return kept
+}
+
+func evictionLine(c *Checkpoint) string {
+	line := fmt.Sprintf("Evicted oldest snapshot (FIFO): checkpoint %s at %s", c.ID, c.Node)
+	switch {
+	case c.Kind == KindManual && c.Message != "":
+		line += fmt.Sprintf(" (taken by hand: %q)", firstLine(c.Message))
+	case c.Kind == KindManual:
+		line += " (taken by hand)"
+	case c.Kind == KindSafety:
+		line += " (safety checkpoint of an earlier rollback)"
+	}
+	return line
 }
 
 func (m *Manager) snapshotter() *snapshotter {
@@ -242,6 +295,7 @@ func (m *Manager) newCheckpoint(st *engine.State, kind, message string, h head, 
 		Branch: string(h.Ref), History: append([]string(nil), st.History...),
 		Skipped:   snap.skipped,
 		IndexTree: snap.indexTree, WorkTree: snap.worktree,
+		AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: snap.intentToAdd,
 	}
 	if !h.Commit.IsZero() {
 		cp.Head = h.Commit.String()
@@ -293,7 +347,8 @@ func humanSize(n int64) string {
 // sameAs reports whether cp would store exactly what old stores.
 func sameAs(old, cp *Checkpoint) bool {
 	return old.Node == cp.Node && old.Branch == cp.Branch && old.Head == cp.Head &&
-		old.IndexTree == cp.IndexTree && old.WorkTree == cp.WorkTree && old.WorkflowID == cp.WorkflowID
+		old.IndexTree == cp.IndexTree && old.WorkTree == cp.WorkTree && old.WorkflowID == cp.WorkflowID &&
+		slices.Equal(old.AssumeUnchanged, cp.AssumeUnchanged) && slices.Equal(old.IntentToAdd, cp.IntentToAdd)
 }
 
 // appendCheckpoint adds cp at the end of its task's chain, with
@@ -310,7 +365,10 @@ func (m *Manager) appendCheckpoint(cp *Checkpoint, evict bool) (*Checkpoint, boo
 		if len(chain) > 0 {
 			prev = chain[len(chain)-1]
 		}
-		if prev != nil && cp.Kind != KindSafety && sameAs(prev, cp) {
+		labelled := cp.Kind == KindManual && cp.Message != ""
+		if prev != nil && cp.Kind != KindSafety && !labelled && sameAs(prev, cp) {
+			// (A checkpoint made by hand with a message is always kept:
+			// the label is the point. It shares every tree with prev.)
 			return prev, false, nil
 		}
 		if prev != nil && cp.Kind == KindEnter && len(cp.History) == 1 && prev.WorkflowID != cp.WorkflowID {
@@ -324,8 +382,10 @@ func (m *Manager) appendCheckpoint(cp *Checkpoint, evict bool) (*Checkpoint, boo
 			return nil, false, err
 		}
 		next := append(append([]*Checkpoint(nil), chain...), cp)
+		var evicted []*Checkpoint
 		if evict {
-			next = evictOldest(next, m.maxCheckpoints())
+			auto, manual := m.bounds()
+			next, evicted = evictOldest(next, auto, manual)
 		}
 		err = m.writeChain(cp.Task, tip, next)
 		if errors.Is(err, gitstore.ErrConflict) {
@@ -333,6 +393,9 @@ func (m *Manager) appendCheckpoint(cp *Checkpoint, evict bool) (*Checkpoint, boo
 		}
 		if err != nil {
 			return nil, false, err
+		}
+		for _, c := range evicted {
+			m.note(evictionLine(c))
 		}
 		return cp, true, nil
 	}
@@ -393,25 +456,56 @@ func uniqueID(chain []*Checkpoint, cp, prev *Checkpoint) string {
 	}
 }
 
-// evictOldest drops the oldest checkpoints beyond max, never the newest
-// safety checkpoint (the last rollback must stay undoable).
-func evictOldest(chain []*Checkpoint, max int) []*Checkpoint {
-	out := append([]*Checkpoint(nil), chain...)
-	for len(out) > max {
-		keep := -1
-		for i := len(out) - 1; i >= 0; i-- {
-			if out[i].Kind == KindSafety {
-				keep = i
-				break
+// evictOldest applies the FIFO bounds to chain (oldest first): at most
+// maxAuto checkpoints taken on entering nodes or by earlier rollbacks, at
+// most maxManual taken by hand, the oldest of each evicted first. The
+// newest safety checkpoint is never evicted nor counted: the last rollback
+// must stay undoable, and undoing it must not cost a checkpoint. Older
+// safety checkpoints go before the ones taken on entering nodes (those
+// are what rollbacks go back to; repeated undos and redos bring older
+// safety checkpoints back and would otherwise push them out).
+func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*Checkpoint) {
+	newestSafety := -1
+	for i := len(chain) - 1; i >= 0; i-- {
+		if chain[i].Kind == KindSafety {
+			newestSafety = i
+			break
+		}
+	}
+	auto, manual := 0, 0
+	for i, c := range chain {
+		switch {
+		case i == newestSafety:
+		case c.Kind == KindManual:
+			manual++
+		default:
+			auto++
+		}
+	}
+	drop := make([]bool, len(chain))
+	for pass := 0; pass < 2; pass++ {
+		for i, c := range chain {
+			switch {
+			case i == newestSafety || drop[i]:
+			case c.Kind == KindManual:
+				if pass == 0 && manual > maxManual {
+					manual--
+					drop[i] = true
+				}
+			case auto > maxAuto && (pass == 1 || c.Kind == KindSafety):
+				auto--
+				drop[i] = true
 			}
 		}
-		drop := 0
-		if drop == keep {
-			drop = 1
-		}
-		out = append(out[:drop], out[drop+1:]...)
 	}
-	return out
+	for i, c := range chain {
+		if drop[i] {
+			evicted = append(evicted, c)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	return kept, evicted
 }
 
 // writeRoot stores cp's root tree: version, checkpoint.json, index/ and
@@ -490,7 +584,13 @@ func (m *Manager) buildChain(chain []*Checkpoint, extra plumbing.Hash) (plumbing
 		if i == len(chain)-1 && !extra.IsZero() && !prev.IsZero() && extra != prev {
 			parents = append(parents, extra)
 		}
-		if h := cp.HeadCommit(); !h.IsZero() && h != prev {
+		h := cp.HeadCommit()
+		for _, x := range cp.keptCommits() {
+			if x != prev && x != h && !slices.Contains(parents, x) {
+				parents = append(parents, x)
+			}
+		}
+		if !h.IsZero() && h != prev {
 			parents = append(parents, h)
 		}
 		if cp.Commit.IsZero() || !m.sameParents(cp.Commit, parents) {
@@ -548,6 +648,14 @@ func (m *Manager) chainAt(task string, tip plumbing.Hash) ([]*Checkpoint, error)
 			return nil, fmt.Errorf("%s%s: the chain is too long", RefPrefix, task)
 		}
 		cp, parent, err := m.readCheckpoint(h)
+		var bad *damagedCheckpoint
+		if errors.As(err, &bad) {
+			// One damaged entry (it may have come from another clone)
+			// must not hide the others: say so, and go on below it.
+			m.skipDamaged(task, bad)
+			h = bad.prev
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s%s: %w", RefPrefix, task, err)
 		}
@@ -594,29 +702,61 @@ func (m *Manager) readCheckpoint(h plumbing.Hash) (*Checkpoint, plumbing.Hash, e
 		}
 	}
 	if v := strings.TrimSpace(string(ver)); v != gitstore.FormatVersion {
+		// Not skipped: a newer git-hegel's chain must not be rewritten
+		// without its entries.
 		if ver == nil {
 			return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: %w: no version blob", h, gitstore.ErrUnknownVersion)
 		}
 		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: %w %q (this git-hegel understands %q; upgrade it)", h, gitstore.ErrUnknownVersion, v, gitstore.FormatVersion)
 	}
 	if err := json.Unmarshal(meta, cp); err != nil || cp.ID == "" || cp.Node == "" {
-		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: damaged %s", h, metaFile)
+		return nil, plumbing.ZeroHash, m.damaged(c, "", "damaged "+metaFile)
 	}
 	if cp.Head != "" && !plumbing.IsHash(cp.Head) {
-		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: bad head %q", cp.ID, cp.Head)
+		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, fmt.Sprintf("bad head %q", cp.Head))
 	}
 	if cp.Branch != "" && !strings.HasPrefix(cp.Branch, "refs/") {
-		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: bad branch %q", cp.ID, cp.Branch)
+		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, fmt.Sprintf("bad branch %q", cp.Branch))
+	}
+	if err := headIsParent(cp, c); err != nil {
+		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, err.Error())
+	}
+	for _, b := range cp.Moved {
+		if err := validBranch(b.Ref); err != nil || (b.Commit != "" && !plumbing.IsHash(b.Commit)) {
+			return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, fmt.Sprintf("bad moved branch %q", b.Ref))
+		}
+	}
+	if cp.ChainBefore != "" && !plumbing.IsHash(cp.ChainBefore) {
+		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, fmt.Sprintf("bad chain_before %q", cp.ChainBefore))
 	}
 	parents := c.ParentHashes
 	if cp.Head != "" && len(parents) > 0 && parents[len(parents)-1] == cp.HeadCommit() {
 		parents = parents[:len(parents)-1]
 	}
+	// The commits a safety checkpoint keeps reachable are parents too,
+	// never equal to the previous checkpoint (buildChain): when the first
+	// parent is one of them, the checkpoint is the oldest.
 	var prev plumbing.Hash
-	if len(parents) > 0 {
+	if len(parents) > 0 && !slices.Contains(cp.keptCommits(), parents[0]) {
 		prev = parents[0]
 	}
 	return cp, prev, nil
+}
+
+// keptCommits are the commits besides HEAD's that cp's commit has as
+// parents to keep them reachable: the branches a rollback moved, and the
+// chain it cut.
+func (c *Checkpoint) keptCommits() []plumbing.Hash {
+	var out []plumbing.Hash
+	if c.ChainBefore != "" {
+		out = append(out, plumbing.NewHash(c.ChainBefore))
+	}
+	for _, b := range c.Moved {
+		if h := b.commit(); !h.IsZero() {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // List returns a task's checkpoints, newest first.
@@ -689,4 +829,51 @@ func newestAt(chain []*Checkpoint, node string, enterOnly bool) *Checkpoint {
 		}
 	}
 	return nil
+}
+
+// FindID selects a checkpoint of task by id or unique id prefix (at least
+// four characters); node names are not accepted.
+func (m *Manager) FindID(task, sel string) (*Checkpoint, error) {
+	chain, _, err := m.chain(task)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := findID(chain, sel)
+	if err != nil {
+		return nil, err
+	}
+	if cp == nil {
+		return nil, userErr(ErrNoCheckpoint, "Task %s has no checkpoint '%s'. Run 'git hegel checkpoint list' to see them", task, sel)
+	}
+	return cp, nil
+}
+
+// Drop removes checkpoint id from task's list (compare-and-swap, retried):
+// the chain is rewritten without it, so its snapshot becomes unreachable
+// and git gc reclaims it.
+func (m *Manager) Drop(task, id string) error {
+	if j, err := m.journal(); err != nil {
+		return err
+	} else if j != nil {
+		return userErr(ErrInterrupted, "%s", interruptedMessage(j))
+	}
+	for attempt := 0; attempt < 20; attempt++ {
+		chain, tip, err := m.chain(task)
+		if err != nil {
+			return err
+		}
+		next := without(chain, id)
+		if len(next) == len(chain) {
+			return userErr(ErrNoCheckpoint, "Task %s has no checkpoint '%s' any more", task, id)
+		}
+		if len(next) == 0 {
+			err = m.r.UpdateRef(RefPrefix+task, tip, plumbing.ZeroHash)
+		} else {
+			err = m.writeChain(task, tip, next)
+		}
+		if !errors.Is(err, gitstore.ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("the checkpoints of task %s kept changing; try again", task)
 }

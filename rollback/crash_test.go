@@ -74,6 +74,8 @@ func TestCrashDuringRollback(t *testing.T) {
 		dir := filepath.Join(base, fmt.Sprintf("run%03d", i))
 		copyTree(t, tmpl, dir)
 		runGit(t, dir, env, "update-index", "-q", "--refresh") // new inodes: refresh the stat data
+		// The git-hegel process itself, not "git hegel": killing git
+		// would leave git-hegel running (docs/rollback.md).
 		cmd := exec.Command(filepath.Join(bin, "git-hegel"), "rollback", "spec", "-y")
 		cmd.Dir, cmd.Env = dir, env
 		if err := cmd.Start(); err != nil {

@@ -22,9 +22,9 @@ func objectCount(tr *testRepo) int {
 	return n
 }
 
-// TestFIFOEvictionFreesObjects takes 100 checkpoints, each with a file of
-// its own: the default bound keeps the newest 5, and git gc then removes
-// everything the 95 others held.
+// TestFIFOEvictionFreesObjects takes 100 automatic checkpoints, each with
+// a file of its own: the default bound keeps the newest 5, and git gc then
+// removes everything the 95 others held. Each eviction says so.
 func TestFIFOEvictionFreesObjects(t *testing.T) {
 	tr := newDiskRepo(t)
 	tr.write("base", "base\n")
@@ -44,7 +44,7 @@ func TestFIFOEvictionFreesObjects(t *testing.T) {
 		tr.write(fmt.Sprintf("u%03d", i), content)
 		blobs[i] = hashObject(plumbing.BlobObject, []byte(content)).String()
 		tr.now = tr.now.Add(time.Second)
-		if _, created, err := tr.m.Take(tr.state(), KindManual, fmt.Sprint(i)); err != nil || !created {
+		if _, created, err := tr.m.Take(tr.state(), KindEnter, fmt.Sprint(i)); err != nil || !created {
 			t.Fatalf("checkpoint %d: created=%v err=%v", i, created, err)
 		}
 	}
@@ -54,6 +54,9 @@ func TestFIFOEvictionFreesObjects(t *testing.T) {
 	}
 	if len(cps) != DefaultMaxCheckpoints {
 		t.Fatalf("%d checkpoints kept, want %d", len(cps), DefaultMaxCheckpoints)
+	}
+	if len(tr.noted) != 95 || !strings.HasPrefix(tr.noted[0], "Evicted oldest snapshot (FIFO): checkpoint ") || !strings.HasSuffix(tr.noted[0], " at spec") {
+		t.Errorf("%d eviction lines, first %q", len(tr.noted), tr.noted)
 	}
 	for i, cp := range cps {
 		if want := fmt.Sprint(99 - i); cp.Message != want {
@@ -100,7 +103,7 @@ func TestEvictionKeepsTheLastSafetyCheckpoint(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		tr.write("f", fmt.Sprint("later ", i))
 		tr.now = tr.now.Add(time.Minute)
-		if _, _, err := tr.m.Take(tr.state(), KindManual, ""); err != nil {
+		if _, _, err := tr.m.Take(tr.state(), KindEnter, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,11 +112,39 @@ func TestEvictionKeepsTheLastSafetyCheckpoint(t *testing.T) {
 	for _, c := range cps {
 		found = found || c.ID == res.Safety.ID
 	}
-	if len(cps) != DefaultMaxCheckpoints || !found {
+	// The newest safety checkpoint is kept besides the bound.
+	if len(cps) != DefaultMaxCheckpoints+1 || !found {
 		t.Fatalf("%d checkpoints, safety kept: %v", len(cps), found)
 	}
 	tr.mustRollback(Request{Undo: true})
 	if got := tr.files()["f"]; got != "2" {
 		t.Errorf("undo after 10 more checkpoints: f = %q, want 2", got)
+	}
+}
+
+// TestUndoRedoKeepsTheNodeCheckpoints: rolling back and undoing again and
+// again brings older safety checkpoints back each time; the bound evicts
+// those before the checkpoints taken on entering nodes.
+func TestUndoRedoKeepsTheNodeCheckpoints(t *testing.T) {
+	tr := newMemRepo(t)
+	tr.write("f", "0")
+	tr.add("f")
+	tr.commit("c1")
+	tr.start("minimal")
+	tr.write("f", "1")
+	for i := 0; i < 12; i++ {
+		tr.now = tr.now.Add(time.Minute)
+		req := Request{Node: "spec", Force: true}
+		if i%2 == 1 {
+			req = Request{Undo: true}
+		}
+		tr.mustRollback(req)
+	}
+	cps, _ := tr.m.List("t1")
+	if spec := newestAt(cps, "spec", true); spec == nil {
+		t.Fatalf("the checkpoint taken on entering spec was evicted: %d left", len(cps))
+	}
+	if len(cps) > DefaultMaxCheckpoints+1 {
+		t.Errorf("%d checkpoints, bound %d+1", len(cps), DefaultMaxCheckpoints)
 	}
 }

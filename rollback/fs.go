@@ -56,6 +56,12 @@ type wtFS interface {
 	mkdir(p string) error
 	// parallel reports whether several goroutines may use it at once.
 	parallel() bool
+	// foldsCase reports whether names that differ only in case name the
+	// same file (probed, not taken from core.ignorecase).
+	foldsCase() bool
+	// problem says why p cannot be removed or replaced (for a directory:
+	// why nothing can be changed in it), or "" (writable.go).
+	problem(p string, dir bool) (why string, ok bool)
 	// scanDir lists a directory, asks decide which entries to lstat, and
 	// lstats those (the OS version relative to the open directory, which
 	// spares the kernel a walk down the whole path for each).
@@ -198,6 +204,13 @@ func (b billyFS) mkdir(p string) error {
 }
 
 func (b billyFS) parallel() bool { return false }
+
+func (b billyFS) foldsCase() bool { return false }
+
+func (b billyFS) problem(p string, dir bool) (string, bool) {
+	st, err := b.lstat(p)
+	return "", err == nil && (!dir || st.kind == kindDir)
+}
 
 // parentDirs returns the directories above p, outermost first:
 // "a/b/c" -> ["a", "a/b"].

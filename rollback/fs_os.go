@@ -1,16 +1,22 @@
 package rollback
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // osFS is the working tree of a repository on disk. Each method works on
 // one path below root and never follows a symbolic link in its last
-// component.
-type osFS struct{ root string }
+// component. probeDir is where foldsCase may create a file (the git dir).
+type osFS struct {
+	root     string
+	probeDir string
+}
 
 func (o osFS) full(p string) string {
 	if p == "" {
@@ -121,3 +127,27 @@ func (o osFS) mkdir(p string) error {
 }
 
 func (o osFS) parallel() bool { return true }
+
+func (o osFS) problem(p string, dir bool) (string, bool) { return changeProblem(o.full(p), dir) }
+
+// foldsCase creates a file with a lower-case name in the git directory
+// (the same filesystem as the working tree, as git itself assumes when it
+// probes for core.ignorecase) and looks for it under the upper-case name.
+func (o osFS) foldsCase() bool {
+	dir := o.probeDir
+	if dir == "" {
+		dir = o.root
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	name := filepath.Join(dir, "hegel-case-probe-"+hex.EncodeToString(b[:]))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	defer os.Remove(name)
+	upper := filepath.Join(dir, strings.ToUpper(filepath.Base(name)))
+	_, err = os.Lstat(upper)
+	return err == nil
+}

@@ -2,6 +2,7 @@ package rollback
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,7 @@ type testRepo struct {
 	e      *engine.Engine
 	m      *Manager
 	warned []string
+	noted  []string
 }
 
 func gitEnv(home string) []string {
@@ -105,7 +107,8 @@ func (tr *testRepo) wire() {
 	if tr.m != nil {
 		tr.m.Close()
 	}
-	tr.m = New(tr.r, Options{Now: func() time.Time { return tr.now }, Warn: func(s string) { tr.warned = append(tr.warned, s) }})
+	tr.m = New(tr.r, Options{Now: func() time.Time { return tr.now }, Warn: func(s string) { tr.warned = append(tr.warned, s) },
+		Note: func(s string) { tr.noted = append(tr.noted, s) }})
 	m := tr.m
 	tr.t.Cleanup(m.Close)
 	s := tr.r.Sessions()
@@ -352,4 +355,57 @@ func (tr *testRepo) mustRollback(req Request) *Result {
 		tr.t.Fatalf("rollback %+v: %v", req, err)
 	}
 	return res
+}
+
+// fingerprint is everything a rollback must restore exactly, as git shows
+// it: HEAD (symbolic or detached), every branch, the index (entries,
+// modes, stages, and the assume-unchanged, skip-worktree and
+// intent-to-add flags), and every file in the working tree, ignored ones
+// included, with executable bits and link targets.
+func (tr *testRepo) fingerprint() string {
+	tr.t.Helper()
+	var b strings.Builder
+	head, err := tryGit(tr, "symbolic-ref", "-q", "HEAD")
+	if err != nil {
+		head = "detached " + tr.git("rev-parse", "HEAD")
+	}
+	b.WriteString("HEAD " + head)
+	b.WriteString(tr.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/"))
+	b.WriteString(tr.git("ls-files", "--stage"))
+	b.WriteString(tr.git("ls-files", "-v", "-t"))
+	b.WriteString(tr.git("diff", "--name-only", "--ita-visible-in-index", "--cached"))
+	files := tr.files()
+	var keys []string
+	for k := range files {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "file %s %q\n", k, files[k])
+	}
+	return b.String()
+}
+
+// diffLines shows the lines of a that b lacks (-) and the other way (+).
+func diffLines(a, b string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	var out strings.Builder
+	for _, l := range strings.Split(a, "\n") {
+		if !mb[l] {
+			out.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range strings.Split(b, "\n") {
+		if !ma[l] {
+			out.WriteString("+ " + l + "\n")
+		}
+	}
+	return out.String()
 }

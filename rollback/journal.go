@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/git-hegel/git-hegel/gitstore"
@@ -30,22 +31,32 @@ type Journal struct {
 	TargetCommit string `json:"target_commit"`
 	SafetyID     string `json:"safety_id"`
 	SafetyCommit string `json:"safety_commit"`
-	// HeadRef is the branch that moves ("" when HEAD is detached);
-	// HeadFrom and HeadTo its old and new commits ("" for none).
-	HeadRef  string `json:"head_ref,omitempty"`
-	HeadFrom string `json:"head_from,omitempty"`
-	HeadTo   string `json:"head_to,omitempty"`
+	// HeadRef is the branch HEAD is on when the rollback starts ("" when
+	// detached), HeadFrom the commit HEAD is at then, HeadTo the one it
+	// is at after ("" for none). Since version 2, HeadToRef is the branch
+	// HEAD is on after ("" when detached) and Moves lists every branch the
+	// rollback moves; a version 1 journal moved HeadRef only.
+	HeadRef   string        `json:"head_ref,omitempty"`
+	HeadFrom  string        `json:"head_from,omitempty"`
+	HeadTo    string        `json:"head_to,omitempty"`
+	HeadToRef string        `json:"head_to_ref,omitempty"`
+	Moves     []journalMove `json:"moves,omitempty"`
 	// The engine's request, replayed as is when finishing.
-	Node    string    `json:"node"`
-	From    string    `json:"from"`
-	History []string  `json:"history"`
-	Undo    bool      `json:"undo,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-	Force   bool      `json:"force,omitempty"`
+	Node    string   `json:"node"`
+	From    string   `json:"from"`
+	History []string `json:"history"`
+	Undo    bool     `json:"undo,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Force   bool     `json:"force,omitempty"`
+	// Recurse: submodules' checkouts are restored too.
+	Recurse bool      `json:"recurse_submodules,omitempty"`
 	At      time.Time `json:"at"`
 	// PID is the process that wrote the journal; while it runs, nobody
-	// else may finish or undo the rollback.
-	PID int `json:"pid"`
+	// else may finish or undo the rollback. Host and BootID tell a
+	// process of this machine since its last boot from a recycled pid.
+	PID    int    `json:"pid"`
+	Host   string `json:"host,omitempty"`
+	BootID string `json:"boot_id,omitempty"`
 	// Step is "preparing" until the safety checkpoint exists (nothing has
 	// changed yet; such a journal is simply cleared), then "started".
 	Step string `json:"step"`
@@ -56,7 +67,16 @@ const (
 	stepStarted   = "started"
 )
 
-const journalVersion = 1
+// journalVersion is the version written; version 1 journals (written
+// before rollbacks could check out another branch) are still read.
+const journalVersion = 2
+
+// journalMove is one branch move in the journal; "" is no commit.
+type journalMove struct {
+	Ref  string `json:"ref"`
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+}
 
 type journalStore interface {
 	load() ([]byte, error) // fs.ErrNotExist when there is none
@@ -132,8 +152,15 @@ func (w *workspace) loadJournal() (*Journal, error) {
 		return nil, fmt.Errorf("cannot read the rollback journal: %w", err)
 	}
 	var j Journal
-	if err := json.Unmarshal(b, &j); err != nil || j.Version != journalVersion {
+	if err := json.Unmarshal(b, &j); err != nil || j.Version < 1 || j.Version > journalVersion {
 		return nil, fmt.Errorf("the rollback journal (%s) is damaged or from another version; if no rollback is running, remove it", journalFile)
+	}
+	if j.Version == 1 {
+		// Version 1 moved the branch HEAD was on, and nothing else.
+		j.HeadToRef = j.HeadRef
+		if j.HeadRef != "" && j.HeadFrom != j.HeadTo {
+			j.Moves = []journalMove{{Ref: j.HeadRef, From: j.HeadFrom, To: j.HeadTo}}
+		}
 	}
 	return &j, nil
 }
@@ -154,9 +181,47 @@ func (j *Journal) Advice() string { return interruptedMessage(j) }
 
 // interruptedMessage says what to do about an unfinished rollback.
 func interruptedMessage(j *Journal) string {
-	what := "A rollback to '" + j.Node + "'"
+	return j.what() + " was interrupted. Run 'git hegel rollback' to finish it, or 'git hegel rollback --undo' to undo it"
+}
+
+func (j *Journal) what() string {
 	if j.Undo {
-		what = "An undo of a rollback (back to '" + j.Node + "')"
+		return "An undo of a rollback (back to '" + j.Node + "')"
 	}
-	return what + " was interrupted. Run 'git hegel rollback' to finish it, or 'git hegel rollback --undo' to undo it"
+	return "A rollback to '" + j.Node + "'"
+}
+
+// runningMessage says that another process is carrying out a rollback.
+func runningMessage(j *Journal) string {
+	return fmt.Sprintf("%s is running in another process (pid %d); wait for it to end", j.what(), j.PID)
+}
+
+// running reports whether the process that wrote j is still running: the
+// same pid on this host, since the same boot.
+func (j *Journal) running() bool {
+	if j.PID == os.Getpid() {
+		return true
+	}
+	if j.Host != "" && j.Host != hostName() {
+		return false
+	}
+	if j.BootID != "" && j.BootID != bootID() {
+		return false
+	}
+	return pidAlive(j.PID)
+}
+
+func hostName() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// bootID identifies this boot of the machine ("" where unknown), so a pid
+// recorded before a reboot is not taken for a live process.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -47,7 +47,8 @@ func (m *Manager) MergeChains(task string, local, remote plumbing.Hash) (plumbin
 	merged = append(merged, ours...)
 	sort.SliceStable(merged, func(i, j int) bool { return merged[i].CreatedAt.Before(merged[j].CreatedAt) })
 	before := len(merged)
-	merged = evictOldest(merged, m.maxCheckpoints())
+	auto, manual := m.bounds()
+	merged, _ = evictOldest(merged, auto, manual)
 	counts.Dropped = before - len(merged)
 	if len(merged) < 2 {
 		// With a bound of 1 the newest has no previous checkpoint, and the

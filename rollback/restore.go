@@ -76,7 +76,7 @@ func kindOfMode(m filemode.FileMode) fileKind {
 // parse), blobs present, and nothing unsafe in any path it writes.
 func (w *workspace) diffs(curWT, curIdx, wantWT, wantIdx plumbing.Hash) (wt, ix []change, err error) {
 	trusted := &treeReader{o: w.obj}
-	checked := &treeReader{o: w.obj, strict: true, foldCase: w.fold}
+	checked := &treeReader{o: w.obj, strict: true, foldCase: w.folds()}
 	if wt, err = diffTrees(trusted, checked, curWT, wantWT); err != nil {
 		return nil, nil, err
 	}
@@ -190,10 +190,29 @@ func (w *workspace) conflicts(wt []change) error {
 				return inTheWay(p, "is in the way: it is in no checkpoint, and the rollback needs its directory to be a file")
 			}
 		default:
+			if w.holds(c.path, st, c.to) {
+				// exactly what the checkpoint has (an ignored file that
+				// it holds from before it was ignored): nothing is lost
+				continue
+			}
 			return inTheWay(c.path, "is in the way: it is in no checkpoint (ignored, or too large to save)")
 		}
 	}
 	return nil
+}
+
+// holds reports whether the file at p (lstat st) has the content and mode
+// of l.
+func (w *workspace) holds(p string, st fstat, l leaf) bool {
+	if (st.kind != kindFile && st.kind != kindSymlink) || (st.kind == kindFile && st.size > 64<<20) {
+		return false
+	}
+	sn := w.snapshotter()
+	if sn.modeOf(st.kind, st.exec, l.mode) != l.mode {
+		return false
+	}
+	h, err := sn.hashFile(p, st.kind, false)
+	return err == nil && h == l.hash
 }
 
 // unknownBelow returns a file below dir that the snapshot does not hold.
@@ -279,10 +298,12 @@ func (w *workspace) stopPrefetch() {
 	}
 }
 
-// written is a file the restore wrote, with its stat data afterwards.
+// written is a file the restore wrote, with its stat data afterwards;
+// converted: its bytes came from git's checkout conversion (convert.go).
 type written struct {
-	leaf leaf
-	st   fstat
+	leaf      leaf
+	st        fstat
+	converted bool
 }
 
 // applyWorktree makes the working tree match the "to" side of wt. It is
@@ -357,9 +378,74 @@ func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
 		}
 		writes = append(writes, c.to)
 	}
-	// The files themselves, in parallel where the filesystem allows: each
-	// goes to its own path under directories that exist by now, and
-	// reading the blobs (inflating them) overlaps with writing others.
+	// Symbolic links last: while files are written (in parallel) no link
+	// the restore creates exists yet, so none can redirect a file written
+	// below a directory whose name it shares on a case-insensitive
+	// filesystem (a link "X" and a file "x/f").
+	var files, links []leaf
+	for _, l := range writes {
+		if l.mode == filemode.Symlink && w.cfg.symlinks {
+			links = append(links, l)
+		} else {
+			files = append(files, l)
+		}
+	}
+	// The directories mkdirs has just checked (or made) are known to be
+	// real directories for the whole files pass, since no link exists
+	// yet that the restore made; the links pass checks again.
+	pc := &parentsChecked{dirs: made}
+	if err := w.writeAll(files, pc, out); err != nil {
+		return out, err
+	}
+	pc = &parentsChecked{dirs: map[string]bool{}}
+	return out, w.writeAll(links, pc, out)
+}
+
+// writeAll writes leaves. Paths whose content git must convert (eol,
+// filters: convert.go) are written through git, after the .gitattributes
+// files being restored, which decide them.
+func (w *workspace) writeAll(writes []leaf, pc *parentsChecked, out map[string]written) error {
+	candidates := w.conversionCandidates(writes)
+	if len(candidates) == 0 {
+		return w.writeParallel(writes, pc, out)
+	}
+	var attrs, rest []leaf
+	for _, l := range writes {
+		if pathBase(l.path) == ".gitattributes" {
+			attrs = append(attrs, l)
+		} else {
+			rest = append(rest, l)
+		}
+	}
+	if err := w.writeParallel(attrs, pc, out); err != nil {
+		return err
+	}
+	conv, err := w.attrConversions(candidates)
+	if err != nil {
+		return err
+	}
+	w.pass.converts = conv
+	var raw, converted []leaf
+	for _, l := range rest {
+		if conv[l.path] {
+			converted = append(converted, l)
+		} else {
+			raw = append(raw, l)
+		}
+	}
+	if err := w.writeParallel(raw, pc, out); err != nil {
+		return err
+	}
+	return w.convertAll(converted, pc, out)
+}
+
+// writeParallel writes leaves as stored, in parallel where the filesystem
+// allows: each goes to its own path under directories that exist by now,
+// and reading the blobs (inflating them) overlaps with writing others.
+func (w *workspace) writeParallel(writes []leaf, pc *parentsChecked, out map[string]written) error {
+	if len(writes) == 0 {
+		return nil
+	}
 	workers := 1
 	if w.fs.parallel() {
 		workers = min(len(writes), 2*runtime.GOMAXPROCS(0))
@@ -375,7 +461,11 @@ func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
 		go func() {
 			defer wg.Done()
 			for l := range next {
-				st, err := w.writeLeaf(l)
+				err := w.checkParents(l.path, pc)
+				var st fstat
+				if err == nil {
+					st, err = w.writeLeaf(l)
+				}
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -398,7 +488,7 @@ func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
 	}
 	close(next)
 	wg.Wait()
-	return out, firstErr
+	return firstErr
 }
 
 // removeLeaf deletes a file or link. A path already gone is fine; a
@@ -416,7 +506,7 @@ func (w *workspace) removeLeaf(p string, needed map[string]bool) error {
 		if needed[p] {
 			return nil
 		}
-		if err := w.fs.remove(p); err != nil {
+		if err := w.removeEmptyTree(p); err != nil {
 			return fmt.Errorf("cannot remove %s: it is now a directory that is not empty", p)
 		}
 		return nil
@@ -451,6 +541,60 @@ func (w *workspace) mkdirs(p string, made map[string]bool) error {
 	return nil
 }
 
+// removeEmptyTree removes directory p if it holds nothing but empty
+// directories (git removes such trees too), and fails, removing nothing
+// that holds a file, otherwise.
+func (w *workspace) removeEmptyTree(p string) error {
+	ents, err := w.fs.readDir(p)
+	if err != nil {
+		return err
+	}
+	for _, d := range ents {
+		if d.kind != kindDir {
+			return &fs.PathError{Op: "remove", Path: p, Err: errors.New("directory not empty")}
+		}
+	}
+	for _, d := range ents {
+		if err := w.removeEmptyTree(p + "/" + d.name); err != nil {
+			return err
+		}
+	}
+	return w.fs.remove(p)
+}
+
+// parentsChecked verifies, during the pass that writes a file, that every
+// directory above it is a real directory and not a symbolic link (lstat,
+// which never follows one; on a case-insensitive filesystem it also finds
+// a link whose name differs only in case). Directories are checked once a
+// pass: links are created last, after every file (applyWorktree), so none
+// that the restore creates can appear under a directory once checked.
+type parentsChecked struct {
+	mu   sync.Mutex
+	dirs map[string]bool
+}
+
+func (w *workspace) checkParents(p string, pc *parentsChecked) error {
+	for _, d := range parentDirs(p) {
+		pc.mu.Lock()
+		ok := pc.dirs[d]
+		pc.mu.Unlock()
+		if ok {
+			continue
+		}
+		st, err := w.fs.lstat(d)
+		if err != nil {
+			return fmt.Errorf("cannot restore %s: %w", quotePath(p), err)
+		}
+		if st.kind != kindDir {
+			return userErr(ErrInTheWay, "%s is not a directory; nothing was written below it", quotePath(d))
+		}
+		pc.mu.Lock()
+		pc.dirs[d] = true
+		pc.mu.Unlock()
+	}
+	return nil
+}
+
 // writeLeaf creates one file or link from its blob, replacing whatever
 // file or link is there.
 func (w *workspace) writeLeaf(l leaf) (fstat, error) {
@@ -460,7 +604,7 @@ func (w *workspace) writeLeaf(l leaf) (fstat, error) {
 	}
 	if st, err := w.fs.lstat(l.path); err == nil {
 		if st.kind == kindDir {
-			if err := w.fs.remove(l.path); err != nil {
+			if err := w.removeEmptyTree(l.path); err != nil {
 				return fstat{}, fmt.Errorf("cannot restore %s: a directory that is not empty is in the way", quotePath(l.path))
 			}
 		} else if err := w.fs.remove(l.path); err != nil {
@@ -479,23 +623,38 @@ func (w *workspace) writeLeaf(l leaf) (fstat, error) {
 	return st, nil
 }
 
-// newIndex builds the index that matches ix applied to old. Stat data is
+// emptyBlob is the blob of an empty file: what the index records for an
+// intent-to-add entry.
+var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+
+// newIndex builds the index that matches ix applied to old, with target's
+// flags: its assume-unchanged entries get the flag (the others lose it),
+// its intent-to-add entries come back, and entries new to the index that
+// a sparse checkout leaves out (sparse) get skip-worktree. Stat data is
 // kept only where it is still known to describe the file: fresh from a
-// file the restore just wrote with the entry's content, or copied from an
+// file the restore just wrote with the entry's content (bytes git itself
+// produced, for paths with eol or filter conversions), or copied from an
 // old entry with the same content that was not racily clean in the old
 // index. Everything else gets zero stat data, which makes git look at the
 // file again: slower for it, never wrong.
-func newIndex(old *gitIndex, ix []change, wrote map[string]written) *gitIndex {
+func (w *workspace) newIndex(old *gitIndex, ix []change, wrote map[string]written, target *Checkpoint, sparse map[string]bool) *gitIndex {
 	changes := make(map[string]*change, len(ix))
 	for i := range ix {
 		changes[ix[i].path] = &ix[i]
+	}
+	var assume map[string]bool
+	if target != nil && len(target.AssumeUnchanged) > 0 {
+		assume = make(map[string]bool, len(target.AssumeUnchanged))
+		for _, p := range target.AssumeUnchanged {
+			assume[p] = true
+		}
 	}
 	// The new entries are built in old's slice (old is not used again):
 	// a second 100,000-entry slice would be 9 MB more at the peak.
 	out := &gitIndex{Version: old.Version, Entries: old.Entries[:0]}
 	stat := func(e *idxEntry, prev *idxEntry) {
 		if wr, ok := wrote[e.Name]; ok {
-			if wr.leaf.hash == e.Hash && wr.leaf.mode == filemode.FileMode(e.Mode) && wr.st.hasStat {
+			if wr.leaf.hash == e.Hash && wr.leaf.mode == filemode.FileMode(e.Mode) && wr.st.hasStat && (wr.converted || !w.converts(e.Name)) {
 				e.Stat = wr.st.stat
 				e.Stat.Size = uint32(wr.st.size)
 				return
@@ -522,9 +681,11 @@ func newIndex(old *gitIndex, ix []change, wrote map[string]written) *gitIndex {
 				continue
 			}
 			e.Hash, e.Mode = c.to.hash, uint32(c.to.mode)
-			if e.Hash != prev.Hash || filemode.FileMode(e.Mode) != normMode(prev.mode()) {
-				e.Flags &^= flagAssumeValid
-			}
+		}
+		if assume[e.Name] {
+			e.Flags |= flagAssumeValid
+		} else {
+			e.Flags &^= flagAssumeValid
 		}
 		if !e.skipWorktree() {
 			// (skip-worktree entries are not in the working tree by
@@ -538,8 +699,37 @@ func newIndex(old *gitIndex, ix []change, wrote map[string]written) *gitIndex {
 			continue
 		}
 		e := idxEntry{Name: c.path, Hash: c.to.hash, Mode: uint32(c.to.mode)}
-		stat(&e, nil)
+		if assume[e.Name] {
+			e.Flags |= flagAssumeValid
+		}
+		if sparse[c.path] {
+			e.ExtFlags |= extSkipWorktree
+		} else {
+			stat(&e, nil)
+		}
 		out.Entries = append(out.Entries, e)
+	}
+	if target != nil && len(target.IntentToAdd) > 0 {
+		have := make(map[string]bool, len(target.IntentToAdd))
+		for _, p := range target.IntentToAdd {
+			have[p] = true
+		}
+		for i := range out.Entries {
+			delete(have, out.Entries[i].Name)
+		}
+		for _, p := range target.IntentToAdd {
+			if !have[p] {
+				continue
+			}
+			// git add -N records the file's mode and the empty blob; the
+			// file itself is in the working tree (the checkpoint holds it).
+			st, err := w.fs.lstat(p)
+			if err != nil || (st.kind != kindFile && st.kind != kindSymlink) {
+				continue
+			}
+			mode := w.snapshotter().modeOf(st.kind, st.exec, filemode.Regular)
+			out.Entries = append(out.Entries, idxEntry{Name: p, Hash: emptyBlob, Mode: uint32(mode), ExtFlags: extIntentToAdd})
+		}
 	}
 	sortEntries(out.Entries)
 	return out

@@ -263,6 +263,10 @@ func TestUndoWithoutRollback(t *testing.T) {
 	}
 }
 
+// TestRollbackToUnbornAndDetached: a checkpoint taken before the branch
+// had a commit is not restored by deleting the branch (and its reflog):
+// the rollback is refused, and goes through once the branch is renamed.
+// A detached checkpoint detaches HEAD and moves no branch.
 func TestRollbackToUnbornAndDetached(t *testing.T) {
 	tr := newDiskRepo(t)
 	tr.start("minimal") // unborn main
@@ -272,12 +276,31 @@ func TestRollbackToUnbornAndDetached(t *testing.T) {
 	tr.add("f")
 	tr.commit("first")
 	tr.write("g", "2\n")
+	before := tr.fingerprint()
+	reflog := tr.git("reflog", "show", "main")
+	if _, err := tr.rollback(Request{Node: "plan"}); !errors.Is(err, ErrBranch) || !strings.Contains(err.Error(), "git branch -m main") {
+		t.Fatalf("rollback to an unborn main that has commits now: %v", err)
+	}
+	if got := tr.fingerprint(); got != before {
+		t.Fatalf("a refused rollback changed something:\n%s", diffLines(before, got))
+	}
+	if got := tr.git("reflog", "show", "main"); got != reflog {
+		t.Errorf("main's reflog changed: %q, was %q", got, reflog)
+	}
+	tr.git("branch", "-m", "main", "kept")
+	renamed := tr.fingerprint()
 	tr.mustRollback(Request{Node: "plan"})
 	tr.expectState(atPlan, "back to an unborn branch")
-	if out := tr.git("branch", "--list"); strings.TrimSpace(out) != "" {
+	if out := tr.git("branch", "--list", "--format=%(refname)"); strings.TrimSpace(out) != "refs/heads/kept" {
 		t.Errorf("branches after rollback to unborn: %q", out)
 	}
 	tr.mustRollback(Request{Undo: true})
+	if got := tr.fingerprint(); got != renamed {
+		t.Errorf("undo:\n%s", diffLines(renamed, got))
+	}
+	if n := strings.Count(tr.git("reflog", "show", "kept"), "\n"); n < 2 {
+		t.Errorf("the branch's reflog lost entries:\n%s", tr.git("reflog", "show", "kept"))
+	}
 
 	// Detached HEAD.
 	tr.git("checkout", "-q", "--detach")
@@ -287,12 +310,21 @@ func TestRollbackToUnbornAndDetached(t *testing.T) {
 	}
 	cps, _ := tr.m.List("t1")
 	detached := tr.capture()
+	detachedPrint := tr.fingerprint()
 	tr.write("f", "changed\n")
 	tr.add("f")
 	tr.commit("on detached head")
+	tr.git("checkout", "-q", "kept")
+	keptAt := tr.git("rev-parse", "kept")
 	tr.now = tr.now.Add(time.Minute)
 	tr.mustRollback(Request{To: cps[0].ID})
 	tr.expectState(detached, "detached")
+	if got := tr.fingerprint(); got != detachedPrint {
+		t.Errorf("detached:\n%s", diffLines(detachedPrint, got))
+	}
+	if got := tr.git("rev-parse", "kept"); got != keptAt {
+		t.Errorf("the branch checked out before the rollback moved: %s, was %s", got, keptAt)
+	}
 	tr.git("fsck", "--strict", "--no-dangling")
 }
 

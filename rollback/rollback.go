@@ -1,12 +1,15 @@
 package rollback
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
@@ -27,6 +30,9 @@ type Request struct {
 	// once and reused (one scan of the working tree instead of two).
 	Yes    bool
 	DryRun bool
+	// RecurseSubmodules also checks out, in each submodule, the commit
+	// the checkpoint recorded (git's --recurse-submodules).
+	RecurseSubmodules bool
 }
 
 // Plan is what a rollback will change. Nothing has changed when it is
@@ -36,18 +42,47 @@ type Plan struct {
 	From   string // the node the task is at
 	Target *Checkpoint
 	Undo   bool
-	// HeadRef is the branch that moves ("" when HEAD is detached);
-	// HeadFrom and HeadTo are commits (zero: none).
+	// HeadRef is the branch HEAD is on after the rollback ("" when it ends
+	// detached); HeadFrom and HeadTo are the commits HEAD is at before and
+	// after (zero: none, an unborn branch).
 	HeadRef          string
 	HeadFrom, HeadTo plumbing.Hash
-	Files            []FileChange
+	// CheckedOut is the branch HEAD is on now ("" when detached). When it
+	// differs from HeadRef, the rollback checks HeadRef out and leaves
+	// CheckedOut where it is.
+	CheckedOut string
+	// Branches are the branches that move (the checkpoint's own branch,
+	// and for an undo those the rollback had moved); no other branch does.
+	Branches []BranchMove
+	Files    []FileChange
+	// Kept are files absent from the checkpoint that the rollback leaves
+	// in place because the ignore rules ignore them (before or after).
+	Kept []string
+	// Submodules whose checked-out commit differs from the checkpoint's,
+	// or whose files have local changes.
+	Submodules []SubmoduleChange
+	// Recurse: the submodules' checkouts are restored too.
+	Recurse bool
 	// IndexPaths counts the index entries that change.
 	IndexPaths int
+	// Refused says why this rollback would be refused now (Preview only;
+	// Prepare returns it as its error).
+	Refused string
 
 	snap   *snapshot
-	head   head
+	head   head // HEAD now
+	to     head // HEAD after
+	moves  []refMove
 	wt, ix []change
+	sparse map[string]bool   // new index entries outside the sparse checkout
+	subs   []SubmoduleChange // the checkouts --recurse-submodules makes
 	req    *engine.RollbackRequest
+}
+
+// Unchanged reports whether the rollback changes nothing at all.
+func (p *Plan) Unchanged() bool {
+	return len(p.Files) == 0 && p.IndexPaths == 0 && len(p.Branches) == 0 && p.HeadFrom == p.HeadTo && p.HeadRef == p.CheckedOut &&
+		len(p.Submodules) == 0
 }
 
 // Result is what a rollback did.
@@ -65,16 +100,24 @@ type Result struct {
 // nil.
 func (m *Manager) Interrupted() (*Journal, error) { return m.journal() }
 
-// journal loads the journal of an unfinished rollback. One that never got
-// past "preparing" (killed before its safety checkpoint existed, so before
-// any change) is cleared away, with the locks its process left.
+// ErrRunning reports a rollback that another process is carrying out.
+var ErrRunning = errors.New("a rollback is running")
+
+// journal loads the journal of an unfinished rollback. A journal whose
+// process still runs is a rollback in progress elsewhere (ErrRunning).
+// One that never got past "preparing" (killed before its safety
+// checkpoint existed, so before any change) is cleared away, with the
+// locks its process left.
 func (m *Manager) journal() (*Journal, error) {
 	j, err := m.w.loadJournal()
-	if err != nil || j == nil || j.Step != stepPreparing {
+	if err != nil || j == nil {
 		return j, err
 	}
-	if j.PID != os.Getpid() && pidAlive(j.PID) {
-		return nil, fmt.Errorf("a rollback is starting in another process (%d); wait for it to end", j.PID)
+	if j.PID != os.Getpid() && j.running() {
+		return nil, userErr(ErrRunning, "%s", runningMessage(j))
+	}
+	if j.Step != stepPreparing {
+		return j, nil
 	}
 	m.breakStaleLocks(j)
 	m.w.removeStaleLock()
@@ -184,23 +227,36 @@ func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
 	if op := m.w.operationInProgress(); op != "" {
 		return nil, fmt.Errorf("%s is in progress; finish or abort it before rolling back", op)
 	}
-	return m.plan(t.State, cp, er, undo, req.Yes && !req.DryRun)
+	return m.plan(t.State, cp, er, undo, req.Yes && !req.DryRun, req.RecurseSubmodules)
 }
 
 // plan snapshots the working tree and diffs it with the checkpoint.
-func (m *Manager) plan(st *engine.State, cp *Checkpoint, er *engine.RollbackRequest, undo, store bool) (*Plan, error) {
-	p, err := m.planFiles(cp, store)
+func (m *Manager) plan(st *engine.State, cp *Checkpoint, er *engine.RollbackRequest, undo, store, recurse bool) (*Plan, error) {
+	p, err := m.planFiles(cp, store, true)
 	if err != nil {
 		return nil, err
 	}
+	if recurse {
+		if p.subs, err = m.w.submoduleCheckouts(p.Submodules); err != nil {
+			return nil, err
+		}
+		p.Recurse = true
+	}
 	if err := m.w.conflicts(p.wt); err != nil {
+		return nil, err
+	}
+	if err := m.w.checkWritable(p.wt); err != nil {
 		return nil, err
 	}
 	p.Task, p.From, p.Undo, p.req = st.Task, st.CurrentNode, undo, er
 	return p, nil
 }
 
-func (m *Manager) planFiles(cp *Checkpoint, store bool) (*Plan, error) {
+// planFiles works out what restoring cp changes: HEAD and branches, files,
+// index. With strict, a branch problem (a branch the rollback would have
+// to delete, or that another worktree has checked out) is an error;
+// without, it is reported in Plan.Refused.
+func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
 	m.w.trace("prepare")
 	idx, err := m.w.readIndex()
 	if err != nil {
@@ -210,29 +266,53 @@ func (m *Manager) planFiles(cp *Checkpoint, store bool) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	refused := ""
+	to, moves, err := m.w.planRefs(h, cp)
+	if err != nil {
+		if strict || !errors.Is(err, ErrBranch) {
+			return nil, err
+		}
+		refused, to, moves = err.Error(), h, nil
+	}
 	m.w.trace("read index")
 	snap, err := m.snapshotter().take(idx, store)
 	if err != nil {
 		return nil, err
 	}
+	m.w.attrSeen = snap.attributes
 	wt, ix, err := m.w.diffs(snap.worktree, snap.indexTree, orEmpty(cp.WorkTree), orEmpty(cp.IndexTree))
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s cannot be restored: %w", cp.ID, err)
 	}
 	wt = skipWorktree(wt, idx)
+	wt, subs := m.w.splitSubmodules(wt, idx)
+	wt, kept, err := m.w.keepIgnored(wt, orEmpty(cp.WorkTree))
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s cannot be restored: %w", cp.ID, err)
+	}
+	sparse := m.w.sparseSkips(ix)
+	wt = dropPaths(wt, sparse)
 	m.w.trace(fmt.Sprintf("diff (%d files, %d index entries)", len(wt), len(ix)))
-	return &Plan{
+	p := &Plan{
 		Target:  cp,
-		HeadRef: h.Ref.Short(), HeadFrom: h.Commit, HeadTo: cp.HeadCommit(),
-		Files: summarize(wt), IndexPaths: len(ix),
-		snap: snap, head: h, wt: wt, ix: ix,
-	}, nil
+		HeadRef: to.Ref.Short(), HeadFrom: h.Commit, HeadTo: to.Commit,
+		CheckedOut: h.Ref.Short(),
+		Branches:   branchMoves(h, moves, cp),
+		Files:      summarize(wt), Kept: kept, IndexPaths: len(ix), Submodules: subs,
+		Refused: refused,
+		snap:    snap, head: h, to: to, moves: moves, wt: wt, ix: ix, sparse: sparse,
+	}
+	if to.Ref == "" {
+		p.HeadRef = ""
+	}
+	return p, nil
 }
 
 // Preview works out what rolling back to cp would change in the files,
-// the index and HEAD right now. It changes nothing and writes no object.
+// the index, HEAD and the branches right now. It changes nothing and
+// writes no object.
 func (m *Manager) Preview(cp *Checkpoint) (*Plan, error) {
-	return m.planFiles(cp, false)
+	return m.planFiles(cp, false, false)
 }
 
 func orEmpty(h plumbing.Hash) plumbing.Hash {
@@ -252,70 +332,15 @@ func (m *Manager) Execute(e *engine.Engine, p *Plan) (*Result, error) {
 		return nil, err
 	}
 	defer m.w.unlockIndex()
-	// A first journal before the safety checkpoint: if the process dies
-	// now, the next command knows the locks it held were a rollback's.
-	prep := &Journal{Version: journalVersion, Task: p.Task, Node: p.req.Node, From: p.From, At: p.req.At, PID: os.Getpid(), Step: stepPreparing}
-	if err := m.w.saveJournal(prep); err != nil {
-		return nil, fmt.Errorf("%w; nothing was changed", err)
-	}
-	started := false
-	defer func() {
-		if !started {
-			m.w.journal.remove()
-		}
-	}()
-	if !p.snap.stored || m.w.indexChanged(p.snap.idx) {
-		// Asked first, or the index changed since: take the snapshot
-		// again, so the safety checkpoint holds things as they are now.
-		t, err := e.CheckRollback(p.req)
-		if err != nil {
-			return nil, err
-		}
-		np, err := m.plan(t.State, p.Target, p.req, p.Undo, true)
-		if err != nil {
-			return nil, err
-		}
-		*p = *np
-	}
-	h := p.head
-	m.w.prefetchBlobs(p.wt)
 	defer m.w.stopPrefetch()
-	cur, err := e.Current()
+	j, safety, err := m.begin(e, p)
 	if err != nil {
 		return nil, err
 	}
-	safety := m.newCheckpoint(cur.State, KindSafety, "", h, p.snap)
-	safety.RollbackTo = p.Target.Node
-	// Once the rollback is done the safety checkpoint follows its target
-	// in the chain, and what changed between them is the plan itself.
-	safety.changed = make([]string, 0, len(p.wt))
-	for _, c := range p.wt {
-		safety.changed = append(safety.changed, c.path)
-	}
-	if _, _, err := m.appendCheckpoint(safety, false); err != nil {
-		return nil, fmt.Errorf("cannot save the safety checkpoint; nothing was changed: %w", err)
-	}
-	j := &Journal{
-		Version: journalVersion, Task: p.Task,
-		TargetID: p.Target.ID, TargetCommit: p.Target.Commit.String(),
-		SafetyID: safety.ID, SafetyCommit: safety.Commit.String(),
-		HeadRef: string(h.Ref), Node: p.req.Node, From: p.From, History: p.req.History,
-		Undo: p.req.Undo, Reason: p.req.Reason, Force: p.req.Force, At: p.req.At,
-		PID: os.Getpid(), Step: stepStarted,
-	}
-	if !h.Commit.IsZero() {
-		j.HeadFrom = h.Commit.String()
-	}
-	if !p.HeadTo.IsZero() {
-		j.HeadTo = p.HeadTo.String()
-	}
-	if err := m.w.saveJournal(j); err != nil {
-		return nil, fmt.Errorf("%w; nothing was changed", err)
-	}
-	started = true
-	m.w.trace("safety checkpoint and journal")
 	res := &Result{Plan: p, Safety: safety}
-	if err := m.restoreFiles(h, p.HeadFrom, p.HeadTo, p.wt, p.snap.idx, p.ix, m.reflogMessage(p.Target, p.req)); err != nil {
+	r := restore{cur: p.head, to: p.to, moves: p.moves, wt: p.wt, idx: p.snap.idx, ix: p.ix, target: p.Target, sparse: p.sparse,
+		subs: p.subs, msg: m.reflogMessage(p.Target, p.req)}
+	if err := m.restoreFiles(r); err != nil {
 		if uerr := m.undoFromJournal(e, j); uerr != nil {
 			return nil, fmt.Errorf("rollback failed: %v; putting things back failed too: %v. %s", err, uerr, interruptedMessage(j))
 		}
@@ -330,6 +355,75 @@ func (m *Manager) Execute(e *engine.Engine, p *Plan) (*Result, error) {
 	return res, nil
 }
 
+// begin takes the snapshot again if it is not stored or the index changed
+// since it was taken, stores the safety checkpoint and writes the journal:
+// from its return, the rollback can be finished or undone whatever
+// happens. Nothing in the working tree, the index or the refs has changed
+// yet.
+func (m *Manager) begin(e *engine.Engine, p *Plan) (*Journal, *Checkpoint, error) {
+	// A first journal before the safety checkpoint: if the process dies
+	// now, the next command knows the locks it held were a rollback's.
+	prep := &Journal{Version: journalVersion, Task: p.Task, Node: p.req.Node, From: p.From, At: p.req.At,
+		PID: os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepPreparing}
+	if err := m.w.saveJournal(prep); err != nil {
+		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
+	}
+	started := false
+	defer func() {
+		if !started {
+			m.w.journal.remove()
+		}
+	}()
+	if !p.snap.stored || m.w.indexChanged(p.snap.idx) {
+		// Asked first, or the index changed since: take the snapshot
+		// again, so the safety checkpoint holds things as they are now.
+		t, err := e.CheckRollback(p.req)
+		if err != nil {
+			return nil, nil, err
+		}
+		np, err := m.plan(t.State, p.Target, p.req, p.Undo, true, p.Recurse)
+		if err != nil {
+			return nil, nil, err
+		}
+		*p = *np
+	}
+	h := p.head
+	m.w.prefetchBlobs(p.wt)
+	cur, err := e.Current()
+	if err != nil {
+		return nil, nil, err
+	}
+	safety := m.newCheckpoint(cur.State, KindSafety, "", h, p.snap)
+	safety.RollbackTo = p.Target.Node
+	safety.Moved = movedAway(h, p.moves)
+	// Once the rollback is done the safety checkpoint follows its target
+	// in the chain, and what changed between them is the plan itself.
+	safety.changed = make([]string, 0, len(p.wt))
+	for _, c := range p.wt {
+		safety.changed = append(safety.changed, c.path)
+	}
+	if _, _, err := m.appendCheckpoint(safety, false); err != nil {
+		return nil, nil, fmt.Errorf("cannot save the safety checkpoint; nothing was changed: %w", err)
+	}
+	j := &Journal{
+		Version: journalVersion, Task: p.Task,
+		TargetID: p.Target.ID, TargetCommit: p.Target.Commit.String(),
+		SafetyID: safety.ID, SafetyCommit: safety.Commit.String(),
+		HeadRef: string(h.Ref), HeadFrom: hexOf(h.Commit), HeadTo: hexOf(p.to.Commit), HeadToRef: string(p.to.Ref),
+		Moves: journalMoves(p.moves),
+		Node:  p.req.Node, From: p.From, History: p.req.History,
+		Undo: p.req.Undo, Reason: p.req.Reason, Force: p.req.Force, At: p.req.At,
+		PID: os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepStarted,
+		Recurse: p.Recurse,
+	}
+	if err := m.w.saveJournal(j); err != nil {
+		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
+	}
+	started = true
+	m.w.trace("safety checkpoint and journal")
+	return j, safety, nil
+}
+
 func (m *Manager) reflogMessage(cp *Checkpoint, er *engine.RollbackRequest) string {
 	if er.Undo {
 		return fmt.Sprintf("hegel rollback: undo, back to %s (checkpoint %s)", cp.Node, cp.ID)
@@ -337,21 +431,41 @@ func (m *Manager) reflogMessage(cp *Checkpoint, er *engine.RollbackRequest) stri
 	return fmt.Sprintf("hegel rollback: back to %s (checkpoint %s)", cp.Node, cp.ID)
 }
 
-// restoreFiles moves HEAD, writes the files in wt and the index. oldIdx is
-// the index on disk, ix the changes to it.
-func (m *Manager) restoreFiles(h head, from, to plumbing.Hash, wt []change, oldIdx *gitIndex, ix []change, msg string) error {
-	if err := m.w.moveHead(h, from, to, msg); err != nil {
+// restore is one pass of a rollback over the repository: HEAD from cur to
+// to, the branch moves, the working-tree changes wt, and the index: idx
+// (the one on disk) changed by ix, with target's index flags.
+type restore struct {
+	cur, to head
+	moves   []refMove
+	wt      []change
+	idx     *gitIndex
+	ix      []change
+	target  *Checkpoint
+	sparse  map[string]bool
+	subs    []SubmoduleChange // submodule checkouts (--recurse-submodules)
+	msg     string
+	either  bool // replaying: refs may be on either side already
+}
+
+// restoreFiles moves the branches and HEAD, writes the files and the index.
+func (m *Manager) restoreFiles(r restore) error {
+	if err := m.w.applyRefs(r.cur, r.to, r.moves, r.msg, r.either); err != nil {
 		return err
 	}
 	m.w.trace("move HEAD")
-	wrote, err := m.w.applyWorktree(wt)
+	m.w.beginPass(r)
+	defer func() { m.w.pass = nil }()
+	wrote, err := m.w.applyWorktree(r.wt)
 	if err != nil {
 		return err
 	}
 	m.w.trace(fmt.Sprintf("write %d files", len(wrote)))
-	err = m.w.writeIndex(newIndex(oldIdx, ix, wrote))
+	err = m.w.writeIndex(m.w.newIndex(r.idx, r.ix, wrote, r.target, r.sparse))
 	m.w.trace("write index")
-	return err
+	if err != nil {
+		return err
+	}
+	return m.w.checkoutSubmodules(r.subs)
 }
 
 // finishState records the rollback in the task, cuts the checkpoint chain
@@ -377,37 +491,106 @@ func (j *Journal) request() *engine.RollbackRequest {
 		Reason: j.Reason, Force: true, At: j.At}
 }
 
-// cutChain drops the checkpoints taken after target, keeping safety, and
-// applies the bound.
+// cutChain makes the checkpoint list what it was when the target was the
+// present, followed by the rollback's safety checkpoint: the checkpoints
+// after the target are dropped (but those made by hand, which stay until
+// dropped), or, when the target is the safety checkpoint of an earlier
+// rollback (an undo), the list as it was before that rollback comes back. What is dropped stays reachable from the new
+// safety checkpoint (its ChainBefore), so an undo brings it back in turn.
+// The bounds apply to the result. Running it again changes nothing.
 func (m *Manager) cutChain(task, targetID, safetyID string) error {
 	for attempt := 0; attempt < 20; attempt++ {
 		chain, tip, err := m.chain(task)
 		if err != nil {
 			return err
 		}
+		var target, safety *Checkpoint
+		pos := -1
+		for i, c := range chain {
+			switch c.ID {
+			case targetID:
+				target = c
+			case safetyID:
+				safety, pos = c, i
+			}
+		}
+		if safety == nil {
+			return fmt.Errorf("safety checkpoint %s is not in the list", safetyID)
+		}
 		var next []*Checkpoint
-		cut := false
-		for _, c := range chain {
-			switch {
-			case c.ID == safetyID:
-				continue
-			case !cut:
+		switch {
+		case target == nil:
+			// Evicted meanwhile: keep what there is.
+			next = without(chain, safetyID)
+		case target.Kind == KindSafety && target.ChainBefore != "":
+			before, err := m.chainAt(task, plumbing.NewHash(target.ChainBefore))
+			if err != nil {
+				return fmt.Errorf("cannot read the checkpoints before the rollback being undone: %w", err)
+			}
+			next = without(before, safetyID)
+		default:
+			for _, c := range chain {
+				if c.ID == safetyID {
+					continue
+				}
+				if target.Kind == KindSafety && c.ID == targetID {
+					break // undoing: the list as it was before that rollback
+				}
 				next = append(next, c)
-				cut = c.ID == targetID
+				if c.ID == targetID {
+					break
+				}
 			}
 		}
+		kept := map[string]bool{}
+		for _, c := range next {
+			kept[c.ID] = true
+		}
+		// Checkpoints made by hand stay until dropped: a rollback does not
+		// take them out of the list.
+		var manual []*Checkpoint
 		for _, c := range chain {
-			if c.ID == safetyID {
-				next = append(next, c)
+			if c.Kind == KindManual && !kept[c.ID] {
+				manual = append(manual, c)
+				kept[c.ID] = true
 			}
 		}
-		next = evictOldest(next, m.maxCheckpoints())
+		if len(manual) > 0 {
+			next = append(next, manual...)
+			sort.SliceStable(next, func(i, j int) bool { return next[i].CreatedAt.Before(next[j].CreatedAt) })
+		}
+		dropped := false
+		for _, c := range chain {
+			if !kept[c.ID] && c.ID != safetyID {
+				dropped = true
+			}
+		}
+		if dropped && safety.ChainBefore == "" && pos > 0 {
+			// The chain as it was before this rollback: what preceded the
+			// safety checkpoint when it was appended.
+			safety.ChainBefore = chain[pos-1].Commit.String()
+			if err := m.writeRoot(safety); err != nil {
+				return err
+			}
+			safety.Commit = plumbing.ZeroHash
+		}
+		next = m.bound(append(next, safety))
 		err = m.writeChain(task, tip, next)
 		if !errors.Is(err, gitstore.ErrConflict) {
 			return err
 		}
 	}
 	return errors.New("the checkpoints kept changing")
+}
+
+func without(chain []*Checkpoint, id string) []*Checkpoint {
+	out := make([]*Checkpoint, 0, len(chain))
+	for _, c := range chain {
+		if c.ID != id {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Finish completes an interrupted rollback.
@@ -428,7 +611,7 @@ func (m *Manager) Finish(e *engine.Engine) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.replay(safety, target, j, m.reflogMessage(target, j.request())); err != nil {
+	if err := m.replay(safety, target, j, false, m.reflogMessage(target, j.request())); err != nil {
 		return nil, err
 	}
 	view, err := m.finishState(e, j)
@@ -467,9 +650,7 @@ func (m *Manager) undoFromJournal(e *engine.Engine, j *Journal) error {
 	if err != nil {
 		return err
 	}
-	back := *j
-	back.HeadFrom, back.HeadTo = j.HeadTo, j.HeadFrom
-	if err := m.replay(target, safety, &back, "hegel rollback: interrupted rollback undone"); err != nil {
+	if err := m.replay(target, safety, j, true, "hegel rollback: interrupted rollback undone"); err != nil {
 		return err
 	}
 	if t, err := e.Current(); err == nil && t.State.Task == j.Task && len(t.State.RollbackHistory) > 0 {
@@ -485,10 +666,18 @@ func (m *Manager) undoFromJournal(e *engine.Engine, j *Journal) error {
 	return m.w.journal.remove()
 }
 
-// replay makes the working tree, index and HEAD match to, given that they
-// hold some mix of from and to (what an interrupted rollback leaves).
-// Every path that differs between the two is rewritten.
-func (m *Manager) replay(from, to *Checkpoint, j *Journal, msg string) error {
+// ErrEditedSince reports a file changed after a rollback was interrupted,
+// which finishing or undoing it would overwrite.
+var ErrEditedSince = errors.New("changed since the rollback was interrupted")
+
+// replay makes the working tree, index, HEAD and branches match to, given
+// that they hold some mix of from and to (what an interrupted rollback
+// leaves); back says the journal is replayed backwards (an undo). Every
+// path that differs between the two is rewritten, unless it holds
+// something else by now (edited after the crash): then nothing is changed
+// and the error names it, as a fresh rollback refuses to overwrite what no
+// checkpoint holds.
+func (m *Manager) replay(from, to *Checkpoint, j *Journal, back bool, msg string) error {
 	wt, _, err := m.w.diffs(orEmpty(from.WorkTree), orEmpty(from.IndexTree), orEmpty(to.WorkTree), orEmpty(to.IndexTree))
 	if err != nil {
 		return err
@@ -506,19 +695,120 @@ func (m *Manager) replay(from, to *Checkpoint, j *Journal, msg string) error {
 		return err
 	}
 	wt = skipWorktree(wt, idx)
-	h, err := m.w.readHead()
-	if err != nil {
+	wt, subs := m.w.splitSubmodules(wt, idx)
+	var checkouts []SubmoduleChange
+	if j.Recurse {
+		for _, s := range subs {
+			if !s.To.IsZero() && s.From != s.To && submoduleGitDir(filepath.Join(m.r.WorkTree, filepath.FromSlash(s.Path))) != "" {
+				checkouts = append(checkouts, s)
+			}
+		}
+	}
+	if wt, err = m.stillToDo(wt, idx, orEmpty(to.WorkTree)); err != nil {
 		return err
 	}
-	want := plumbing.ZeroHash
-	if j.HeadTo != "" {
-		want = plumbing.NewHash(j.HeadTo)
+	if wt, _, err = m.w.keepIgnored(wt, orEmpty(to.WorkTree)); err != nil {
+		return err
 	}
-	if string(h.Ref) != j.HeadRef {
-		return fmt.Errorf("HEAD is now on %s, not on %s as when the rollback started; check out %s and run the command again",
-			h.name(), plumbing.ReferenceName(j.HeadRef).Short(), plumbing.ReferenceName(j.HeadRef).Short())
+	sparse := m.w.sparseSkips(ix)
+	wt = dropPaths(wt, sparse)
+	if err := m.w.conflicts(wt); err != nil {
+		return err
 	}
-	return m.restoreFiles(h, h.Commit, want, wt, idx, ix, msg)
+	if err := m.w.checkWritable(wt); err != nil {
+		return err
+	}
+	before := head{Ref: plumbing.ReferenceName(j.HeadRef), Commit: hashOf(j.HeadFrom)}
+	after := head{Ref: plumbing.ReferenceName(j.HeadToRef), Commit: hashOf(j.HeadTo)}
+	moves := movesOf(j.Moves)
+	if back {
+		before, after, moves = after, before, reverseMoves(moves)
+	}
+	return m.restoreFiles(restore{cur: before, to: after, moves: moves, wt: wt, idx: idx, ix: ix, target: to, sparse: sparse,
+		subs: checkouts, msg: msg, either: true})
+}
+
+// stillToDo narrows the changes of a replay to what the working tree
+// still needs: a path already as the target has it is left alone, one as
+// the other side has it is rewritten, and one that holds anything else was
+// edited after the rollback stopped: an error, before anything changes.
+func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([]change, error) {
+	if len(wt) == 0 {
+		return wt, nil
+	}
+	snap, err := m.snapshotter().take(idx, false)
+	if err != nil {
+		return nil, err
+	}
+	m.w.attrSeen = snap.attributes
+	r := &treeReader{o: m.w.obj}
+	diff, err := diffTrees(r, r, snap.worktree, target)
+	if err != nil {
+		return nil, err
+	}
+	now := make(map[string]leaf, len(diff))
+	for _, c := range diff {
+		now[c.path] = c.from
+	}
+	var out []change
+	var edited []string
+	for _, c := range wt {
+		got, differs := now[c.path]
+		switch {
+		case !differs:
+			// as the target has it (or an ignored file the snapshot does
+			// not see, which the rollback leaves alone either way)
+		case got.mode == c.from.mode && got.hash == c.from.hash:
+			out = append(out, c)
+		case got.mode == 0:
+			// gone (moved away): writing it loses nothing
+			out = append(out, change{path: c.path, to: c.to})
+		case m.w.partOf(c.path, got, c.from, c.to):
+			// a file the killed process was writing: a checkpoint holds
+			// all of it
+			out = append(out, change{path: c.path, from: got, to: c.to})
+		default:
+			edited = append(edited, c.path)
+		}
+	}
+	if len(edited) > 0 {
+		var fromSide map[string]bool
+		fromSide, edited = m.w.sameAfterConversion(edited, wt)
+		for _, c := range wt {
+			if fromSide[c.path] {
+				out = append(out, c)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	}
+	if len(edited) > 0 {
+		return nil, userErr(ErrEditedSince, "%s changed after the rollback was interrupted, and going on would overwrite it. Move it away (or copy it) and run the command again; nothing was changed",
+			listSome(edited, 3, m.quote))
+	}
+	return out, nil
+}
+
+// partOf reports whether the regular file at p (now the leaf got) holds the
+// beginning of one side's content, as a file that a killed rollback was
+// writing does: overwriting it loses nothing, the checkpoint of that side
+// holds it all.
+func (w *workspace) partOf(p string, got leaf, sides ...leaf) bool {
+	if got.mode != filemode.Regular && got.mode != filemode.Executable {
+		return false
+	}
+	data, err := w.fs.readFile(p)
+	if err != nil {
+		return false
+	}
+	for _, l := range sides {
+		if l.mode != filemode.Regular && l.mode != filemode.Executable {
+			continue
+		}
+		if b, err := w.obj.read(plumbing.BlobObject, l.hash); err == nil && len(data) < len(b) && bytes.HasPrefix(b, data) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkpointAt reads the checkpoint stored in commit hex.
@@ -533,8 +823,8 @@ func (m *Manager) checkpointAt(hex string) (*Checkpoint, error) {
 // recoverLock takes the index lock for a recovery. A lock the interrupted
 // process left is taken over; see breakStaleLocks for the others.
 func (m *Manager) recoverLock(j *Journal) error {
-	if j.PID != os.Getpid() && pidAlive(j.PID) {
-		return fmt.Errorf("the rollback is still running (process %d); wait for it to end", j.PID)
+	if j.PID != os.Getpid() && j.running() {
+		return userErr(ErrRunning, "%s", runningMessage(j))
 	}
 	m.breakStaleLocks(j)
 	return m.w.lockIndex()

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -58,6 +59,9 @@ type scanResult struct {
 	untracked []untrackedFile
 	skipped   []skippedFile
 	nested    []string // repositories inside the working tree, left alone
+	// attributes: a .gitattributes file was seen (git may convert files
+	// on checkout: convert.go).
+	attributes atomic.Bool
 }
 
 type scanJob struct {
@@ -97,10 +101,12 @@ func scan(fsys wtFS, idx *gitIndex, rules *ignoreRules, cfg scanConfig) (*scanRe
 		switch {
 		case e.stage() != 0:
 			s.res.state[i] = entryIgnored
-		case e.mode() == filemode.Submodule || e.skipWorktree() || e.assumeValid():
-			// Submodules are recorded as the index has them; skip-worktree
-			// and assume-unchanged entries are, by the user's request,
-			// taken as they are in the index (git stash does the same).
+		case e.mode() == filemode.Submodule || e.skipWorktree():
+			// Submodules are recorded as the index has them (their
+			// checked-out commit is read in snapshot.go); skip-worktree
+			// entries have no file by design. Assume-unchanged entries are
+			// looked at like any other: their files may hold edits that
+			// only a checkpoint would keep.
 			s.res.state[i] = entryClean
 		}
 	}
@@ -217,6 +223,9 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 				nested = true
 				return want
 			}
+			if d.name == ".gitattributes" {
+				s.res.attributes.Store(true)
+			}
 			if d.name == ".gitignore" && d.kind == kindFile && !j.ignored {
 				if b, err := s.fs.readFile(join(j.dir, d.name)); err == nil {
 					rules = rules.with(parsePatterns(b, j.parts))
@@ -270,7 +279,9 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 			e := &s.idx.Entries[c.file]
 			switch {
 			case st.kind == kindFile || st.kind == kindSymlink:
-				if s.matches(e, st) {
+				// An intent-to-add entry's blob is the empty one, whatever
+				// its stat data says: its file is always read.
+				if s.matches(e, st) && !e.intentToAdd() {
 					s.res.state[c.file] = entryClean
 				} else {
 					s.res.state[c.file] = entryDirty

@@ -22,6 +22,9 @@ type snapshot struct {
 	skipped   []skippedFile
 	nested    []string
 	stored    bool // objects written (false: hashed only, for a preview)
+	// The index entries flagged assume-unchanged and intent-to-add.
+	assumeUnchanged, intentToAdd []string
+	attributes                   bool // a .gitattributes file was seen
 }
 
 // hashed is a file's blob and mode once read.
@@ -44,6 +47,8 @@ type snapshotter struct {
 	// gitDir holds the stat cache (statcache.go); "" in memory.
 	gitDir string
 	perm   gitstore.SharedPerm // core.sharedRepository, for the stat cache
+	// subHead reads the commits submodules have checked out (submodule.go).
+	subHead func(*gitIndex) map[int]plumbing.Hash
 }
 
 // take snapshots the working tree and idx. With store, every blob and tree
@@ -186,12 +191,20 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	for ; u < len(untracked); u++ {
 		wt = append(wt, int32(-1-u))
 	}
+	// A submodule is recorded at the commit it has checked out.
+	var subHeads map[int]plumbing.Hash
+	if sn.subHead != nil {
+		subHeads = sn.subHead(idx)
+	}
 	wtLeaf := func(k int) leaf {
 		i := int(wt[k])
 		if i < 0 {
 			return untracked[-1-i]
 		}
 		e := &idx.Entries[i]
+		if h, ok := subHeads[i]; ok {
+			return leaf{e.Name, filemode.Submodule, h}
+		}
 		if res.state[i] == entryDirty {
 			h := dirty[i]
 			return leaf{e.Name, h.mode, h.hash}
@@ -200,7 +213,16 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	}
 
 	mem := map[plumbing.Hash][]byte{}
-	snap := &snapshot{idx: idx, skipped: res.skipped, nested: res.nested, stored: store}
+	snap := &snapshot{idx: idx, skipped: res.skipped, nested: res.nested, stored: store, attributes: res.attributes.Load()}
+	for i := range idx.Entries {
+		switch e := &idx.Entries[i]; {
+		case e.stage() != 0:
+		case e.intentToAdd():
+			snap.intentToAdd = append(snap.intentToAdd, e.Name)
+		case e.assumeValid():
+			snap.assumeUnchanged = append(snap.assumeUnchanged, e.Name)
+		}
+	}
 	indexPath := func(k int) string { return idx.Entries[inIndex[k]].Name }
 	wtPath := func(k int) string {
 		if i := int(wt[k]); i >= 0 {

@@ -128,7 +128,7 @@ func TestCheckpointUnchangedIsNotStoredTwice(t *testing.T) {
 		tr.add("f")
 		tr.commit("c1")
 		tr.start("minimal")
-		cp1, created, err := tr.m.Take(tr.state(), KindManual, "one")
+		cp1, created, err := tr.m.Take(tr.state(), KindManual, "")
 		if err != nil || created {
 			t.Fatalf("identical to the start checkpoint: created=%v err=%v", created, err)
 		}

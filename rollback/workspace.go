@@ -20,19 +20,24 @@ import (
 // workspace is one repository's working tree, index, HEAD and per-worktree
 // git directory, on disk or (for unit tests) in memory.
 type workspace struct {
-	r       *gitstore.Repo
-	fs      wtFS
-	obj     *objects
-	memory  bool // gitstore.NewMemory: index and HEAD live in the go-git storage
-	cfg     scanConfig
-	rules   *ignoreRules
-	fold    bool // core.ignorecase
-	getenv  func(string) string
-	now     func() time.Time
-	journal journalStore
+	r      *gitstore.Repo
+	fs     wtFS
+	obj    *objects
+	memory bool // gitstore.NewMemory: index and HEAD live in the go-git storage
+	cfg    scanConfig
+	rules  *ignoreRules
+	// fold: names that differ only in case are one file here
+	// (core.ignorecase, or the filesystem found to fold them: folds).
+	fold, foldKnown bool
+	getenv          func(string) string
+	now             func() time.Time
+	journal         journalStore
 
 	lock  *indexLock    // held from the rollback's scan to its index write
 	blobs *blobPrefetch // the blobs a restore under way will write
+	pass  *restorePass  // the restore under way (convert.go)
+	// attrSeen: the last snapshot saw a .gitattributes file.
+	attrSeen bool
 
 	// GIT_HEGEL_TRACE_PERFORMANCE=1 times each step on stderr, as
 	// GIT_TRACE_PERFORMANCE does for git.
@@ -75,7 +80,7 @@ func newWorkspace(r *gitstore.Repo, getenv func(string) string, now func() time.
 		w.rules = &ignoreRules{}
 		w.journal = &memJournal{}
 	} else {
-		w.fs = osFS{root: r.WorkTree}
+		w.fs = osFS{root: r.WorkTree, probeDir: r.GitDir}
 		excl, _ := c.Get("core", "", "excludesfile")
 		w.rules = &ignoreRules{patterns: globalExcludes(strings.TrimSpace(excl), getenv("HOME"), getenv("XDG_CONFIG_HOME"), r.CommonDir)}
 		w.journal = fileJournal{path: filepath.Join(r.GitDir, journalFile), perm: r.Shared()}
@@ -87,6 +92,7 @@ func (w *workspace) snapshotter() *snapshotter {
 	sn := &snapshotter{fs: w.fs, obj: w.obj, cfg: w.cfg, rules: w.rules, trace: w.trace}
 	if !w.memory {
 		sn.gitDir, sn.perm = w.r.GitDir, w.r.Shared()
+		sn.subHead = w.submoduleHeads
 	}
 	return sn
 }
@@ -271,28 +277,16 @@ func (w *workspace) readHead() (head, error) {
 	return h, nil
 }
 
-// moveHead moves the branch HEAD is on (or a detached HEAD) from old to
-// to, with compare-and-swap, and writes reflog entries as git would (the
-// branch's under its lock, then HEAD's).
-func (w *workspace) moveHead(old head, from, to plumbing.Hash, msg string) error {
-	if from == to {
-		return nil
+// folds reports whether names that differ only in case are the same
+// file in the working tree: core.ignorecase says so, or the filesystem,
+// probed once (core.ignorecase may be wrong: a repository copied or
+// mounted elsewhere keeps the value git found when it was created).
+func (w *workspace) folds() bool {
+	if !w.foldKnown {
+		w.fold = w.fold || w.fs.foldsCase()
+		w.foldKnown = true
 	}
-	if old.Ref != "" {
-		if err := w.r.UpdateRefMsg(string(old.Ref), from, to, msg); err != nil {
-			return fmt.Errorf("cannot move %s: %w", old.Ref.Short(), err)
-		}
-		w.reflog("HEAD", from, to, msg)
-		return nil
-	}
-	if to.IsZero() {
-		return errors.New("cannot detach HEAD at no commit")
-	}
-	if err := w.r.UpdateDetachedHead(from, to); err != nil {
-		return fmt.Errorf("cannot move HEAD: %w", err)
-	}
-	w.reflog("HEAD", from, to, msg)
-	return nil
+	return w.fold
 }
 
 // reflog appends to a ref's log through gitstore's reflog writer, which

@@ -20,6 +20,7 @@ func checkpointFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the checkpoint")
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/rollback.md)")
 	fs.BoolP("null", "z", false, "show: list the files as NUL-terminated records, paths unquoted (see the manual)")
+	fs.BoolP("yes", "y", false, "drop: do not ask for confirmation")
 }
 
 // checkpoints returns the checkpoint manager for r.
@@ -33,8 +34,13 @@ func (c *cmdCtx) checkpoints(r *gitstore.Repo) *rollback.Manager {
 	if c.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
-	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, QuotePath: c.quotePath})
+	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note, QuotePath: c.quotePath})
 }
+
+// note prints a line about something that happened besides what was asked
+// (a checkpoint evicted by the bound), on stderr so that stdout stays the
+// command's own output.
+func (c *cmdCtx) note(msg string) { fmt.Fprintln(c.Stderr, msg) }
 
 func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
 
@@ -52,12 +58,44 @@ func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
 	}
 }
 
-// checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint show <id|node>`.
+// checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
+// show <id|node>`, `checkpoint drop <id>`.
 var checkpointSubs = []*subcommand{
 	{name: "", args: "[-m <message>]", flags: []string{"message"}, run: runCheckpointTake},
 	{name: "list", args: "[--json]", flags: []string{"json"}, run: runCheckpointList},
 	{name: "show", args: "<id|node> [--json | -z]", flags: []string{"json", "null"}, min: 1,
 		operands: []valueKind{kindCheckpointOrNode}, run: runCheckpointShow},
+	{name: "drop", args: "<id> [-y]", flags: []string{"yes"}, min: 1,
+		operands: []valueKind{kindCheckpoint}, run: runCheckpointDrop},
+}
+
+// runCheckpointDrop removes one checkpoint (by id) from the task's list,
+// after asking.
+func runCheckpointDrop(c *cmdCtx, args []string) error {
+	st, m, err := c.currentCheckpoints()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	cp, err := m.FindID(st.Task, args[0])
+	if err != nil {
+		return err
+	}
+	label := fmt.Sprintf("checkpoint %s at %s", cp.ID, cp.Node)
+	if cp.Message != "" {
+		label += fmt.Sprintf(" %q", firstLineOf(cp.Message))
+	}
+	if !c.boolFlag("yes") {
+		ok, err := c.confirm(fmt.Sprintf("Drop %s? (y/n): ", label), "drop")
+		if err != nil || !ok {
+			return err
+		}
+	}
+	if err := m.Drop(st.Task, cp.ID); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Dropped %s\n", label)
+	return nil
 }
 
 // currentCheckpoints opens the active task and its checkpoint manager.
@@ -170,11 +208,49 @@ type skippedJSON struct {
 }
 
 type rollbackPlanJSON struct {
-	HeadRef    string                `json:"head_ref"` // "" when detached
+	HeadRef    string                `json:"head_ref"` // the branch HEAD is on after; "" when detached
 	HeadFrom   string                `json:"head_from"`
 	HeadTo     string                `json:"head_to"`
+	CheckedOut string                `json:"checked_out"` // the branch HEAD is on now; "" when detached
+	Branches   []branchMoveJSON      `json:"branches"`
 	Files      []rollback.FileChange `json:"files"`
+	Kept       []string              `json:"kept"`
 	IndexPaths int                   `json:"index_paths"`
+	Submodules []submoduleJSON       `json:"submodules"`
+	Refused    string                `json:"refused,omitempty"`
+}
+
+type branchMoveJSON struct {
+	Name    string `json:"name"`
+	From    string `json:"from"` // "" when the rollback creates it
+	To      string `json:"to"`   // "" when it deletes it
+	MovedOn bool   `json:"moved_on,omitempty"`
+}
+
+type submoduleJSON struct {
+	Path         string `json:"path"`
+	From         string `json:"from"` // checked out now; "" when not checked out
+	To           string `json:"to"`   // in the checkpoint; "" when not in it
+	LocalChanges bool   `json:"local_changes,omitempty"`
+}
+
+func planJSON(p *rollback.Plan) rollbackPlanJSON {
+	out := rollbackPlanJSON{HeadRef: p.HeadRef, HeadFrom: hexOrEmpty(p.HeadFrom.String()), HeadTo: hexOrEmpty(p.HeadTo.String()),
+		CheckedOut: p.CheckedOut, Branches: []branchMoveJSON{}, Files: p.Files, Kept: p.Kept, IndexPaths: p.IndexPaths, Refused: p.Refused}
+	for _, b := range p.Branches {
+		out.Branches = append(out.Branches, branchMoveJSON{Name: b.Name, From: hexOrEmpty(b.From.String()), To: hexOrEmpty(b.To.String()), MovedOn: b.MovedOn})
+	}
+	if out.Files == nil {
+		out.Files = []rollback.FileChange{}
+	}
+	if out.Kept == nil {
+		out.Kept = []string{}
+	}
+	out.Submodules = []submoduleJSON{}
+	for _, sm := range p.Submodules {
+		out.Submodules = append(out.Submodules, submoduleJSON{Path: sm.Path, From: hexOrEmpty(sm.From.String()), To: hexOrEmpty(sm.To.String()), LocalChanges: sm.LocalChanges})
+	}
+	return out
 }
 
 func (c *cmdCtx) checkpointJSON(cp *rollback.Checkpoint) checkpointJSON {
@@ -236,12 +312,7 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 		return err
 	}
 	if c.boolFlag("json") {
-		out := checkpointShowJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoint: c.checkpointJSON(cp),
-			Rollback: rollbackPlanJSON{HeadRef: p.HeadRef, HeadFrom: hexOrEmpty(p.HeadFrom.String()), HeadTo: hexOrEmpty(p.HeadTo.String()),
-				Files: p.Files, IndexPaths: p.IndexPaths}}
-		if out.Rollback.Files == nil {
-			out.Rollback.Files = []rollback.FileChange{}
-		}
+		out := checkpointShowJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoint: c.checkpointJSON(cp), Rollback: planJSON(p)}
 		return writeJSON(c.Stdout, out)
 	}
 	if c.boolFlag("null") {
@@ -274,7 +345,10 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 		fmt.Fprintf(w, "Left out: %s (%s)\n", c.quotePath(s.Path), s.Reason)
 	}
 	fmt.Fprintln(w)
-	if len(p.Files) == 0 && p.IndexPaths == 0 && p.HeadFrom == p.HeadTo {
+	if p.Refused != "" {
+		fmt.Fprintf(w, "Rolling back to it would be refused now: %s\n", p.Refused)
+	}
+	if p.Unchanged() {
 		fmt.Fprintln(w, "Rolling back to it would change nothing: the files, the index and HEAD match it")
 		return nil
 	}
@@ -314,15 +388,35 @@ func headLabel(branch, commit string) string {
 }
 
 // printPlan lists what a rollback changes; limit < 0 lists every file.
+// It says exactly which branches move and which one ends checked out.
 func (c *cmdCtx) printPlan(p *rollback.Plan, limit int) {
 	w := c.Stdout
-	from, to := p.HeadFrom.String(), p.HeadTo.String()
-	if p.HeadFrom != p.HeadTo {
-		name := p.HeadRef
-		if name == "" {
-			name = "HEAD (detached)"
+	for _, b := range p.Branches {
+		switch {
+		case b.From.IsZero():
+			fmt.Fprintf(w, "  create branch %s at %s\n", b.Name, commitLabel(b.To.String()))
+		case b.To.IsZero():
+			fmt.Fprintf(w, "  delete branch %s at %s (the rollback being undone created it)\n", b.Name, commitLabel(b.From.String()))
+		case b.MovedOn:
+			fmt.Fprintf(w, "  move %s from %s to %s (it has moved on since the checkpoint; the safety checkpoint keeps %s reachable)\n",
+				b.Name, commitLabel(b.From.String()), commitLabel(b.To.String()), commitLabel(b.From.String()))
+		default:
+			fmt.Fprintf(w, "  move %s from %s to %s\n", b.Name, commitLabel(b.From.String()), commitLabel(b.To.String()))
 		}
-		fmt.Fprintf(w, "  move %s from %s to %s\n", name, commitLabel(from), commitLabel(to))
+	}
+	stays := ""
+	if p.CheckedOut != "" {
+		stays = fmt.Sprintf("%s stays at %s", p.CheckedOut, commitLabel(p.HeadFrom.String()))
+	} else if !p.HeadFrom.IsZero() {
+		stays = "HEAD is detached at " + commitLabel(p.HeadFrom.String()) + " now"
+	}
+	switch {
+	case p.HeadRef != "" && p.HeadRef != p.CheckedOut:
+		fmt.Fprintf(w, "  check out %s (%s)\n", p.HeadRef, stays)
+	case p.HeadRef == "" && p.CheckedOut != "":
+		fmt.Fprintf(w, "  detach HEAD at %s (%s)\n", commitLabel(p.HeadTo.String()), stays)
+	case p.HeadRef == "" && p.HeadFrom != p.HeadTo:
+		fmt.Fprintf(w, "  move HEAD (detached) from %s to %s\n", commitLabel(p.HeadFrom.String()), commitLabel(p.HeadTo.String()))
 	}
 	for i, f := range p.Files {
 		if limit >= 0 && i == limit {
@@ -343,9 +437,40 @@ func (c *cmdCtx) printPlan(p *rollback.Plan, limit int) {
 			fmt.Fprintf(w, "  %s %s\n", op, c.quotePath(f.Path))
 		}
 	}
+	for i, k := range p.Kept {
+		if limit >= 0 && i == limit {
+			fmt.Fprintf(w, "  ... and %d more kept (see --dry-run)\n", len(p.Kept)-limit)
+			break
+		}
+		fmt.Fprintf(w, "  keep    %s (ignored: the checkpoint does not hold it)\n", c.quotePath(k))
+	}
 	if p.IndexPaths > 0 {
 		fmt.Fprintf(w, "  restore the index (%s)\n", engine.Plural(p.IndexPaths, "path", "paths"))
 	}
+	for _, s := range p.Submodules {
+		fmt.Fprintf(w, "  %s\n", c.submoduleLine(s, p.Recurse))
+	}
+}
+
+// submoduleLine says what happens to one submodule's checkout.
+func (c *cmdCtx) submoduleLine(s rollback.SubmoduleChange, recurse bool) string {
+	local := ""
+	if s.LocalChanges {
+		local = ", with its local changes"
+	}
+	path := c.quotePath(s.Path)
+	switch {
+	case s.To.IsZero():
+		return fmt.Sprintf("submodule %s: not in the checkpoint; left as it is%s", path, local)
+	case s.From == s.To:
+		return fmt.Sprintf("submodule %s: has local changes; left as it is", path)
+	case s.From.IsZero():
+		return fmt.Sprintf("submodule %s: not checked out; the checkpoint has %s", path, commitLabel(s.To.String()))
+	case recurse:
+		return fmt.Sprintf("submodule %s: check out %s (now at %s)", path, commitLabel(s.To.String()), commitLabel(s.From.String()))
+	}
+	return fmt.Sprintf("submodule %s: left at %s%s (the checkpoint has %s; --recurse-submodules checks it out)",
+		path, commitLabel(s.From.String()), local, commitLabel(s.To.String()))
 }
 
 // writePlanZ is -z output: one "<op> <path>" record per file a rollback

@@ -56,7 +56,7 @@ type cmdCtx struct {
 	flags *pflag.FlagSet
 }
 
-var groups = []string{"Workflows", "Inspect", "Setup"}
+var groups = []string{"Workflows", "Inspect", "Agents", "Setup"}
 
 // commands is the dispatch table; help output and the man page test read
 // it, so a command cannot exist undocumented.
@@ -67,8 +67,10 @@ func init() {
 		{name: "start", args: "<workflow> [<node>] [--task NAME]", summary: "Start a workflow in this worktree", group: "Workflows",
 			setFlags: func(fs *pflag.FlagSet) { fs.String("task", "", "name the task (default: generated, unique)") },
 			run:      runStart, operands: []valueKind{kindWorkflow, kindNode}},
-		{name: "next", args: "[<claim>]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows", run: runNext,
-			operands: []valueKind{kindClaim}},
+		{name: "next", args: "[<claim>] [--force[=<rule_type>]]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
+			setFlags: nextFlags, run: runNext, operands: []valueKind{kindClaim}},
+		{name: "done", args: "[--force[=<rule_type>]]", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
+			setFlags: nextFlags, run: runDone},
 		{name: "prev", summary: "Go back to the previous node", group: "Workflows", run: runPrev},
 		{name: "repeat", summary: "Show the current node's prompt again", group: "Workflows", run: runRepeat},
 		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", run: runRestart},
@@ -80,14 +82,14 @@ func init() {
 			setFlags: stashFlags, subs: stashSubs, defaultSub: "push"},
 		{name: "checkpoint", summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
 			setFlags: checkpointFlags, subs: checkpointSubs, defaultSub: ""},
-		{name: "rollback", args: "[<node> | --to <checkpoint>] [-y] [--dry-run [-z]] [--reason TEXT] [--force] | --undo",
+		{name: "rollback", args: "[<node> | --to <checkpoint>] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] | --undo",
 			summary: "Go back to the start of a node: files, index, HEAD and workflow state", group: "Workflows",
 			setFlags: rollbackFlags, run: runRollback, operands: []valueKind{kindRollbackNode}},
-		{name: "fetch", args: "[<remote>] [--checkpoints]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
+		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
 			setFlags: syncFlags, run: runFetch, operands: []valueKind{kindRemote}},
-		{name: "push", args: "[<remote>] [--checkpoints]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
+		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
-		{name: "sync", args: "[<remote>] [--checkpoints]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
+		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
 		{name: "status", args: "[-v] [--json]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: func(fs *pflag.FlagSet) {
@@ -98,12 +100,27 @@ func init() {
 		{name: "workflows", args: "[--json]", summary: "List the workflows you can start", group: "Inspect",
 			setFlags: func(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON (schema: docs/json.md)") },
 			run:      runWorkflows},
+		{name: "hook", args: "<EventName> [--agent claude|codex|cursor]", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
+			setFlags: hookFlags, run: runHook, operands: []valueKind{kindHookEvent}},
+		{name: "hooks", summary: "Install or remove git-hegel's hooks in Claude Code, Codex or Cursor", group: "Agents",
+			setFlags: hooksFlags, defaultSub: "status", subs: []*subcommand{
+				{name: "status", args: "[--agent A] [--project|--user]", flags: []string{"agent", "project", "user"}, run: runHooksStatus},
+				{name: "install", args: "[--agent A] [--project|--user] [--dry-run]", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksInstall},
+				{name: "uninstall", args: "[--agent A] [--project|--user] [--dry-run]", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksUninstall},
+			}},
+		{name: "guides", args: "[<NAME>] [--json]", summary: "List the prompt guides, or print one", group: "Agents",
+			setFlags: func(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON (schema: docs/json.md)") },
+			run:      runGuides, operands: []valueKind{kindGuide}},
+		{name: "metrics", args: "[--task T] [--json] | --graph [--format dot|mermaid]", summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
+			setFlags: metricsFlags, run: runMetrics},
 		{name: "init", summary: "Prepare .hegel/ in this worktree (start does this too)", group: "Setup", run: runInit},
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp,
 			operands: []valueKind{kindCommand}},
 		{name: "version", summary: "Print the version", group: "Setup", run: runVersion},
 		{name: "completion", args: "bash|zsh|fish", summary: "Print the completion script for bash, zsh or fish (how to load it: git hegel --help)", group: "Setup", run: runCompletion,
 			operands: []valueKind{kindShell}},
+		{name: "remote", summary: "Make plain git fetch and git push carry refs/hegel/* for a remote", group: "Setup",
+			setFlags: remoteFlags, subs: remoteSubs},
 		{name: completeCommand, args: "<word>...", summary: "Print the completions of the last word (used by the completion scripts)", run: runComplete, hidden: true, rawArgs: true},
 	}
 }

@@ -45,6 +45,11 @@ const (
 	kindCommand          valueKind = "command"            // a git hegel command
 	kindShell            valueKind = "shell"              // bash, zsh, fish
 	kindWhen             valueKind = "when"               // always, never, auto
+	kindGuide            valueKind = "guide"              // a guide's NAME
+	kindAgent            valueKind = "agent"              // claude, codex, cursor
+	kindRuleType         valueKind = "rule-type"          // a guard rule type
+	kindGraphFormat      valueKind = "graph-format"       // dot, mermaid
+	kindHookEvent        valueKind = "hook-event"         // an agent's hook event name
 )
 
 // completeAnnotation marks a flag whose value completion knows.
@@ -245,6 +250,36 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return []candidate{{"always", ""}, {"never", ""}, {"auto", "only on a terminal"}}
 	case kindShell:
 		return []candidate{{"bash", ""}, {"fish", ""}, {"zsh", ""}}
+	case kindAgent:
+		return []candidate{{engine.AgentClaude, "Claude Code"}, {engine.AgentCodex, "OpenAI Codex CLI"}, {engine.AgentCursor, "Cursor"}}
+	case kindRuleType:
+		var out []candidate
+		for _, t := range engine.RuleTypes {
+			out = append(out, candidate{t, "bypass only this rule type"})
+		}
+		return out
+	case kindGraphFormat:
+		return []candidate{{engine.GraphDot, "Graphviz"}, {engine.GraphMermaid, "Mermaid"}}
+	case kindHookEvent:
+		var out []candidate
+		for _, a := range agentConfigs {
+			for _, ev := range a.events {
+				out = append(out, candidate{ev, a.name})
+			}
+		}
+		return out
+	case kindGuide:
+		r, err := gitstore.Open(c.Dir, c.Getenv)
+		var src engine.GuideSource
+		if err == nil {
+			src = r.Sessions()
+		}
+		gs, _ := engine.Guides(src, "")
+		var out []candidate
+		for _, g := range gs {
+			out = append(out, candidate{g.Name, g.Title})
+		}
+		return out
 	case kindCommand:
 		var out []candidate
 		for _, cmd := range commands {

@@ -91,7 +91,7 @@ func completionCases(ids []string) []completionCase {
 		{"hegel st", []string{"start", "stash", "status"}},
 		{"hegel --no-color st", []string{"start", "stash", "status"}},
 		{"hegel --color=n", []string{"--color=never"}},
-		{"hegel start ", []string{"discovery", "execution", "minimal", "refactor", "research", "review"}},
+		{"hegel start ", []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "minimal", "refactor", "research", "review"}},
 		{"hegel start minimal ", []string{"spec", "plan"}},
 		{"hegel start --task x review ", []string{"draft"}},
 		{"hegel next ", []string{"plan_complete"}},
@@ -99,7 +99,7 @@ func completionCases(ids []string) []completionCase {
 		{"hegel rollback --to ", ids},
 		{"hegel rollback --to=", []string{"--to=" + ids[0], "--to=" + ids[1]}},
 		{"hegel rollback -y --dry", []string{"--dry-run"}},
-		{"hegel checkpoint ", []string{"list", "show"}},
+		{"hegel checkpoint ", []string{"drop", "list", "show"}},
 		{"hegel checkpoint show ", append([]string{"spec", "plan"}, ids...)},
 		{"hegel switch ", []string{"s1", "t"}},
 		{"hegel stash ", []string{"push", "save", "list", "show", "pop", "apply", "drop", "clear", "restore"}},
@@ -188,7 +188,8 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 func TestCompletionKinds(t *testing.T) {
 	known := map[valueKind]bool{kindWorkflow: true, kindNode: true, kindClaim: true, kindRollbackNode: true,
 		kindTask: true, kindStash: true, kindDroppedStash: true, kindCheckpoint: true, kindCheckpointOrNode: true,
-		kindRemote: true, kindCommand: true, kindShell: true, kindWhen: true}
+		kindRemote: true, kindCommand: true, kindShell: true, kindWhen: true,
+		kindGuide: true, kindAgent: true, kindRuleType: true, kindGraphFormat: true, kindHookEvent: true}
 	check := func(where string, kinds []valueKind) {
 		for _, k := range kinds {
 			if !known[k] {

@@ -21,6 +21,12 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	if _, err := r.WorktreeID(); err != nil {
 		return nil, err
 	}
+	switch c.name {
+	case "fetch", "push", "sync", "remote":
+		// They merge the tracking refs themselves, or must not.
+	default:
+		c.mergePlainFetched(r)
+	}
 	return r, nil
 }
 
@@ -33,18 +39,18 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Session: s,
 		Stashes: r.Stashes(),
 		Workflows: func() (*engine.Registry, error) {
-			files, err := s.WorkflowFiles()
-			if err != nil {
-				return nil, err
-			}
-			return engine.NewRegistry(files)
+			return loadRegistry(r, s)
 		},
-		Worktree:   r.WorkTree,
-		WorktreeID: id,
-		Now:        c.Now,
-		Git:        r.GitInfo,
-		Checkpoint: c.checkpointHook(r),
-		Warn:       c.warn,
+		Guides:        s,
+		Events:        r.Events(),
+		CommitTimes:   r.CommitTimes,
+		NoCommitGuard: !r.Config().Bool("hegel", "commitguard", true),
+		Worktree:      r.WorkTree,
+		WorktreeID:    id,
+		Now:           c.Now,
+		Git:           r.GitInfo,
+		Checkpoint:    c.checkpointHook(r),
+		Warn:          c.warn,
 	}
 }
 
@@ -55,4 +61,24 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 		return nil, nil, err
 	}
 	return c.newEngine(r), r, nil
+}
+
+// loadRegistry loads the workflows with the repository's settings: strict
+// parsing (hegel.strictWorkflows) and the user's guides and partials.
+func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*engine.Registry, error) {
+	files, unreadable := s.WorkflowFilesAll()
+	guides, err := s.UserGuideNames()
+	if err != nil {
+		return nil, err
+	}
+	partials, err := s.UserPartialNames()
+	if err != nil {
+		return nil, err
+	}
+	return engine.LoadRegistry(files, engine.LoadOptions{
+		Strict:       r.Config().Bool("hegel", "strictworkflows", false),
+		UserGuides:   guides,
+		UserPartials: partials,
+		Unreadable:   unreadable,
+	}), nil
 }

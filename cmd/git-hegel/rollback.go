@@ -22,6 +22,7 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.String("reason", "", "why, kept in the task's rollback history")
 	fs.Bool("force", false, "roll back even when the loop guard says no")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
+	fs.Bool("recurse-submodules", false, "also check out, in each submodule, the commit the checkpoint recorded")
 }
 
 // promptLimit is how many changed files a rollback lists before asking.
@@ -34,6 +35,7 @@ func runRollback(c *cmdCtx, args []string) error {
 	req := rollback.Request{
 		To: c.stringFlag("to"), Undo: c.boolFlag("undo"), Reason: c.stringFlag("reason"),
 		Force: c.boolFlag("force"), Yes: c.boolFlag("yes"), DryRun: c.boolFlag("dry-run"),
+		RecurseSubmodules: c.boolFlag("recurse-submodules"),
 	}
 	if len(args) == 1 {
 		req.Node = args[0]
@@ -107,7 +109,7 @@ func (c *cmdCtx) printRollbackPlan(p *rollback.Plan, dryRun bool) {
 		what += " would"
 	}
 	fmt.Fprintf(c.Stdout, "%s:\n", what)
-	if len(p.Files) == 0 && p.IndexPaths == 0 && p.HeadFrom == p.HeadTo {
+	if p.Unchanged() {
 		fmt.Fprintln(c.Stdout, "  no file, index or HEAD changes")
 		return
 	}

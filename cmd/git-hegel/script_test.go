@@ -9,9 +9,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,10 +56,14 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       updateScripts(),
 		RequireExplicitExec: true,
 		Setup:               setupScriptEnv,
+		Condition:           gitServerCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":     cmdExits,
-			"envstdout": cmdEnvStdout,
-			"deadlock":  cmdDeadLock,
+			"deadlock":    cmdDeadLock,
+			"exits":       cmdExits,
+			"envstdout":   cmdEnvStdout,
+			"fingerprint": cmdFingerprint,
+			"gitserver":   cmdGitServer,
+			"payload":     cmdPayload,
 		},
 	})
 }
@@ -154,6 +160,101 @@ func deadMarker() (string, error) {
 	return fmt.Sprintf("git-hegel lock pid=%d host=%s boot=%s ns=%s\n", gone.Process.Pid, host, strings.TrimSpace(string(boot)), ns), nil
 }
 
+// cmdFingerprint writes to a file everything a rollback must restore
+// exactly, as git shows it, so that a script can compare two moments with
+// cmp: HEAD (symbolic or detached), every branch and where it points, the
+// index (entries, modes, stages, and the assume-unchanged, skip-worktree
+// and intent-to-add flags), and every file in the working tree, ignored
+// ones included, with its executable bit or link target (but .git and the
+// session file). Run it at the top of the working tree:
+//
+//	fingerprint $WORK/before.txt
+func cmdFingerprint(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fingerprint <file>")
+	}
+	var b strings.Builder
+	git := func(args ...string) (string, error) {
+		err := ts.Exec("git", args...)
+		return ts.ReadFile("stdout"), err
+	}
+	if head, err := git("symbolic-ref", "-q", "HEAD"); err == nil {
+		b.WriteString("HEAD " + head)
+	} else {
+		head, _ := git("rev-parse", "HEAD")
+		b.WriteString("HEAD detached " + head)
+	}
+	for _, a := range [][]string{
+		{"for-each-ref", "--format=branch %(refname) %(objectname)", "refs/heads/"},
+		{"ls-files", "--stage"},
+		{"ls-files", "-v"},
+		{"diff", "--cached", "--name-status", "--ita-visible-in-index"},
+	} {
+		out, err := git(a...)
+		if err != nil {
+			ts.Fatalf("fingerprint: git %s: %v", strings.Join(a, " "), err)
+		}
+		b.WriteString(out)
+	}
+	top := ts.MkAbs(".")
+	var lines []string
+	err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(top, p)
+		rel = filepath.ToSlash(rel)
+		if rel == ".git" || strings.HasPrefix(rel, ".hegel/state.json") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, _ := os.Readlink(p)
+			lines = append(lines, fmt.Sprintf("link %s -> %s", rel, t))
+		case fi.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, fmt.Sprintf("file %s %o %q", rel, fi.Mode().Perm()&0o111, data))
+		}
+		return nil
+	})
+	if err != nil {
+		ts.Fatalf("fingerprint: %v", err)
+	}
+	sort.Strings(lines)
+	b.WriteString(strings.Join(lines, "\n") + "\n")
+	if err := os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644); err != nil {
+		ts.Fatalf("fingerprint: %v", err)
+	}
+}
+
+// cmdPayload writes a sample hook payload from testdata/agents to a file,
+// with the sample's paths moved into the script: /home/dev/project becomes
+// the current directory and /home/dev the script's HOME.
+//
+//	payload claude/PostToolUse-Bash.json p.json
+//	stdin p.json
+//	exec git hegel hook PostToolUse
+func cmdPayload(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: payload <agent/file> <dst>")
+	}
+	b, err := os.ReadFile(filepath.Join(ts.Getenv("AGENTS"), args[0]))
+	ts.Check(err)
+	s := strings.ReplaceAll(string(b), "/home/dev/project", ts.MkAbs("."))
+	s = strings.ReplaceAll(s, "/home/dev", ts.Getenv("HOME"))
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(s), 0o644))
+}
+
 // setupScriptEnv isolates a script from the machine it runs on: its own
 // HOME and global git config, no system config, fixed dates and time zone,
 // no colour, C locale. PATH is kept so git is found, and testscript puts
@@ -174,7 +275,12 @@ func setupScriptEnv(env *testscript.Env) error {
 	if err := os.WriteFile(gitconfig, []byte(cfg), 0o644); err != nil {
 		return err
 	}
+	agents, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agents"))
+	if err != nil {
+		return err
+	}
 	for k, v := range map[string]string{
+		"AGENTS":              agents,
 		"HOME":                home,
 		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
 		"GIT_CONFIG_NOSYSTEM": "1",

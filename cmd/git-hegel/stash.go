@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -12,8 +14,8 @@ import (
 // stashSubs are the verbs of `git hegel stash`; no verb means push, as
 // with git stash.
 var stashSubs = []*subcommand{
-	{name: "push", args: "[-m <message>]", flags: []string{"message"}, run: runStashPush},
-	{name: "save", args: "[-m <message>]", flags: []string{"message"}, run: runStashPush},
+	{name: "push", args: "[-m <message>] [--files | -u]", flags: []string{"message", "files"}, run: runStashPush},
+	{name: "save", args: "[-m <message>] [--files | -u]", flags: []string{"message", "files"}, run: runStashPush},
 	{name: "list", args: "[--json] [--dropped]", flags: []string{"json", "dropped"}, run: runStashList},
 	{name: "show", args: "[<stash>] [--json]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
 	{name: "pop", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
@@ -28,6 +30,7 @@ func stashFlags(fs *pflag.FlagSet) {
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/stash.md)")
 	fs.Bool("dropped", false, "list dropped and cleared stashes that can still be restored (list)")
 	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop, clear)")
+	fs.BoolP("files", "u", false, "also park the uncommitted files, tracked and untracked (push, save)")
 }
 
 func contains(list []string, s string) bool {
@@ -47,15 +50,47 @@ func optArg(args []string) string {
 }
 
 func runStashPush(c *cmdCtx, _ []string) error {
-	e, _, err := c.engine()
+	e, r, err := c.engine()
 	if err != nil {
 		return err
 	}
-	ent, err := e.StashPush(c.stringFlag("message"))
+	if !c.boolFlag("files") {
+		ent, err := e.StashPush(c.stringFlag("message"))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
+		fmt.Fprintln(c.Stdout, "Your files were left as they are; 'git hegel stash push --files' parks them with the workflow")
+		return nil
+	}
+	cur, err := e.Current()
+	if errors.Is(err, engine.ErrNoWorkflow) {
+		return errors.New("No active workflow to stash")
+	}
 	if err != nil {
+		return err
+	}
+	m := c.checkpoints(r)
+	defer m.Close()
+	pk, err := m.Park(cur.State)
+	if err != nil {
+		return err
+	}
+	ent, err := e.StashPushFiles(c.stringFlag("message"), pk.Files)
+	if err != nil {
+		m.Release(pk)
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
+	if pk.Files == nil {
+		m.Release(pk)
+		fmt.Fprintln(c.Stdout, "No uncommitted files to park: only the workflow was stashed")
+		return nil
+	}
+	if err := m.Clean(pk); err != nil {
+		return fmt.Errorf("the files are parked in %s, but the working tree could not be cleaned: %v", ent.Ref(), err)
+	}
+	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", engine.Plural(pk.Files.Count, "uncommitted file", "uncommitted files"))
 	return nil
 }
 
@@ -88,9 +123,17 @@ func runStashList(c *cmdCtx, _ []string) error {
 			fmt.Fprintf(c.Stdout, "%s: %s: %s\n", ent.Ref(), ent.Label(), ent.Damaged)
 			continue
 		}
-		fmt.Fprintf(c.Stdout, "%s: %s (%s)\n", ent.Ref(), ent.Label(), engine.RelativeTime(ent.Timestamp, now))
+		fmt.Fprintf(c.Stdout, "%s: %s (%s)%s\n", ent.Ref(), ent.Label(), engine.RelativeTime(ent.Timestamp, now), filesMark(ent.Stash))
 	}
 	return nil
+}
+
+// filesMark marks a stash that parked files, in list and show.
+func filesMark(s *engine.Stash) string {
+	if s.Files == nil {
+		return ""
+	}
+	return " [" + engine.Plural(s.Files.Count, "file", "files") + " parked]"
 }
 
 func runStashListDropped(c *cmdCtx) error {
@@ -175,19 +218,33 @@ func runStashShow(c *cmdCtx, args []string) error {
 	fmt.Fprintf(w, "Stashed: %s (%s)\n", engine.RelativeTime(ent.Timestamp, c.Now()), ent.Timestamp.UTC().Format(time.RFC3339))
 	fmt.Fprintf(w, "Worktree: %s\n", ent.Worktree)
 	fmt.Fprintf(w, "Task: %s\n", ent.Task)
+	if f := ent.Files; f != nil {
+		fmt.Fprintf(w, "Files: %s parked, from %s\n", engine.Plural(f.Count, "uncommitted file", "uncommitted files"), headLabel(strings.TrimPrefix(f.Branch, "refs/heads/"), f.Head))
+	}
 	return nil
 }
 
 func runStashPop(c *cmdCtx, args []string, keep bool) error {
-	e, _, err := c.engine()
+	e, r, err := c.engine()
 	if err != nil {
 		return err
 	}
-	ent, v, err := e.StashPop(optArg(args), keep)
+	ent, v, err := e.StashPopFiles(optArg(args), keep, func(ent *engine.StashEntry) error {
+		if ent.Files == nil {
+			return nil
+		}
+		m := c.checkpoints(r)
+		defer m.Close()
+		return m.Unpark(ent.Files, ent.Ref())
+	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Stdout, "Restored %s: %s\n\n", ent.Ref(), ent.Label())
+	fmt.Fprintf(c.Stdout, "Restored %s: %s\n", ent.Ref(), ent.Label())
+	if ent.Files != nil {
+		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", engine.Plural(ent.Files.Count, "file", "files"))
+	}
+	fmt.Fprintln(c.Stdout)
 	c.printView(v)
 	return nil
 }
@@ -275,6 +332,7 @@ type stashJSON struct {
 	Mode        string     `json:"mode,omitempty"`
 	CurrentNode string     `json:"current_node,omitempty"`
 	Status      string     `json:"status,omitempty"`
+	Files       *int       `json:"files,omitempty"` // uncommitted files parked with it (stash push --files)
 }
 
 func newStashJSON(ent *engine.StashEntry) stashJSON {
@@ -288,6 +346,10 @@ func newStashJSON(ent *engine.StashEntry) stashJSON {
 	j.Message, j.CreatedAt = &msg, &at
 	j.Task, j.Worktree = ent.Task, ent.Worktree
 	j.Workflow, j.Mode, j.CurrentNode, j.Status = st.Workflow, st.Mode, st.CurrentNode, st.Status
+	if ent.Files != nil {
+		n := ent.Files.Count
+		j.Files = &n
+	}
 	return j
 }
 

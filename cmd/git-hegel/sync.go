@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,6 +17,8 @@ import (
 
 func syncFlags(fs *pflag.FlagSet) {
 	fs.Bool("checkpoints", false, "also carry checkpoints (refs/hegel/checkpoints/*), which hold uncommitted files and can be large")
+	fs.Bool("strict", false, "exit with status 1 when a remote ref was skipped (a name git-hegel never writes)")
+	fs.Bool("json", false, "print what moved, merged, and was refused as JSON (schema: docs/json.md)")
 }
 
 // syncSetup opens the repository and resolves the remote argument.
@@ -50,12 +53,7 @@ func runFetch(c *cmdCtx, args []string) error {
 		return err
 	}
 	rep, err := r.Fetch(context.Background(), rem, o)
-	if err != nil {
-		c.printFetched(rep, "") // what was merged before the error, if anything
-		return err
-	}
-	c.printFetched(rep, "Already up to date with "+rem.Name)
-	return nil
+	return c.finishSync(rep, err, syncFetch)
 }
 
 func runPush(c *cmdCtx, args []string) error {
@@ -64,17 +62,12 @@ func runPush(c *cmdCtx, args []string) error {
 		return err
 	}
 	rep, err := r.Push(context.Background(), rem, o)
-	if rep != nil && rep.Retries > 0 {
-		c.printFetched(rep, "") // what the fetches in between merged
-	} else if rep != nil {
-		for _, n := range rep.CheckpointNotes() {
-			fmt.Fprintln(c.Stdout, n)
-		}
-	}
-	if err != nil {
+	if err := c.finishSync(rep, err, syncPush); err != nil {
 		return err
 	}
-	c.printPushed(rep)
+	if !c.boolFlag("json") {
+		c.offerSetup(r, rem.Name)
+	}
 	return nil
 }
 
@@ -84,11 +77,78 @@ func runSync(c *cmdCtx, args []string) error {
 		return err
 	}
 	rep, err := r.Sync(context.Background(), rem, o)
-	c.printFetched(rep, "")
+	if err := c.finishSync(rep, err, syncBoth); err != nil {
+		return err
+	}
+	if !c.boolFlag("json") {
+		c.offerSetup(r, rem.Name)
+	}
+	return nil
+}
+
+// syncOp is which of fetch, push and sync ran.
+type syncOp int
+
+const (
+	syncFetch syncOp = iota
+	syncPush
+	syncBoth
+)
+
+// finishSync reports what a fetch, push or sync did and decides the exit
+// status: refs refused for their data make it 1 after everything else was
+// done and said; skipped refs only with --strict.
+func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error {
+	var refused *gitstore.RefusedError
+	isRefused := errors.As(err, &refused)
+	done := err == nil || isRefused // everything but the refused refs went through
+	if c.boolFlag("json") {
+		if jerr := writeJSON(c.Stdout, syncToJSON(rep, err, op)); jerr != nil {
+			return jerr
+		}
+		switch {
+		case isRefused:
+			return &silentError{code: exitFailed}
+		case err != nil:
+			return err
+		case rep != nil && len(rep.Skipped) > 0 && c.boolFlag("strict"):
+			return &silentError{code: exitFailed}
+		}
+		return nil
+	}
+	if rep != nil {
+		switch {
+		case op == syncFetch && err == nil:
+			c.printFetched(rep, "Already up to date with "+rep.Remote)
+		case op == syncFetch, op == syncBoth, rep.Retries > 0:
+			c.printFetched(rep, "") // what was merged, if anything
+		default:
+			for _, n := range rep.CheckpointNotes() {
+				fmt.Fprintln(c.Stdout, n)
+			}
+		}
+		if op != syncFetch && done {
+			c.printPushed(rep)
+		}
+		for _, w := range rep.Warnings {
+			c.warn(w)
+		}
+		for _, sk := range rep.Skipped {
+			c.warn(fmt.Sprintf("skipped %s from %s: %s", sk.Ref, rep.Remote, sk.Reason))
+		}
+		if isRefused {
+			for _, x := range rep.Refused {
+				fmt.Fprintln(c.Stderr, "error: "+gitstore.RefusedLine(rep.Remote, x))
+			}
+			return &silentError{code: exitFailed}
+		}
+	}
 	if err != nil {
 		return err
 	}
-	c.printPushed(rep)
+	if rep != nil && len(rep.Skipped) > 0 && c.boolFlag("strict") {
+		return &silentError{code: exitFailed}
+	}
 	return nil
 }
 
@@ -104,6 +164,9 @@ func (c *cmdCtx) printFetched(rep *engine.SyncReport, none string) {
 		fmt.Fprintln(c.Stdout, none)
 	}
 	for _, n := range rep.DivergedNotes() {
+		fmt.Fprintln(c.Stdout, n)
+	}
+	for _, n := range rep.HeldNotes() {
 		fmt.Fprintln(c.Stdout, n)
 	}
 	for _, n := range rep.CheckpointNotes() {
@@ -139,4 +202,45 @@ func pushedName(ref string) string {
 		return "checkpoints of " + strings.TrimPrefix(rel, "checkpoints/")
 	}
 	return rel
+}
+
+// syncToJSON builds the --json document of a fetch, push or sync.
+func syncToJSON(rep *engine.SyncReport, err error, op syncOp) *syncJSON {
+	j := &syncJSON{Schema: jsonSchemaVersion, Operation: [...]string{"fetch", "push", "sync"}[op],
+		Pushed: []string{}, Refused: []syncIssueJSON{}, Skipped: []syncIssueJSON{}, Warnings: []string{}, Notes: []string{},
+		Merged: syncMergedJSON{Tasks: []syncTaskJSON{}, CheckpointsUpdated: []string{}, CheckpointsKept: []string{}}}
+	if err != nil {
+		j.Error = err.Error()
+	}
+	if rep == nil {
+		return j
+	}
+	counts := func(m engine.MergeCounts) syncCountsJSON {
+		return syncCountsJSON{Added: m.Added, Dropped: m.Dropped, Conflicts: m.Conflicts}
+	}
+	j.Remote, j.ReceivedObjects, j.SentObjects, j.PushRetries = rep.Remote, rep.Received, rep.Sent, rep.Retries
+	j.OK = err == nil
+	j.Merged.Stashes, j.Merged.History, j.Merged.Checkpoints = counts(rep.Stashes), counts(rep.History), counts(rep.Checkpoints)
+	for _, t := range rep.Tasks {
+		tj := syncTaskJSON{Task: t.Task, Change: string(t.Change), Stash: t.StashID}
+		if h := t.Held; h != nil {
+			tj.Held = &syncHeldJSON{Worktree: h.Worktree, WorktreeID: h.WorktreeID, Node: h.Node, Status: h.Status,
+				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == ""}
+		}
+		j.Merged.Tasks = append(j.Merged.Tasks, tj)
+	}
+	j.Merged.CheckpointsUpdated = append(j.Merged.CheckpointsUpdated, rep.CheckpointsUpdated...)
+	j.Merged.CheckpointsKept = append(j.Merged.CheckpointsKept, rep.CheckpointsKept...)
+	j.Pushed = append(j.Pushed, rep.Pushed...)
+	for _, x := range rep.Refused {
+		j.Refused = append(j.Refused, syncIssueJSON{Ref: x.Ref, Reason: x.Reason, Check: x.Check})
+	}
+	for _, x := range rep.Skipped {
+		j.Skipped = append(j.Skipped, syncIssueJSON{Ref: x.Ref, Reason: x.Reason})
+	}
+	j.Warnings = append(j.Warnings, rep.Warnings...)
+	j.Notes = append(j.Notes, rep.DivergedNotes()...)
+	j.Notes = append(j.Notes, rep.HeldNotes()...)
+	j.Notes = append(j.Notes, rep.CheckpointNotes()...)
+	return j
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -35,7 +38,45 @@ func runStart(c *cmdCtx, args []string) error {
 	return nil
 }
 
+func nextFlags(fs *pflag.FlagSet) {
+	fs.StringArray("force", nil, "bypass the node's guard rules, or only those of one `rule_type` (recorded in the task's overrides)")
+	fs.Lookup("force").NoOptDefVal = forceAll
+	completeValues(fs, "force", kindRuleType)
+}
+
+// forceAll is --force without a rule type.
+const forceAll = "all"
+
+// force reads --force: "--force" bypasses every rule, "--force=TYPE" or
+// "--force TYPE" one type. pflag cannot tell "--force TYPE" from "--force"
+// followed by a claim, so a first argument naming a rule type is taken as
+// the type. It returns the remaining arguments.
+func (c *cmdCtx) force(args []string) (engine.Force, []string, error) {
+	var f engine.Force
+	vals, _ := c.flags.GetStringArray("force")
+	for _, v := range vals {
+		switch {
+		case v == forceAll:
+			if len(args) > 0 && contains(engine.RuleTypes, args[0]) {
+				f.Rules = append(f.Rules, args[0])
+				args = args[1:]
+			} else {
+				f.All = true
+			}
+		case contains(engine.RuleTypes, v):
+			f.Rules = append(f.Rules, v)
+		default:
+			return f, nil, usagef(c.name, "unknown rule type '%s' for --force (one of %s)", v, strings.Join(engine.RuleTypes, ", "))
+		}
+	}
+	return f, args, nil
+}
+
 func runNext(c *cmdCtx, args []string) error {
+	force, args, err := c.force(args)
+	if err != nil {
+		return err
+	}
 	if err := c.wantArgs(args, 0, 1); err != nil {
 		return err
 	}
@@ -43,16 +84,48 @@ func runNext(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	e.Force = force
 	claim := ""
 	if len(args) == 1 {
 		claim = args[0]
 	}
 	v, err := e.Next(claim)
 	if err != nil {
-		return err
+		return c.guardFailure(err)
 	}
 	c.printView(v)
 	return nil
+}
+
+func runDone(c *cmdCtx, args []string) error {
+	force, args, err := c.force(args)
+	if err != nil {
+		return err
+	}
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	e.Force = force
+	v, err := e.Done()
+	if err != nil {
+		return c.guardFailure(err)
+	}
+	c.printView(v)
+	return nil
+}
+
+// guardFailure prints what a guard rule saw, and how to comply, before the
+// one-line error.
+func (c *cmdCtx) guardFailure(err error) error {
+	var ge *engine.GuardError
+	if errors.As(err, &ge) {
+		fmt.Fprint(c.Stderr, ge.Details())
+	}
+	return err
 }
 
 func runPrev(c *cmdCtx, args []string) error {

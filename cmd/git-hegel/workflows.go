@@ -22,28 +22,53 @@ func runWorkflows(c *cmdCtx, args []string) error {
 		c.hint(where + ": only the built-in workflows are listed")
 	}
 	list := reg.List()
+	broken := reg.Broken()
 	if c.boolFlag("json") {
-		out := workflowsJSON{Schema: jsonSchemaVersion, Workflows: []workflowDefJSON{}}
+		out := workflowsJSON{Schema: jsonSchemaVersion, Workflows: []workflowDefJSON{}, Broken: []brokenJSON{}}
 		for _, wf := range list {
-			d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Nodes: []nodeJSON{}}
+			d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Title: wf.Title, Nodes: []nodeJSON{}}
 			for _, name := range wf.Order {
 				n := wf.Nodes[name]
-				nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{}}
+				nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{}, Terminal: n.Terminal, Rules: []ruleJSON{}}
 				for _, tr := range n.Transitions {
 					nj.Transitions = append(nj.Transitions, transitionJSON{When: tr.When, To: tr.To})
+				}
+				for _, r := range n.Rules {
+					nj.Rules = append(nj.Rules, ruleJSON{Type: r.Type, LookbackPhases: r.LookbackPhases, Pattern: r.Pattern,
+						PathPattern: r.PathPattern, Threshold: r.Threshold, Window: r.Window, MaxDuration: r.MaxDuration, MaxTokens: r.MaxTokens})
 				}
 				d.Nodes = append(d.Nodes, nj)
 			}
 			out.Workflows = append(out.Workflows, d)
 		}
+		for _, b := range broken {
+			out.Broken = append(out.Broken, brokenJSON{Name: b.Name, Source: b.Source, Error: b.Err.Error()})
+		}
 		return writeJSON(c.Stdout, out)
+	}
+	for _, w := range reg.Warnings() {
+		c.warn(w.String())
+	}
+	width := 10
+	for _, wf := range list {
+		width = max(width, len(wf.Name))
+	}
+	for _, b := range broken {
+		width = max(width, len(b.Name))
 	}
 	for _, wf := range list {
 		src := ""
 		if wf.Source != "built-in" {
 			src = "  (" + c.quotePath(wf.Source) + ")"
 		}
-		fmt.Fprintf(c.Stdout, "%-10s %s%s\n", wf.Name, mainPath(wf), src)
+		fmt.Fprintf(c.Stdout, "%-*s %s%s\n", width, wf.Name, mainPath(wf), src)
+	}
+	for _, b := range broken {
+		name := b.Name
+		if name == "" {
+			name = "-"
+		}
+		fmt.Fprintf(c.Stdout, "%-*s broken: %s\n", width, name, b.Err)
 	}
 	return nil
 }
@@ -70,7 +95,28 @@ func (c *cmdCtx) workflowRegistry() (reg *engine.Registry, outside string, err e
 }
 
 // mainPath renders the nodes in file order ending at done: the shape of the
-// workflow at a glance.
+// workflow at a glance. A workflow whose last node ends it (no
+// transitions) ends there; one that never reaches done ends in ↺.
 func mainPath(wf *engine.Workflow) string {
-	return strings.Join(append(append([]string(nil), wf.Order...), engine.NodeDone), " → ")
+	nodes := append([]string(nil), wf.Order...)
+	switch {
+	case len(nodes) > 0 && wf.Nodes[nodes[len(nodes)-1]].Terminal:
+	case !reachesDone(wf):
+		return strings.Join(nodes, " → ") + " ↺"
+	default:
+		nodes = append(nodes, engine.NodeDone)
+	}
+	return strings.Join(nodes, " → ")
+}
+
+// reachesDone reports whether any transition leads to done.
+func reachesDone(wf *engine.Workflow) bool {
+	for _, n := range wf.Nodes {
+		for _, t := range n.Transitions {
+			if t.To == engine.NodeDone {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -43,6 +43,12 @@ var scenarios = []scenario{
 		doc: "git hegel stash list with 10,000 stashes stored: under 100 ms"},
 	{name: "checkpoint", issue: 4, needs: "checkpoint", run: runCheckpoint,
 		doc: "git hegel checkpoint vs git stash create -u, 100k files with 1% modified, 0.5% untracked, 2,000 ignored"},
+	{name: "status-plain-fetch", issue: 14, needs: "remote", run: runStatusPlainFetch,
+		doc: "git hegel status with a remote set up for plain git fetch (100 tracked task refs, nothing new to merge) vs git hegel version (≤1.15×)"},
+	{name: "hook", issue: 12, needs: "hook", run: runHook,
+		doc: "git hegel hook PostToolUse with 10,000 and 10 journaled events vs git hegel version: within 1.5x, and within 10% of each other"},
+	{name: "fold", issue: 12, needs: "hook", run: runFold,
+		doc: "git hegel next folding 10,000 journaled agent events into the task's ref (checkpoints off): under 200 ms"},
 	{name: "rollback", issue: 4, needs: "rollback", run: runRollback,
 		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states, 100k files"},
 }
@@ -80,7 +86,8 @@ func (b *bench) sizedRepos() ([]sized, error) {
 // other pack, was written since and is unreachable once the refs are
 // gone). Scenarios start from this known state whatever ran before them.
 func (b *bench) resetHegel(dir string) error {
-	refs, err := b.git(dir, "for-each-ref", "--format=delete %(refname)", "refs/hegel/", "refs/bench/")
+	_, _ = b.git(dir, "remote", "remove", benchRemote)
+	refs, err := b.git(dir, "for-each-ref", "--format=delete %(refname)", "refs/hegel/", "refs/bench/", "refs/hegel-remotes/")
 	if err != nil {
 		return err
 	}
@@ -766,4 +773,44 @@ func (b *bench) newestCheckpoint(dir string) (string, error) {
 		return "", fmt.Errorf("git hegel checkpoint list --json: no checkpoint after start")
 	}
 	return list.Checkpoints[0].ID, nil
+}
+
+// benchRemote is the remote status-plain-fetch sets up (resetHegel
+// removes it, so other scenarios never see it).
+const benchRemote = "benchremote"
+
+// runStatusPlainFetch: after git hegel remote setup, every command first
+// compares the remote's tracking refs with what was last merged (to merge
+// what a plain git fetch brought). With nothing new, that must keep
+// status within the state-command bound.
+func runStatusPlainFetch(b *bench) ([]row, error) {
+	return b.runSized("status-plain-fetch", []string{"status"}, func(dir string) error {
+		if err := b.startLoop(dir); err != nil {
+			return err
+		}
+		bare := dir + "-remote.git"
+		_ = os.RemoveAll(bare)
+		if _, err := b.git(filepath.Dir(dir), "init", "-q", "--bare", bare); err != nil {
+			return err
+		}
+		if _, err := b.git(dir, "remote", "add", benchRemote, bare); err != nil {
+			return err
+		}
+		tip, err := b.git(dir, "rev-parse", "refs/hegel/tasks/bench")
+		if err != nil {
+			return err
+		}
+		var stdin strings.Builder
+		for i := 0; i < 100; i++ {
+			fmt.Fprintf(&stdin, "update refs/hegel/tasks/t%03d %s\n", i, strings.TrimSpace(tip))
+		}
+		if err := b.gitStdin(dir, stdin.String(), "update-ref", "--stdin"); err != nil {
+			return err
+		}
+		if _, err := b.hegel(dir, "remote", "setup", benchRemote); err != nil {
+			return err
+		}
+		_, err = b.hegel(dir, "sync", benchRemote)
+		return err
+	})
 }

@@ -19,6 +19,7 @@ type step struct {
 	dir   string
 	argv  []string
 	env   []string // added to the bench environment
+	stdin string   // a file given as standard input
 	// mayFail: a non-zero exit of this untimed step is ignored instead of
 	// stopping the scenario.
 	mayFail bool
@@ -140,7 +141,7 @@ func (b *bench) measure(round []step, runs int, o measureOpts) ([]*stats, error)
 // git-hegel's, as the kernel folds waited-for children into the child's
 // rusage).
 func (b *bench) run(st step) (time.Duration, int64, error) {
-	resp, err := b.launcher.run(launchReq{Argv: st.argv, Dir: st.dir, Env: append(slices.Clone(b.env), st.env...)})
+	resp, err := b.launcher.run(launchReq{Argv: st.argv, Dir: st.dir, Env: append(slices.Clone(b.env), st.env...), Stdin: st.stdin})
 	if err != nil {
 		return 0, 0, fmt.Errorf("launcher: %v", err)
 	}

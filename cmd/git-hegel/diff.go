@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// unifiedDiff writes the difference between two texts as `diff -u` does,
+// with three lines of context: what `hooks install --dry-run` shows.
+func unifiedDiff(w io.Writer, oldName, newName, a, b string) {
+	x, y := splitKeep(a), splitKeep(b)
+	ops := lineOps(x, y)
+	if len(ops) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", oldName, newName)
+	const ctx = 3
+	// Group changes whose context overlaps into hunks.
+	for i := 0; i < len(ops); {
+		if ops[i].kind == ' ' {
+			i++
+			continue
+		}
+		start := max(i-ctx, 0)
+		end := i
+		for j := i; j < len(ops); j++ {
+			if ops[j].kind != ' ' {
+				end = j
+			} else if j-end > 2*ctx {
+				break
+			}
+		}
+		stop := min(end+ctx+1, len(ops))
+		aStart, bStart, aLen, bLen := ops[start].ai, ops[start].bi, 0, 0
+		for _, o := range ops[start:stop] {
+			if o.kind != '+' {
+				aLen++
+			}
+			if o.kind != '-' {
+				bLen++
+			}
+		}
+		fmt.Fprintf(w, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
+		for _, o := range ops[start:stop] {
+			line := o.text
+			if !strings.HasSuffix(line, "\n") {
+				line += "\n\\ No newline at end of file\n"
+			}
+			fmt.Fprintf(w, "%c%s", o.kind, line)
+		}
+		i = stop
+	}
+}
+
+func hunkRange(start, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	if n == 1 {
+		return fmt.Sprint(start + 1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+type lineOp struct {
+	kind   byte // ' ', '-', '+'
+	text   string
+	ai, bi int // 0-based positions in a and b before this line
+}
+
+// lineOps is a longest-common-subsequence diff of two line lists; the
+// settings files it compares are small.
+func lineOps(a, b []string) []lineOp {
+	n, m := len(a), len(b)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var ops []lineOp
+	changed := false
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			ops = append(ops, lineOp{' ', a[i], i, j})
+			i, j = i+1, j+1
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			ops = append(ops, lineOp{'+', b[j], i, j})
+			j++
+			changed = true
+		default:
+			ops = append(ops, lineOp{'-', a[i], i, j})
+			i++
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return ops
+}
+
+// splitKeep splits text into lines, each keeping its newline.
+func splitKeep(s string) []string {
+	out := strings.SplitAfter(s, "\n")
+	if len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// `git hegel guides [NAME]`: list the guides prompts can include with
+// {{NAME}}, or print one as a prompt would include it.
+func runGuides(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 1); err != nil {
+		return err
+	}
+	r, err := c.openRepo()
+	if err != nil {
+		return err
+	}
+	s := r.Sessions()
+	guides, err := engine.Guides(s, s.GuidesDir())
+	if err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		name := args[0]
+		for _, g := range guides {
+			if g.Name == name {
+				if c.boolFlag("json") {
+					return writeJSON(c.Stdout, guideJSON{Schema: jsonSchemaVersion, Name: g.Name, Source: g.Source, Title: g.Title, Overrides: g.Overrides, Text: g.Text})
+				}
+				fmt.Fprint(c.Stdout, g.Text)
+				if !strings.HasSuffix(g.Text, "\n") {
+					fmt.Fprintln(c.Stdout)
+				}
+				return nil
+			}
+		}
+		if !engine.ValidGuideName(name) && engine.ValidGuideName(strings.ToUpper(name)) {
+			return fmt.Errorf("No guide '%s'; guide names are upper case: git hegel guides %s", name, strings.ToUpper(name))
+		}
+		return fmt.Errorf("No guide '%s'. Run 'git hegel guides' to list them", name)
+	}
+	if c.boolFlag("json") {
+		out := guidesJSON{Schema: jsonSchemaVersion, Guides: []guideJSON{}}
+		for _, g := range guides {
+			out.Guides = append(out.Guides, guideJSON{Name: g.Name, Source: g.Source, Title: g.Title, Overrides: g.Overrides})
+		}
+		return writeJSON(c.Stdout, out)
+	}
+	width := 0
+	for _, g := range guides {
+		width = max(width, len(g.Name))
+	}
+	for _, g := range guides {
+		src := ""
+		if g.Source != "built-in" {
+			src = "  (" + g.Source + ")"
+		}
+		fmt.Fprintf(c.Stdout, "%-*s  %s%s\n", width, g.Name, g.Title, src)
+	}
+	return nil
+}

@@ -1,0 +1,357 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
+)
+
+// `git hegel hook <EventName>`: one agent hook. Agents run it on every
+// tool call, so the common case (a PostToolUse for the active task) reads
+// a handful of small files and appends one line; it opens the repository
+// only when the hook cache is stale (the task moved), at a stop (which
+// folds the journal into the task's ref) and at a session start (which
+// renders the task's prompt). See docs/agents.md.
+
+// maxPayload bounds what is read from stdin: a Write of a huge file sends
+// its content, which the hook does not keep anyway.
+const maxPayload = 32 << 20
+
+// quietPeriod is how long a phase_timeout or token_budget violation, once
+// reported, is not reported again; the repeated_* rules stay quiet for
+// their own window.
+const quietPeriod = 10 * time.Minute
+
+func hookFlags(fs *pflag.FlagSet) {
+	fs.String("agent", "", "the `agent` sending the payload: claude, codex or cursor (default: detected from it)")
+	completeValues(fs, "agent", kindAgent)
+}
+
+func runHook(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 1); err != nil {
+		return err
+	}
+	agent := c.stringFlag("agent")
+	if agent != "" && !contains(engine.Agents, agent) {
+		return usagef(c.name, "unknown agent '%s' (supported: %s)", agent, strings.Join(engine.Agents, ", "))
+	}
+	event := args[0]
+	data, err := io.ReadAll(io.LimitReader(c.Stdin, maxPayload+1))
+	if err != nil {
+		return fmt.Errorf("cannot read the hook payload: %v", err)
+	}
+	if len(data) > maxPayload {
+		return fmt.Errorf("hook payload larger than %d MiB", maxPayload>>20)
+	}
+	now := c.Now()
+	h, err := engine.ParseHook(engine.HookInput{Event: event, Payload: data, Agent: agent, Now: now, Getenv: c.Getenv})
+	if err != nil {
+		return err
+	}
+	tgt, err := c.locateHook(h)
+	if err != nil || tgt.ActiveTask == "" {
+		return err // outside a repository, or no workflow: nothing to record
+	}
+	h.Relativize(tgt.Layout.WorkTree)
+	hr := &hookRun{c: c, h: h, tgt: tgt, now: now}
+	return hr.run()
+}
+
+// locateHook finds the repository: from the working directory, else from
+// where the agent says it works (Cursor runs user-level hooks elsewhere).
+// Outside any repository there is nothing to do and no error.
+func (c *cmdCtx) locateHook(h *engine.Hook) (*gitstore.HookTarget, error) {
+	dirs := []string{c.Dir}
+	if h.Cwd != "" {
+		dirs = append(dirs, h.Cwd)
+	}
+	dirs = append(dirs, h.CursorRoots...)
+	for _, d := range dirs {
+		tgt, err := gitstore.LocateHook(d, c.Getenv)
+		if errors.Is(err, gitstore.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) {
+			continue
+		}
+		return tgt, err
+	}
+	return &gitstore.HookTarget{}, nil
+}
+
+type hookRun struct {
+	c     *cmdCtx
+	h     *engine.Hook
+	tgt   *gitstore.HookTarget
+	now   time.Time
+	repo  *gitstore.Repo // opened on the slow paths only
+	cache *gitstore.HookCache
+}
+
+func (hr *hookRun) run() error {
+	h, tgt := hr.h, hr.tgt
+	hr.cache = gitstore.ReadHookCache(tgt.Layout.GitDir, tgt.ActiveTask, tgt.Commit)
+	if hr.cache == nil {
+		if err := hr.rebuild(); err != nil {
+			return err
+		}
+		if hr.cache == nil {
+			return nil // the session names no task we own
+		}
+	}
+	if !(&engine.State{Status: hr.cache.Status}).Active() {
+		return nil // a finished or stashed task records nothing
+	}
+	for i := range h.Events {
+		h.Events[i].Task = hr.cache.Task
+	}
+	if h.Kind == engine.EventStop && len(h.Events) > 0 {
+		hr.addTranscriptTokens()
+	}
+	j := hr.journal()
+	if err := j.Append(h.Events...); err != nil {
+		return err
+	}
+	context := ""
+	if h.Kind == engine.EventSessionStart {
+		var err error
+		if context, err = hr.resumeContext(); err != nil {
+			hr.c.warn(err.Error())
+		}
+	}
+	message := ""
+	if h.Reports() {
+		vs, err := hr.violations(j)
+		if err != nil {
+			hr.c.warn(err.Error())
+		}
+		if len(vs) > 0 {
+			message = engine.AgentMessage(vs, hr.cache.Workflow)
+			hr.recordReported(j, vs)
+		}
+	}
+	if h.Kind == engine.EventStop {
+		// The agent's turn is over: fold the journal into the task's ref
+		// (one commit), so nothing waits in the journal for long.
+		if err := hr.fold(); err != nil {
+			hr.c.warn("agent events not folded yet: " + err.Error())
+		}
+	}
+	if out := h.Reply(context, message); out != nil {
+		_, err := hr.c.Stdout.Write(out)
+		return err
+	}
+	return nil
+}
+
+// journal opens the worktree's journal; the configuration (for
+// core.sharedRepository) is read only when the journal must be created.
+func (hr *hookRun) journal() *gitstore.Journal {
+	gitDir := hr.tgt.Layout.GitDir
+	if hr.repo != nil {
+		return hr.repo.Journal()
+	}
+	if _, err := os.Stat(gitstore.OpenJournal(gitDir, nil).Path()); err == nil {
+		return gitstore.OpenJournal(gitDir, nil)
+	}
+	cfg, _ := gitstore.LayoutConfig(hr.tgt.Layout, hr.c.Getenv)
+	return gitstore.OpenJournal(gitDir, cfg)
+}
+
+// open opens the repository for a slow path.
+func (hr *hookRun) open() (*gitstore.Repo, *engine.Engine, error) {
+	if hr.repo == nil {
+		r, err := gitstore.Open(hr.tgt.Layout.WorkTree, hr.c.Getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.Now = hr.c.Now
+		if _, err := r.WorktreeID(); err != nil {
+			return nil, nil, err
+		}
+		hr.repo = r
+	}
+	e := hr.c.newEngine(hr.repo)
+	e.Warn = func(string) {} // the agent must not see the engine's warnings
+	return hr.repo, e, nil
+}
+
+// rebuild makes the hook cache from the task as the engine sees it.
+func (hr *hookRun) rebuild() error {
+	r, e, err := hr.open()
+	if err != nil {
+		return err
+	}
+	t, err := e.Current()
+	if errors.Is(err, engine.ErrNoWorkflow) {
+		hr.cache = nil
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	wf, err := engine.TaskWorkflow(t)
+	if err != nil {
+		return err
+	}
+	st := t.State
+	c := &gitstore.HookCache{
+		Task: st.Task, Commit: t.Rev, Workflow: st.Workflow, Run: engine.RunKey(st),
+		Node: st.CurrentNode, Status: st.Status, PhaseStart: st.PhaseStartTime,
+	}
+	if n, ok := wf.Nodes[st.CurrentNode]; ok {
+		for _, rule := range n.Rules {
+			if engine.EventRule(rule.Type) {
+				c.Rules = append(c.Rules, rule)
+			}
+		}
+	}
+	if len(c.Rules) > 0 {
+		evs, err := r.Events().Folded(st.Task, c.Run, st.PhaseStartTime)
+		if err != nil {
+			return err
+		}
+		from := hr.now.Add(-lookBack(c.Rules))
+		for _, ev := range evs {
+			c.PhaseTokens += ev.Tokens()
+			if !ev.Time.Before(from) {
+				c.Recent = append(c.Recent, ev)
+			}
+		}
+	}
+	r.WriteHookCache(c)
+	hr.cache = c
+	return nil
+}
+
+// lookBack is how far back the hook reads events: the rules' longest
+// window, or the quiet period within which a reported violation is not
+// reported again.
+func lookBack(rules []engine.Rule) time.Duration {
+	return max(engine.MaxWindow(rules), quietPeriod)
+}
+
+// fold moves the journal onto the task refs and refreshes the cache.
+func (hr *hookRun) fold() error {
+	r, _, err := hr.open()
+	if err != nil {
+		return err
+	}
+	if err := r.Events().Fold(); err != nil {
+		return err
+	}
+	return hr.rebuild()
+}
+
+// addTranscriptTokens puts the token usage the transcript gained since the
+// last stop on the stop event.
+func (hr *hookRun) addTranscriptTokens() {
+	if hr.h.TranscriptPath == "" {
+		return
+	}
+	r, _, err := hr.open()
+	if err != nil {
+		return
+	}
+	u, err := r.TranscriptUsage(hr.h.Agent, hr.h.TranscriptPath)
+	if err != nil || (u.In == 0 && u.Out == 0 && u.Cached == 0) {
+		return
+	}
+	ev := &hr.h.Events[len(hr.h.Events)-1]
+	ev.TokensIn += u.In
+	ev.TokensOut += u.Out
+	ev.TokensCached += u.Cached
+}
+
+// violations checks the event rules of the task's node on its recent
+// events, leaving out violations reported within their quiet period.
+func (hr *hookRun) violations(j *gitstore.Journal) ([]engine.Violation, error) {
+	c := hr.cache
+	if len(c.Rules) == 0 {
+		return nil, nil
+	}
+	since := hr.now.Add(-lookBack(c.Rules))
+	if c.PhaseStart.After(since) {
+		since = c.PhaseStart
+	}
+	tail, err := j.Tail(since)
+	if err != nil {
+		return nil, err
+	}
+	evs := append([]engine.Event(nil), c.Recent...)
+	extra := c.PhaseTokens // all folded tokens; the recent ones are in evs
+	for _, ev := range c.Recent {
+		extra -= ev.Tokens()
+	}
+	for _, ev := range tail {
+		if ev.Task == c.Task {
+			evs = append(evs, ev)
+		}
+	}
+	vs, err := engine.CheckRules(c.Rules, engine.RuleInput{
+		Node: c.Node, Now: hr.now, PhaseStart: c.PhaseStart, Events: evs, ExtraTokens: max(extra, 0),
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.Violation
+	for _, v := range vs {
+		quiet := quietPeriod
+		if v.Rule.Type == engine.RuleRepeatedCommand || v.Rule.Type == engine.RuleRepeatedFileEdit {
+			quiet = time.Duration(v.Rule.Window) * time.Second
+		}
+		if !reportedSince(evs, v.Rule.Type, hr.now.Add(-quiet)) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func reportedSince(evs []engine.Event, rule string, since time.Time) bool {
+	for _, ev := range evs {
+		if ev.Kind == engine.EventViolation && ev.Rule == rule && !ev.Time.Before(since) {
+			return true
+		}
+	}
+	return false
+}
+
+// recordReported journals the violations just reported, so they are
+// counted by metrics and not repeated within their quiet period.
+func (hr *hookRun) recordReported(j *gitstore.Journal, vs []engine.Violation) {
+	evs := make([]engine.Event, 0, len(vs))
+	for _, v := range vs {
+		evs = append(evs, engine.Event{
+			Time: hr.now.UTC(), Kind: engine.EventViolation, Hook: hr.h.Name, Agent: hr.h.Agent,
+			Session: hr.h.Session, Task: hr.cache.Task, Node: hr.cache.Node, Rule: v.Rule.Type, Detail: v.Summary,
+		})
+	}
+	if err := j.Append(evs...); err != nil {
+		hr.c.warn(err.Error())
+	}
+}
+
+// resumeContext tells a new agent session where its task stands.
+func (hr *hookRun) resumeContext() (string, error) {
+	_, e, err := hr.open()
+	if err != nil {
+		return "", err
+	}
+	v, err := e.Repeat()
+	if err != nil {
+		return "", err
+	}
+	st := v.State
+	var b strings.Builder
+	fmt.Fprintf(&b, "This repository runs a git-hegel workflow; continue it.\n")
+	fmt.Fprintf(&b, "Task: %s (workflow %s, status %s)\n", st.Task, st.Workflow, st.Status)
+	fmt.Fprintf(&b, "History: %s\n", historyLine(st.History))
+	fmt.Fprintf(&b, "Current node: %s\n\nPrompt:\n%s\n\n", st.CurrentNode, trimNL(v.Prompt))
+	b.WriteString("When this node's work is done, run `git hegel next` (or `git hegel next <claim>`); `git hegel status` shows where the task stands.")
+	return b.String(), nil
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// `git hegel metrics`: per phase of a task's run, time, tool calls, shell
+// commands, files edited, tokens, commits, rule violations and bypasses;
+// `--graph` draws its path through the workflow for a pull request.
+
+func metricsFlags(fs *pflag.FlagSet) {
+	fs.String("task", "", "a task other than this worktree's")
+	completeValues(fs, "task", kindTask)
+	fs.Bool("json", false, "print JSON (schema: docs/json.md)")
+	fs.Bool("graph", false, "draw the task's path through its workflow, with the time spent per node")
+	fs.String("format", engine.GraphDot, "graph format: dot (Graphviz) or mermaid")
+	completeValues(fs, "format", kindGraphFormat)
+}
+
+func runMetrics(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	format := c.stringFlag("format")
+	if format != engine.GraphDot && format != engine.GraphMermaid {
+		return usagef(c.name, "unknown --format '%s' (dot or mermaid)", format)
+	}
+	if c.flags.Changed("format") && !c.boolFlag("graph") {
+		return usagef(c.name, "--format needs --graph")
+	}
+	if c.boolFlag("graph") && c.boolFlag("json") {
+		return usagef(c.name, "--graph and --json cannot be used together")
+	}
+	if c.flags.Changed("task") && c.stringFlag("task") == "" {
+		return usagef(c.name, "--task needs a name")
+	}
+	e, r, err := c.engine()
+	if err != nil {
+		return err
+	}
+	var t *engine.Task
+	if name := c.stringFlag("task"); name != "" {
+		if !engine.ValidTaskName(name) {
+			return fmt.Errorf("Invalid task name '%s'", name)
+		}
+		if t, err = e.Tasks.LoadTask(name); err != nil {
+			if errors.Is(err, engine.ErrNotFound) {
+				return fmt.Errorf("No task '%s'", name)
+			}
+			return err
+		}
+	} else if t, err = e.Current(); err != nil {
+		return err
+	}
+	st := t.State
+	now := c.Now()
+	if c.boolFlag("graph") {
+		g, err := engine.PathGraph(st, format, now)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(c.Stdout, g)
+		return nil
+	}
+	// Fold first so the numbers include what the agent did just now.
+	if err := r.Events().Fold(); err != nil {
+		c.warn("agent events not folded yet: " + err.Error())
+	}
+	start := st.StartedAt
+	if len(st.PhaseLog) > 0 && st.PhaseLog[0].Start.Before(start) {
+		start = st.PhaseLog[0].Start
+	}
+	evs, err := r.Events().Events(st.Task, engine.RunKey(st), start)
+	if err != nil {
+		return err
+	}
+	commits, err := r.CommitTimes(start)
+	if err != nil {
+		return err
+	}
+	m := engine.ComputeMetrics(st, evs, commits, now)
+	if c.boolFlag("json") {
+		return writeJSON(c.Stdout, metricsToJSON(m))
+	}
+	c.printMetrics(m)
+	return nil
+}
+
+func (c *cmdCtx) printMetrics(m *engine.TaskMetrics) {
+	fmt.Fprintf(c.Stdout, "Task %s (%s, %s): %s, %s\n", m.Task, m.Workflow, m.Status, engine.Plural(len(m.Phases), "phase", "phases"), humanDuration(m.Total.Duration()))
+	for _, p := range m.Phases {
+		cur := ""
+		if p.Current {
+			cur = ", current"
+		}
+		fmt.Fprintf(c.Stdout, "\n%s  %s%s (from %s)\n", c.highlight(p.Node), humanDuration(p.Duration()), cur, p.Start.UTC().Format("2006-01-02 15:04:05"))
+		c.printPhaseBody(&p)
+	}
+	if len(m.Phases) > 1 {
+		fmt.Fprintf(c.Stdout, "\nTotal  %s\n", humanDuration(m.Total.Duration()))
+		c.printPhaseBody(&m.Total)
+	}
+}
+
+func (c *cmdCtx) printPhaseBody(p *engine.PhaseMetrics) {
+	fmt.Fprintf(c.Stdout, "  tool calls:   %d%s\n", p.ToolCalls, countList(p.Tools, 6, false))
+	fmt.Fprintf(c.Stdout, "  commands:     %d%s\n", p.CommandCount, countList(p.Commands, 5, true))
+	fmt.Fprintf(c.Stdout, "  files edited: %d%s\n", len(p.Files), countList(p.Files, 5, true))
+	fmt.Fprintf(c.Stdout, "  tokens:       %s in, %s out", groupInt(p.TokensIn), groupInt(p.TokensOut))
+	if p.TokensCached > 0 {
+		fmt.Fprintf(c.Stdout, " (%s cached)", groupInt(p.TokensCached))
+	}
+	fmt.Fprintln(c.Stdout)
+	fmt.Fprintf(c.Stdout, "  commits:      %d\n", p.Commits)
+	fmt.Fprintf(c.Stdout, "  violations:   %d%s\n", total(p.Violations), countList(p.Violations, 5, false))
+	fmt.Fprintf(c.Stdout, "  bypasses:     %d%s\n", total(p.Bypasses), countList(p.Bypasses, 5, false))
+}
+
+// countList renders " (a 3, b 1, …)".
+func countList(cs []engine.Count, limit int, quote bool) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, x := range cs {
+		if i == limit {
+			parts = append(parts, fmt.Sprintf("%d more", len(cs)-limit))
+			break
+		}
+		name := x.Name
+		if quote {
+			name = shorten(name, 60)
+		}
+		if x.Count > 1 || !quote {
+			name += fmt.Sprintf(" ×%d", x.Count)
+		}
+		parts = append(parts, name)
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func total(cs []engine.Count) int {
+	n := 0
+	for _, x := range cs {
+		n += x.Count
+	}
+	return n
+}
+
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func groupInt(n int64) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, ch := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	return b.String()
+}
+
+type metricsJSON struct {
+	Schema   int                `json:"schema"`
+	Task     string             `json:"task"`
+	Workflow string             `json:"workflow"`
+	Status   string             `json:"status"`
+	Phases   []phaseMetricsJSON `json:"phases"`
+	Total    phaseMetricsJSON   `json:"total"`
+}
+
+type phaseMetricsJSON struct {
+	Node         string         `json:"node"`
+	StartedAt    time.Time      `json:"started_at"`
+	EndedAt      time.Time      `json:"ended_at"`
+	Current      bool           `json:"current"`
+	Seconds      int64          `json:"seconds"`
+	ToolCalls    int            `json:"tool_calls"`
+	Tools        []engine.Count `json:"tools"`
+	Commands     []engine.Count `json:"commands"`
+	FilesEdited  []engine.Count `json:"files_edited"`
+	TokensIn     int64          `json:"tokens_in"`
+	TokensOut    int64          `json:"tokens_out"`
+	TokensCached int64          `json:"tokens_cached"`
+	Commits      int            `json:"commits"`
+	Violations   []engine.Count `json:"violations"`
+	Bypasses     []engine.Count `json:"bypasses"`
+}
+
+func metricsToJSON(m *engine.TaskMetrics) metricsJSON {
+	conv := func(p *engine.PhaseMetrics) phaseMetricsJSON {
+		nz := func(c []engine.Count) []engine.Count {
+			if c == nil {
+				return []engine.Count{}
+			}
+			return c
+		}
+		return phaseMetricsJSON{
+			Node: p.Node, StartedAt: p.Start.UTC(), EndedAt: p.End.UTC(), Current: p.Current,
+			Seconds: int64(p.Duration().Seconds()), ToolCalls: p.ToolCalls, Tools: nz(p.Tools),
+			Commands: nz(p.Commands), FilesEdited: nz(p.Files), TokensIn: p.TokensIn, TokensOut: p.TokensOut,
+			TokensCached: p.TokensCached, Commits: p.Commits, Violations: nz(p.Violations), Bypasses: nz(p.Bypasses),
+		}
+	}
+	out := metricsJSON{Schema: jsonSchemaVersion, Task: m.Task, Workflow: m.Workflow, Status: m.Status, Phases: []phaseMetricsJSON{}}
+	for i := range m.Phases {
+		out.Phases = append(out.Phases, conv(&m.Phases[i]))
+	}
+	out.Total = conv(&m.Total)
+	return out
+}

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// How guard rules, agent events and hegel's end nodes plug into the state
+// machine: Next calls guard once; update folds the event journal first and
+// settles a task that reached an end node.
+
+// guard checks the current node's rules before st leaves it for to by
+// claim. Violations
+// that e.Force bypasses are recorded in st.Overrides and named in the
+// returned commit-message suffix; any other violation blocks the move
+// (a *GuardError) and is journaled for the metrics.
+func (e *Engine) guard(st *State, wf *Workflow, to, claim string) (string, error) {
+	n, ok := wf.Nodes[st.CurrentNode]
+	if !ok || len(n.Rules) == 0 || to == NodeAborted || claim == RestartCycle {
+		return "", nil // giving up or starting over is never blocked
+	}
+	now := e.now()
+	in := RuleInput{
+		Node:          st.CurrentNode,
+		Now:           now,
+		PhaseStart:    st.PhaseStartTime,
+		LookbackStart: func(k int) time.Time { return LookbackStart(st, k) },
+	}
+	if e.CommitTimes != nil && !e.NoCommitGuard {
+		in.CommitsSince = func(t time.Time) (int, error) {
+			ts, err := e.CommitTimes(t)
+			return len(ts), err
+		}
+	}
+	if e.Events != nil {
+		evs, err := e.Events.Events(st.Task, RunKey(st), st.PhaseStartTime)
+		if err != nil {
+			e.warn("cannot read the task's agent events: " + err.Error())
+		}
+		in.Events = evs
+	}
+	vs, err := CheckRules(n.Rules, in, nil)
+	if err != nil {
+		return "", fmt.Errorf("cannot check the guard rules of '%s': %v", st.CurrentNode, err)
+	}
+	var blocking []Violation
+	var forced []string
+	for _, v := range vs {
+		if e.Force.Bypasses(v.Rule.Type) {
+			st.Overrides = append(st.Overrides, Override{Node: st.CurrentNode, What: "rule:" + v.Rule.Type, Reason: v.Summary, At: now})
+			forced = append(forced, v.Rule.Type)
+			continue
+		}
+		blocking = append(blocking, v)
+	}
+	if len(blocking) > 0 {
+		e.recordViolations(st, blocking, now)
+		return "", &GuardError{From: st.CurrentNode, Violations: blocking}
+	}
+	if len(forced) == 0 {
+		return "", nil
+	}
+	return " [forced: " + strings.Join(forced, ", ") + "]", nil
+}
+
+// recordViolations journals violations so metrics can count them; a
+// journal problem only warns.
+func (e *Engine) recordViolations(st *State, vs []Violation, now time.Time) {
+	if e.Events == nil {
+		return
+	}
+	evs := make([]Event, 0, len(vs))
+	for _, v := range vs {
+		evs = append(evs, Event{Time: now.UTC(), Kind: EventViolation, Hook: "next", Task: st.Task, Node: st.CurrentNode, Rule: v.Rule.Type, Detail: v.Summary})
+	}
+	if err := e.Events.Record(evs...); err != nil {
+		e.warn("cannot record the rule violation: " + err.Error())
+	}
+}
+
+// foldEvents moves journaled agent events onto their task refs before a
+// transition, so they are attributed to the phase they happened in. A
+// problem only warns: the journal keeps the events for the next fold.
+func (e *Engine) foldEvents() {
+	if e.Events == nil {
+		return
+	}
+	if err := e.Events.Fold(); err != nil {
+		e.warn("agent events not folded into the task yet: " + err.Error())
+	}
+}
+
+// settle ends the run when st reached a node without transitions, as
+// reaching done does.
+func (e *Engine) settle(st *State, wf *Workflow) {
+	n, ok := wf.Nodes[st.CurrentNode]
+	if !ok || !n.Terminal || st.Status != StatusActive {
+		return
+	}
+	now := e.now()
+	st.Status = StatusCompleted
+	st.EndedAt = &now
+}
+
+// LookbackStart is when the phase k phases back started (1: the current
+// one). Past the recorded phases, or for AllCommits, it is the run's start.
+func LookbackStart(st *State, k int) time.Time {
+	if k >= AllCommits {
+		return st.StartedAt
+	}
+	if len(st.PhaseLog) == 0 {
+		if k <= 1 {
+			return st.PhaseStartTime
+		}
+		return st.StartedAt
+	}
+	if k > len(st.PhaseLog) {
+		return st.StartedAt
+	}
+	return st.PhaseLog[len(st.PhaseLog)-k].Start
+}
+
+// RunKey names a run of a task (its workflow_id without punctuation): a
+// task name reused for a new run keeps the old run's events apart.
+func RunKey(st *State) string {
+	return strings.NewReplacer(":", "", "-", "", ".", "").Replace(st.WorkflowID)
+}
+
+// Done finishes the workflow from the current node, when it has a
+// transition straight to an end: `git hegel done`.
+func (e *Engine) Done() (*View, error) {
+	t, err := e.Current()
+	if err != nil {
+		return nil, err
+	}
+	wf, err := definition(t)
+	if err != nil {
+		return nil, err
+	}
+	st := t.State
+	if wf.IsTerminal(st.CurrentNode) {
+		return nil, finishedError(st)
+	}
+	claim, ok := wf.DoneClaim(st.CurrentNode)
+	if !ok {
+		var to []string
+		for _, tr := range wf.Nodes[st.CurrentNode].Transitions {
+			to = append(to, tr.To)
+		}
+		return nil, fmt.Errorf("'%s' cannot finish the workflow directly (it leads to %s); run 'git hegel next' to move on", st.CurrentNode, joinQuoted(to))
+	}
+	return e.Next(claim)
+}

@@ -1,0 +1,91 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// The user's guides, partials and optional context live beside the
+// workflows in the worktree's .hegel directory (a team may commit them):
+//
+//	.hegel/guides/NAME.md            {{NAME}}
+//	.hegel/guides/partials/name.hbs  {{> name}}
+//	.hegel/context/name.md           {{?name}}
+const (
+	guidesDir   = "guides"
+	partialsDir = "guides/partials"
+	contextDir  = "context"
+)
+
+var _ engine.GuideSource = (*Sessions)(nil)
+
+// GuidesDir is where the user's guides live, relative to the top of the
+// work tree.
+func (s *Sessions) GuidesDir() string { return path.Join(s.dir, guidesDir) }
+
+// UserGuideNames implements engine.GuideSource.
+func (s *Sessions) UserGuideNames() ([]string, error) {
+	return s.names(guidesDir, ".md", engine.ValidGuideName)
+}
+
+// UserGuide implements engine.GuideSource.
+func (s *Sessions) UserGuide(name string) ([]byte, error) {
+	if !engine.ValidGuideName(name) {
+		return nil, fmt.Errorf("guide %q: %w", name, engine.ErrNotFound)
+	}
+	return s.read(path.Join(guidesDir, name+".md"))
+}
+
+// UserPartialNames implements engine.GuideSource.
+func (s *Sessions) UserPartialNames() ([]string, error) {
+	return s.names(partialsDir, ".hbs", engine.ValidPartialName)
+}
+
+// UserPartial implements engine.GuideSource.
+func (s *Sessions) UserPartial(name string) ([]byte, error) {
+	if !engine.ValidPartialName(name) {
+		return nil, fmt.Errorf("partial %q: %w", name, engine.ErrNotFound)
+	}
+	return s.read(path.Join(partialsDir, name+".hbs"))
+}
+
+// Optional implements engine.GuideSource.
+func (s *Sessions) Optional(name string) ([]byte, error) {
+	if strings.ContainsAny(name, "/\\") || strings.HasPrefix(name, ".") {
+		return nil, fmt.Errorf("context %q: %w", name, engine.ErrNotFound)
+	}
+	return s.read(path.Join(contextDir, name+".md"))
+}
+
+func (s *Sessions) read(rel string) ([]byte, error) {
+	p := path.Join(s.dir, rel)
+	b, err := readFile(s.r.worktree, p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", p, engine.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %s", p, oneLine(err.Error()))
+	}
+	return b, nil
+}
+
+func (s *Sessions) names(dir, ext string, valid func(string) bool) ([]string, error) {
+	infos, err := s.r.worktree.ReadDir(path.Join(s.dir, dir))
+	if err != nil {
+		return nil, nil // no directory: none
+	}
+	var out []string
+	for _, fi := range infos {
+		if n, ok := strings.CutSuffix(fi.Name(), ext); ok && !fi.IsDir() && valid(n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

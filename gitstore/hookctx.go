@@ -1,0 +1,145 @@
+package gitstore
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// What `git hegel hook` needs on every agent tool call, read without
+// opening the repository: the worktree's active task (from the session
+// file), the commit its ref points at, and a cache of the task's current
+// node and rules keyed by that commit. The cache can never be stale: any
+// change to the task moves its ref, and a cache for another commit is
+// ignored and rebuilt through the engine (hegel-hook.json in the
+// worktree's git dir; deleting it only costs one slow call).
+
+// HookCacheFile is the hook cache's name in the worktree's git dir.
+const HookCacheFile = "hegel-hook.json"
+
+const hookCacheVersion = 1
+
+// HookCache is the part of a task the hook checks events against.
+type HookCache struct {
+	Version    int           `json:"version"`
+	Task       string        `json:"task"`
+	Commit     string        `json:"commit"` // the task ref's commit it describes
+	Workflow   string        `json:"workflow"`
+	Run        string        `json:"run"`
+	Node       string        `json:"node"`
+	Status     string        `json:"status"`
+	PhaseStart time.Time     `json:"phase_start"`
+	Rules      []engine.Rule `json:"rules,omitempty"`
+	// Recent are the phase's folded events within the rules' longest
+	// window; PhaseTokens sums the tokens of all its folded events.
+	Recent      []engine.Event `json:"recent,omitempty"`
+	PhaseTokens int64          `json:"phase_tokens,omitempty"`
+}
+
+// HookTarget is where a hook's events go.
+type HookTarget struct {
+	Layout     *Layout
+	Session    string // the session file; "" when there is none
+	ActiveTask string // "" when the worktree has no workflow
+	Commit     string // the active task's ref ("" if missing)
+}
+
+// LocateHook finds the repository around dir, its session and active task,
+// with plain file reads. A directory outside any repository is ErrNotRepo;
+// a repository without a work tree is ErrNoWorkTree.
+func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
+	l, err := Discover(dir, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if l.WorkTree == "" {
+		return nil, ErrNoWorkTree
+	}
+	t := &HookTarget{Layout: l}
+	t.Session = findSessionFile(l.WorkTree, dir)
+	if t.Session == "" {
+		return t, nil
+	}
+	b, err := os.ReadFile(t.Session)
+	if err != nil {
+		return t, nil // no session: no workflow to record events for
+	}
+	var sess struct {
+		ActiveTask string `json:"active_task"`
+	}
+	if json.Unmarshal(b, &sess) != nil || !engine.ValidTaskName(sess.ActiveTask) {
+		return t, nil
+	}
+	t.ActiveTask = sess.ActiveTask
+	h, err := newFileRefs(osfs.New(l.CommonDir, osfs.WithBoundOS())).Read(TaskRef(sess.ActiveTask))
+	if err == nil {
+		t.Commit = h.String()
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	return t, nil
+}
+
+// findSessionFile looks for .hegel/state.json from dir up to the top of
+// the work tree, as Sessions does.
+func findSessionFile(top, dir string) string {
+	top = filepath.Clean(top)
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if rel, err := filepath.Rel(top, d); err != nil || strings.HasPrefix(rel, "..") {
+		d = top
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(d, HegelDir)); err == nil && fi.IsDir() {
+			return filepath.Join(d, HegelDir, sessionFile)
+		}
+		if d == top {
+			return filepath.Join(top, HegelDir, sessionFile)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// ReadHookCache returns the cache for commit, or nil when there is none
+// for it (missing, damaged, or built for another commit).
+func ReadHookCache(gitDir, task, commit string) *HookCache {
+	b, err := os.ReadFile(filepath.Join(gitDir, HookCacheFile))
+	if err != nil {
+		return nil
+	}
+	var c HookCache
+	if json.Unmarshal(b, &c) != nil || c.Version != hookCacheVersion || c.Task != task || c.Commit != commit || commit == "" {
+		return nil
+	}
+	return &c
+}
+
+// WriteHookCache stores c, best effort: a cache that cannot be written
+// only costs speed.
+func (r *Repo) WriteHookCache(c *HookCache) {
+	c.Version = hookCacheVersion
+	b, err := json.Marshal(c)
+	if err != nil {
+		return
+	}
+	_ = r.shared.WriteFile(filepath.Join(r.GitDir, HookCacheFile), b, false)
+}
+
+// LayoutConfig reads the configuration that applies to a repository
+// without opening it.
+func LayoutConfig(l *Layout, getenv func(string) string) (*Config, error) {
+	return loadConfig(getenv, osfs.New(l.CommonDir, osfs.WithBoundOS()), osfs.New(l.GitDir))
+}

@@ -1,0 +1,166 @@
+package gitstore
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// A task's tree holds the state and definition every command reads, and
+// entries only some read (events/). Reading a task reads the first two;
+// saving one carries the others over by hash without reading them.
+
+// extrasMemo remembers, per task commit, the root entries other than
+// version, state.json and workflow.yaml, so SaveTask after LoadTask reads
+// no tree (after git gc that read would load a whole pack index).
+type extrasMemo struct {
+	mu sync.Mutex
+	m  map[plumbing.Hash]map[string]leaf
+}
+
+func (r *Repo) rememberExtras(commit plumbing.Hash, ex map[string]leaf) {
+	r.extras.mu.Lock()
+	defer r.extras.mu.Unlock()
+	if r.extras.m == nil {
+		r.extras.m = map[plumbing.Hash]map[string]leaf{}
+	}
+	r.extras.m[commit] = ex
+}
+
+// taskExtras returns the entries of parent's tree to carry over.
+func (r *Repo) taskExtras(parent plumbing.Hash) (map[string]leaf, error) {
+	if parent.IsZero() {
+		return nil, nil
+	}
+	r.extras.mu.Lock()
+	ex, ok := r.extras.m[parent]
+	r.extras.mu.Unlock()
+	if ok {
+		return ex, nil
+	}
+	n, err := newGraph(r.storage).node(parent)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := readTree(r.storage, n.tree)
+	if err != nil {
+		return nil, err
+	}
+	ex = extrasOf(ents)
+	r.rememberExtras(parent, ex)
+	return ex, nil
+}
+
+// extrasOf picks the carried-over entries of a task's root tree.
+func extrasOf(ents []rawEntry) map[string]leaf {
+	ex := map[string]leaf{}
+	for _, e := range ents {
+		switch e.name {
+		case versionFile, stateFile, workflowFile:
+		default:
+			ex[e.name] = leaf{mode: e.fm, hash: e.hash}
+		}
+	}
+	return ex
+}
+
+// readTaskDoc reads a task commit's state and definition only.
+func (r *Repo) readTaskDoc(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, error) {
+	// Size limits (limits.go): a commit over the limit is not read at all.
+	if err := checkSize(r.storage, h, "commit "+h.String(), r.commitLimit(), "syncMaxCommitSize"); err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	n, err := newGraph(r.storage).node(h)
+	if err != nil {
+		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", ref, h, oneLine(err.Error()))
+	}
+	ents, err := readTree(r.storage, n.tree)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read tree %s: %s", ref, n.tree, oneLine(err.Error()))
+	}
+	r.rememberTree(h, n.tree)
+	d := &Doc{Files: map[string][]byte{}, Commit: h, Tree: n.tree}
+	for _, e := range ents {
+		switch e.name {
+		case versionFile, stateFile, workflowFile:
+			if e.fm != filemode.Regular {
+				return nil, fmt.Errorf("%s: unexpected entry %s (mode %s)", ref, e.name, e.fm)
+			}
+			b, err := r.readBlob(e.hash)
+			if err != nil {
+				return nil, fmt.Errorf("%s: cannot read %s: %s", ref, e.name, oneLine(err.Error()))
+			}
+			d.Files[e.name] = b
+		}
+	}
+	r.rememberExtras(h, extrasOf(ents))
+	v, ok := d.Files[versionFile]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: no version blob", ref, ErrUnknownVersion)
+	}
+	if got := strings.TrimSpace(string(v)); got != FormatVersion {
+		return nil, fmt.Errorf("%s: %w %q (this git-hegel understands %q; upgrade it)", ref, ErrUnknownVersion, got, FormatVersion)
+	}
+	delete(d.Files, versionFile)
+	return d, nil
+}
+
+// writeTaskTree writes files plus the carried-over entries keep as the
+// task's new commit on parent (nothing when the tree is unchanged).
+func (r *Repo) writeTaskTree(ref plumbing.ReferenceName, parent plumbing.Hash, files map[string][]byte, keep map[string]leaf, msg string) (plumbing.Hash, plumbing.Hash, error) {
+	leaves := make(map[string]leaf, len(files)+len(keep)+1)
+	for p, l := range keep {
+		leaves[p] = l
+	}
+	for p, data := range files {
+		h, err := r.writeBlob(data)
+		if err != nil {
+			return plumbing.ZeroHash, plumbing.ZeroHash, err
+		}
+		leaves[p] = leaf{mode: filemode.Regular, hash: h}
+	}
+	vh, err := r.writeBlob([]byte(FormatVersion + "\n"))
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
+	}
+	leaves[versionFile] = leaf{mode: filemode.Regular, hash: vh}
+	tree, err := r.writeTreeOf(leaves)
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
+	}
+	c, err := r.commitTree(ref, parent, tree, msg)
+	if err == nil && !c.IsZero() {
+		r.rememberExtras(c, keep)
+	}
+	return c, tree, err
+}
+
+// commitTree commits tree on parent and moves ref with compare-and-swap,
+// unless tree equals parent's: then nothing is written and parent returned.
+func (r *Repo) commitTree(ref plumbing.ReferenceName, parent, tree plumbing.Hash, msg string) (plumbing.Hash, error) {
+	if !parent.IsZero() {
+		if known, ok := r.knownTree(parent); ok {
+			if known == tree {
+				return parent, nil
+			}
+		} else if n, err := newGraph(r.storage).node(parent); err == nil && n.tree == tree {
+			return parent, nil
+		}
+	}
+	var parents []plumbing.Hash
+	if !parent.IsZero() {
+		parents = append(parents, parent)
+	}
+	c, err := r.writeCommit(tree, parents, msg)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := r.refs.Update(ref, parent, c); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	r.rememberTree(c, tree)
+	return c, nil
+}
