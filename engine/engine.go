@@ -554,8 +554,9 @@ func (e *Engine) enter(st *State, wf *Workflow, node string) {
 	st.CurrentNode = node
 	st.History = append(st.History, node)
 	st.PhaseStartTime = now
-	st.logPhase(now)
-	if !wf.IsTerminal(node) {
+	// An attempt starts with each new visit (not with a repeat of the
+	// same entry, which changes nothing).
+	if st.logPhase(now) && !wf.IsTerminal(node) {
 		st.countAttempt(node)
 	}
 	st.Attempt = 1
@@ -590,8 +591,7 @@ func (e *Engine) reopen(st *State) {
 	st.PendingClaim = ""
 	st.PauseReason = ""
 	st.PhaseStartTime = e.now()
-	st.logPhase(st.PhaseStartTime)
-	if st.CurrentNode != NodeDone && st.CurrentNode != NodeAborted {
+	if st.logPhase(st.PhaseStartTime) && st.CurrentNode != NodeDone && st.CurrentNode != NodeAborted {
 		st.countAttempt(st.CurrentNode)
 	}
 	st.Attempt = 1

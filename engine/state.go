@@ -98,15 +98,17 @@ type PhaseVisit struct {
 // small; older visits are dropped.
 const MaxPhaseLog = 250
 
-// logPhase records entering st.CurrentNode at t.
-func (s *State) logPhase(t time.Time) {
+// logPhase records entering st.CurrentNode at t, and reports whether
+// that was a new visit.
+func (s *State) logPhase(t time.Time) bool {
 	if n := len(s.PhaseLog); n > 0 && s.PhaseLog[n-1].Node == s.CurrentNode && s.PhaseLog[n-1].Start.Equal(t) {
-		return // re-entering the same node at the same instant changes nothing
+		return false // re-entering the same node at the same instant changes nothing
 	}
 	s.PhaseLog = append(s.PhaseLog, PhaseVisit{Node: s.CurrentNode, Start: t})
 	if n := len(s.PhaseLog); n > MaxPhaseLog {
 		s.PhaseLog = slices.Clone(s.PhaseLog[n-MaxPhaseLog:])
 	}
+	return true
 }
 
 // TaskError is seed 05's error object: why the task failed.

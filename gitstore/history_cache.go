@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"encoding/json"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -49,27 +48,13 @@ func (r *Repo) readDigestCache(day string, entries, summary plumbing.Hash) ([]en
 // the days the cache no longer keeps.
 func (r *Repo) writeDigestCache(day string, entries, summary plumbing.Hash, runs []engine.Digest) {
 	b, err := json.Marshal(digestCache{Entries: entries.String(), Summary: summary.String(), Runs: runs})
-	if err != nil || r.common.MkdirAll(digestCacheDir, 0o755) != nil {
-		return
-	}
-	p := digestCachePath(day)
-	tmp := p + ".tmp-" + newID()[:8]
-	f, err := r.common.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return
 	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	// No fsync: a torn file fails to parse and is a miss.
+	if r.writeCommon(digestCachePath(day), b, false) == nil {
+		r.pruneDigestCache()
 	}
-	if err == nil {
-		err = r.common.Rename(tmp, p)
-	}
-	if err != nil {
-		_ = r.common.Remove(tmp)
-		return
-	}
-	r.pruneDigestCache()
 }
 
 // pruneDigestCache removes the cached days older than digestCacheDays.
