@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
 )
 
 // command is one entry of the dispatch table. Help, the man page test, the
@@ -54,9 +55,12 @@ type cmdCtx struct {
 	*Env
 	name  string
 	flags *pflag.FlagSet
+	// repo is the repository the command opened (nil if none), for the
+	// automatic cleanup that follows it (gc.go).
+	repo *gitstore.Repo
 }
 
-var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Agents", "Setup"}
+var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
 
 // commands is the dispatch table; help output and the man page test read
 // it, so a command cannot exist undocumented.
@@ -190,6 +194,8 @@ func init() {
 			run:      runGuides, operands: []valueKind{kindGuide}},
 		{name: "metrics", args: "[--task T] [--json] | --graph [--format dot|mermaid]", summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
 			setFlags: metricsFlags, run: runMetrics},
+		{name: "gc", args: "[--retention-days N] [--dry-run] [--json]", summary: "Remove history entries, archived tasks and dropped stashes older than the retention, so git gc reclaims them", group: "Maintenance",
+			setFlags: gcFlags, run: runGC},
 		{name: "init", summary: "Prepare .hegel/ in this worktree (start does this too)", group: "Setup", run: runInit},
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp,
 			operands: []valueKind{kindCommand}},
@@ -323,13 +329,16 @@ func dispatch(args []string, env *Env) error {
 		return usagef(cmd.name, "--task needs a name")
 	}
 	c := &cmdCtx{Env: env, name: cmd.name, flags: fs}
+	var err error
 	if len(cmd.subs) > 0 {
-		return c.runSub(cmd, fs.Args())
+		err = c.runSub(cmd, fs.Args())
+	} else if err = checkOperands(cmd.operands, fs.Args()); err == nil {
+		err = cmd.run(c, fs.Args())
 	}
-	if err := checkOperands(cmd.operands, fs.Args()); err != nil {
-		return err
+	if err == nil {
+		c.autoCleanup()
 	}
-	return cmd.run(c, fs.Args())
+	return err
 }
 
 // operandChecks refuse, before anything is read, operands that cannot be
