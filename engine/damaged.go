@@ -22,6 +22,9 @@ type DamagedError struct {
 }
 
 func (e *DamagedError) Error() string {
+	if e.Task == "" {
+		return e.Msg + "; 'git hegel doctor --fix' repairs it"
+	}
 	return e.Msg + "; 'git hegel doctor --fix' repairs it, 'git hegel reset' leaves it"
 }
 
