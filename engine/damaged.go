@@ -19,7 +19,13 @@ type DamagedError struct {
 	Task string // the task's name, when the ref holds a task
 	// Msg says what is wrong, naming the ref.
 	Msg string
+	// Cause is the error found reading it, if any (errors.Is sees it:
+	// an unknown version stays gitstore.ErrUnknownVersion).
+	Cause error
 }
+
+// Unwrap returns the cause.
+func (e *DamagedError) Unwrap() error { return e.Cause }
 
 func (e *DamagedError) Error() string {
 	if e.Task == "" {

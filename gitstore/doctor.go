@@ -573,6 +573,15 @@ func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
 	if !r.objects.Has(h) {
 		return ""
 	}
+	// A ref to a commit or tree that lacks objects would make git gc and
+	// git fsck fail: such a value is only named in the report.
+	if n, err := newGraph(r.storage).node(h); err == nil {
+		if r.treeComplete(n.tree, map[plumbing.Hash]bool{}) != nil {
+			return ""
+		}
+	} else if _, terr := readTree(r.storage, h); terr == nil && r.treeComplete(h, map[plumbing.Hash]bool{}) != nil {
+		return ""
+	}
 	base := DamagedRefPrefix + rel + "/" + now.UTC().Format("20060102T150405Z")
 	name := base
 	for i := 2; i < 100; i++ {

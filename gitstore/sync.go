@@ -29,6 +29,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -71,6 +72,10 @@ type syncer struct {
 	// failed a check in this sync: they are not merged, and not pushed
 	// over.
 	refused map[string]bool
+	// damaged holds the local refs (relative to refs/hegel/) that cannot
+	// be read (not a commit, objects missing): they are neither merged
+	// into nor pushed, with one warning each; doctor repairs them.
+	damaged map[string]bool
 	chk     *gitChecker
 	chkDone bool
 	// beforePush, if set, runs before each push attempt (tests use it to
@@ -80,7 +85,7 @@ type syncer struct {
 
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
 	self, _ := r.WorktreeID()
-	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}}
+	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{}}
 }
 
 // checker returns git's object checker (nil in memory), made on first use.
@@ -210,6 +215,9 @@ func (s *syncer) syncedRefs(prefix string) (map[string]hegelRef, map[string]plum
 		if !ok || !s.o.inScope(h) {
 			continue
 		}
+		if prefix == hegelPrefix && s.localDamaged(h, ref.Hash) {
+			continue
+		}
 		kinds[rel], hashes[rel] = h, ref.Hash
 	}
 	return kinds, hashes, nil
@@ -240,4 +248,23 @@ func readRefOrZero(b refBackend, name plumbing.ReferenceName) (plumbing.Hash, er
 		return plumbing.ZeroHash, nil
 	}
 	return h, err
+}
+
+// localDamaged reports (and warns once about) a local ref that cannot be
+// synced: its value is not a readable commit, or, for a task, its tree
+// lacks objects. Checking a task's tree costs three object lookups.
+func (s *syncer) localDamaged(h hegelRef, v plumbing.Hash) bool {
+	if s.damaged[h.rel] {
+		return true
+	}
+	n, err := s.g.node(v)
+	if err == nil && h.ns.content == contentTask {
+		err = s.r.treeComplete(n.tree, map[plumbing.Hash]bool{})
+	}
+	if err == nil {
+		return false
+	}
+	s.damaged[h.rel] = true
+	s.warn(fmt.Sprintf("%s is damaged (%s) and was left out; see 'git hegel doctor'", h.local(), oneLine(err.Error())))
+	return true
 }

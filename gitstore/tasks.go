@@ -74,7 +74,9 @@ func damagedTask(ref plumbing.ReferenceName, err error) error {
 		return err
 	}
 	name := strings.TrimPrefix(strings.TrimPrefix(string(ref), TaskRefPrefix), ArchiveRefPrefix)
-	return engine.Damaged(string(ref), name, oneLine(err.Error()))
+	d := engine.Damaged(string(ref), name, oneLine(err.Error()))
+	d.Cause = err
+	return d
 }
 
 func decodeTask(ref plumbing.ReferenceName, d *Doc) (*engine.Task, error) {
