@@ -416,7 +416,7 @@ func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 	rep.Aside = r.moveAside(rel, tip, now)
 	if good.IsZero() {
 		rep.Moved = true
-		if err := r.refs.UpdateMsg(ref, tip, plumbing.ZeroHash, refUpdate{msg: "doctor: moved aside to " + orMissing(rep.Aside)}); err != nil {
+		if err := r.refs.UpdateMsg(ref, tip, plumbing.ZeroHash, refUpdate{msg: "doctor: moved aside to " + orMissing(rep.Aside), restartLog: !r.wholeCommit(tip)}); err != nil {
 			return nil, describeRefError(ref, err)
 		}
 		if strings.HasPrefix(name, TaskRefPrefix) {
@@ -439,7 +439,10 @@ func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.refs.UpdateMsg(ref, tip, nc, refUpdate{msg: msg}); err != nil {
+	// The reflog starts afresh when the replaced value is not a whole
+	// commit: an entry naming it makes git gc fail (the restored chain
+	// keeps the history; the report names what was lost).
+	if err := r.refs.UpdateMsg(ref, tip, nc, refUpdate{msg: msg, restartLog: !r.wholeCommit(tip)}); err != nil {
 		return nil, describeRefError(ref, err)
 	}
 	if refKind(rel) == "task" {
@@ -570,17 +573,17 @@ func (r *Repo) findValid(ref plumbing.ReferenceName, tip plumbing.Hash, valid fu
 // refs/hegel/damaged/<rel>/<time>, and returns that name ("" when h's
 // object is missing: a ref cannot hold it).
 func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
-	if !r.objects.Has(h) {
+	if !r.whole(h) {
 		return ""
 	}
-	// A ref to a commit or tree that lacks objects would make git gc and
-	// git fsck fail: such a value is only named in the report.
-	if n, err := newGraph(r.storage).node(h); err == nil {
-		if r.treeComplete(n.tree, map[plumbing.Hash]bool{}) != nil {
+	// A blob or a tree is kept wrapped in a commit: git gc and git fsck
+	// stumble on a reflog entry naming anything but a commit.
+	if _, err := newGraph(r.storage).node(h); err != nil {
+		w, err := r.wrapValue(h, rel)
+		if err != nil {
 			return ""
 		}
-	} else if _, terr := readTree(r.storage, h); terr == nil && r.treeComplete(h, map[plumbing.Hash]bool{}) != nil {
-		return ""
+		h = w
 	}
 	base := DamagedRefPrefix + rel + "/" + now.UTC().Format("20060102T150405Z")
 	name := base
@@ -595,6 +598,46 @@ func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
 	return ""
+}
+
+// whole reports whether value h and the objects of its tree are all
+// there: a ref (or reflog entry) to a commit or tree that lacks objects
+// makes git gc and git fsck fail, so such a value is only named in the
+// report.
+func (r *Repo) whole(h plumbing.Hash) bool {
+	if !r.objects.Has(h) {
+		return false
+	}
+	if n, err := newGraph(r.storage).node(h); err == nil {
+		return r.treeComplete(n.tree, map[plumbing.Hash]bool{}) == nil
+	}
+	if _, err := readTree(r.storage, h); err == nil {
+		return r.treeComplete(h, map[plumbing.Hash]bool{}) == nil
+	}
+	return true // a blob
+}
+
+// wrapValue makes a commit holding value h (a tree as its tree, a blob
+// as the file "value"), saying where it came from.
+func (r *Repo) wrapValue(h plumbing.Hash, rel string) (plumbing.Hash, error) {
+	tree, what := h, "tree"
+	if _, err := readTree(r.storage, h); err != nil {
+		what = "blob, kept as the file 'value'"
+		t, err := r.writeTreeOf(map[string]leaf{"value": {mode: filemode.Regular, hash: h}})
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		tree = t
+	}
+	return r.writeCommit(tree, nil, fmt.Sprintf("doctor: the value of refs/hegel/%s, a %s", rel, what))
+}
+
+// wholeCommit reports whether h is a commit whose tree is whole: a reflog
+// entry naming anything else (a blob, a tree, a commit missing objects)
+// makes git gc fail.
+func (r *Repo) wholeCommit(h plumbing.Hash) bool {
+	n, err := newGraph(r.storage).node(h)
+	return err == nil && r.treeComplete(n.tree, map[plumbing.Hash]bool{}) == nil
 }
 
 // MoveEntryAside removes a damaged entry (a history entry or summary, a

@@ -252,14 +252,22 @@ func readRefOrZero(b refBackend, name plumbing.ReferenceName) (plumbing.Hash, er
 
 // localDamaged reports (and warns once about) a local ref that cannot be
 // synced: its value is not a readable commit, or, for a task, its tree
-// lacks objects. Checking a task's tree costs three object lookups.
+// lacks objects or its state does not read. Checking a task costs its
+// three objects.
 func (s *syncer) localDamaged(h hegelRef, v plumbing.Hash) bool {
 	if s.damaged[h.rel] {
 		return true
 	}
 	n, err := s.g.node(v)
 	if err == nil && h.ns.content == contentTask {
-		err = s.r.treeComplete(n.tree, map[plumbing.Hash]bool{})
+		// A task must also read (known version, state that parses): the
+		// remote would refuse it, and other clones with it.
+		if err = s.r.treeComplete(n.tree, map[plumbing.Hash]bool{}); err == nil {
+			var d *Doc
+			if d, err = s.r.readTaskDoc(h.local(), v); err == nil {
+				_, err = decodeTask(h.local(), d)
+			}
+		}
 	}
 	if err == nil {
 		return false

@@ -109,7 +109,7 @@ func runDoctor(c *cmdCtx, args []string) error {
 	// The session file of this worktree.
 	s := r.Sessions()
 	if err := s.Check(); err != nil {
-		p := doctorProblem{Kind: "session", Where: s.Path(), Problem: oneLineErr(err)}
+		p := doctorProblem{Kind: "session", Where: s.Path(), Problem: strings.TrimPrefix(oneLineErr(err), s.Path()+": ")}
 		if fix {
 			if to, err := s.MoveAside(now); err != nil {
 				p.FixError = oneLineErr(err)
