@@ -400,31 +400,17 @@ func (e *Engine) Reset() (*State, error) {
 }
 
 // Status returns the current task, or ErrNoWorkflow.
-//
-// The task is validated as every load for a change is (ValidateState
-// against the workflow it runs: its current node exists, its lists name
-// nodes of it): one that fails is reported as damaged, not shown as if
-// it were fine.
-func (e *Engine) Status() (*Task, error) {
-	t, err := e.Current()
-	if err != nil || t == nil {
-		return t, err
-	}
+func (e *Engine) Status() (*Task, error) { return e.Current() }
+
+// Validate checks t's state by the rules every stored state obeys and
+// against the workflow it runs (its current node and the nodes it lists
+// exist): what status warns about and doctor reports.
+func Validate(t *Task) error {
 	wf, err := definition(t)
-	if err == nil {
-		err = ValidateState(t.State, wf)
-	}
 	if err != nil {
-		ns := "tasks"
-		if t.Archived {
-			ns = "archive"
-		}
-		ref := "refs/hegel/" + ns + "/" + t.State.Task
-		d := Damaged(ref, t.State.Task, ref+": "+err.Error())
-		d.Cause = err
-		return nil, d
+		return err
 	}
-	return t, nil
+	return ValidateState(t.State, wf)
 }
 
 // updateOpts relaxes the checks update makes before it applies a change.

@@ -28,6 +28,7 @@ package gitstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -263,10 +264,7 @@ func (s *syncer) localDamaged(h hegelRef, v plumbing.Hash) bool {
 		// A task must also read (known version, state that parses): the
 		// remote would refuse it, and other clones with it.
 		if err = s.r.treeComplete(n.tree, map[plumbing.Hash]bool{}); err == nil {
-			var d *Doc
-			if d, err = s.r.readTaskDoc(h.local(), v); err == nil {
-				_, err = decodeTask(h.local(), d)
-			}
+			err = s.r.taskReadable(n.tree)
 		}
 	}
 	if err == nil {
@@ -275,4 +273,32 @@ func (s *syncer) localDamaged(h hegelRef, v plumbing.Hash) bool {
 	s.damaged[h.rel] = true
 	s.warn(fmt.Sprintf("%s is damaged (%s) and was left out; see 'git hegel doctor'", h.local(), oneLine(err.Error())))
 	return true
+}
+
+// taskReadable checks, without the size limits (they bound what is
+// fetched, not what this clone holds), that a task tree has a version
+// this git-hegel knows and a state.json that parses.
+func (r *Repo) taskReadable(tree plumbing.Hash) error {
+	ents, err := readTree(r.storage, tree)
+	if err != nil {
+		return err
+	}
+	if err := checkVersion(r, ents); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.name != "state.json" {
+			continue
+		}
+		b, err := r.objects.Read(plumbing.BlobObject, e.hash)
+		if err != nil {
+			return err
+		}
+		var st engine.State
+		if err := json.Unmarshal(b, &st); err != nil {
+			return fmt.Errorf("damaged state.json: %s", oneLine(err.Error()))
+		}
+		return nil
+	}
+	return errors.New("no state.json")
 }

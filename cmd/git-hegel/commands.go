@@ -58,6 +58,8 @@ type cmdCtx struct {
 	// repo is the repository the command opened (nil if none), for the
 	// automatic cleanup that follows it (gc.go).
 	repo *gitstore.Repo
+	// sub is the verb run (stash pop), "" for a command without verbs.
+	sub string
 }
 
 var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
@@ -384,6 +386,7 @@ func (c *cmdCtx) runSub(cmd *command, args []string) error {
 	if sub == nil {
 		return usageLine(strings.Join(cmd.synopses(), "\n   or: "))
 	}
+	c.sub = sub.name
 	where := strings.TrimSpace(cmd.name + " " + sub.name)
 	var misused string
 	c.flags.Visit(func(f *pflag.Flag) {

@@ -172,13 +172,17 @@ var autoCleanupCommands = map[string]bool{
 	"approve": true, "rollback": true, "stash": true, "delete": true,
 }
 
+// autoCleanupStash are the stash verbs that add or drop stashes (list and
+// show only read).
+var autoCleanupStash = map[string]bool{"push": true, "pop": true, "drop": true, "clear": true}
+
 // autoCleanup runs gc when hegel.cleanupIntervalDays have passed since the
 // last one (hegel.autoCleanup, default true). Deciding costs one stat of
 // the marker file; a cleanup that fails only warns: the command that
 // triggered it succeeded.
 func (c *cmdCtx) autoCleanup() {
 	r := c.repo
-	if r == nil || !autoCleanupCommands[c.name] {
+	if r == nil || !autoCleanupCommands[c.name] || (c.name == "stash" && !autoCleanupStash[c.sub]) {
 		return
 	}
 	cfg := r.Config()
