@@ -402,17 +402,6 @@ func (e *Engine) Reset() (*State, error) {
 // Status returns the current task, or ErrNoWorkflow.
 func (e *Engine) Status() (*Task, error) { return e.Current() }
 
-// Validate checks t's state by the rules every stored state obeys and
-// against the workflow it runs (its current node and the nodes it lists
-// exist): what status warns about and doctor reports.
-func Validate(t *Task) error {
-	wf, err := definition(t)
-	if err != nil {
-		return err
-	}
-	return ValidateState(t.State, wf)
-}
-
 // updateOpts relaxes the checks update makes before it applies a change.
 type updateOpts struct {
 	// anyOwner: the change is a person's decision at a gate (approve,

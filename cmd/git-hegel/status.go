@@ -30,7 +30,7 @@ func runStatus(c *cmdCtx, args []string) error {
 	if t != nil {
 		// A state no git-hegel wrote (edited by hand, or damaged) is shown
 		// as it is, with what is wrong with it.
-		if perr := engine.Validate(t); perr != nil {
+		if perr := engine.ValidateState(t.State, nil); perr != nil {
 			c.warn(perr.Error())
 		}
 	}
