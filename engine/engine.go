@@ -24,6 +24,9 @@ type Engine struct {
 	Archive ArchiveStore
 	// History keeps one entry per run that ended (nil: none is kept).
 	History HistoryStore
+	// Shapes remembers the shapes of stored definitions, so CheckTask
+	// need not parse them (nil: it parses every time).
+	Shapes ShapeStore
 	// Workflows loads the registry (built-ins plus the user's files). It
 	// is called only by commands that need a definition by name.
 	Workflows func() (*Registry, error)

@@ -277,7 +277,8 @@ func (s *syncer) localDamaged(h hegelRef, v plumbing.Hash) bool {
 
 // taskReadable checks, without the size limits (they bound what is
 // fetched, not what this clone holds), that a task tree has a version
-// this git-hegel knows and a state.json that parses.
+// this git-hegel knows, a state.json that parses and obeys the rules
+// against the workflow.yaml beside it.
 func (r *Repo) taskReadable(tree plumbing.Hash) error {
 	ents, err := readTree(r.storage, tree)
 	if err != nil {
@@ -286,19 +287,34 @@ func (r *Repo) taskReadable(tree plumbing.Hash) error {
 	if err := checkVersion(r, ents); err != nil {
 		return err
 	}
+	var st engine.State
+	var def []byte
+	found := 0
 	for _, e := range ents {
-		if e.name != "state.json" {
+		if e.name != stateFile && e.name != workflowFile {
 			continue
 		}
 		b, err := r.objects.Read(plumbing.BlobObject, e.hash)
 		if err != nil {
 			return err
 		}
-		var st engine.State
+		if e.name == workflowFile {
+			def, found = b, found+1
+			continue
+		}
 		if err := json.Unmarshal(b, &st); err != nil {
 			return fmt.Errorf("damaged state.json: %s", oneLine(err.Error()))
 		}
-		return nil
+		found++
 	}
-	return errors.New("no state.json")
+	if found < 2 {
+		return errors.New("no state.json or workflow.yaml")
+	}
+	// The state must also obey the rules against the workflow it runs
+	// (its current node one of the definition's): the remote's fetch
+	// checks would refuse it otherwise.
+	if err := engine.CheckStored(&st, def, r); err != nil {
+		return errors.New(oneLine(err.Error()))
+	}
+	return nil
 }

@@ -112,10 +112,20 @@ func TestSyncRejectsAnInvalidArchivedState(t *testing.T) {
 	if _, err := w.b.WriteDoc(ArchiveRefPrefix+"t", plumbing.ZeroHash, map[string][]byte{stateFile: state, workflowFile: task.Definition}, "bad"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.b.Push(context.Background(), w.rem, SyncOptions{}); err != nil {
+	// git-hegel's push leaves it out (a damaged local ref, issue 10) ...
+	rep, err := w.b.Push(context.Background(), w.rem, SyncOptions{})
+	if err != nil || len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "refs/hegel/archive/t is damaged (Task 't' has an invalid state: completed status requires 'ended_at')") {
+		t.Fatalf("push: %v %+v", err, rep)
+	}
+	// ... so another tool puts it there.
+	k := &hostileKit{t: t, s: w.remote}
+	bad := k.commit(k.rawTree([3]string{"100644", "state.json", k.blob(string(state)).String()},
+		[3]string{"100644", "version", k.blob("1\n").String()},
+		[3]string{"100644", "workflow.yaml", k.blob(string(task.Definition)).String()}))
+	if err := w.remote.SetReference(plumbing.NewHashReference(ArchiveRefPrefix+"t", bad)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.a.Fetch(context.Background(), w.rem, SyncOptions{})
+	_, err = w.a.Fetch(context.Background(), w.rem, SyncOptions{})
 	var re *RefusedError
 	if !errors.As(err, &re) || len(re.Refs) != 1 || re.Refs[0].Ref != "refs/hegel/archive/t" ||
 		!strings.Contains(re.Refs[0].Reason, "completed status requires 'ended_at'") {

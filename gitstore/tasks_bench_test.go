@@ -175,26 +175,41 @@ func BenchmarkOpenLoadTask(b *testing.B) {
 		if packed {
 			name = "packed"
 		}
-		b.Run(name, func(b *testing.B) {
-			dir := benchDiskRepo(b)
-			if _, err := benchOpen(b, dir).Tasks().SaveTask(benchTask("bench", 10), "start"); err != nil {
-				b.Fatal(err)
+		// check: and validate the loaded task as status does (issue 10:
+		// the rules, and its current node against the definition's shape,
+		// remembered in hegel/workflow-shapes/).
+		for _, check := range []bool{false, true} {
+			sub := name
+			if check {
+				sub += "/check"
 			}
-			if packed {
-				benchGit(b, dir, "gc", "-q")
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				r, err := gitstore.Open(dir, benchGetenv)
-				if err != nil {
+			b.Run(sub, func(b *testing.B) {
+				dir := benchDiskRepo(b)
+				if _, err := benchOpen(b, dir).Tasks().SaveTask(benchTask("bench", 10), "start"); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := r.Tasks().LoadTask("bench"); err != nil {
-					b.Fatal(err)
+				if packed {
+					benchGit(b, dir, "gc", "-q")
 				}
-			}
-		})
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					r, err := gitstore.Open(dir, benchGetenv)
+					if err != nil {
+						b.Fatal(err)
+					}
+					t, err := r.Tasks().LoadTask("bench")
+					if err != nil {
+						b.Fatal(err)
+					}
+					if check {
+						if err := engine.CheckStored(t.State, t.Definition, r); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -41,6 +41,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Tasks:   r.Tasks(),
 		Archive: r.Tasks(),
 		History: r.History(),
+		Shapes:  r,
 		Session: s,
 		Stashes: r.Stashes(),
 		Workflows: func() (*engine.Registry, error) {

@@ -29,8 +29,9 @@ func runStatus(c *cmdCtx, args []string) error {
 	}
 	if t != nil {
 		// A state no git-hegel wrote (edited by hand, or damaged) is shown
-		// as it is, with what is wrong with it.
-		if perr := engine.ValidateState(t.State, nil); perr != nil {
+		// as it is, with what is wrong with it: by the rules, and against
+		// the workflow it runs (its remembered shape, not a parse).
+		if perr := e.CheckTask(t); perr != nil {
 			c.warn(perr.Error())
 		}
 	}

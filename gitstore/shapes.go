@@ -1,0 +1,50 @@
+package gitstore
+
+import "github.com/git-hegel/git-hegel/engine"
+
+// Workflow shapes (engine.WorkflowShape): what checking a task against its
+// workflow needs of the definition, kept per definition text in
+// <common git dir>/hegel/workflow-shapes/<sha256>.json, so `git hegel
+// status` checks the current node without parsing the YAML. The key is
+// the hash of the text (engine.ShapeKey), so an entry cannot go stale; a
+// damaged file is a miss and is rewritten. Deleting the directory loses
+// nothing.
+const shapeDir = "hegel/workflow-shapes"
+
+var _ engine.ShapeStore = (*Repo)(nil)
+
+func shapePath(key string) string { return shapeDir + "/" + key + ".json" }
+
+// validShapeKey accepts only what engine.ShapeKey makes: 64 lower-case hex
+// digits, so a key can never name another file.
+func validShapeKey(key string) bool {
+	if len(key) != 64 {
+		return false
+	}
+	for _, c := range key {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// LoadShape implements engine.ShapeStore.
+func (r *Repo) LoadShape(key string) []byte {
+	if !validShapeKey(key) {
+		return nil
+	}
+	b, err := readFile(r.common, shapePath(key))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// SaveShape implements engine.ShapeStore (best effort, no fsync: a torn
+// file fails to parse and is a miss).
+func (r *Repo) SaveShape(key string, data []byte) {
+	if validShapeKey(key) {
+		_ = r.writeCommon(shapePath(key), data, false)
+	}
+}
