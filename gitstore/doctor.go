@@ -251,6 +251,7 @@ func (r *Repo) checkHistoryAt(h plumbing.Hash) error {
 // historyEntryProblems reads every entry and summary of the history.
 func (r *Repo) historyEntryProblems() ([]RefProblem, error) {
 	h := r.History()
+	h.Verify = true
 	days, err := h.HistoryDays()
 	if err != nil {
 		return nil, err

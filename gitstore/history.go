@@ -43,6 +43,9 @@ type History struct {
 	root    plumbing.Hash
 	// Damaged lists the entries that could not be read (skipped).
 	Damaged []string
+	// Verify makes HistoryDay read every entry from its object, never
+	// from the cache of past days (doctor checks the objects themselves).
+	Verify bool
 }
 
 var _ engine.HistoryStore = (*History)(nil)
@@ -261,10 +264,19 @@ func (h *History) HistoryDay(day string) ([]*engine.HistoryEntry, error) {
 	if err != nil || t.IsZero() {
 		return nil, err
 	}
+	// A past day's entries come from the cache while its tree is the
+	// one they were read from (history_cache.go).
+	past := !h.Verify && day < h.r.Now().UTC().Format(engine.HistoryDayLayout)
+	if past {
+		if out, ok := h.r.readEntryCache(day, t); ok {
+			return out, nil
+		}
+	}
 	ents, err := h.tree(t)
 	if err != nil {
 		return nil, h.damaged(fmt.Sprintf("%s: day %s: %s", HistoryRef, day, oneLine(err.Error())))
 	}
+	damaged := len(h.Damaged)
 	out := make([]*engine.HistoryEntry, 0, len(ents))
 	for _, e := range ents {
 		en, err := h.readEntry(day, e)
@@ -273,6 +285,9 @@ func (h *History) HistoryDay(day string) ([]*engine.HistoryEntry, error) {
 			continue
 		}
 		out = append(out, en)
+	}
+	if past && len(h.Damaged) == damaged {
+		h.r.writeEntryCache(day, t, out)
 	}
 	return out, nil
 }

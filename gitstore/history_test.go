@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
 	"github.com/git-hegel/git-hegel/engine"
 )
 
@@ -122,5 +125,98 @@ func TestParseDateAsGitDoes(t *testing.T) {
 		if _, err := ParseDate(bad, now, false); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// A past day's entries are cached (hegel/history-entries/) for log; the
+// cache follows the day's tree, so an entry added to that day later is
+// seen, a damaged entry keeps the day out of the cache, and Verify (doctor)
+// reads the objects.
+func TestHistoryEntryCache(t *testing.T) {
+	for name, newRepo := range storeBackends {
+		t.Run(name, func(t *testing.T) {
+			r := newRepo(t)
+			now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+			r.Now = func() time.Time { return now }
+			day := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+			a := historyEntry("a", day, time.Hour, engine.StatusCompleted)
+			if err := r.History().AddHistory(a); err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.History().HistoryDay("2026-03-01")
+			if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], a) {
+				t.Fatalf("first read: %v %v", got, err)
+			}
+			if _, err := readFile(r.common, entryCachePath("2026-03-01")); err != nil {
+				t.Fatalf("no cache written: %v", err)
+			}
+			// From the cache: the same entry.
+			got, err = r.History().HistoryDay("2026-03-01")
+			if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], a) {
+				t.Fatalf("cached read: %+v %v", got, err)
+			}
+			// A second entry on that day (a merge brings one): the tree
+			// changed, so the cache is not used.
+			b := historyEntry("b", day.Add(time.Hour), time.Hour, engine.StatusAborted)
+			if err := r.History().AddHistory(b); err != nil {
+				t.Fatal(err)
+			}
+			got, err = r.History().HistoryDay("2026-03-01")
+			if err != nil || len(got) != 2 {
+				t.Fatalf("after a new entry: %v %v", got, err)
+			}
+			// Today's entries are never cached.
+			c := historyEntry("c", now.Add(-time.Hour), time.Minute, engine.StatusCompleted)
+			if err := r.History().AddHistory(c); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := r.History().HistoryDay("2026-03-10"); err != nil || len(got) != 1 {
+				t.Fatalf("today: %v %v", got, err)
+			}
+			if _, err := readFile(r.common, entryCachePath("2026-03-10")); err == nil {
+				t.Error("today was cached")
+			}
+			// A damaged entry: the day is read from objects every time, and
+			// the damage is reported.
+			h := r.History()
+			if _, err := h.dayTree("2026-03-01"); err != nil { // reads the tip
+				t.Fatal(err)
+			}
+			bad, err := r.writeBlob([]byte("{"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := historyEntry("d", day.Add(2*time.Hour), time.Hour, engine.StatusCompleted).ID
+			root, err := h.setPath(h.root, true, []string{historyEntriesDir, "2026", "03", "01"}, id+historyEntryExt, leaf{mode: filemode.Regular, hash: bad})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = r.common.Remove(entryCachePath("2026-03-01"))
+			h2 := r.History()
+			h2.tip, h2.root, h2.tipRead = plumbing.ZeroHash, root, true
+			for i := 0; i < 2; i++ {
+				got, err := h2.HistoryDay("2026-03-01")
+				if err != nil || len(got) != 2 || len(h2.Damaged) != i+1 {
+					t.Fatalf("damaged day, read %d: %v %v %v", i, got, err, h2.Damaged)
+				}
+			}
+			if _, err := readFile(r.common, entryCachePath("2026-03-01")); err == nil {
+				t.Error("a day with a damaged entry was cached")
+			}
+			// Verify never uses the cache: a cache that lies is not believed.
+			good, err := h.dayTree("2026-03-01")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.writeEntryCache("2026-03-01", good, []*engine.HistoryEntry{a})
+			v := r.History()
+			v.Verify = true
+			if got, err := v.HistoryDay("2026-03-01"); err != nil || len(got) != 2 {
+				t.Errorf("verify: %v %v", got, err)
+			}
+			if got, err := r.History().HistoryDay("2026-03-01"); err != nil || len(got) != 1 {
+				t.Errorf("the cache is used otherwise: %v %v", got, err)
+			}
+		})
 	}
 }

@@ -567,8 +567,7 @@ func (o *Objects) Size(h plumbing.Hash) (int64, error) {
 			set = o.scanPacks(true)
 		}
 		if p, off, ok := set.find(h, false); ok {
-			_, n, err := o.packedHeader(p, off)
-			return n, err
+			return o.packedSize(p, off)
 		}
 		for _, d := range o.objectDirs() {
 			raw, err := os.ReadFile(loosePath(d, h))
