@@ -1,6 +1,11 @@
 package gitstore
 
-import "github.com/git-hegel/git-hegel/engine"
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
 
 // Workflow shapes (engine.WorkflowShape): what checking a task against its
 // workflow needs of the definition, kept per definition text in
@@ -33,6 +38,16 @@ func validShapeKey(key string) bool {
 func (r *Repo) LoadShape(key string) []byte {
 	if !validShapeKey(key) {
 		return nil
+	}
+	if r.CommonDir != "" {
+		// Straight to the file: status pays for this read, and the
+		// billy filesystem's checks of every path component (which a
+		// key of hex digits does not need) cost more than the read.
+		b, err := os.ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(shapePath(key))))
+		if err != nil {
+			return nil
+		}
+		return b
 	}
 	b, err := readFile(r.common, shapePath(key))
 	if err != nil {
