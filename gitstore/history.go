@@ -278,16 +278,20 @@ func (h *History) HistoryDay(day string) ([]*engine.HistoryEntry, error) {
 	}
 	damaged := len(h.Damaged)
 	out := make([]*engine.HistoryEntry, 0, len(ents))
+	var raw [][]byte // the blobs as read, for the cache
 	for _, e := range ents {
-		en, err := h.readEntry(day, e)
+		en, b, err := h.readEntry(day, e)
 		if err != nil {
 			h.Damaged = append(h.Damaged, fmt.Sprintf("%s:%s/%s: %s", HistoryRef, entryDir(day), e.name, oneLine(err.Error())))
 			continue
 		}
 		out = append(out, en)
+		if past {
+			raw = append(raw, b)
+		}
 	}
 	if past && len(h.Damaged) == damaged {
-		h.r.writeEntryCache(day, t, out)
+		h.r.writeEntryCache(day, t, raw)
 	}
 	return out, nil
 }
@@ -297,24 +301,24 @@ func entryDir(day string) string {
 	return historyEntriesDir + "/" + strings.Join(p, "/")
 }
 
-// readEntry reads and checks one entry of day.
-func (h *History) readEntry(day string, e rawEntry) (*engine.HistoryEntry, error) {
+// readEntry reads and checks one entry of day; it returns the blob too.
+func (h *History) readEntry(day string, e rawEntry) (*engine.HistoryEntry, []byte, error) {
 	id, ok := strings.CutSuffix(e.name, historyEntryExt)
 	if !ok || e.fm != filemode.Regular || engine.HistoryIDDay(id) != day {
-		return nil, errors.New("not a history entry")
+		return nil, nil, errors.New("not a history entry")
 	}
 	b, err := h.r.readBlob(e.hash)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var en engine.HistoryEntry
 	if err := json.Unmarshal(b, &en); err != nil {
-		return nil, fmt.Errorf("does not parse: %s", oneLine(err.Error()))
+		return nil, nil, fmt.Errorf("does not parse: %s", oneLine(err.Error()))
 	}
 	if en.ID != id {
-		return nil, fmt.Errorf("holds the entry %q", en.ID)
+		return nil, nil, fmt.Errorf("holds the entry %q", en.ID)
 	}
-	return &en, nil
+	return &en, b, nil
 }
 
 // readSummary reads summaries/<day>.json (nil when there is none).

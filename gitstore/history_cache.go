@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"path"
 	"sort"
@@ -95,14 +96,24 @@ func (r *Repo) readEntryCache(day string, entries plumbing.Hash) ([]*engine.Hist
 }
 
 // writeEntryCache records a past day's entries (best effort) and drops the
-// days the cache no longer keeps.
-func (r *Repo) writeEntryCache(day string, entries plumbing.Hash, runs []*engine.HistoryEntry) {
-	b, err := json.Marshal(entryCache{Entries: entries.String(), Runs: runs})
-	if err != nil {
-		return
+// days the cache no longer keeps. runs are the entries' blobs, each a JSON
+// document that parsed: they are written as they are, not encoded again.
+func (r *Repo) writeEntryCache(day string, entries plumbing.Hash, runs [][]byte) {
+	n := 64
+	for _, b := range runs {
+		n += len(b) + 1
 	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, `{"entries":"`+entries.String()+`","runs":[`...)
+	for i, b := range runs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, bytes.TrimSpace(b)...)
+	}
+	buf = append(buf, "]}\n"...)
 	// No fsync: a torn file fails to parse and is a miss.
-	if r.writeCommon(entryCachePath(day), b, false) == nil {
+	if r.writeCommon(entryCachePath(day), buf, false) == nil {
 		r.pruneDayCache(entryCacheDir)
 	}
 }

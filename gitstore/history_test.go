@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -208,7 +209,11 @@ func TestHistoryEntryCache(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.writeEntryCache("2026-03-01", good, []*engine.HistoryEntry{a})
+			ab, err := json.Marshal(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.writeEntryCache("2026-03-01", good, [][]byte{ab})
 			v := r.History()
 			v.Verify = true
 			if got, err := v.HistoryDay("2026-03-01"); err != nil || len(got) != 2 {
