@@ -31,8 +31,5 @@ func (r *Repo) recordAdopted(task, worktreeID string) error {
 	if b, err := readFile(r.common, adoptedPath(task)); err == nil && strings.TrimSpace(string(b)) == worktreeID {
 		return nil
 	}
-	if err := r.common.MkdirAll(adoptedDir, 0o755); err != nil {
-		return err
-	}
-	return writeFileAtomic(r.common, adoptedPath(task), []byte(worktreeID+"\n"))
+	return r.writeCommon(adoptedPath(task), []byte(worktreeID+"\n"), true)
 }

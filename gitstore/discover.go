@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -30,6 +31,24 @@ type Layout struct {
 	GitDir    string // this worktree's git dir (.git, or .git/worktrees/<name>)
 	CommonDir string // shared by all worktrees: objects, refs, config
 	WorkTree  string // top of the working tree
+	// ObjectDir is where objects are read and written: GIT_OBJECT_DIRECTORY,
+	// else <CommonDir>/objects.
+	ObjectDir string
+	// IndexFile is the index: GIT_INDEX_FILE, else <GitDir>/index.
+	IndexFile string
+}
+
+// setEnvPaths applies GIT_OBJECT_DIRECTORY and GIT_INDEX_FILE as git does
+// (relative values are relative to the directory the command runs in).
+func (l *Layout) setEnvPaths(dir string, getenv func(string) string) {
+	l.ObjectDir = filepath.Join(l.CommonDir, "objects")
+	if od := getenv("GIT_OBJECT_DIRECTORY"); od != "" {
+		l.ObjectDir = absFrom(dir, od)
+	}
+	l.IndexFile = filepath.Join(l.GitDir, "index")
+	if ix := getenv("GIT_INDEX_FILE"); ix != "" {
+		l.IndexFile = absFrom(dir, ix)
+	}
 }
 
 // Discover finds the repository enclosing dir the way git does, honouring
@@ -59,10 +78,31 @@ func Discover(dir string, getenv func(string) string) (*Layout, error) {
 	l.CommonDir = l.GitDir
 	if cd := getenv("GIT_COMMON_DIR"); cd != "" {
 		l.CommonDir = absFrom(dir, cd)
-	} else if b, err := os.ReadFile(filepath.Join(l.GitDir, "commondir")); err == nil {
-		l.CommonDir = absFrom(l.GitDir, strings.TrimSpace(string(b)))
+	} else if cd, ok := commonDirOf(l.GitDir); ok {
+		l.CommonDir = cd
 	}
 	return &l, nil
+}
+
+// commonDirOf reads gitDir/commondir, as git's setup does: a relative
+// value is taken from gitDir and the result resolved to a real path, so a
+// git dir reached through a symbolic link finds the common dir the link
+// points into (a lexical "../.." would leave it).
+func commonDirOf(gitDir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return "", false
+	}
+	v := strings.TrimRight(string(b), "\r\n")
+	p := v
+	if !filepath.IsAbs(v) {
+		// Not filepath.Join, which would apply ".." lexically.
+		p = gitDir + string(filepath.Separator) + v
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real, true
+	}
+	return filepath.Clean(p), true
 }
 
 // walkUp looks for .git (a directory, or a file naming one) from dir up to
@@ -115,6 +155,10 @@ func readGitFile(path string) (string, error) {
 	if !isGitDir(gd) {
 		return "", &notRepoError{fmt.Sprintf("not a git repository: %s", gd)}
 	}
+	// git uses the real path of the git dir the file names.
+	if real, err := filepath.EvalSymlinks(gd); err == nil {
+		gd = real
+	}
 	return gd, nil
 }
 
@@ -125,8 +169,8 @@ func isGitDir(d string) bool {
 		return false
 	}
 	common := d
-	if b, err := os.ReadFile(filepath.Join(d, "commondir")); err == nil {
-		common = absFrom(d, strings.TrimSpace(string(b)))
+	if cd, ok := commonDirOf(d); ok {
+		common = cd
 	}
 	for _, sub := range []string{"objects", "refs"} {
 		if fi, err := os.Stat(filepath.Join(common, sub)); err != nil || !fi.IsDir() {
@@ -164,4 +208,85 @@ func (l *Layout) worktreeName() string {
 		return "main"
 	}
 	return "worktrees/" + filepath.Base(l.GitDir)
+}
+
+// maxAlternateDepth is how deep git follows alternates of alternates.
+const maxAlternateDepth = 5
+
+// alternates lists the object directories objectDir borrows from: those
+// in its info/alternates (relative to objectDir, recursively), then those
+// in GIT_ALTERNATE_OBJECT_DIRECTORIES (env, colon-separated, relative to
+// the current directory dir). Entries may be double-quoted as git quotes
+// them; missing directories are skipped, as git skips them.
+func alternates(objectDir, dir, env string) []string {
+	seen := map[string]bool{filepath.Clean(objectDir): true}
+	var out []string
+	var add func(entry, base string, depth int)
+	addFile := func(od string, depth int) {
+		b, err := os.ReadFile(filepath.Join(od, "info", "alternates"))
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimRight(line, "\r"); line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			add(line, od, depth)
+		}
+	}
+	add = func(entry, base string, depth int) {
+		if strings.HasPrefix(entry, `"`) {
+			if u, err := strconv.Unquote(entry); err == nil {
+				entry = u
+			}
+		}
+		p := absFrom(base, entry)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if seen[p] {
+			return
+		}
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			return
+		}
+		seen[p] = true
+		out = append(out, p)
+		if depth < maxAlternateDepth {
+			addFile(p, depth+1)
+		}
+	}
+	addFile(objectDir, 0)
+	for _, e := range splitAltEnv(env) {
+		add(e, dir, 0)
+	}
+	return out
+}
+
+// splitAltEnv splits GIT_ALTERNATE_OBJECT_DIRECTORIES on the path list
+// separator, keeping separators inside double-quoted entries.
+func splitAltEnv(v string) []string {
+	var out []string
+	for v != "" {
+		if strings.HasPrefix(v, `"`) {
+			end := 1
+			for end < len(v) && v[end] != '"' {
+				if v[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			if end < len(v) {
+				out = append(out, v[:end+1])
+				v = strings.TrimPrefix(v[end+1:], string(filepath.ListSeparator))
+				continue
+			}
+		}
+		e, rest, _ := strings.Cut(v, string(filepath.ListSeparator))
+		if e != "" {
+			out = append(out, e)
+		}
+		v = rest
+	}
+	return out
 }

@@ -1,8 +1,6 @@
 package gitstore
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -96,16 +94,7 @@ func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
 	if err := checkSize(r.storage, h, "blob "+h.String(), r.docLimit(), "syncMaxBlobSize"); err != nil {
 		return nil, err
 	}
-	o, err := r.storage.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, err
-	}
-	rd, err := o.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
+	return r.objects.Read(plumbing.BlobObject, h)
 }
 
 // writeDoc stores files (plus the version blob) as a commit on top of
@@ -147,7 +136,7 @@ func (r *Repo) writeDocTree(ref plumbing.ReferenceName, parent plumbing.Hash, fi
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
-	if err := r.refs.Update(ref, parent, c); err != nil {
+	if err := r.refs.UpdateMsg(ref, parent, c, refUpdate{msg: msg}); err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
 	r.rememberTree(c, tree)
@@ -163,11 +152,28 @@ func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg stri
 		TreeHash:     tree,
 		ParentHashes: parents,
 	}
-	o := r.storage.NewEncodedObject()
-	if err := c.Encode(o); err != nil {
+	data, err := encodeObject(c)
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return r.storage.SetEncodedObject(o)
+	return r.objects.Write(plumbing.CommitObject, data)
+}
+
+// encodeObject returns the content of a go-git object (a commit or tag)
+// as it is stored.
+func encodeObject(e interface {
+	Encode(plumbing.EncodedObject) error
+}) ([]byte, error) {
+	o := &plumbing.MemoryObject{}
+	if err := e.Encode(o); err != nil {
+		return nil, err
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
 }
 
 func (r *Repo) signature() object.Signature {
@@ -191,31 +197,20 @@ func (r *Repo) signature() object.Signature {
 
 // writeBlob stores data and returns its hash.
 func (r *Repo) writeBlob(data []byte) (plumbing.Hash, error) {
-	o := r.storage.NewEncodedObject()
-	o.SetType(plumbing.BlobObject)
-	o.SetSize(int64(len(data)))
-	w, err := o.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return r.storage.SetEncodedObject(o)
+	return r.objects.Write(plumbing.BlobObject, data)
 }
 
 // writeTree stores a nested tree of regular files for slash-separated paths.
 func (r *Repo) writeTree(files map[string][]byte) (plumbing.Hash, error) {
 	leaves := make(map[string]leaf, len(files))
+	blobs := make([]Object, 0, len(files))
 	for p, data := range files {
-		h, err := r.writeBlob(data)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
+		h := HashObject(plumbing.BlobObject, data)
+		blobs = append(blobs, Object{plumbing.BlobObject, h, data})
 		leaves[p] = leaf{mode: filemode.Regular, hash: h}
+	}
+	if err := r.objects.WriteAll(blobs); err != nil {
+		return plumbing.ZeroHash, err
 	}
 	return r.writeTreeOf(leaves)
 }
@@ -229,50 +224,29 @@ type leaf struct {
 // writeTreeOf stores the nested trees for a flat map of slash-separated
 // paths to existing objects and returns the root.
 func (r *Repo) writeTreeOf(leaves map[string]leaf) (plumbing.Hash, error) {
-	var entries []object.TreeEntry
-	subs := map[string]map[string]leaf{}
-	for p, l := range leaves {
-		if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "//") {
+	paths := make([]string, 0, len(leaves))
+	for p := range leaves {
+		if p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.Contains(p, "//") {
 			return plumbing.ZeroHash, fmt.Errorf("invalid path %q", p)
 		}
-		if dir, rest, ok := strings.Cut(p, "/"); ok {
-			if subs[dir] == nil {
-				subs[dir] = map[string]leaf{}
-			}
-			subs[dir][rest] = l
-			continue
-		}
-		entries = append(entries, object.TreeEntry{Name: p, Mode: l.mode, Hash: l.hash})
+		paths = append(paths, p)
 	}
-	for dir, m := range subs {
-		h, err := r.writeTreeOf(m)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		entries = append(entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
-	}
-	sortTreeEntries(entries)
-	for i := 1; i < len(entries); i++ {
-		if entries[i].Name == entries[i-1].Name {
-			return plumbing.ZeroHash, errors.New("path " + entries[i].Name + " is both a file and a directory")
-		}
-	}
-	t := &object.Tree{Entries: entries}
-	o := r.storage.NewEncodedObject()
-	if err := t.Encode(o); err != nil {
+	sort.Strings(paths)
+	trees := map[plumbing.Hash][]byte{}
+	root, err := BuildTree(len(paths), func(i int) string { return paths[i] },
+		func(i int) (filemode.FileMode, plumbing.Hash) { l := leaves[paths[i]]; return l.mode, l.hash }, trees)
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return r.storage.SetEncodedObject(o)
+	if err := r.objects.WriteTrees(root, func(h plumbing.Hash) ([]byte, bool) { b, ok := trees[h]; return b, ok }); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return root, nil
 }
 
-// sortTreeEntries orders entries as git does: by name, with directories
-// compared as if their name ended in "/". fsck rejects any other order.
+// sortTreeEntries orders go-git tree entries as git does.
 func sortTreeEntries(es []object.TreeEntry) {
-	key := func(e object.TreeEntry) []byte {
-		if e.Mode == filemode.Dir {
-			return []byte(e.Name + "/")
-		}
-		return []byte(e.Name)
-	}
-	sort.Slice(es, func(i, j int) bool { return bytes.Compare(key(es[i]), key(es[j])) < 0 })
+	sort.SliceStable(es, func(i, j int) bool {
+		return CompareTreeEntries(TreeEntry{es[i].Name, es[i].Mode, es[i].Hash}, TreeEntry{es[j].Name, es[j].Mode, es[j].Hash}) < 0
+	})
 }

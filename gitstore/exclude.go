@@ -32,10 +32,7 @@ func (r *Repo) ensureExcluded() (bool, error) {
 		buf.WriteByte('\n')
 	}
 	buf.WriteString("# git-hegel: per-worktree session metadata\n" + excludePattern + "\n")
-	if err := r.common.MkdirAll("info", 0o755); err != nil {
-		return false, fmt.Errorf("cannot create info/: %s", oneLine(err.Error()))
-	}
-	if err := writeFileAtomic(r.common, name, buf.Bytes()); err != nil {
+	if err := r.writeCommon(name, buf.Bytes(), true); err != nil {
 		return false, fmt.Errorf("cannot update %s: %s", name, oneLine(err.Error()))
 	}
 	return true, nil

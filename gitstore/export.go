@@ -3,7 +3,6 @@ package gitstore
 import (
 	"fmt"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -18,8 +17,22 @@ func (r *Repo) ReadRef(name string) (plumbing.Hash, error) {
 
 // UpdateRef moves a ref from old to new with git's lock protocol and
 // compare-and-swap (ZeroHash old: must not exist; ZeroHash new: delete).
+// Its reflog entry (reflog.go) says the new commit's subject.
 func (r *Repo) UpdateRef(name string, old, new plumbing.Hash) error {
 	return r.refs.Update(plumbing.ReferenceName(name), old, new)
+}
+
+// UpdateRefMsg is UpdateRef with msg as the reflog entry's message.
+func (r *Repo) UpdateRefMsg(name string, old, new plumbing.Hash, msg string) error {
+	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refUpdate{msg: msg})
+}
+
+// RewriteRef is UpdateRef for a chain that was rewritten rather than
+// extended (a checkpoint chain cut to its bound): the ref's reflog starts
+// afresh with this update, so that nothing cut off stays reachable
+// through it for git gc.
+func (r *Repo) RewriteRef(name string, old, new plumbing.Hash, msg string) error {
+	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refUpdate{msg: msg, restartLog: true})
 }
 
 // UpdateDetachedHead moves a detached HEAD (in this worktree's git dir)
@@ -32,7 +45,9 @@ func (r *Repo) UpdateDetachedHead(old, new plumbing.Hash) error {
 	if r.GitDir == "" {
 		return r.storage.SetReference(plumbing.NewHashReference(plumbing.HEAD, new))
 	}
-	return newFileRefs(osfs.New(r.GitDir, osfs.WithBoundOS())).update(plumbing.HEAD, old, new)
+	refs := newFileRefs(osfsAt(r.GitDir))
+	refs.perm, refs.warn = r.shared, r.warnf
+	return refs.update(plumbing.HEAD, old, new, refUpdate{})
 }
 
 // ListRefs returns the refs under prefix, sorted by name.

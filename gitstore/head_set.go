@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -36,7 +35,8 @@ func (h HeadState) String() string {
 // SetHead points HEAD (in this worktree's git dir) at a branch or detaches
 // it, with git's lock protocol: HEAD.lock is created exclusively, HEAD is
 // compared with old (a mismatch is ErrConflict and changes nothing), the
-// new content is written, fsynced and renamed over HEAD. It moves no
+// new content is written to a file beside it, fsynced and renamed over
+// HEAD, and the lock removed. It moves no
 // branch; see UpdateRef for that.
 func (r *Repo) SetHead(old, new HeadState) error {
 	if new.Branch != "" {
@@ -66,34 +66,25 @@ func (r *Repo) SetHead(old, new HeadState) error {
 		}
 		return r.storage.SetReference(plumbing.NewHashReference(plumbing.HEAD, new.Commit))
 	}
-	fr := newFileRefs(osfs.New(r.GitDir, osfs.WithBoundOS()))
+	fr := newFileRefs(osfsAt(r.GitDir))
+	fr.perm, fr.warn = r.shared, r.warnf
 	const headFile, lockFile = "HEAD", "HEAD" + lockSuffix
-	lock, err := fr.acquireLock(plumbing.HEAD, lockFile)
-	if err != nil {
+	if err := fr.acquireLock(plumbing.HEAD, lockFile); err != nil {
 		return err
 	}
-	done := false
-	defer func() {
-		if !done {
-			_ = fr.fs.Remove(lockFile)
-		}
-	}()
+	defer func() { _ = fr.fs.Remove(lockFile) }()
 	now, err := readHeadFile(fr, headFile)
 	if err != nil {
-		_ = lock.Close()
 		return err
 	}
 	if now != old {
-		_ = lock.Close()
 		return fmt.Errorf("update HEAD: %w: expected %s, but it is %s", ErrConflict, old, now)
 	}
-	if err := fr.writeAndSync(lock, lockFile, []byte(new.content())); err != nil {
-		return fmt.Errorf("update HEAD: write %s: %w", fr.display(lockFile), err)
+	// HEAD.lock keeps its owner marker; the new content goes to a file
+	// beside it, fsynced and renamed over HEAD (lockfile.go).
+	if err := fr.writeValue(headFile, []byte(new.content())); err != nil {
+		return fmt.Errorf("update HEAD: %w", err)
 	}
-	if err := fr.replace(lockFile, headFile); err != nil {
-		return fmt.Errorf("update HEAD: rename %s: %w", fr.display(lockFile), err)
-	}
-	done = true
 	return nil
 }
 

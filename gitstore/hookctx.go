@@ -135,23 +135,7 @@ func (r *Repo) WriteHookCache(c *HookCache) {
 	if err != nil {
 		return
 	}
-	mode, set := sharedPerm(r.cfg)
-	dst := filepath.Join(r.GitDir, HookCacheFile)
-	tmp := dst + ".tmp-" + newID()[:8]
-	f, err := createShared(tmp, os.O_WRONLY|os.O_EXCL, mode, set)
-	if err != nil {
-		return
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
+	_ = r.shared.WriteFile(filepath.Join(r.GitDir, HookCacheFile), b, false)
 }
 
 // LayoutConfig reads the configuration that applies to a repository

@@ -37,10 +37,7 @@ func (r *Repo) loadInstance() (string, error) {
 				return id, nil
 			}
 		}
-		if err := r.common.MkdirAll("hegel", 0o755); err != nil {
-			return "", errors.New("cannot create hegel/ in the git directory: " + oneLine(err.Error()))
-		}
-		f, err := r.common.OpenFile(instanceFile, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		f, err := r.createCommon(instanceFile)
 		if errors.Is(err, os.ErrExist) {
 			time.Sleep(time.Millisecond) // another process is writing it; read theirs
 			continue

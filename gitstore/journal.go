@@ -39,17 +39,16 @@ const (
 
 // Journal is one worktree's agent event journal.
 type Journal struct {
-	dir  string      // the worktree's git dir
-	mode os.FileMode // for a new journal file
-	set  bool        // mode must be set explicitly (core.sharedRepository)
+	dir  string     // the worktree's git dir
+	perm SharedPerm // core.sharedRepository, for a new journal file
 }
 
 // OpenJournal returns the journal of the worktree whose git dir is gitDir.
 // cfg (may be nil) supplies core.sharedRepository for new files.
 func OpenJournal(gitDir string, cfg *Config) *Journal {
-	j := &Journal{dir: gitDir, mode: 0o644}
+	j := &Journal{dir: gitDir}
 	if cfg != nil {
-		j.mode, j.set = sharedPerm(cfg)
+		j.perm = cfg.sharedPerm()
 	}
 	return j
 }
@@ -112,11 +111,7 @@ func (j *Journal) openAppend() (*os.File, error) {
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return f, err
 	}
-	f, err = os.OpenFile(j.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, j.mode)
-	if err == nil && j.set {
-		_ = f.Chmod(j.mode)
-	}
-	return f, err
+	return j.perm.OpenFile(j.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 }
 
 // tailChunk is how much of the journal's end is read at a time.

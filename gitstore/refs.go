@@ -24,6 +24,8 @@ type refBackend interface {
 	// the ref must not exist yet; new == ZeroHash deletes it. A mismatch
 	// returns an error wrapping ErrConflict and changes nothing.
 	Update(name plumbing.ReferenceName, old, new plumbing.Hash) error
+	// UpdateMsg is Update with what its reflog entry says.
+	UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash, u refUpdate) error
 	// List returns every ref whose name starts with prefix, sorted by name.
 	List(prefix string) ([]Ref, error)
 }

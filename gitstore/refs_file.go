@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -68,6 +67,12 @@ type fileRefs struct {
 	// lockTimeout bounds the wait for a lock file held by someone else.
 	// Zero means defaultLockTimeout.
 	lockTimeout time.Duration
+	// perm is core.sharedRepository, for what is created on disk.
+	perm SharedPerm
+	// warn reports a dead owner's lock that was removed (nil: silent).
+	warn func(string)
+	// logs writes reflogs (nil: none, as for a memfs in unit tests).
+	logs *reflogs
 }
 
 var _ refBackend = (*fileRefs)(nil)
@@ -95,16 +100,30 @@ func (r *fileRefs) Read(name plumbing.ReferenceName) (plumbing.Hash, error) {
 
 // Update moves name from old to new under <name>.lock. old == ZeroHash means
 // the ref must not exist; new == ZeroHash deletes it (from packed-refs too).
+// The reflog gets the new commit's subject as its message.
 func (r *fileRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash) error {
+	return r.UpdateMsg(name, old, new, refUpdate{})
+}
+
+// refUpdate is what a reflog entry says about an update.
+type refUpdate struct {
+	msg string // "" : the new commit's subject
+	// restartLog starts the reflog afresh with this update (the chain was
+	// rewritten: nothing before it should stay reachable through the log).
+	restartLog bool
+}
+
+// UpdateMsg is Update with the reflog's message and options.
+func (r *fileRefs) UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash, u refUpdate) error {
 	if err := checkRefName(name); err != nil {
 		return err
 	}
-	return r.update(name, old, new)
+	return r.update(name, old, new, u)
 }
 
 // update is Update without the name check, for the one name outside refs/
 // git-hegel writes: a detached HEAD in a worktree's git dir.
-func (r *fileRefs) update(name plumbing.ReferenceName, old, new plumbing.Hash) error {
+func (r *fileRefs) update(name plumbing.ReferenceName, old, new plumbing.Hash, u refUpdate) error {
 	refPath := r.refPath(name)
 
 	// A ref cannot live below another ref (refs/a/b while refs/a is a loose
@@ -120,64 +139,60 @@ func (r *fileRefs) update(name plumbing.ReferenceName, old, new plumbing.Hash) e
 		return fmt.Errorf("update ref %s: %w", name, err)
 	}
 	lockPath := refPath + lockSuffix
-	lock, err := r.acquireLock(name, lockPath)
-	if err != nil {
+	if err := r.acquireLock(name, lockPath); err != nil {
 		return err
 	}
 	locked, exists := true, false
-	defer func() {
+	unlock := func() {
 		if locked {
+			locked = false
 			_ = r.fs.Remove(lockPath)
 			if !exists {
 				// Do not leave the directories the lock needed behind.
 				r.removeEmptyParents(refPath)
 			}
 		}
-	}()
+	}
+	defer unlock()
 
 	cur, exists, err := r.current(name)
 	if err != nil {
 		exists = true // unknown: leave the directories alone
-		_ = lock.Close()
 		return fmt.Errorf("update ref %s: %w", name, err)
 	}
 	if err := compareOld(name, old, cur, exists); err != nil {
-		_ = lock.Close()
 		return err
 	}
 
 	if new.IsZero() {
-		_ = lock.Close()
 		if !exists {
 			return nil // old was zero too: the ref must not exist, and it does not.
 		}
 		if err := r.deleteLocked(name, refPath); err != nil {
 			return err
 		}
-		locked = false
-		if err := r.fs.Remove(lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("delete ref %s: remove %s: %w", name, r.display(lockPath), err)
+		if err := r.logDelete(name, cur, u); err != nil {
+			return err
 		}
-		r.removeEmptyParents(refPath)
-		// git update-ref -d drops the reflog as well.
-		_ = r.fs.Remove(r.fs.Join("logs", refPath))
-		r.removeEmptyParents(r.fs.Join("logs", refPath))
+		exists = false
+		unlock()
 		return nil
 	}
 
 	if !exists {
 		if err := r.makeAvailable(name, refPath); err != nil {
-			_ = lock.Close()
 			return err
 		}
 	}
-	if err := r.writeAndSync(lock, lockPath, []byte(new.String()+"\n")); err != nil {
-		return fmt.Errorf("update ref %s: write %s: %w", name, r.display(lockPath), err)
+	// Logged first, under the lock, as git's files backend does: an entry
+	// whose update then fails is less bad than an update with no entry.
+	if err := r.log(name, cur, new, u); err != nil {
+		return fmt.Errorf("update ref %s: %w", name, err)
 	}
-	if err := r.replace(lockPath, refPath); err != nil {
-		return fmt.Errorf("update ref %s: rename %s: %w", name, r.display(lockPath), err)
+	if err := r.writeValue(refPath, []byte(new.String()+"\n")); err != nil {
+		return fmt.Errorf("update ref %s: %w", name, err)
 	}
-	locked = false
+	exists = true
 	return nil
 }
 
@@ -377,17 +392,36 @@ func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
 	return p, nil
 }
 
-// deleteLocked removes name, whose lock the caller holds: first its
-// packed-refs entry (under packed-refs.lock), then the loose file. That order
-// means no reader ever sees the packed value come back.
+// deleteLocked removes name, whose lock the caller holds. As git's files
+// backend does, it takes packed-refs.lock before reading packed-refs and
+// keeps it until the loose file is gone: a concurrent git pack-refs could
+// otherwise copy the loose value into packed-refs after this read and
+// before the unlink, resurrecting the ref. The packed entry goes first, so
+// no reader ever sees the packed value come back.
 func (r *fileRefs) deleteLocked(name plumbing.ReferenceName, refPath string) error {
+	lockPath := packedRefsFile + lockSuffix
+	if err := r.acquireLock(name, lockPath); err != nil {
+		return err
+	}
+	defer func() { _ = r.fs.Remove(lockPath) }()
 	packed, err := r.readPacked()
 	if err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
 	}
-	if _, inPacked := packed.find(name); inPacked {
-		if err := r.removePacked(name); err != nil {
-			return err
+	if e, ok := packed.find(name); ok {
+		var buf bytes.Buffer
+		for i := 0; i < len(packed.lines); i++ {
+			if i == e.line {
+				for i+1 < len(packed.lines) && strings.HasPrefix(packed.lines[i+1], "^") {
+					i++
+				}
+				continue
+			}
+			buf.WriteString(packed.lines[i])
+			buf.WriteByte('\n')
+		}
+		if err := r.writeValue(packedRefsFile, buf.Bytes()); err != nil {
+			return fmt.Errorf("delete ref %s: %w", name, err)
 		}
 	}
 	if err := r.fs.Remove(refPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -396,89 +430,50 @@ func (r *fileRefs) deleteLocked(name plumbing.ReferenceName, refPath string) err
 	return nil
 }
 
-// removePacked rewrites packed-refs without name (and its peeled line).
-func (r *fileRefs) removePacked(name plumbing.ReferenceName) error {
-	lockPath := packedRefsFile + lockSuffix
-	lock, err := r.acquireLock(name, lockPath)
-	if err != nil {
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = r.fs.Remove(lockPath)
-		}
-	}()
-
-	// Re-read under the lock: another process may have rewritten it.
-	packed, err := r.readPacked()
-	if err != nil {
-		_ = lock.Close()
-		return fmt.Errorf("delete ref %s: %w", name, err)
-	}
-	e, ok := packed.find(name)
-	if !ok {
-		_ = lock.Close()
-		return nil
-	}
-	var buf bytes.Buffer
-	for i := 0; i < len(packed.lines); i++ {
-		if i == e.line {
-			for i+1 < len(packed.lines) && strings.HasPrefix(packed.lines[i+1], "^") {
-				i++
-			}
-			continue
-		}
-		buf.WriteString(packed.lines[i])
-		buf.WriteByte('\n')
-	}
-	if err := r.writeAndSync(lock, lockPath, buf.Bytes()); err != nil {
-		return fmt.Errorf("delete ref %s: write %s: %w", name, r.display(lockPath), err)
-	}
-	if err := r.replace(lockPath, packedRefsFile); err != nil {
-		return fmt.Errorf("delete ref %s: rename %s: %w", name, r.display(lockPath), err)
-	}
-	committed = true
-	return nil
-}
-
-// acquireLock creates lockPath exclusively, waiting with jittered
-// exponential backoff while someone else holds it.
-func (r *fileRefs) acquireLock(name plumbing.ReferenceName, lockPath string) (billy.File, error) {
+// acquireLock creates lockPath (relative to the git dir) exclusively,
+// holding this process's owner marker (lockfile.go), waiting with jittered
+// exponential backoff while someone else holds it. A lock whose marker
+// proves its owner dead is removed with a warning instead of waited for.
+func (r *fileRefs) acquireLock(name plumbing.ReferenceName, lockPath string) error {
 	timeout := r.lockTimeout
 	if timeout <= 0 {
 		timeout = defaultLockTimeout
 	}
+	if p, ok := r.osPath(lockPath); ok {
+		if err := acquireFileLock(p, r.perm, timeout, r.warn); err != nil {
+			if errors.Is(err, ErrLocked) {
+				return fmt.Errorf("cannot lock ref %s: %w", name, err)
+			}
+			return fmt.Errorf("cannot lock ref %s: create %s: %w", name, r.display(lockPath), err)
+		}
+		return nil
+	}
+	// memfs (unit tests): O_EXCL, with the marker written in.
 	deadline := time.Now().Add(timeout)
 	backoff := lockBackoffStart
-	missingDir := 0
 	for {
 		f, err := r.fs.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
 		if err == nil {
-			return f, nil
-		}
-		switch {
-		case errors.Is(err, fs.ErrExist):
-			left := time.Until(deadline)
-			if left <= 0 {
-				p := r.display(lockPath)
-				return nil, fmt.Errorf("cannot lock ref %s: %w: %s exists; if no other git process is running, "+
-					"one crashed earlier: remove it and try again", name, ErrLocked, p)
+			_, err = f.Write(thisOwner().marker())
+			if cerr := f.Close(); err == nil {
+				err = cerr
 			}
-			// Jitter (0.75x-1.25x, like git) so waiters do not retry in lockstep.
-			wait := time.Duration(float64(backoff) * (0.75 + rand.Float64()/2))
-			time.Sleep(min(wait, left))
-			backoff = min(backoff*2, lockBackoffMax)
-		case errors.Is(err, fs.ErrNotExist) && missingDir < 10:
-			// A concurrent delete removed the (empty) parent directory
-			// between our MkdirAll and the create; recreate and retry.
-			missingDir++
-			if err := r.mkdirAll(r.fs.Join(lockPath, "..")); err != nil {
-				return nil, fmt.Errorf("cannot lock ref %s: %w", name, err)
+			if err != nil {
+				_ = r.fs.Remove(lockPath)
+				return fmt.Errorf("cannot lock ref %s: %w", name, err)
 			}
-		default:
-			return nil, fmt.Errorf("cannot lock ref %s: create %s: %w", name, r.display(lockPath), err)
+			return nil
 		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("cannot lock ref %s: create %s: %w", name, r.display(lockPath), err)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("cannot lock ref %s: %w: %s exists; if no other git process is running, "+
+				"one crashed earlier: remove it and try again", name, ErrLocked, r.display(lockPath))
+		}
+		time.Sleep(min(jitter(backoff), left))
+		backoff = min(backoff*2, lockBackoffMax)
 	}
 }
 
@@ -588,44 +583,55 @@ func (r *fileRefs) display(p string) string {
 	return r.fs.Join(r.fs.Root(), filepath.FromSlash(p))
 }
 
-// writeAndSync writes data to the lock file f (at p), fsyncs it and closes
-// it. f is always closed.
-func (r *fileRefs) writeAndSync(f billy.File, p string, data []byte) error {
-	_, err := f.Write(data)
-	if err == nil {
-		err = r.sync(f, p)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// sync fsyncs f. Files from osfs.New(dir, osfs.WithBoundOS()) have Sync;
-// the default osfs.New (ChrootOS) wraps files in a type that hides it, so
-// for that filesystem the file is reopened by its OS path and synced
-// through the new descriptor (fsync flushes the inode, not the descriptor).
-// memfs files need no sync.
-func (r *fileRefs) sync(f billy.File, p string) error {
-	if s, ok := f.(interface{ Sync() error }); ok {
-		return s.Sync()
-	}
-	osPath, ok := r.osPath(p)
-	if !ok {
+// writeValue replaces the file at p (relative to the git dir) with data,
+// durably: a temporary file beside it (its name ends in ".lock", so git's
+// ref walks skip it), written, fsynced and renamed over p. The caller holds
+// p's lock, which keeps its owner marker to the end.
+func (r *fileRefs) writeValue(p string, data []byte) error {
+	if osp, ok := r.osPath(p); ok {
+		tmp := lockTemp(osp + lockSuffix)
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", tmp, err)
+		}
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = r.perm.Adjust(tmp)
+		}
+		if err == nil {
+			err = os.Rename(tmp, osp)
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("write %s: %w", r.display(p), err)
+		}
 		return nil
 	}
-	of, err := os.Open(osPath)
+	tmp := p + ".hegel-tmp" + lockSuffix
+	f, err := r.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return err
 	}
-	err = of.Sync()
-	if cerr := of.Close(); err == nil {
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = r.replace(tmp, p)
+	}
+	if err != nil {
+		_ = r.fs.Remove(tmp)
 	}
 	return err
 }
 
-// replace renames the committed lock file from over to.
+// replace renames from over to.
 //
 // go-billy's memfs Rename also moves every file whose path merely starts
 // with from: renaming refs/hegel/a.lock deletes a ref named
@@ -672,13 +678,17 @@ func (r *fileRefs) underlying() billy.Basic {
 	return u
 }
 
-// osPath returns the OS path of p when r.fs is the default osfs (a chroot
-// helper over osfs.ChrootOS).
+// osPath returns the OS path of p when r.fs is an OS filesystem (osfs,
+// bound or chroot).
 func (r *fileRefs) osPath(p string) (string, bool) {
-	if _, ok := r.underlying().(*osfs.ChrootOS); !ok {
-		return "", false
+	switch r.fs.(type) {
+	case *osfs.BoundOS:
+		return filepath.Join(r.fs.Root(), p), true
 	}
-	return filepath.Join(r.fs.Root(), p), true
+	if _, ok := r.underlying().(*osfs.ChrootOS); ok {
+		return filepath.Join(r.fs.Root(), p), true
+	}
+	return "", false
 }
 
 func compareOld(name plumbing.ReferenceName, old, cur plumbing.Hash, exists bool) error {
@@ -761,10 +771,13 @@ func checkRefName(name plumbing.ReferenceName) error {
 	return nil
 }
 
-// mkdirAll creates dir and its parents, retrying when a concurrent delete
-// prunes an empty parent between two steps of MkdirAll (git's
-// raceproof_create_file does the same).
+// mkdirAll creates dir and its parents (with the shared permissions),
+// retrying when a concurrent delete prunes an empty parent between two
+// steps (git's raceproof_create_file does the same).
 func (r *fileRefs) mkdirAll(dir string) error {
+	if p, ok := r.osPath(dir); ok {
+		return r.perm.MkdirAll(p)
+	}
 	var err error
 	for i := 0; i < 10; i++ {
 		if err = r.fs.MkdirAll(dir, 0o777); err == nil || !errors.Is(err, fs.ErrNotExist) {

@@ -80,6 +80,11 @@ func (r *storerRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash)
 	return nil
 }
 
+// UpdateMsg is Update: the in-memory storage keeps no reflogs.
+func (r *storerRefs) UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash, _ refUpdate) error {
+	return r.Update(name, old, new)
+}
+
 // List returns the direct refs whose names start with prefix, sorted.
 func (r *storerRefs) List(prefix string) ([]Ref, error) {
 	r.mu.Lock()

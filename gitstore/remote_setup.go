@@ -141,10 +141,7 @@ func (r *Repo) writeSetupRecord(remote string, lines []ConfigLine) error {
 	for _, l := range lines {
 		fmt.Fprintf(&b, "%s\t%s\n", l.Key, l.Value)
 	}
-	if err := r.common.MkdirAll(setupRecordDir, 0o755); err != nil {
-		return err
-	}
-	return writeFileAtomic(r.common, setupRecordDir+"/"+remote, b.Bytes())
+	return r.writeCommon(setupRecordDir+"/"+remote, b.Bytes(), true)
 }
 
 // gitConfig runs git config on the repository: git writes its own
@@ -170,7 +167,5 @@ func (r *Repo) SetupOffered(remote string) bool {
 
 // MarkSetupOffered records that the offer was made.
 func (r *Repo) MarkSetupOffered(remote string) {
-	if r.common.MkdirAll(setupRecordDir, 0o755) == nil {
-		_ = writeFileAtomic(r.common, setupRecordDir+"/"+remote+".offered", nil)
-	}
+	_ = r.writeCommon(setupRecordDir+"/"+remote+".offered", nil, true)
 }

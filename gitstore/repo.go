@@ -13,7 +13,6 @@ import (
 	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
-	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage"
@@ -33,6 +32,8 @@ type Repo struct {
 
 	cfg      *Config
 	storage  storage.Storer
+	objects  *Objects
+	shared   SharedPerm
 	refs     refBackend
 	worktree billy.Filesystem // the working tree
 	common   billy.Filesystem // the common git dir (info/exclude lives here)
@@ -42,6 +43,9 @@ type Repo struct {
 	Subdir string
 	// Now is the clock used for commit and session timestamps.
 	Now func() time.Time
+	// Warn reports what a command should say without failing (a dead
+	// process's lock removed); nil says nothing.
+	Warn func(msg string)
 
 	getenv func(string) string
 	gogit  *git.Repository
@@ -79,7 +83,12 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 	if l.WorkTree == "" || (cfg.Bool("core", "bare", false) && getenv("GIT_WORK_TREE") == "") {
 		return nil, ErrNoWorkTree
 	}
-	if err := checkFormat(cfg, l.GitDir); err != nil {
+	l.setEnvPaths(dir, getenv)
+	if err := checkFormat(cfg, l); err != nil {
+		return nil, err
+	}
+	shared, err := parseSharedPerm(cfg.Get("core", "", "sharedrepository"))
+	if err != nil {
 		return nil, err
 	}
 	var fs billy.Filesystem = gitDirFS
@@ -89,16 +98,21 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		// rename by path, to the wrong directory.
 		fs = dotgit.NewRepositoryFilesystem(gitDirFS, osfs.New(l.CommonDir))
 	}
+	objects := newDiskObjects(l.ObjectDir, alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, looseCompression(cfg))
 	r := &Repo{
 		Layout:   *l,
 		cfg:      cfg,
-		storage:  &storer{filesystem.NewStorage(fs, cache.NewObjectLRUDefault())},
-		refs:     newFileRefs(commonFS),
+		storage:  newStorer(filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), objects),
+		objects:  objects,
+		shared:   shared,
 		worktree: osfs.New(l.WorkTree, osfs.WithBoundOS()),
 		common:   commonFS,
 		getenv:   getenv,
 		Now:      time.Now,
 	}
+	refs := newFileRefs(commonFS)
+	refs.perm, refs.warn, refs.logs = shared, r.warnf, newReflogs(commonFS, r)
+	r.refs = refs
 	if abs, err := filepath.Abs(dir); err == nil {
 		if rel, err := filepath.Rel(l.WorkTree, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 			r.Subdir = filepath.ToSlash(rel)
@@ -120,6 +134,7 @@ func NewMemory() (*Repo, error) {
 	return &Repo{
 		cfg:      cfg,
 		storage:  st,
+		objects:  newMemoryObjects(st),
 		refs:     &storerRefs{s: st},
 		worktree: wt,
 		common:   memfs.New(),
@@ -152,19 +167,6 @@ func (r *Repo) GoGit() (*git.Repository, error) {
 	return g, nil
 }
 
-// storer hides extensions.worktreeConfig from go-git, which refuses to open
-// repositories that use it although it never reads per-worktree config.
-type storer struct{ *filesystem.Storage }
-
-func (s *storer) Config() (*gitconfig.Config, error) {
-	c, err := s.Storage.Config()
-	if err != nil || c.Raw == nil || !c.Raw.HasSection("extensions") {
-		return c, err
-	}
-	c.Raw.Section("extensions").RemoveOption("worktreeConfig")
-	return c, nil
-}
-
 // knownExtensions are repository extensions that change nothing git-hegel
 // reads or writes.
 var knownExtensions = map[string]bool{
@@ -174,7 +176,7 @@ var knownExtensions = map[string]bool{
 
 // checkFormat refuses repositories whose objects, refs or index git-hegel
 // would misread or corrupt, naming the setting and how to change it.
-func checkFormat(cfg *Config, gitDir string) error {
+func checkFormat(cfg *Config, l *Layout) error {
 	if v, _ := cfg.Get("core", "", "repositoryformatversion"); strings.TrimSpace(v) != "" && v != "0" && v != "1" {
 		return &UnsupportedError{fmt.Sprintf("unsupported repository format version %s", v)}
 	}
@@ -196,13 +198,13 @@ func checkFormat(cfg *Config, gitDir string) error {
 			}
 		}
 	}
-	if cfg.Bool("core", "splitindex", false) || hasSharedIndex(gitDir) {
+	if cfg.Bool("core", "splitindex", false) || hasSharedIndex(l.GitDir) {
 		return &UnsupportedError{"split index is not supported: run 'git config core.splitIndex false && git update-index --no-split-index'"}
 	}
 	if cfg.Bool("index", "sparse", false) {
 		return &UnsupportedError{"sparse index is not supported: run 'git sparse-checkout init --no-sparse-index'"}
 	}
-	if cfg.Bool("index", "skiphash", false) || indexSkipsHash(filepath.Join(gitDir, "index")) {
+	if cfg.Bool("index", "skiphash", false) || indexSkipsHash(l.IndexFile) {
 		return &UnsupportedError{"index.skipHash is not supported: run 'git config index.skipHash false && git update-index --force-write-index'"}
 	}
 	return nil
@@ -231,3 +233,13 @@ func indexSkipsHash(path string) bool {
 	}
 	return tail == [20]byte{}
 }
+
+// warnf passes msg to Warn, if set.
+func (r *Repo) warnf(msg string) {
+	if r.Warn != nil {
+		r.Warn(msg)
+	}
+}
+
+// osfsAt is an OS filesystem rooted at dir whose files expose Sync.
+func osfsAt(dir string) billy.Filesystem { return osfs.New(dir, osfs.WithBoundOS()) }

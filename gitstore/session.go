@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -24,9 +26,6 @@ const HegelDir = ".hegel"
 const (
 	sessionFile     = "state.json"
 	sessionLockWait = 3 * time.Second
-	// A session lock older than this was left by a crashed process: the
-	// holder of a live lock keeps it for a few milliseconds.
-	sessionLockStale = 10 * time.Second
 )
 
 // Sessions is the engine.SessionStore on the working tree's .hegel/state.json.
@@ -118,22 +117,33 @@ func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Sessio
 	return sess, nil
 }
 
+// lock takes state.json.lock, which holds gitstore's owner marker
+// (lockfile.go): a lock a dead git-hegel left is removed with a warning,
+// any other is waited for and then reported with how to remove it.
 func (s *Sessions) lock() (func(), error) {
 	fs := s.r.worktree
 	name := s.file() + ".lock"
+	if s.r.WorkTree != "" {
+		p := filepath.Join(s.r.WorkTree, filepath.FromSlash(name))
+		// The work tree is not the git dir: no shared permissions.
+		if err := acquireFileLock(p, SharedPerm{}, sessionLockWait, s.r.warnf); err != nil {
+			if errors.Is(err, ErrLocked) {
+				return nil, fmt.Errorf("cannot lock %s: %s", s.file(), strings.TrimPrefix(err.Error(), ErrLocked.Error()+": "))
+			}
+			return nil, fmt.Errorf("cannot lock %s: %s", s.file(), oneLine(err.Error()))
+		}
+		return func() { _ = os.Remove(p) }, nil
+	}
 	deadline := time.Now().Add(sessionLockWait)
 	for wait := time.Millisecond; ; wait = min(wait*2, 50*time.Millisecond) {
 		f, err := fs.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err == nil {
+			_, _ = f.Write(thisOwner().marker())
 			f.Close()
 			return func() { _ = fs.Remove(name) }, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("cannot lock %s: %s", s.file(), oneLine(err.Error()))
-		}
-		if fi, err := fs.Stat(name); err == nil && time.Since(fi.ModTime()) > sessionLockStale && !fi.ModTime().IsZero() {
-			_ = fs.Remove(name)
-			continue
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%s is locked by another git-hegel; if none is running, remove %s", s.file(), name)

@@ -1,48 +1,256 @@
 package gitstore
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 )
 
-// Files git-hegel creates in the git directory honour core.sharedRepository
-// as git's own files do, so a repository shared by a group stays writable
-// by the group. (A helper for this is being added to gitstore for every
-// file in the git dir; this one covers the agent journal and its caches
-// until then.)
-
-// sharedPerm returns the mode git would give a new file under the
-// configured core.sharedRepository, and whether it must be set explicitly
-// (the umask would otherwise strip group bits).
-func sharedPerm(cfg *Config) (os.FileMode, bool) {
-	v, ok := cfg.Get("core", "", "sharedrepository")
-	if !ok {
-		return 0o644, false
-	}
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "false", "umask", "0", "no", "off":
-		return 0o644, false
-	case "group", "true", "1", "yes", "on":
-		return 0o664, true
-	case "all", "world", "everybody", "2":
-		return 0o664, true
-	}
-	if n, err := strconv.ParseUint(v, 8, 32); err == nil {
-		// An octal mode: git uses it for files without the execute bits.
-		return os.FileMode(n) & 0o666, true
-	}
-	return 0o644, false
+// SharedPerm is core.sharedRepository, applied as git applies it to every
+// file and directory it creates in the git dir (git's adjust_shared_perm):
+// with "group" (or true, 1) group members may read and write, with "all"
+// (world, everybody, 2) everyone may also read, and an octal 0xxx sets
+// files' modes exactly. Directories get the execute bits matching their
+// read bits, and on Linux the setgid bit when the group gets access, so
+// their files keep the repository's group. The zero value ("umask")
+// changes nothing.
+//
+// Everything git-hegel writes in the git dir goes through it: use
+// Repo.Shared() to create directories and files there.
+type SharedPerm struct {
+	// mode > 0 adds these bits (0660 group, 0664 all); mode < 0 sets
+	// files' permission bits to -mode exactly.
+	mode int
 }
 
-// createShared creates (or opens) name with flags, applying the shared mode.
-func createShared(name string, flags int, mode os.FileMode, set bool) (*os.File, error) {
-	f, err := os.OpenFile(name, flags|os.O_CREATE, mode)
+const (
+	permGroup     = 0o660
+	permEverybody = 0o664
+)
+
+// parseSharedPerm reads core.sharedRepository the way git does
+// (git_config_perm).
+func parseSharedPerm(v string, set bool) (SharedPerm, error) {
+	if !set {
+		return SharedPerm{}, nil
+	}
+	switch v = strings.TrimSpace(v); strings.ToLower(v) {
+	case "", "group":
+		return SharedPerm{permGroup}, nil
+	case "umask":
+		return SharedPerm{}, nil
+	case "all", "world", "everybody":
+		return SharedPerm{permEverybody}, nil
+	}
+	n, err := strconv.ParseInt(v, 8, 32)
+	if err != nil {
+		switch strings.ToLower(v) {
+		case "true", "yes", "on":
+			return SharedPerm{permGroup}, nil
+		case "false", "no", "off":
+			return SharedPerm{}, nil
+		}
+		return SharedPerm{}, &UnsupportedError{fmt.Sprintf("bad core.sharedRepository value '%s'", v)}
+	}
+	switch n {
+	case 0:
+		return SharedPerm{}, nil
+	case 1:
+		return SharedPerm{permGroup}, nil
+	case 2:
+		return SharedPerm{permEverybody}, nil
+	}
+	if n&0o600 != 0o600 {
+		return SharedPerm{}, &UnsupportedError{fmt.Sprintf("problem with core.sharedRepository filemode value (0%.3o): the owner of files must always have read and write permissions", n)}
+	}
+	return SharedPerm{-int(n & 0o666)}, nil
+}
+
+// Shared returns the repository's shared permissions.
+func (r *Repo) Shared() SharedPerm { return r.shared }
+
+// On reports whether files need adjusting at all.
+func (s SharedPerm) On() bool { return s.mode != 0 }
+
+// calc is git's calc_shared_perm for a file's mode bits.
+func (s SharedPerm) calc(mode fs.FileMode) fs.FileMode {
+	tweak := s.mode
+	if tweak < 0 {
+		tweak = -tweak
+	}
+	if mode&0o200 == 0 {
+		tweak &^= 0o222
+	}
+	if mode&0o100 != 0 {
+		tweak |= (tweak & 0o444) >> 2
+	}
+	if s.mode < 0 {
+		return mode&^0o777 | fs.FileMode(tweak)
+	}
+	return mode | fs.FileMode(tweak)
+}
+
+// Adjust gives path the repository's shared permissions (a no-op unless
+// core.sharedRepository is set), as git does after creating a file or
+// directory in the git dir.
+func (s SharedPerm) Adjust(path string) error {
+	if s.mode == 0 {
+		return nil
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil
+	}
+	old := fi.Mode() & (fs.ModePerm | fs.ModeSetgid)
+	mode := s.calc(fi.Mode().Perm()) | fi.Mode()&fs.ModeSetgid
+	if fi.IsDir() {
+		mode |= (mode & 0o444) >> 2
+		if mode&0o060 != 0 && runtime.GOOS == "linux" {
+			mode |= fs.ModeSetgid
+		}
+	}
+	if mode == old {
+		return nil
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		return fmt.Errorf("cannot fix permission bits on %s: %w", path, err)
+	}
+	return nil
+}
+
+func (s SharedPerm) adjust(path string) error { return s.Adjust(path) }
+
+// MkdirAll creates dir and its missing parents, each with the shared
+// permissions (git's safe_create_leading_directories), retrying when a
+// concurrent prune removes an empty parent between two steps.
+func (s SharedPerm) MkdirAll(dir string) error {
+	for attempt := 0; ; attempt++ {
+		err := s.mkdirAllOnce(dir)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+			return err
+		}
+	}
+}
+
+func (s SharedPerm) mkdirAll(dir string) error { return s.MkdirAll(dir) }
+
+func (s SharedPerm) mkdirAllOnce(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if fi.IsDir() {
+			return nil
+		}
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: errors.New("not a directory")}
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := s.mkdirAllOnce(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+				return nil
+			}
+		}
+		return err
+	}
+	return s.Adjust(dir)
+}
+
+// OpenFile opens (and with os.O_CREATE creates, mode 0666 before the umask)
+// a file in the git dir; a file it creates gets the shared permissions.
+// Missing parent directories are created with them too.
+func (s SharedPerm) OpenFile(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag, 0o666)
+	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
+		if err := s.MkdirAll(filepath.Dir(path)); err != nil {
+			return nil, err
+		}
+		f, err = os.OpenFile(path, flag, 0o666)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if set {
-		_ = f.Chmod(mode) // best effort: a filesystem without modes still works
+	if flag&os.O_CREATE != 0 && s.mode != 0 {
+		if err := s.Adjust(path); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	return f, nil
+}
+
+// WriteFile replaces path with data atomically: a temporary file beside
+// it (shared permissions), fsynced when durable is set, renamed over it.
+func (s SharedPerm) WriteFile(path string, data []byte, durable bool) error {
+	tmp := path + ".tmp-" + newID()[:8]
+	f, err := s.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// writeCommon replaces name (slash-separated, relative to the common git
+// dir) with data through a temporary file and a rename; durable fsyncs it
+// first. On disk the shared permissions apply; in memory the memfs is used.
+func (r *Repo) writeCommon(name string, data []byte, durable bool) error {
+	if r.CommonDir == "" {
+		if err := r.common.MkdirAll(path.Dir(name), 0o777); err != nil {
+			return err
+		}
+		return writeFileAtomic(r.common, name, data)
+	}
+	p := filepath.Join(r.CommonDir, filepath.FromSlash(name))
+	if err := r.shared.MkdirAll(filepath.Dir(p)); err != nil {
+		return err
+	}
+	return r.shared.WriteFile(p, data, durable)
+}
+
+// createCommon creates name (relative to the common git dir) exclusively,
+// with its directories, and the shared permissions on disk.
+func (r *Repo) createCommon(name string) (io.WriteCloser, error) {
+	if r.CommonDir == "" {
+		if err := r.common.MkdirAll(path.Dir(name), 0o777); err != nil {
+			return nil, err
+		}
+		return r.common.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	}
+	return r.shared.OpenFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)), os.O_CREATE|os.O_EXCL|os.O_WRONLY)
+}
+
+// sharedPerm is core.sharedRepository from c, or none if it is invalid
+// (Open refuses such a repository; readers that only append stay quiet).
+func (c *Config) sharedPerm() SharedPerm {
+	v, ok := c.Get("core", "", "sharedrepository")
+	s, err := parseSharedPerm(v, ok)
+	if err != nil {
+		return SharedPerm{}
+	}
+	return s
 }

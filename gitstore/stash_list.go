@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -260,23 +259,7 @@ func (s Stashes) writeSummaryCache(entries []object.TreeEntry, sums []*stashSumm
 		buf.WriteString(strconv.Itoa(sm.files))
 		buf.WriteByte('\n')
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), "stash-summaries.tmp-")
-	if err != nil {
-		return
-	}
-	_, err = tmp.Write(buf.Bytes())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), p)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
+	_ = s.r.writeCommon(summaryCacheFile, buf.Bytes(), false)
 }
 
 // decodeStashBlob parses and checks a whole blob.
@@ -322,95 +305,23 @@ func checkStashBlob(b *stashBlob) error {
 // version, message, timestamp, task, worktree and workflow_state.
 const summaryFields = 6
 
-// slowBlobRead serializes blob reads that go through go-git's storage.
-var slowBlobRead sync.Mutex
-
 // summaryReader reads the summary of stash blobs, reusing its buffers
 // and inflater from one blob to the next. One per goroutine.
 type summaryReader struct {
-	buf []byte
-	zr  io.ReadCloser
-	br  bytes.Reader
+	rd *ObjectReader
 }
 
-// read reads a blob only as far as its summary fields, from the loose
-// object file directly when there is one (the common case: stashes are
-// written as loose objects), else through go-git.
+// read reads a blob only as far as its summary fields: stashes are
+// written as loose objects, which are inflated only that far.
 func (sr *summaryReader) read(r *Repo, h plumbing.Hash) (*stashBlob, error) {
-	if r.CommonDir != "" {
-		hex := h.String()
-		err := sr.readFile(filepath.Join(r.CommonDir, "objects", hex[:2], hex[2:]))
-		if err == nil {
-			return sr.decodeLoose()
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("cannot read blob %s: %s", hex, oneLine(err.Error()))
-		}
+	if sr.rd == nil {
+		sr.rd = r.objects.NewReader()
 	}
-	slowBlobRead.Lock() // go-git's pack readers are not safe for concurrent use
-	data, err := r.readBlob(h)
-	slowBlobRead.Unlock()
+	rd, err := sr.rd.Open(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read blob %s: %s", h, oneLine(err.Error()))
 	}
-	return decodeSummary(bytes.NewReader(data))
-}
-
-// readFile reads the file at p into sr.buf.
-func (sr *summaryReader) readFile(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sr.buf = sr.buf[:0]
-	for {
-		if len(sr.buf) == cap(sr.buf) {
-			sr.buf = append(sr.buf, 0)[:len(sr.buf)]
-		}
-		n, err := f.Read(sr.buf[len(sr.buf):cap(sr.buf)])
-		sr.buf = sr.buf[:len(sr.buf)+n]
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// decodeLoose inflates the loose object in sr.buf ("blob <size>\x00<data>",
-// zlib-compressed) only as far as decodeSummary reads.
-func (sr *summaryReader) decodeLoose() (*stashBlob, error) {
-	sr.br.Reset(sr.buf)
-	var err error
-	if sr.zr == nil {
-		sr.zr, err = zlib.NewReader(&sr.br)
-	} else {
-		err = sr.zr.(zlib.Resetter).Reset(&sr.br, nil)
-	}
-	if err != nil {
-		sr.zr = nil
-		return nil, fmt.Errorf("cannot inflate blob: %s", oneLine(err.Error()))
-	}
-	var hdr [32]byte
-	n := 0
-	for {
-		if n == len(hdr) {
-			return nil, errors.New("not a blob object")
-		}
-		if _, err := io.ReadFull(sr.zr, hdr[n:n+1]); err != nil {
-			return nil, fmt.Errorf("cannot inflate blob: %s", oneLine(err.Error()))
-		}
-		if hdr[n] == 0 {
-			break
-		}
-		n++
-	}
-	if !bytes.HasPrefix(hdr[:n], []byte("blob ")) {
-		return nil, errors.New("not a blob object")
-	}
-	return decodeSummary(sr.zr)
+	return decodeSummary(rd)
 }
 
 // decodeSummary reads the summary fields of a stash blob from rd, stopping

@@ -257,15 +257,15 @@ func (s Stashes) commitFiles(t *stashTip, entries, files []object.TreeEntry, sub
 	if err != nil {
 		return err
 	}
-	return s.r.refs.Update(StashRef, t.commit, c)
+	return s.r.refs.UpdateMsg(StashRef, t.commit, c, refUpdate{msg: subject})
 }
 
 func (r *Repo) storeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
-	o := r.storage.NewEncodedObject()
-	if err := (&object.Tree{Entries: entries}).Encode(o); err != nil {
+	data, err := encodeObject(&object.Tree{Entries: entries})
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return r.storage.SetEncodedObject(o)
+	return r.objects.Write(plumbing.TreeObject, data)
 }
 
 // update applies fn to the current stash list and commits the result,

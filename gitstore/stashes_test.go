@@ -527,7 +527,7 @@ func TestStashOpsReadOneBlob(t *testing.T) {
 	must(t, err)
 
 	cs := &countingStorer{Storer: r.storage}
-	r.storage = cs
+	r.storage, r.objects = cs, newMemoryObjects(cs)
 	e = stashEngine(r, "/wt", clock.now)
 	check := func(what string, max int) {
 		t.Helper()

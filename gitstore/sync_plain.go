@@ -230,23 +230,5 @@ func (s *syncer) recordMerged() {
 // only makes the next command compare the refs again, so there is no
 // fsync.
 func (r *Repo) writeMergedRecord(remote string, stamp, refs []byte) {
-	if r.common.MkdirAll(mergedRecordDir, 0o755) != nil {
-		return
-	}
-	p := mergedRecordDir + "/" + remote
-	tmp := p + ".tmp-" + newID()[:8]
-	f, err := r.common.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return
-	}
-	_, err = f.Write(append(append(append([]byte{}, stamp...), "--\n"...), refs...))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = r.common.Rename(tmp, p)
-	}
-	if err != nil {
-		_ = r.common.Remove(tmp)
-	}
+	_ = r.writeCommon(mergedRecordDir+"/"+remote, append(append(append([]byte{}, stamp...), "--\n"...), refs...), false)
 }

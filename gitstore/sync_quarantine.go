@@ -196,18 +196,11 @@ func (q *quarantine) discard() {
 }
 
 // objectReader returns a store for the many object reads of a merge and
-// a function that releases it. On disk it keeps pack files open: go-git's
-// default storage opens the pack again for every object it reads from
-// one, which makes walking a thousand trees from a fetched pack several
-// times slower. It sees the packs present when it is made, and every loose
-// object.
+// a function that releases it: the repository's own, whose object layer
+// keeps packs open, reads them without a lock and caches what it read
+// (objects.go). Size limits are checked before reading (checkSize).
 func (r *Repo) objectReader() (gitstorer.EncodedObjectStorer, func()) {
-	if r.CommonDir == "" {
-		return r.storage, func() {}
-	}
-	st := filesystem.NewStorageWithOptions(osfs.New(r.CommonDir), cache.NewObjectLRUDefault(),
-		filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
-	return st, func() { _ = st.Close() }
+	return r.storage, func() {}
 }
 
 // overlay reads from top, then base; writes go to top.

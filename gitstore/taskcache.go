@@ -2,8 +2,6 @@ package gitstore
 
 import (
 	"encoding/json"
-	"os"
-	"path"
 	"strings"
 	"sync"
 
@@ -86,25 +84,11 @@ func (r *Repo) writeTaskCache(name string, d *Doc) {
 	}
 	r.extras.mu.Unlock()
 	b, err := json.Marshal(c)
-	if err != nil || r.common.MkdirAll(path.Dir(taskCachePath(name)), 0o755) != nil {
+	if err != nil {
 		return
 	}
 	// No fsync: after a crash a torn file fails to parse and is a miss.
-	tmp := taskCachePath(name) + ".tmp-" + newID()[:8]
-	f, err := r.common.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = r.common.Rename(tmp, taskCachePath(name))
-	}
-	if err != nil {
-		_ = r.common.Remove(tmp)
-	}
+	_ = r.writeCommon(taskCachePath(name), b, false)
 }
 
 // treeMemo remembers commit → tree for commits read through a cache, so

@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -57,24 +56,12 @@ func (l *taskList) lookup(key string, h plumbing.Hash) json.RawMessage {
 // and is a miss.
 func (r *Repo) writeTaskList(l *taskList) {
 	b, err := json.Marshal(l)
-	if err != nil || r.common.MkdirAll("hegel", 0o755) != nil {
-		return
-	}
-	tmp := taskListFile + ".tmp-" + newID()[:8]
-	f, err := r.common.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return
 	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = r.common.Rename(tmp, taskListFile)
-	}
-	if err != nil {
-		_ = r.common.Remove(tmp)
-	}
+	// No fsync (durable false); shared permissions as everything else in
+	// the common git dir.
+	_ = r.writeCommon(taskListFile, b, false)
 }
 
 // listKey is a task's key in the list cache.

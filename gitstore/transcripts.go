@@ -74,21 +74,6 @@ func (r *Repo) TranscriptUsage(agent, path string) (engine.Usage, error) {
 	if err != nil {
 		return u, nil
 	}
-	mode, set := sharedPerm(r.cfg)
-	tmp := marksPath + ".tmp-" + newID()[:8]
-	tf, err := createShared(tmp, os.O_WRONLY|os.O_EXCL, mode, set)
-	if err != nil {
-		return u, nil
-	}
-	_, err = tf.Write(b)
-	if cerr := tf.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, marksPath)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
+	_ = r.shared.WriteFile(marksPath, b, false)
 	return u, nil
 }

@@ -194,11 +194,10 @@ func (w *workspace) applyRefs(cur, to head, moves []refMove, msg string, either 
 				continue
 			}
 		}
-		if err := w.r.UpdateRef(string(mv.Ref), mv.From, mv.To); err != nil {
+		// The branch's reflog entry is written with the move, under its
+		// lock (gitstore's reflog writer).
+		if err := w.r.UpdateRefMsg(string(mv.Ref), mv.From, mv.To, msg); err != nil {
 			return fmt.Errorf("cannot move %s: %w", mv.Ref.Short(), err)
-		}
-		if !mv.To.IsZero() {
-			w.reflog(string(mv.Ref), mv.From, mv.To, msg)
 		}
 	}
 	if either {

@@ -560,7 +560,15 @@ func (m *Manager) writeChain(task string, tip plumbing.Hash, chain []*Checkpoint
 	if prev == tip {
 		return nil
 	}
-	return m.r.UpdateRef(RefPrefix+task, tip, prev)
+	for _, cp := range chain {
+		if cp.Commit == tip {
+			return m.r.UpdateRef(RefPrefix+task, tip, prev)
+		}
+	}
+	// The old tip is not in the new chain (eviction rewrote it): the
+	// reflog starts afresh, or its entries would keep the evicted
+	// snapshots reachable for git gc until they expired.
+	return m.r.RewriteRef(RefPrefix+task, tip, prev, "")
 }
 
 // buildChain writes the commits of chain (oldest first) and returns the

@@ -29,17 +29,37 @@ func (tr *testRepo) interrupt(req Request) *Journal {
 		tr.t.Fatal(err)
 	}
 	tr.m.w.stopPrefetch()
-	// The killed process leaves its index.lock, with its pid in it.
-	tr.m.w.lock.f.Close()
+	// The killed process leaves its index.lock, with its owner marker in
+	// it: this process's marker, given a pid that no longer runs.
 	tr.m.w.lock = nil
 	j.PID = deadPID(tr.t)
-	if err := os.WriteFile(tr.m.w.lockPath(), []byte(lockMarker+strconv.Itoa(j.PID)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(tr.m.w.lockPath(), markerFor(tr.t, tr.m.w.lockPath(), j.PID), 0o644); err != nil {
 		tr.t.Fatal(err)
 	}
 	if err := tr.m.w.saveJournal(j); err != nil {
 		tr.t.Fatal(err)
 	}
 	return j
+}
+
+// markerFor is the owner marker in lock (written by this process)
+// rewritten for pid, another process on this host.
+func markerFor(t testing.TB, lock string, pid int) []byte {
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range strings.Fields(string(b)) {
+		switch {
+		case strings.HasPrefix(f, "pid="):
+			f = "pid=" + strconv.Itoa(pid)
+		case strings.HasPrefix(f, "start="):
+			continue
+		}
+		out = append(out, f)
+	}
+	return []byte(strings.Join(out, " ") + "\n")
 }
 
 // deadPID returns the pid of a process that has ended.
@@ -115,7 +135,7 @@ func TestRunningRollbackIsNotCalledInterrupted(t *testing.T) {
 	if err := tr.m.w.saveJournal(j); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(tr.m.w.lockPath(), []byte(lockMarker+strconv.Itoa(j.PID)+"\n"), 0o644)
+	os.WriteFile(tr.m.w.lockPath(), markerFor(t, tr.m.w.lockPath(), j.PID), 0o644)
 	want := "A rollback to 'spec' is running in another process (pid " + strconv.Itoa(j.PID) + "); wait for it to end"
 	if got := tr.m.InterruptedNotice(); got != "warning: "+want {
 		t.Errorf("status notice = %q", got)

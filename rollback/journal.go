@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/gitstore"
 )
 
 // journalFile lives in the per-worktree git directory, like git's
@@ -82,13 +84,18 @@ type journalStore interface {
 	remove() error
 }
 
-type fileJournal struct{ path string }
+// fileJournal is the journal file, created with the repository's shared
+// permissions (core.sharedRepository) like everything in the git dir.
+type fileJournal struct {
+	path string
+	perm gitstore.SharedPerm
+}
 
 func (j fileJournal) load() ([]byte, error) { return os.ReadFile(j.path) }
 
 func (j fileJournal) save(data []byte) error {
 	tmp := j.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	f, err := j.perm.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return err
 	}

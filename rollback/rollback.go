@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -833,38 +832,27 @@ func (m *Manager) recoverLock(j *Journal) error {
 
 // breakStaleLocks removes the lock files a killed rollback may have left
 // on what it updates: the task's and its checkpoints' refs, the branch,
-// HEAD, packed-refs and the session file. gitstore's locks (like git's)
-// do not say who holds them, so a lock counts as the dead process's when
-// it was created after the journal: while a rollback is unfinished nothing
-// else should update these (a live lock is held for milliseconds, and a
-// lock wrongly removed makes its holder's compare-and-swap fail, never
-// lose an update silently). Git's own stale locks elsewhere are left
-// alone, as git leaves them.
+// HEAD, packed-refs, the index and the session file. Only locks whose
+// owner marker (gitstore's lockfile.go) shows that git-hegel created them
+// and that their owner no longer runs are removed, each with a warning; a
+// lock of unknown origin (git's, held right now by a commit or a gc) is
+// never touched, and the command that needs it reports it.
 func (m *Manager) breakStaleLocks(j *Journal) {
 	if m.w.memory {
 		return
 	}
-	jfi, err := os.Stat(filepath.Join(m.r.GitDir, journalFile))
-	if err != nil {
-		return
-	}
-	// The journal is written first as "preparing", then again once the
-	// safety checkpoint is stored (under the checkpoints ref's lock): a
-	// second of slack covers that lock.
-	since := jfi.ModTime().Add(-time.Second)
 	paths := []string{
 		filepath.Join(m.r.CommonDir, filepath.FromSlash(gitstore.TaskRefPrefix+j.Task)) + ".lock",
 		filepath.Join(m.r.CommonDir, filepath.FromSlash(RefPrefix+j.Task)) + ".lock",
 		filepath.Join(m.r.CommonDir, "packed-refs.lock"),
 		filepath.Join(m.r.GitDir, "HEAD.lock"),
+		m.w.lockPath(),
 		filepath.Join(m.r.WorkTree, filepath.FromSlash(m.r.Sessions().Dir()), "state.json.lock"),
 	}
 	if j.HeadRef != "" {
 		paths = append(paths, filepath.Join(m.r.CommonDir, filepath.FromSlash(j.HeadRef))+".lock")
 	}
 	for _, p := range paths {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && !fi.ModTime().Before(since) {
-			os.Remove(p)
-		}
+		m.r.BreakDeadLock(p)
 	}
 }

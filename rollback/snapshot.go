@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/git-hegel/git-hegel/gitstore"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -45,6 +46,7 @@ type snapshotter struct {
 	trace func(step string)
 	// gitDir holds the stat cache (statcache.go); "" in memory.
 	gitDir string
+	perm   gitstore.SharedPerm // core.sharedRepository, for the stat cache
 	// subHead reads the commits submodules have checked out (submodule.go).
 	subHead func(*gitIndex) map[int]plumbing.Hash
 }
@@ -136,7 +138,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 				next[it.path] = statCacheEntry{stat: it.st.stat, flags: statFlags(it.st), hash: results[k].hash}
 			}
 		}
-		saveStatCache(sn.gitDir, next)
+		saveStatCache(sn.gitDir, sn.perm, next)
 	}
 	sn.trace(fmt.Sprintf("hash (%d files, %d of them unchanged since the last snapshot)", len(items), reused.Load()))
 	dirty := make(map[int]hashed, len(items))

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/git-hegel/git-hegel/gitstore"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -121,7 +122,7 @@ func loadStatCache(gitDir string) *statCache {
 
 // saveStatCache replaces the cache with entries (best effort: it is only
 // a cache).
-func saveStatCache(gitDir string, entries map[string]statCacheEntry) {
+func saveStatCache(gitDir string, perm gitstore.SharedPerm, entries map[string]statCacheEntry) {
 	if gitDir == "" {
 		return
 	}
@@ -157,7 +158,7 @@ func saveStatCache(gitDir string, entries map[string]statCacheEntry) {
 	binary.BigEndian.PutUint32(b[8:], uint32(n))
 	final := filepath.Join(gitDir, statCacheFile)
 	tmp := final + ".tmp-" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, b, 0o666); err != nil {
+	if err := os.WriteFile(tmp, b, 0o666); err != nil || perm.Adjust(tmp) != nil {
 		os.Remove(tmp)
 		return
 	}

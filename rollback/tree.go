@@ -1,230 +1,89 @@
 package rollback
 
 import (
-	"bytes"
-	"crypto/sha1"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/storage"
-	"github.com/go-git/go-git/v5/storage/filesystem"
+	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
-// objects serializes access to the go-git storage (neither the filesystem
-// nor the memory storage is safe for concurrent use) and holds trees that
-// were built in memory but not written yet, so a preview can diff against
-// them without writing anything.
+// objects is the rollback code's view of gitstore's object layer (one
+// for the whole program: reads and writes of loose objects, packs, trees
+// and parallel writes all live there). It adds the trees that were built
+// in memory but not written yet, so a preview can diff against them
+// without writing anything.
 type objects struct {
 	mu  sync.Mutex
-	s   storage.Storer
-	mem map[plumbing.Hash][]byte // tree objects built or read by this process
-	// looseDir is the objects directory of a repository on disk: new
-	// objects are written there directly, in parallel (loose.go).
-	looseDir string
+	s   gitstorer.EncodedObjectStorer // the same objects, for go-git's decoders
+	mem map[plumbing.Hash][]byte      // tree objects built or read by this process
+	db  *gitstore.Objects
 }
 
-func newObjects(s storage.Storer) *objects {
-	return &objects{s: s, mem: map[plumbing.Hash][]byte{}}
+func newObjects(r *gitstore.Repo) *objects {
+	return &objects{s: r.Storage(), mem: map[plumbing.Hash][]byte{}, db: r.Objects()}
 }
 
-// objectStorage returns the storage the rollback code reads and writes
-// objects through. On disk it is one of its own over the same objects
-// directory, opened with KeepDescriptors: the repository's storage opens
-// and closes the pack file for every object it reads, which for the 2,000
-// objects of a 1,000-file rollback costs more than inflating them.
-// In memory it is the repository's.
-func objectStorage(r *gitstore.Repo) storage.Storer {
-	if r.CommonDir == "" {
-		return r.Storage()
-	}
-	return filesystem.NewStorageWithOptions(osfs.New(r.CommonDir), cache.NewObjectLRU(4*cache.MiByte),
-		filesystem.Options{KeepDescriptors: true})
-}
-
-// close releases the pack files kept open.
-func (o *objects) close() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if c, ok := o.s.(*filesystem.Storage); ok {
-		c.Close()
-	}
-}
+// close releases nothing: the repository owns the mapped packs.
+func (o *objects) close() {}
 
 // hashObject is git's object name for data of type t.
 func hashObject(t plumbing.ObjectType, data []byte) plumbing.Hash {
-	h := sha1.New()
-	h.Write([]byte(t.String()))
-	h.Write([]byte{' '})
-	h.Write([]byte(strconv.Itoa(len(data))))
-	h.Write([]byte{0})
-	h.Write(data)
-	var out plumbing.Hash
-	copy(out[:], h.Sum(nil))
-	return out
+	return gitstore.HashObject(t, data)
 }
 
+// has reports whether the repository has h, freshening it (git's rule
+// for a writer that skips an object it has): callers skip writing what
+// it reports.
 func (o *objects) has(h plumbing.Hash) bool {
-	if o.looseDir != "" && hasLoose(o.looseDir, h) {
-		return true // one lstat, no lock; go-git would open and close the file
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.s.HasEncodedObject(h) == nil
+	return o.db.Freshen(h) || o.db.Has(h)
 }
 
 // write stores data as an object named h (already computed by the caller)
-// unless the repository has it.
+// unless the repository has it, in which case it is freshened.
 func (o *objects) write(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
-	if o.looseDir == "" {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		return o.writeLocked(t, h, data)
-	}
-	if o.has(h) {
-		return nil
-	}
-	return writeLoose(o.looseDir, t, h, data)
-}
-
-func (o *objects) writeLocked(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
-	if o.s.HasEncodedObject(h) == nil {
-		return nil
-	}
-	obj := o.s.NewEncodedObject()
-	obj.SetType(t)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(data); err != nil {
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	got, err := o.s.SetEncodedObject(obj)
-	if err != nil {
-		return fmt.Errorf("cannot write object %s: %w", h, err)
-	}
-	if got != h {
-		return fmt.Errorf("object %s was stored as %s", h, got)
-	}
-	return nil
+	return o.db.WriteHashed(t, h, data)
 }
 
 // read returns an object's content, checking its type.
 func (o *objects) read(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
-	o.mu.Lock()
 	if t == plumbing.TreeObject {
-		if b, ok := o.mem[h]; ok {
-			o.mu.Unlock()
+		o.mu.Lock()
+		b, ok := o.mem[h]
+		o.mu.Unlock()
+		if ok {
 			return b, nil
 		}
 	}
-	o.mu.Unlock()
-	if o.looseDir != "" {
-		// A loose object is read here, without the storage's lock, so
-		// that several goroutines can inflate at once.
-		if b, err := readLoose(o.looseDir, t, h); err == nil {
-			if t == plumbing.TreeObject {
-				o.mu.Lock()
-				o.mem[h] = b
-				o.mu.Unlock()
-			}
-			return b, nil
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	obj, err := o.s.EncodedObject(t, h)
+	b, err := o.db.Read(t, h)
 	if err != nil {
 		return nil, fmt.Errorf("missing %s %s: %w", t, h, err)
-	}
-	r, err := obj.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s %s: %w", t, h, err)
 	}
 	if t == plumbing.TreeObject {
 		// Kept: a rollback reads the same subtrees for the worktree and
 		// the index, and again for its bookkeeping.
+		o.mu.Lock()
 		o.mem[h] = b
+		o.mu.Unlock()
 	}
 	return b, nil
 }
 
-// flushTrees writes the in-memory trees reachable from root, top down:
-// a tree the repository already has is skipped with everything below it
-// (the object graph is closed), so an unchanged checkpoint writes nothing
-// and a changed one writes only the trees along the changed paths.
+// flushTrees writes the in-memory trees reachable from root that the
+// repository does not have (gitstore.Objects.WriteTrees: top down, an
+// existing tree skipped with everything below it, written by height).
 func (o *objects) flushTrees(root plumbing.Hash) error {
-	// Trees are written by height, every tree after all its missing
-	// subtrees, including when they are written in parallel: the top-down
-	// skip above relies on an existing tree having all its subtrees, and a
-	// process killed midway must leave nothing that breaks it.
-	var levels [][]pendingObject
-	height := map[plumbing.Hash]int{}
-	var walk func(h plumbing.Hash) (int, error)
-	walk = func(h plumbing.Hash) (int, error) {
-		if ht, ok := height[h]; ok {
-			return ht, nil
-		}
+	return o.db.WriteTrees(root, func(h plumbing.Hash) ([]byte, bool) {
 		o.mu.Lock()
-		data, ok := o.mem[h]
-		o.mu.Unlock()
-		if !ok || o.has(h) {
-			return -1, nil
-		}
-		ents, err := parseTree(data, false)
-		if err != nil {
-			return 0, err
-		}
-		ht := 0
-		for _, e := range ents {
-			if e.mode == filemode.Dir {
-				sub, err := walk(e.hash)
-				if err != nil {
-					return 0, err
-				}
-				ht = max(ht, sub+1)
-			}
-		}
-		height[h] = ht
-		for len(levels) <= ht {
-			levels = append(levels, nil)
-		}
-		levels[ht] = append(levels[ht], pendingObject{plumbing.TreeObject, h, data})
-		return ht, nil
-	}
-	if _, err := walk(root); err != nil {
-		return err
-	}
-	for _, level := range levels {
-		if err := o.writeAll(level); err != nil {
-			return err
-		}
-	}
-	return nil
+		defer o.mu.Unlock()
+		b, ok := o.mem[h]
+		return b, ok
+	})
 }
 
 // treeEntry is one entry of a tree object.
@@ -261,85 +120,14 @@ func buildTree(leaves []leaf, mem map[plumbing.Hash][]byte) (plumbing.Hash, erro
 // the path, cheaply: it is what the grouping asks for most), so that large
 // trees need no slice of leaves of their own.
 func buildTreeOf(n int, path func(int) string, at func(int) leaf, mem map[plumbing.Hash][]byte) (plumbing.Hash, error) {
-	b := treeBuilder{path: path, at: at, mem: mem}
-	return b.level(0, n, 0)
-}
-
-type treeBuilder struct {
-	path func(int) string
-	at   func(int) leaf
-	mem  map[plumbing.Hash][]byte
-}
-
-func modeName(m filemode.FileMode) (string, bool) {
-	switch m {
-	case filemode.Regular:
-		return "100644", true
-	case filemode.Executable:
-		return "100755", true
-	case filemode.Symlink:
-		return "120000", true
-	case filemode.Dir:
-		return "40000", true
-	case filemode.Submodule:
-		return "160000", true
-	}
-	return "", false
-}
-
-func (b *treeBuilder) level(lo, hi, prefix int) (plumbing.Hash, error) {
-	buf := make([]byte, 0, 48*min(hi-lo, 256))
-	last := ""
-	for i := lo; i < hi; {
-		p := b.path(i)
-		rest := p[prefix:]
-		var (
-			name = rest
-			mode filemode.FileMode
-			hash plumbing.Hash
-		)
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			name = rest[:j]
-			group := p[:prefix+j+1]
-			k := i + 1
-			for k < hi && strings.HasPrefix(b.path(k), group) {
-				k++
-			}
-			sub, err := b.level(i, k, prefix+j+1)
-			if err != nil {
-				return plumbing.ZeroHash, err
-			}
-			mode, hash = filemode.Dir, sub
-			i = k
-		} else {
-			l := b.at(i)
-			mode, hash = l.mode, l.hash
-			i++
-		}
-		if name == "" {
-			return plumbing.ZeroHash, fmt.Errorf("invalid path %q", p)
-		}
-		if name == last {
-			return plumbing.ZeroHash, fmt.Errorf("path %q is both a file and a directory", p[:prefix+len(name)])
-		}
-		last = name
-		ms, ok := modeName(mode)
-		if !ok {
-			return plumbing.ZeroHash, fmt.Errorf("path %q has unsupported mode %o", p, uint32(mode))
-		}
-		buf = append(buf, ms...)
-		buf = append(buf, ' ')
-		buf = append(buf, name...)
-		buf = append(buf, 0)
-		buf = append(buf, hash[:]...)
-	}
-	h := hashObject(plumbing.TreeObject, buf)
-	b.mem[h] = buf
-	return h, nil
+	return gitstore.BuildTree(n, path, func(i int) (filemode.FileMode, plumbing.Hash) {
+		l := at(i)
+		return l.mode, l.hash
+	}, mem)
 }
 
 // errBadTree wraps every malformed-tree error.
-var errBadTree = errors.New("malformed tree")
+var errBadTree = gitstore.ErrBadTree
 
 // parseTree decodes a tree object. With strict, it also refuses what git's
 // fsck --strict refuses and what could make a restore write outside the
@@ -347,47 +135,32 @@ var errBadTree = errors.New("malformed tree")
 // .gitmodules as a symbolic link. Names alias data, which must not change
 // afterwards (trees are kept, unmodified, in objects.mem).
 func parseTree(data []byte, strict bool) ([]treeEntry, error) {
-	out := make([]treeEntry, 0, len(data)/40+1)
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp <= 0 || sp > 7 {
-			return nil, fmt.Errorf("%w: bad entry header", errBadTree)
+	ents, err := gitstore.ParseTree(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]treeEntry, len(ents))
+	for i, g := range ents {
+		e := treeEntry{name: g.Name, mode: g.Mode, hash: g.Hash}
+		out[i] = e
+		if !strict {
+			continue
 		}
-		var m uint32
-		for _, c := range data[:sp] {
-			if c < '0' || c > '7' {
-				return nil, fmt.Errorf("%w: bad mode %q", errBadTree, data[:sp])
-			}
-			m = m<<3 | uint32(c-'0')
+		if _, ok := modeNames[e.mode]; !ok {
+			return nil, fmt.Errorf("%w: %q has mode %o", ErrUnsafePath, e.name, uint32(e.mode))
 		}
-		nul := bytes.IndexByte(data[sp+1:], 0)
-		if nul < 0 || sp+1+nul+1+20 > len(data) {
-			return nil, fmt.Errorf("%w: truncated entry", errBadTree)
+		if err := checkName(e.name); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnsafePath, err)
 		}
-		e := treeEntry{mode: filemode.FileMode(m)}
-		if nul > 0 {
-			e.name = unsafe.String(&data[sp+1], nul)
+		if e.mode == filemode.Symlink && strings.EqualFold(e.name, ".gitmodules") {
+			return nil, fmt.Errorf("%w: .gitmodules is a symbolic link", ErrUnsafePath)
 		}
-		copy(e.hash[:], data[sp+1+nul+1:])
-		data = data[sp+1+nul+1+20:]
-		if strict {
-			if _, ok := modeNames[e.mode]; !ok {
-				return nil, fmt.Errorf("%w: %q has mode %o", ErrUnsafePath, e.name, m)
-			}
-			if err := checkName(e.name); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrUnsafePath, err)
-			}
-			if e.mode == filemode.Symlink && strings.EqualFold(e.name, ".gitmodules") {
-				return nil, fmt.Errorf("%w: .gitmodules is a symbolic link", ErrUnsafePath)
-			}
-			if n := len(out); n > 0 && gitCompare(out[n-1], e) >= 0 {
-				return nil, fmt.Errorf("%w: entries out of order or repeated at %q", ErrUnsafePath, e.name)
-			}
-			if e.mode == filemode.Dir && fileNamed(out, e.name) {
-				return nil, fmt.Errorf("%w: %q appears twice", ErrUnsafePath, e.name)
-			}
+		if i > 0 && gitCompare(out[i-1], e) >= 0 {
+			return nil, fmt.Errorf("%w: entries out of order or repeated at %q", ErrUnsafePath, e.name)
 		}
-		out = append(out, e)
+		if e.mode == filemode.Dir && fileNamed(out[:i], e.name) {
+			return nil, fmt.Errorf("%w: %q appears twice", ErrUnsafePath, e.name)
+		}
 	}
 	return out, nil
 }
@@ -395,28 +168,7 @@ func parseTree(data []byte, strict bool) ([]treeEntry, error) {
 // gitCompare orders tree entries as git does: by name, a directory's name
 // compared as if it ended in a slash.
 func gitCompare(a, b treeEntry) int {
-	n := min(len(a.name), len(b.name))
-	if c := strings.Compare(a.name[:n], b.name[:n]); c != 0 {
-		return c
-	}
-	ca, cb := byte(0), byte(0)
-	if len(a.name) > n {
-		ca = a.name[n]
-	} else if a.mode == filemode.Dir {
-		ca = '/'
-	}
-	if len(b.name) > n {
-		cb = b.name[n]
-	} else if b.mode == filemode.Dir {
-		cb = '/'
-	}
-	switch {
-	case ca < cb:
-		return -1
-	case ca > cb:
-		return 1
-	}
-	return 0
+	return gitstore.CompareTreeEntries(gitstore.TreeEntry{Name: a.name, Mode: a.mode}, gitstore.TreeEntry{Name: b.name, Mode: b.mode})
 }
 
 // fileNamed reports whether a non-directory named name precedes a

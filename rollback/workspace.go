@@ -1,7 +1,6 @@
 package rollback
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -60,7 +59,7 @@ func newWorkspace(r *gitstore.Repo, getenv func(string) string, now func() time.
 	c := r.Config()
 	w := &workspace{
 		r:      r,
-		obj:    newObjects(objectStorage(r)),
+		obj:    newObjects(r),
 		memory: r.WorkTree == "",
 		getenv: getenv,
 		now:    now,
@@ -76,9 +75,6 @@ func newWorkspace(r *gitstore.Repo, getenv func(string) string, now func() time.
 		minimal:    strings.EqualFold(strings.TrimSpace(checkStat), "minimal"),
 		symlinks:   c.Bool("core", "symlinks", true),
 	}
-	if !w.memory {
-		w.obj.looseDir = filepath.Join(r.CommonDir, "objects")
-	}
 	if w.memory {
 		w.fs = billyFS{r.WorkTreeFS()}
 		w.rules = &ignoreRules{}
@@ -87,7 +83,7 @@ func newWorkspace(r *gitstore.Repo, getenv func(string) string, now func() time.
 		w.fs = osFS{root: r.WorkTree, probeDir: r.GitDir}
 		excl, _ := c.Get("core", "", "excludesfile")
 		w.rules = &ignoreRules{patterns: globalExcludes(strings.TrimSpace(excl), getenv("HOME"), getenv("XDG_CONFIG_HOME"), r.CommonDir)}
-		w.journal = fileJournal{path: filepath.Join(r.GitDir, journalFile)}
+		w.journal = fileJournal{path: filepath.Join(r.GitDir, journalFile), perm: r.Shared()}
 	}
 	return w
 }
@@ -95,7 +91,7 @@ func newWorkspace(r *gitstore.Repo, getenv func(string) string, now func() time.
 func (w *workspace) snapshotter() *snapshotter {
 	sn := &snapshotter{fs: w.fs, obj: w.obj, cfg: w.cfg, rules: w.rules, trace: w.trace}
 	if !w.memory {
-		sn.gitDir = w.r.GitDir
+		sn.gitDir, sn.perm = w.r.GitDir, w.r.Shared()
 		sn.subHead = w.submoduleHeads
 	}
 	return sn
@@ -110,7 +106,7 @@ func (w *workspace) readIndex() (*gitIndex, error) {
 		}
 		return fromGoGit(gi), nil
 	}
-	f, err := os.Open(filepath.Join(w.r.GitDir, "index"))
+	f, err := os.Open(w.r.IndexFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &gitIndex{Version: 2, ident: "none"}, nil
 	}
@@ -140,61 +136,47 @@ func (w *workspace) readIndex() (*gitIndex, error) {
 
 // indexLock is git's index.lock: while it exists no git command writes
 // the index, and the new index is written into it and renamed into place.
-// Until then it holds a marker naming this process, so a lock left by a
-// git-hegel that was killed can be recognised and removed (git's own
-// stale locks are left alone, as git leaves them).
+// Until then it holds gitstore's owner marker (pid, host, boot), so a
+// lock left by a git-hegel that was killed can be recognised and removed
+// (git's own stale locks are left alone, as git leaves them).
 type indexLock struct {
 	path string
-	f    *os.File
 }
-
-const lockMarker = "git-hegel pid "
 
 // ErrIndexLocked reports an index.lock held by another process.
 var ErrIndexLocked = errors.New("index is locked")
 
-func (w *workspace) lockPath() string { return filepath.Join(w.r.GitDir, "index.lock") }
+func (w *workspace) lockPath() string { return w.r.IndexFile + ".lock" }
 
 func (w *workspace) lockIndex() error {
 	if w.memory || w.lock != nil {
 		return nil
 	}
 	p := w.lockPath()
-	marker := []byte(lockMarker + strconv.Itoa(os.Getpid()) + "\n")
 	for attempt := 0; ; attempt++ {
-		// The lock is created with its marker in one step (a hard link
-		// to a file already written), so no lock without one can be left.
-		tmp := p + ".hegel-" + strconv.Itoa(os.Getpid())
-		if err := os.WriteFile(tmp, marker, 0o666); err != nil {
-			return fmt.Errorf("cannot lock the index: %w", err)
-		}
-		err := os.Link(tmp, p)
-		os.Remove(tmp)
+		err := w.r.CreateLock(p)
 		if errors.Is(err, fs.ErrExist) && attempt == 0 && w.removeStaleLock() {
 			continue
 		}
 		if errors.Is(err, fs.ErrExist) {
-			return userErr(ErrIndexLocked, "%s exists: another git process seems to be running in this repository. If none is, remove the file and try again", p)
+			return userErr(ErrIndexLocked, "cannot lock the index: %s", gitstore.LockError(p))
 		}
 		if err != nil {
 			return fmt.Errorf("cannot lock the index: %w", err)
 		}
-		f, err := os.OpenFile(p, os.O_RDWR, 0)
-		if err != nil {
-			os.Remove(p)
-			return fmt.Errorf("cannot lock the index: %w", err)
-		}
-		w.lock = &indexLock{path: p, f: f}
+		w.lock = &indexLock{path: p}
 		return nil
 	}
 }
 
 // removeStaleLock removes an index.lock that a git-hegel process which no
-// longer runs left behind, and reports whether it did.
+// longer runs left behind (with a warning), and reports whether it did.
 func (w *workspace) removeStaleLock() bool {
 	if w.memory {
 		return false
 	}
+	// The new index is written beside the lock, to index.lock.hegel-<pid>:
+	// one a killed process left is removed once no process has that pid.
 	if leftovers, _ := filepath.Glob(w.lockPath() + ".hegel-*"); len(leftovers) > 0 {
 		for _, l := range leftovers {
 			if pid, err := strconv.Atoi(l[strings.LastIndexByte(l, '-')+1:]); err == nil && !pidAlive(pid) {
@@ -202,15 +184,7 @@ func (w *workspace) removeStaleLock() bool {
 			}
 		}
 	}
-	b, err := os.ReadFile(w.lockPath())
-	if err != nil || !bytes.HasPrefix(b, []byte(lockMarker)) {
-		return false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b[len(lockMarker):])))
-	if err != nil || pidAlive(pid) {
-		return false
-	}
-	return os.Remove(w.lockPath()) == nil
+	return w.r.BreakDeadLock(w.lockPath())
 }
 
 // unlockIndex drops the lock without changing the index.
@@ -218,7 +192,6 @@ func (w *workspace) unlockIndex() {
 	if w.lock == nil {
 		return
 	}
-	w.lock.f.Close()
 	os.Remove(w.lock.path)
 	w.lock = nil
 }
@@ -255,7 +228,7 @@ func (w *workspace) writeIndex(idx *gitIndex) error {
 		}
 	}
 	tmp := w.lockPath() + ".hegel-" + strconv.Itoa(os.Getpid())
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	f, err := w.r.Shared().OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return fmt.Errorf("cannot write the index: %w", err)
 	}
@@ -264,7 +237,7 @@ func (w *workspace) writeIndex(idx *gitIndex) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(w.r.GitDir, "index"))
+		err = os.Rename(tmp, w.r.IndexFile)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -316,51 +289,14 @@ func (w *workspace) folds() bool {
 	return w.fold
 }
 
-// reflog appends to a ref's log the way git does when
-// core.logAllRefUpdates allows it; a failure only costs the log entry.
+// reflog appends to a ref's log through gitstore's reflog writer, which
+// follows core.logAllRefUpdates as git does; a failure only costs the
+// log entry (the move itself has happened).
 func (w *workspace) reflog(ref string, from, to plumbing.Hash, msg string) {
 	if w.memory {
 		return
 	}
-	c := w.r.Config()
-	if v, ok := c.Get("core", "", "logallrefupdates"); ok && !c.Bool("core", "logallrefupdates", true) && !strings.EqualFold(strings.TrimSpace(v), "always") {
-		return
-	}
-	dir := w.r.CommonDir
-	if ref == "HEAD" {
-		dir = w.r.GitDir
-	}
-	p := filepath.Join(dir, "logs", filepath.FromSlash(ref))
-	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
-		return
-	}
-	name, email := w.getenv("GIT_COMMITTER_NAME"), w.getenv("GIT_COMMITTER_EMAIL")
-	if name == "" {
-		name, _ = c.Get("user", "", "name")
-	}
-	if email == "" {
-		email, _ = c.Get("user", "", "email")
-	}
-	if name == "" || strings.ContainsAny(name, "<>\n") {
-		name = "git-hegel"
-	}
-	if email == "" || strings.ContainsAny(email, "<>\n") {
-		email = "git-hegel@localhost"
-	}
-	now := w.now()
-	_, off := now.Zone()
-	sign := '+'
-	if off < 0 {
-		sign, off = '-', -off
-	}
-	line := fmt.Sprintf("%s %s %s <%s> %d %c%02d%02d\t%s\n", from, to, name, email, now.Unix(), sign, off/3600, off%3600/60,
-		strings.ReplaceAll(msg, "\n", " "))
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
-	if err != nil {
-		return
-	}
-	f.WriteString(line)
-	f.Close()
+	_ = w.r.AppendReflog(ref, from, to, msg)
 }
 
 // operationInProgress names a git operation whose state a rollback would

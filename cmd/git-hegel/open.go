@@ -15,6 +15,7 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 		return nil, err
 	}
 	r.Now = c.Now
+	r.Warn = c.warn
 	// Read (or create) the repository's instance id now, so newEngine
 	// cannot fail on it later.
 	if _, err := r.WorktreeID(); err != nil {

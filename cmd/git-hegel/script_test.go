@@ -58,6 +58,7 @@ func TestScripts(t *testing.T) {
 		Setup:               setupScriptEnv,
 		Condition:           gitServerCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"deadlock":    cmdDeadLock,
 			"exits":       cmdExits,
 			"envstdout":   cmdEnvStdout,
 			"fingerprint": cmdFingerprint,
@@ -112,6 +113,51 @@ func cmdEnvStdout(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("envstdout: want one non-empty line on stdout, got %q", v)
 	}
 	ts.Setenv(args[0], v)
+}
+
+// cmdDeadLock writes a lock file holding git-hegel's owner marker
+// (docs/storage.md, "Lock files") for a process that ran on this host and
+// has exited, as a git-hegel killed while holding the lock leaves it. The
+// marker is built here from the documented format, not by gitstore, so
+// the format is what is tested. Linux only (it reads /proc):
+//
+//	[linux] deadlock .hegel/state.json.lock
+func cmdDeadLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: deadlock <path>")
+	}
+	marker, err := deadMarker()
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(marker), 0o644))
+}
+
+// deadMarker is the lock marker a git-hegel process on this host that has
+// exited would have left.
+func deadMarker() (string, error) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		return "", err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", err
+	}
+	for _, p := range []string{"/etc/machine-id", "/var/lib/dbus/machine-id"} {
+		if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) != "" {
+			host += "/" + strings.TrimSpace(string(b))
+			break
+		}
+	}
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", err
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return "", err
+	}
+	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
+	return fmt.Sprintf("git-hegel lock pid=%d host=%s boot=%s ns=%s\n", gone.Process.Pid, host, strings.TrimSpace(string(boot)), ns), nil
 }
 
 // cmdFingerprint writes to a file everything a rollback must restore
