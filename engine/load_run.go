@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,16 +70,39 @@ func (w *Workflow) HasHandler(node string) bool {
 	return ok && n.Run != nil
 }
 
+// ValidAdapterName reports whether s may name an adapter (a git config
+// subsection hegel.adapter.<name>).
+func ValidAdapterName(s string) bool { return validName(s) && s != DefaultAdapter }
+
+// Needs reports whether one of the workflow's templates uses the run
+// input name ("prompt" or "context") outside any block, so that a run
+// cannot do without it.
+func (w *Workflow) Needs(input string) bool {
+	for _, name := range w.Order {
+		for _, u := range w.Nodes[name].templates() {
+			if slices.Contains(u.t.Needs, input) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Runnable reports whether `git hegel run` can take the workflow from its
 // start to an end: every node it defines has a handler. (A node without
 // one stops a run with "Missing step handler".)
 func (w *Workflow) Runnable() bool {
+	handlers := 0
 	for _, name := range w.Order {
-		if n := w.Nodes[name]; !n.Terminal && n.Run == nil {
+		n := w.Nodes[name]
+		if n.Run != nil {
+			handlers++
+		} else if !n.Terminal {
 			return false
 		}
 	}
-	return len(w.Order) > 0
+	// A workflow of terminal nodes alone has no step to run.
+	return handlers > 0
 }
 
 var runNodeKeys = []string{"run", "check"}

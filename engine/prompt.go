@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Prompts shown to people and agents are rendered from the node's template
@@ -69,10 +70,11 @@ func renderTemplate(t *Template, line int, what string, n *Node, st *State, wf *
 		Guide:    func(name string) (string, error) { return guideText(src, name) },
 		Partial:  func(name string) (string, error) { return partialText(src, name) },
 		Optional: opt,
-		Prompt:   rd.in.Prompt,
-		Context:  rd.in.Context,
-		Vars:     rd.in.Vars,
-		Results:  rd.results,
+		// Text ends in a newline; the template says where lines end.
+		Prompt:  strings.TrimRight(rd.in.Prompt, "\n"),
+		Context: strings.TrimRight(rd.in.Context, "\n"),
+		Vars:    rd.in.Vars,
+		Results: trimValues(rd.results),
 		Task: map[string]string{
 			"name": st.Task, "description": st.Description, "type": st.TaskType,
 			"workflow": st.Workflow, "mode": st.Mode, "node": st.CurrentNode, "priority": st.Priority,
@@ -87,6 +89,14 @@ func renderTemplate(t *Template, line int, what string, n *Node, st *State, wf *
 		return "", fmt.Errorf("%s: node %q: %s%v", wf.Source, n.Name, what, err)
 	}
 	return trimRightNL(out), nil
+}
+
+func trimValues(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = strings.TrimRight(v, "\n")
+	}
+	return out
 }
 
 // stepResults gives each result state.json holds as a JSON string as its

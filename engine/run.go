@@ -41,7 +41,7 @@ type RunOptions struct {
 	Context []ContextInput
 	Vars    map[string]string
 	// Adapter (--adapter) is the adapter of the steps that run the
-	// default one.
+	// default one; it is kept like the inputs.
 	Adapter string
 	// Yes (-y) answers every confirmation with yes.
 	Yes bool
@@ -203,7 +203,7 @@ func (rn *run) begin() (*Task, error) {
 		}
 	} else {
 		var err error
-		if t, err = e.Current(); err != nil {
+		if t, err = rn.takeSelected(); err != nil {
 			return nil, err
 		}
 	}
@@ -225,6 +225,9 @@ func (rn *run) begin() (*Task, error) {
 		if err != nil {
 			return nil, err
 		}
+		if rn.o.Adapter == "" {
+			rn.o.Adapter = stored.Adapter
+		}
 		if err := rn.checkWorkflow(wf, stored); err != nil {
 			return nil, err
 		}
@@ -245,6 +248,31 @@ func (rn *run) begin() (*Task, error) {
 		return nil, err
 	}
 	return nt, nil
+}
+
+// takeSelected returns the task the run continues: the active one, or
+// the one --task names, which this worktree takes as its active task
+// first (as git hegel switch does: a cancelled run's task is parked, and
+// continuing it makes it this worktree's again).
+func (rn *run) takeSelected() (*Task, error) {
+	e := rn.e
+	name := e.Selected
+	if name == "" {
+		return e.Current()
+	}
+	t, err := e.Lookup(name)
+	if err != nil || !t.State.Active() || t.State.Status == StatusStashed {
+		return t, err
+	}
+	if sess, err := e.Session.LoadSession(); err == nil && sess.ActiveTask == name && e.owns(t.State) {
+		return t, nil
+	}
+	v, err := e.Switch(name)
+	if err != nil {
+		return nil, err
+	}
+	rn.report.Parked = v.Parked
+	return e.Lookup(name)
 }
 
 // runnable refuses a task whose status no run can continue.
@@ -292,15 +320,15 @@ func (rn *run) checkWorkflow(wf *Workflow, stored *runInputs) error {
 }
 
 func checkContextSize(o RunOptions) error {
-	if o.Prompt != nil && len(*o.Prompt) > maxInputBytes {
-		return badNamef("The prompt is %s; the most a run keeps is %s", Size(int64(len(*o.Prompt))), Size(maxInputBytes))
+	if o.Prompt != nil && len(*o.Prompt) > MaxInputBytes {
+		return badNamef("The prompt is %s; the most a run keeps is %s", Size(int64(len(*o.Prompt))), Size(MaxInputBytes))
 	}
 	n := 0
 	for _, c := range o.Context {
 		n += len(c.Text) + len(c.Name) + 16
 	}
-	if n > maxInputBytes {
-		return badNamef("The context is %s; the most a run keeps is %s", Size(int64(n)), Size(maxInputBytes))
+	if n > MaxInputBytes {
+		return badNamef("The context is %s; the most a run keeps is %s", Size(int64(n)), Size(MaxInputBytes))
 	}
 	return nil
 }
@@ -365,6 +393,12 @@ func (rn *run) storeInputs(t *Task) (*Task, error) {
 		put[inputVars] = append(b, '\n')
 		keys := slices.Sorted(maps.Keys(o.Vars))
 		what = append(what, "vars "+strings.Join(keys, ", "))
+	}
+	if o.Adapter != "" {
+		if stored, err := rn.e.loadInputs(rn.task, nil); err != nil || stored.Adapter != o.Adapter {
+			put[inputAdapter] = []byte(o.Adapter + "\n")
+			what = append(what, "adapter "+o.Adapter)
+		}
 	}
 	if len(put) == 0 && !t.State.Cancelled {
 		return t, nil
@@ -573,10 +607,8 @@ func (rn *run) handle(ctx context.Context, t *Task, n *Node) (*stepRun, error) {
 	out := newCapture(max, r.Stdout)
 	errTail := newTail(checkTail, r.Stderr)
 	p.Stdout, p.Stderr = out, errTail
-	p.Started = func(pid int) { rn.child(pid) }
 	started := e.now()
 	res := e.Exec.Run(ctx, &p)
-	rn.child(0)
 	result, proto := out.finish()
 	sr := &stepRun{node: n.Name, res: res, result: result, proto: proto, meta: &StepResult{Handler: handler,
 		At: started.UTC(), Seconds: roundSeconds(res.Duration), Bytes: out.total, Truncated: out.total > max, Exit: res.Exit}}
@@ -842,20 +874,37 @@ func (e *StepError) Error() string {
 	return msg + fmt.Sprintf("; recorded as attempt %d of %d ('git hegel run' tries again)", e.Attempt, e.Max)
 }
 
-// cancel records a cancelled run: cancelled is set, the task keeps its
-// status and is parked (owned by no worktree), and this worktree's active
-// task is cleared, so nothing is lost and nothing stays half-active. A
-// step's partial output is kept as its result. why is "" for Ctrl-C,
-// SIGTERM and git hegel cancel.
+// cancel records a cancelled run (recordCancel) and stops. A step's
+// partial output is kept as its result. why is "" for Ctrl-C, SIGTERM and
+// git hegel cancel.
 func (rn *run) cancel(t *Task, sr *stepRun, why string) {
-	e := rn.e
 	step, total := StepOf(rn.wf, t.State)
+	node := t.State.CurrentNode
+	st, err := rn.e.recordCancel(t, rn.wf, sr, why)
+	if err != nil {
+		rn.stop(RunCancelled, t, fmt.Errorf("Cancelled; recording the cancel failed: %v", err))
+		return
+	}
+	msg := fmt.Sprintf("Cancelled the run of task %s at step %d of %d (%s)", rn.task, step, total, node)
+	if why != "" {
+		msg = fmt.Sprintf("Cancelled: %s (task %s, step %d of %d)", why, rn.task, step, total)
+	}
+	rn.stop(RunCancelled, &Task{State: st, Definition: t.Definition},
+		fmt.Errorf("%s; the task is kept: 'git hegel run --task %s' continues it", msg, rn.task))
+}
+
+// recordCancel records a cancelled run in one commit: cancelled is set,
+// the task keeps its status and is parked (owned by no worktree), and
+// this worktree's active task is cleared, so nothing is lost and nothing
+// stays half-active.
+func (e *Engine) recordCancel(t *Task, wf *Workflow, sr *stepRun, why string) (*State, error) {
+	step, total := StepOf(wf, t.State)
 	node := t.State.CurrentNode
 	how := "cancelled"
 	if why != "" {
 		how += " (" + why + ")"
 	}
-	st, _, err := e.updateTask(t, updateOpts{wf: rn.wf, put: sr.put(), anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: sr.put(), anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
 		if sr != nil && st.CurrentNode == node {
 			sr.meta.Error = "cancelled"
 			setStepResult(st, node, sr.meta)
@@ -865,21 +914,39 @@ func (rn *run) cancel(t *Task, sr *stepRun, why string) {
 		return fmt.Sprintf("run: %s at %s (step %d of %d); parked", how, st.CurrentNode, step, total), nil
 	})
 	if err != nil {
-		rn.stop(RunCancelled, t, fmt.Errorf("Cancelled; recording the cancel failed: %v", err))
-		return
+		return nil, err
 	}
 	_, _ = e.Session.UpdateSession(func(s *Session) error {
-		if s.ActiveTask == rn.task {
+		if s.ActiveTask == t.State.Task {
 			s.ActiveTask = ""
 		}
 		return nil
 	})
-	msg := fmt.Sprintf("Cancelled the run of task %s at step %d of %d (%s)", rn.task, step, total, node)
-	if why != "" {
-		msg = fmt.Sprintf("Cancelled: %s (task %s, step %d of %d)", why, rn.task, step, total)
+	return st, nil
+}
+
+// WaitsForRun reports whether t waits for a confirmation a run asked and
+// nobody answered (as opposed to an approval gate).
+func WaitsForRun(t *Task) bool {
+	st := t.State
+	if st.Status != StatusAwaitingApproval || st.PendingClaim == "" {
+		return false
 	}
-	rn.stop(RunCancelled, &Task{State: st, Definition: t.Definition},
-		fmt.Errorf("%s; the task is kept: 'git hegel run --task %s' continues it", msg, rn.task))
+	wf, err := definition(t)
+	return err == nil && wf.Nodes[st.CurrentNode] != nil && wf.Nodes[st.CurrentNode].Gate != GateApproval
+}
+
+// CancelWaiting gives up a run that waits for a confirmation (no process
+// runs then): the cancel is recorded as a cancelled run records it.
+func (e *Engine) CancelWaiting(t *Task) (*State, error) {
+	if !WaitsForRun(t) {
+		return nil, fmt.Errorf("No run of task '%s' is running or waiting", t.State.Task)
+	}
+	wf, err := definition(t)
+	if err != nil {
+		return nil, err
+	}
+	return e.recordCancel(t, wf, nil, "given up while it waited for confirmation")
 }
 
 // reload reads the task again after a write the runner did not follow.
@@ -915,14 +982,6 @@ func (rn *run) progress(t *Task, phase, detail string, stepStart time.Time) {
 	if rn.r.Progress != nil {
 		rn.r.Progress(&Progress{Task: rn.task, Workflow: t.State.Workflow, Node: node, Label: rn.wf.Label(node), Step: step, Total: total,
 			Phase: phase, Detail: detail, RunStart: rn.start, StepStart: stepStart})
-	}
-}
-
-// child records the process group of the handler running now (0: none).
-func (rn *run) child(pid int) {
-	if rn.rec != nil && rn.rec.Child != pid {
-		rn.rec.Child = pid
-		_ = rn.r.Runs.UpdateRun(rn.rec)
 	}
 }
 

@@ -139,7 +139,7 @@ func (c *capture) finish() ([]byte, *Protocol) {
 		return append([]byte(nil), body...), proto
 	}
 	cut := c.head
-	if i := bytes.LastIndexByte(cut, '\n'); i > len(cut)/2 {
+	if i := bytes.LastIndexByte(cut, '\n'); i >= len(cut)/2 {
 		cut = cut[:i+1] // end on a whole line when one is near
 	}
 	note := fmt.Sprintf("\n[git-hegel: result cut at %s (hegel.maxResultSize); the step printed %s]\n", Size(c.max), Size(c.total))

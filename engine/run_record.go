@@ -26,9 +26,6 @@ type RunRecord struct {
 	TotalSteps  int       `json:"total_steps"`
 	CurrentStep string    `json:"current_step"`
 	StepStarted time.Time `json:"step_started_at"`
-	// Child is the process group of the handler or check running now (0:
-	// none), so that what a killed run left running can be stopped.
-	Child int `json:"child,omitempty"`
 
 	// Liveness is filled in by LoadRun and never stored: LiveAlive,
 	// LiveDead or LiveUnknown (another host or container).

@@ -17,16 +17,20 @@ import (
 //	inputs/prompt      the run's -p
 //	inputs/context     the run's --context files (or standard input)
 //	inputs/vars.json   the run's --set KEY=VALUE pairs, a JSON object
+//	inputs/adapter     the run's --adapter
 //
 // state.json's step_results indexes the results: one StepResult per
 // node, so a result blob left from an earlier run of a reused task name
 // is never mistaken for this run's.
 const (
-	resultsDir    = "results/"
-	inputPrompt   = "inputs/prompt"
-	inputContext  = "inputs/context"
-	inputVars     = "inputs/vars.json"
-	maxInputBytes = 4 << 20 // the largest blob a fetch accepts by default (hegel.syncMaxBlobSize)
+	resultsDir   = "results/"
+	inputPrompt  = "inputs/prompt"
+	inputContext = "inputs/context"
+	inputVars    = "inputs/vars.json"
+	inputAdapter = "inputs/adapter"
+	// MaxInputBytes bounds the prompt and the context a run keeps: the
+	// largest blob a fetch accepts by default (hegel.syncMaxBlobSize).
+	MaxInputBytes = 4 << 20
 )
 
 // ResultPath is the tree path of node's result on the task's ref.
@@ -156,6 +160,7 @@ type runInputs struct {
 	Prompt  string
 	Context string
 	Vars    map[string]string
+	Adapter string
 }
 
 // loadInputs reads the stored inputs the template uses (all, when t is
@@ -186,6 +191,13 @@ func (e *Engine) loadInputs(task string, t *Template) (*runInputs, error) {
 			return nil, err
 		}
 		in.Context = string(b)
+	}
+	if t == nil {
+		b, err := read(inputAdapter)
+		if err != nil {
+			return nil, err
+		}
+		in.Adapter = strings.TrimSpace(string(b))
 	}
 	if t == nil || t.Uses(tplVars) {
 		b, err := read(inputVars)

@@ -173,8 +173,10 @@ func (c *refCollector) VisitMustache(m *ast.MustacheStatement) interface{} {
 }
 
 func (c *refCollector) VisitBlock(b *ast.BlockStatement) interface{} {
-	c.expression(b.Expression, true)
+	// A block's condition or argument does not make a name needed: the
+	// block is there to handle its absence.
 	c.depth++
+	c.expression(b.Expression, true)
 	if b.Program != nil {
 		b.Program.Accept(c)
 	}
