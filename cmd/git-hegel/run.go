@@ -88,6 +88,10 @@ func runRun(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.Workflow != "" {
+		// With a workflow, --task names the new task, as for start.
+		e.Selected = ""
+	}
 	cfg := r.Config()
 	if o.OnComplete == "" {
 		o.OnComplete, _ = cfg.Get("hegel", "", "oncomplete")
