@@ -42,6 +42,9 @@ type Process struct {
 	Stdout, Stderr io.Writer
 	// Timeout stops the process after this long (0: never).
 	Timeout time.Duration
+	// Started, if set, is called with the process id once it runs (it
+	// leads its own process group, so the id is the group's too).
+	Started func(pid int)
 }
 
 // ProcessResult is how a process ended.

@@ -131,6 +131,11 @@ type Runner struct {
 	// PID and Host name this process in the running record.
 	PID  int
 	Host string
+	// Leftover, if set, stops what is left of the process group of a
+	// step that a killed run (SIGKILL, a crash) left running, and
+	// reports whether anything was left. Before it runs a task again,
+	// the runner calls it with the group the dead run's record names.
+	Leftover func(pgid int) bool
 }
 
 // run is one run in progress.
@@ -233,6 +238,7 @@ func (rn *run) begin() (*Task, error) {
 		}
 	}
 	if rn.r.Runs != nil {
+		rn.stopLeftover()
 		step, total := StepOf(wf, t.State)
 		rn.rec = &RunRecord{Task: rn.task, Workflow: t.State.Workflow, Worktree: e.Worktree, PID: rn.r.PID, Host: rn.r.Host,
 			Started: rn.start, Step: step, TotalSteps: total, CurrentStep: t.State.CurrentNode, StepStarted: rn.start}
@@ -608,7 +614,9 @@ func (rn *run) handle(ctx context.Context, t *Task, n *Node) (*stepRun, error) {
 	errTail := newTail(checkTail, r.Stderr)
 	p.Stdout, p.Stderr = out, errTail
 	started := e.now()
+	p.Started = rn.child
 	res := e.Exec.Run(ctx, &p)
+	rn.child(0)
 	result, proto := out.finish()
 	sr := &stepRun{node: n.Name, res: res, result: result, proto: proto, meta: &StepResult{Handler: handler,
 		At: started.UTC(), Seconds: roundSeconds(res.Duration), Bytes: out.total, Truncated: out.total > max, Exit: res.Exit}}
@@ -982,6 +990,27 @@ func (rn *run) progress(t *Task, phase, detail string, stepStart time.Time) {
 	if rn.r.Progress != nil {
 		rn.r.Progress(&Progress{Task: rn.task, Workflow: t.State.Workflow, Node: node, Label: rn.wf.Label(node), Step: step, Total: total,
 			Phase: phase, Detail: detail, RunStart: rn.start, StepStart: stepStart})
+	}
+}
+
+// child records the process group of the handler running now (0: none),
+// so that what a killed run left running can be stopped.
+func (rn *run) child(pid int) {
+	if rn.rec != nil && rn.rec.Child != pid {
+		rn.rec.Child = pid
+		_ = rn.r.Runs.UpdateRun(rn.rec)
+	}
+}
+
+// stopLeftover stops the step a killed run of the task left running: its
+// record is there, its process is dead, and it names a process group.
+func (rn *run) stopLeftover() {
+	old, err := rn.r.Runs.LoadRun(rn.task)
+	if err != nil || old == nil || old.Liveness != LiveDead || old.Child <= 0 || rn.r.Leftover == nil {
+		return
+	}
+	if rn.r.Leftover(old.Child) {
+		rn.e.warn(fmt.Sprintf("stopped what the killed run of task %s left running at step %d of %d (%s): process group %d", rn.task, old.Step, old.TotalSteps, old.CurrentStep, old.Child))
 	}
 }
 

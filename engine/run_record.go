@@ -26,6 +26,10 @@ type RunRecord struct {
 	TotalSteps  int       `json:"total_steps"`
 	CurrentStep string    `json:"current_step"`
 	StepStarted time.Time `json:"step_started_at"`
+	// Child is the process group of the handler running now (0: none).
+	// A run killed outright cannot stop it; the next run or cancel of
+	// the task does (Runner.Leftover).
+	Child int `json:"child,omitempty"`
 
 	// Liveness is filled in by LoadRun and never stored: LiveAlive,
 	// LiveDead or LiveUnknown (another host or container).

@@ -46,6 +46,12 @@ func runCancel(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	if rec != nil && rec.Liveness == engine.LiveDead && rec.Child > 0 && runexec.StopLeftover(rec.Child) {
+		// A run killed outright left its step running: stop that, and
+		// leave the record, so the next run knows where it stopped.
+		fmt.Fprintf(c.Stdout, "Stopped what the killed run of task %s left running at step %d of %d (%s): process group %d\n", task, rec.Step, rec.TotalSteps, rec.CurrentStep, rec.Child)
+		return nil
+	}
 	if rec == nil || rec.Liveness == engine.LiveDead {
 		return c.cancelWaiting(e, task, rec)
 	}

@@ -126,6 +126,7 @@ func runRun(c *cmdCtx, args []string) error {
 		Confirm:  c.runConfirm(stdinUsed),
 		Progress: disp.update,
 		PID:      os.Getpid(),
+		Leftover: runexec.StopLeftover,
 	}
 	rep, err := runner.Run(ctx, o)
 	disp.close()

@@ -75,6 +75,9 @@ func (x *Executor) Run(ctx context.Context, p *engine.Process) *engine.ProcessRe
 		return res
 	}
 	pgid := cmd.Process.Pid
+	if p.Started != nil {
+		p.Started(pgid)
+	}
 	grace := x.Grace
 	if grace <= 0 {
 		grace = engine.StopGrace
@@ -153,6 +156,18 @@ func writeFiles(files map[string][]byte) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// StopLeftover stops what is left of the process group pgid, which a
+// killed git-hegel's step led: SIGTERM, then SIGKILL after
+// engine.StopGrace. It reports whether any process of the group was left.
+func StopLeftover(pgid int) bool {
+	if pgid <= 1 || !groupAlive(pgid) {
+		return false
+	}
+	signalGroup(pgid, sigTerm)
+	stopGroup(pgid, time.Now().Add(engine.StopGrace))
+	return true
 }
 
 // stopGroup waits until the process group pgid is gone, and kills it when
