@@ -53,6 +53,10 @@ var scenarios = []scenario{
 		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states, 100k files"},
 	{name: "tasks", issue: 8, needs: "tasks", run: runTasks,
 		doc: "git hegel tasks and tasks --archived with 1,000 tasks stored, 500 archived: under 100 ms"},
+	{name: "run-overhead", issue: 11, needs: "run", run: runRunOverhead,
+		doc: "git hegel run of 11 vs 1 adapter steps, less the handler's own time: the runner's cost per step, under 20 ms"},
+	{name: "run-cancel", issue: 11, needs: "run", run: runRunCancel,
+		doc: "SIGINT to exit of a running git hegel run: under 1 s when the step obeys SIGTERM, under 6 s when it ignores it"},
 	{name: "many-tasks", issue: 8, needs: "tasks", run: runManyTasks,
 		doc: "status and next with 1,000 tasks stored vs none (within 10%), and status vs git hegel version (≤1.15×)"},
 }
