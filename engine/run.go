@@ -950,6 +950,9 @@ func (e *Engine) CancelWaiting(t *Task) (*State, error) {
 	if !WaitsForRun(t) {
 		return nil, fmt.Errorf("No run of task '%s' is running or waiting", t.State.Task)
 	}
+	if t.State.Cancelled {
+		return nil, fmt.Errorf("The run of task '%s' is cancelled already; 'git hegel run --task %s' continues it", t.State.Task, t.State.Task)
+	}
 	wf, err := definition(t)
 	if err != nil {
 		return nil, err
