@@ -112,7 +112,7 @@ func runRun(c *cmdCtx, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	disp := c.newProgress()
+	disp := c.newRunProgress()
 	defer disp.close()
 	// Everything printed from here on goes through the display, so the
 	// progress line is cleared before and drawn after it.

@@ -15,12 +15,12 @@ import (
 // output: it is cleared before output is written, drawn again once the
 // output ends a line, and taken away for good at the end. Off a terminal
 // each step gets one plain line.
-func TestProgressLine(t *testing.T) {
+func TestRunProgressLine(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 5, 17, 0, time.UTC)
 	var out, errw bytes.Buffer
 	c := &cmdCtx{Env: &Env{Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" },
 		Now: func() time.Time { return now }, Terminal: func(io.Writer) bool { return true }}}
-	p := c.newProgress()
+	p := c.newRunProgress()
 	start := now.Add(-72 * time.Second)
 	p.update(&engine.Progress{Task: "t", Workflow: "analyze-refactor", Node: "refactor", Step: 2, Total: 3, Phase: "step", RunStart: start, StepStart: start})
 	const line = "git hegel run: step 2 of 3: refactor (1m12s)"
@@ -52,7 +52,7 @@ func TestProgressLine(t *testing.T) {
 	out.Reset()
 	errw.Reset()
 	c.Terminal = func(io.Writer) bool { return false }
-	p = c.newProgress()
+	p = c.newRunProgress()
 	p.update(&engine.Progress{Node: "analyze", Step: 1, Total: 2, Phase: "step", RunStart: start})
 	p.update(&engine.Progress{Node: "analyze", Step: 1, Total: 2, Phase: "check", RunStart: start})
 	p.update(&engine.Progress{Node: "refactor", Step: 2, Total: 2, Phase: "step", RunStart: start})
@@ -63,10 +63,10 @@ func TestProgressLine(t *testing.T) {
 }
 
 // A narrow terminal gets the line cut, so it never wraps.
-func TestProgressLineWidth(t *testing.T) {
+func TestRunProgressLineWidth(t *testing.T) {
 	c := &cmdCtx{Env: &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" },
 		Now: time.Now, Terminal: func(io.Writer) bool { return true }}}
-	p := c.newProgress()
+	p := c.newRunProgress()
 	p.width = 30
 	p.cur = &engine.Progress{Node: strings.Repeat("n", 50), Step: 1, Total: 1, Phase: "step", RunStart: time.Now()}
 	if got := []rune(p.text()); len(got) > 29 {

@@ -19,7 +19,7 @@ import (
 // Elsewhere (a pipe, a file, a CI log) each step gets one plain line on
 // stderr instead, and nothing is redrawn.
 
-type progress struct {
+type runProgress struct {
 	mu      sync.Mutex
 	c       *cmdCtx
 	tty     bool      // stderr is a terminal
@@ -35,8 +35,8 @@ type progress struct {
 	stderr  io.Writer
 }
 
-func (c *cmdCtx) newProgress() *progress {
-	p := &progress{c: c, err: c.Stderr, width: 80}
+func (c *cmdCtx) newRunProgress() *runProgress {
+	p := &runProgress{c: c, err: c.Stderr, width: 80}
 	if c.Terminal != nil && c.Terminal(c.Stderr) {
 		p.tty = true
 		p.outTTY = c.Terminal(c.Stdout)
@@ -46,20 +46,20 @@ func (c *cmdCtx) newProgress() *progress {
 			}
 		}
 	}
-	p.stdout = &progressWriter{p: p, w: c.Stdout, moves: p.outTTY}
-	p.stderr = &progressWriter{p: p, w: c.Stderr, moves: p.tty}
+	p.stdout = &runProgressWriter{p: p, w: c.Stdout, moves: p.outTTY}
+	p.stderr = &runProgressWriter{p: p, w: c.Stderr, moves: p.tty}
 	return p
 }
 
-// progressWriter writes through the display: output that lands on the
+// runProgressWriter writes through the display: output that lands on the
 // terminal clears the progress line first.
-type progressWriter struct {
-	p     *progress
+type runProgressWriter struct {
+	p     *runProgress
 	w     io.Writer
 	moves bool
 }
 
-func (pw *progressWriter) Write(b []byte) (int, error) {
+func (pw *runProgressWriter) Write(b []byte) (int, error) {
 	p := pw.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -76,7 +76,7 @@ func (pw *progressWriter) Write(b []byte) (int, error) {
 }
 
 // update is the runner's Progress.
-func (p *progress) update(ev *engine.Progress) {
+func (p *runProgress) update(ev *engine.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch ev.Phase {
@@ -113,7 +113,7 @@ func label(ev *engine.Progress) string {
 	return ev.Node
 }
 
-func (p *progress) tick(stop chan struct{}) {
+func (p *runProgress) tick(stop chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -131,7 +131,7 @@ func (p *progress) tick(stop chan struct{}) {
 
 // text is the progress line, cut to the terminal's width so it never
 // wraps (a wrapped line cannot be cleared with one carriage return).
-func (p *progress) text() string {
+func (p *runProgress) text() string {
 	ev := p.cur
 	what := label(ev)
 	if ev.Phase == "check" {
@@ -150,7 +150,7 @@ func (p *progress) text() string {
 
 // draw puts the line on the screen, unless output left the cursor in the
 // middle of a line.
-func (p *progress) draw() {
+func (p *runProgress) draw() {
 	if !p.tty || p.closed || p.cur == nil || p.drawn || p.midLine {
 		return
 	}
@@ -158,7 +158,7 @@ func (p *progress) draw() {
 	p.drawn = true
 }
 
-func (p *progress) clear() {
+func (p *runProgress) clear() {
 	if p.drawn {
 		fmt.Fprint(p.err, "\r\x1b[K")
 		p.drawn = false
@@ -166,7 +166,7 @@ func (p *progress) clear() {
 }
 
 // close takes the line off the screen for good.
-func (p *progress) close() {
+func (p *runProgress) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
