@@ -44,6 +44,14 @@ type TaskFileReader interface {
 	ReadTaskFile(task, path string) ([]byte, error)
 }
 
+// TaskDirReader is an optional TaskFileReader that reads all the entries
+// of one directory of a task's tree at once (all results for a step).
+type TaskDirReader interface {
+	// ReadTaskDir returns the files of dir ("results") of task's tree,
+	// by name; none when the tree has no such directory.
+	ReadTaskDir(task, dir string) (map[string][]byte, error)
+}
+
 // StepResult is what state.json records about a node's last step; the
 // output itself is the blob results/<node>.
 type StepResult struct {
@@ -218,8 +226,17 @@ func (e *Engine) loadInputs(task string, t *Template) (*runInputs, error) {
 func (e *Engine) loadResults(st *State, nodes []string) (map[string]string, error) {
 	out := map[string]string{}
 	fr, hasFiles := e.Tasks.(TaskFileReader)
-	if nodes == nil {
+	all := nodes == nil
+	if all {
 		nodes = resultNames(st)
+	}
+	// All of them (a step's HEGEL_RESULTS_DIR): one read of the tree.
+	var blobs map[string][]byte
+	if dr, ok := e.Tasks.(TaskDirReader); ok && all && len(nodes) > 1 {
+		var err error
+		if blobs, err = dr.ReadTaskDir(st.Task, strings.TrimSuffix(resultsDir, "/")); err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
 	}
 	for _, n := range nodes {
 		raw, ok := st.StepResults[n]
@@ -229,6 +246,12 @@ func (e *Engine) loadResults(st *State, nodes []string) (map[string]string, erro
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			out[n] = s
+			continue
+		}
+		if blobs != nil {
+			if b, ok := blobs[n]; ok {
+				out[n] = string(b)
+			}
 			continue
 		}
 		if !hasFiles {

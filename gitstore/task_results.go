@@ -84,6 +84,54 @@ func (s Tasks) ReadTaskFile(task, path string) ([]byte, error) {
 	return nil, fmt.Errorf("task %s: %w", task, ErrNotFound)
 }
 
+// ReadTaskDir implements engine.TaskDirReader: every regular file of dir
+// ("results") in the live task's tree, else the archived one's, read
+// with one look at the ref (the runner hands a step all earlier results).
+func (s Tasks) ReadTaskDir(task, dir string) (map[string][]byte, error) {
+	if err := engine.CheckTaskName(task); err != nil {
+		return nil, err
+	}
+	for _, ref := range []plumbing.ReferenceName{TaskRef(task), ArchiveRef(task)} {
+		h, err := s.r.refs.Read(ref)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s.r.taskDir(ref, h, dir)
+	}
+	return nil, fmt.Errorf("task %s: %w", task, ErrNotFound)
+}
+
+// taskDir reads the regular files of dir in task commit h's tree.
+func (r *Repo) taskDir(ref plumbing.ReferenceName, h plumbing.Hash, dir string) (map[string][]byte, error) {
+	keep, err := r.taskExtras(h)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", ref, oneLine(err.Error()))
+	}
+	out := map[string][]byte{}
+	l, ok := keep[dir]
+	if !ok || l.mode != filemode.Dir {
+		return out, nil
+	}
+	ents, err := readTree(r.storage, l.hash)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", ref, oneLine(err.Error()))
+	}
+	for _, e := range ents {
+		if e.fm != filemode.Regular {
+			continue
+		}
+		b, err := r.readBlob(e.hash)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%s/%s: %s", ref, dir, e.name, oneLine(err.Error()))
+		}
+		out[e.name] = b
+	}
+	return out, nil
+}
+
 // taskFile reads path ("dir/name") in task commit h's tree.
 func (r *Repo) taskFile(ref plumbing.ReferenceName, h plumbing.Hash, path string) ([]byte, error) {
 	keep, err := r.taskExtras(h)
