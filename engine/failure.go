@@ -49,6 +49,7 @@ func (e *Engine) failAttempt(st *State, wf *Workflow, why string) string {
 		return fmt.Sprintf("%s attempt %d of %d; task failed (%s)", node, attempt, max, firstLine(why))
 	}
 	st.Attempt = attempt + 1
+	st.countAttempt(node)
 	return fmt.Sprintf("%s attempt %d of %d (%s)", node, attempt, max, firstLine(why))
 }
 

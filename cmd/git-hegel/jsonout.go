@@ -19,6 +19,9 @@ type statusJSON struct {
 	Workflow         *workflowJSON `json:"workflow"` // null: no workflow in this worktree
 	Git              gitJSON       `json:"git"`
 	UncommittedFiles *int          `json:"uncommitted_files,omitempty"` // only with -v
+	// Damaged is this worktree's task when it cannot be read (workflow
+	// is then null).
+	Damaged *damagedJSON `json:"damaged,omitempty"`
 	// The step runner (issue 11, seed 03's get_status and is_running):
 	// running is whether a git hegel run drives the task now; step,
 	// total_steps and current_step are where that run is.
@@ -56,6 +59,13 @@ type resultJSON struct {
 	Files                []string  `json:"files"`
 	RequiresConfirmation bool      `json:"requires_confirmation"`
 	Result               string    `json:"result"`
+}
+
+// damagedJSON is a task whose ref cannot be read.
+type damagedJSON struct {
+	Task    string `json:"task"`
+	Ref     string `json:"ref"`
+	Problem string `json:"problem"`
 }
 
 type workflowJSON struct {
