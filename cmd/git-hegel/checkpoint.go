@@ -49,6 +49,11 @@ func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
 // it off). The manager is built on first use and lives as long as the
 // command (its open pack files close when the process ends).
 func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
+	if !r.Config().Bool("hegel", "checkpoints", true) {
+		// Nothing to do: building the manager (ignore rules, GC setting)
+		// would be most of a transition's own cost.
+		return func(*engine.State) error { return nil }
+	}
 	var m *rollback.Manager
 	return func(st *engine.State) error {
 		if m == nil {

@@ -153,6 +153,9 @@ func (c *cmdCtx) recoverRollback(m *rollback.Manager, e *engine.Engine, j *rollb
 // noteInterruptedRollback tells `git hegel status` users about a rollback
 // that did not finish (on stderr, so --json output stays parseable).
 func (c *cmdCtx) noteInterruptedRollback(r *gitstore.Repo) {
+	if !rollback.MayBeInterrupted(r) {
+		return
+	}
 	m := c.checkpoints(r)
 	defer m.Close()
 	if n := m.InterruptedNotice(); n != "" {

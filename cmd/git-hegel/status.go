@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -59,16 +60,18 @@ func runStatus(c *cmdCtx, args []string) error {
 		return nil
 	}
 	st := t.State
-	fmt.Fprintf(c.Stdout, "Mode: %s\n", st.Mode)
-	fmt.Fprintf(c.Stdout, "Current node: %s\n", c.highlight(st.CurrentNode))
-	fmt.Fprintf(c.Stdout, "History: %s\n", historyLine(st.History))
-	fmt.Fprintf(c.Stdout, "Status: %s\n", st.Status)
-	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", humanDuration(phaseDuration(st, c.Now())))
-	fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
-	fmt.Fprintf(c.Stdout, "Task: %s\n", st.Task)
+	var b strings.Builder // one write, not one per line
+	fmt.Fprintf(&b, "Mode: %s\n", st.Mode)
+	fmt.Fprintf(&b, "Current node: %s\n", c.highlight(st.CurrentNode))
+	fmt.Fprintf(&b, "History: %s\n", historyLine(st.History))
+	fmt.Fprintf(&b, "Status: %s\n", st.Status)
+	fmt.Fprintf(&b, "Time in phase: %s\n", humanDuration(phaseDuration(st, c.Now())))
+	fmt.Fprintf(&b, "Branch: %s\n", branchLine(head))
+	fmt.Fprintf(&b, "Task: %s\n", st.Task)
 	if uncommitted != nil {
-		fmt.Fprintf(c.Stdout, "Uncommitted files: %d\n", *uncommitted)
+		fmt.Fprintf(&b, "Uncommitted files: %d\n", *uncommitted)
 	}
+	_, _ = io.WriteString(c.Stdout, b.String())
 	return nil
 }
 
