@@ -252,6 +252,15 @@ func (o *Objects) Freshen(h plumbing.Hash) bool {
 	return false
 }
 
+// freshenWrite is the check a writer makes before writing h: Freshen
+// without looking for new packs.
+func (o *Objects) freshenWrite(h plumbing.Hash) bool {
+	if o.mem != nil {
+		return o.Has(h)
+	}
+	return o.freshenQuick(h)
+}
+
 // freshenQuick is Freshen without looking for new packs (git's
 // OBJECT_INFO_QUICK on the write path: a missed pack costs one loose
 // copy, never an error).

@@ -68,6 +68,12 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	if store {
+		// Blobs and trees go into one batch: a pack when there are many
+		// (gitstore.Batch), stored before take returns.
+		sn.obj.beginBatch()
+		defer sn.obj.abortBatch()
+	}
 	sn.trace(fmt.Sprintf("scan (%d entries)", len(idx.Entries)))
 	type item struct {
 		path  string
@@ -247,6 +253,9 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 			return nil, err
 		}
 		if err := sn.obj.flushTrees(snap.worktree); err != nil {
+			return nil, err
+		}
+		if err := sn.obj.finishBatch(); err != nil {
 			return nil, err
 		}
 		sn.trace("write trees")
