@@ -29,6 +29,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"io"
 	"sort"
 	"strings"
 
@@ -49,6 +50,13 @@ type SyncOptions struct {
 	// Without it, a diverged chain keeps the local checkpoints, leaves
 	// the remote's in the tracking ref, and is not pushed.
 	MergeCheckpoints func(task string, bases []plumbing.Hash, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error)
+	// Progress is told the objects received and written (nil: nobody
+	// watches).
+	Progress Progress
+	// RemoteProgress, if set, gets the remote's own progress messages
+	// (its "Counting objects" lines) as the remote sends them; without
+	// it the remote is asked to send none, as git fetch -q does.
+	RemoteProgress io.Writer
 }
 
 // Attempt bounds.
@@ -80,6 +88,7 @@ type syncer struct {
 
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
 	self, _ := r.WorktreeID()
+	o.Progress = OrNoProgress(o.Progress)
 	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}}
 }
 

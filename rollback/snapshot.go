@@ -92,6 +92,12 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		items = append(items, item{u.path, u.st, -1 - k, filemode.Regular})
 	}
 	cache := loadStatCache(sn.gitDir)
+	prog := sn.cfg.prog()
+	if store {
+		prog.Start("Writing objects", len(items))
+	} else {
+		prog.Start("Hashing files", len(items))
+	}
 	var reused atomic.Int64
 	results := make([]hashed, len(items))
 	workers := 1
@@ -109,6 +115,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		go func() {
 			defer wg.Done()
 			for k := range next {
+				prog.Add(1)
 				it := items[k]
 				mode := sn.modeOf(it.st.kind, it.st.exec, it.base)
 				if h, ok := cache.lookup(it.path, it.st, sn.cfg); ok && (!store || sn.obj.has(h)) {
@@ -134,6 +141,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	}
 	close(next)
 	wg.Wait()
+	prog.Done()
 	if firstErr != nil {
 		return nil, firstErr
 	}

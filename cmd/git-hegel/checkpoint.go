@@ -21,6 +21,7 @@ func checkpointFlags(fs *pflag.FlagSet) {
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/rollback.md)")
 	fs.BoolP("null", "z", false, "show: list the files as NUL-terminated records, paths unquoted (see the manual)")
 	fs.BoolP("yes", "y", false, "drop: do not ask for confirmation")
+	progressFlags(fs)
 }
 
 // checkpoints returns the checkpoint manager for r.
@@ -34,7 +35,8 @@ func (c *cmdCtx) checkpoints(r *gitstore.Repo) *rollback.Manager {
 	if c.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
-	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note, QuotePath: c.quotePath})
+	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note, QuotePath: c.quotePath,
+		Progress: c.progress()})
 }
 
 // note prints a line about something that happened besides what was asked
@@ -66,7 +68,7 @@ func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
 // checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
 // show <id|node>`, `checkpoint drop <id>`.
 var checkpointSubs = []*subcommand{
-	{name: "", args: "[-m <message>]", flags: []string{"message"}, run: runCheckpointTake},
+	{name: "", args: "[-m <message>] [-q | --[no-]progress]", flags: []string{"message", "quiet", "progress", "no-progress"}, run: runCheckpointTake},
 	{name: "list", args: "[--json]", flags: []string{"json"}, run: runCheckpointList},
 	{name: "show", args: "<id|node> [--json | -z]", flags: []string{"json", "null"}, min: 1,
 		operands: []valueKind{kindCheckpointOrNode}, run: runCheckpointShow},

@@ -54,6 +54,8 @@ type cmdCtx struct {
 	*Env
 	name  string
 	flags *pflag.FlagSet
+	// meter draws progress (progress.go), made on first use.
+	meter *progressMeter
 }
 
 var groups = []string{"Workflows", "Inspect", "Agents", "Setup"}
@@ -82,14 +84,14 @@ func init() {
 			setFlags: stashFlags, subs: stashSubs, defaultSub: "push"},
 		{name: "checkpoint", summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
 			setFlags: checkpointFlags, subs: checkpointSubs, defaultSub: ""},
-		{name: "rollback", args: "[<node> | --to <checkpoint>] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] | --undo",
+		{name: "rollback", args: "[<node> | --to <checkpoint>] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] [-q | --[no-]progress] | --undo",
 			summary: "Go back to the start of a node: files, index, HEAD and workflow state", group: "Workflows",
 			setFlags: rollbackFlags, run: runRollback, operands: []valueKind{kindRollbackNode}},
-		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
+		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
 			setFlags: syncFlags, run: runFetch, operands: []valueKind{kindRemote}},
-		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
+		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
-		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
+		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
 		{name: "status", args: "[-v] [--json]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: func(fs *pflag.FlagSet) {

@@ -23,6 +23,7 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.Bool("force", false, "roll back even when the loop guard says no")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
 	fs.Bool("recurse-submodules", false, "also check out, in each submodule, the commit the checkpoint recorded")
+	progressFlags(fs)
 }
 
 // promptLimit is how many changed files a rollback lists before asking.
