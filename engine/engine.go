@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,6 +19,9 @@ type Engine struct {
 	Tasks   TaskStore
 	Session SessionStore
 	Stashes StashStore
+	// Archive keeps finished and deleted tasks; nil leaves finished tasks
+	// where they are.
+	Archive ArchiveStore
 	// Workflows loads the registry (built-ins plus the user's files). It
 	// is called only by commands that need a definition by name.
 	Workflows func() (*Registry, error)
@@ -47,6 +52,51 @@ type Engine struct {
 	Force         Force
 	NoCommitGuard bool
 	CommitTimes   func(since time.Time) ([]time.Time, error)
+
+	// Selected is the task named with --task: commands act on it instead
+	// of this worktree's active task.
+	Selected string
+	// Files reads this worktree's files: artifacts are checked and copied
+	// into the archive through it. Nil: artifacts are not checked.
+	Files Files
+	// Rewind restores the working tree to a checkpoint for resume
+	// --strategy from-checkpoint and rollback --all. Nil: they refuse.
+	Rewind Rewinder
+	// MaxAttempts is hegel.maxAttempts: attempts per node when the node
+	// does not say (0: DefaultMaxAttempts).
+	MaxAttempts int
+	// KeepCheckpoints is hegel.keepCheckpointsOnDone: a completed or
+	// aborted task keeps its checkpoints in the archive.
+	KeepCheckpoints bool
+	// User names the person deciding at a gate (git config user.name).
+	User func() string
+	// Confirm asks a yes/no question before a `confirm: true` transition.
+	// Nil: such transitions refuse.
+	Confirm func(question string) (bool, error)
+	// OnFinish, if set, runs once when a run finishes (done, abort,
+	// rollback --all), before the task is archived. Its error is passed
+	// to Warn.
+	OnFinish func(st *State) error
+}
+
+// Files is what the engine reads from the worktree it runs in.
+type Files interface {
+	// ReadFile returns a regular file by its slash-separated path relative
+	// to the top of the worktree: an error wrapping ErrNotFound when it is
+	// missing, another error when it is not a regular file or larger than
+	// limit bytes.
+	ReadFile(path string, limit int64) ([]byte, error)
+	// Size returns a regular file's size (ErrNotFound when missing).
+	Size(path string) (int64, error)
+}
+
+// Rewinder restores files, index and HEAD to a checkpoint.
+type Rewinder interface {
+	// Rewind rolls the current task back to the checkpoint id (its first
+	// when id is ""), after a safety checkpoint that `git hegel rollback
+	// --undo` restores, and records the rollback in the task's state
+	// (ApplyRollback). reason goes into the rollback history.
+	Rewind(id, reason string) (*View, error)
 }
 
 // ErrNoWorkflow means this worktree has no workflow: none was started, or
@@ -74,6 +124,16 @@ type View struct {
 	Mode   string
 	Node   string
 	Prompt string
+	// Label is the node's display name (its name when it has none).
+	Label string
+	// MaxAttempts is the current node's bound on attempts.
+	MaxAttempts int
+	// Skipped are the nodes this command moved past without running them.
+	Skipped []SkippedNode
+	// Gate is set when next stopped at an approval gate instead of moving.
+	Gate *GateView
+	// Parked is the task start or switch parked to make room.
+	Parked *State
 }
 
 var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })
@@ -82,11 +142,16 @@ var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // one component of a ref name).
 func ValidTaskName(name string) bool { return taskNameRe().MatchString(name) }
 
-// Current returns the task this worktree's session points at, or
+// Current returns the task a command acts on: the one named with --task
+// (Selected), else the one this worktree's session points at, or
 // ErrNoWorkflow. A missing or corrupt session, or one naming a task that no
-// longer exists, is rebuilt from the refs: the newest active task owned by
-// this worktree becomes the active one again.
+// longer exists, is rebuilt from the refs: the newest open task owned by
+// this worktree becomes the active one again. A finished task that is not
+// archived yet is archived here, the first time a command sees it.
 func (e *Engine) Current() (*Task, error) {
+	if e.Selected != "" {
+		return e.Lookup(e.Selected)
+	}
 	sess, err := e.Session.LoadSession()
 	missing := false
 	switch {
@@ -98,9 +163,9 @@ func (e *Engine) Current() (*Task, error) {
 		// or clone took over, or that is stashed (a crash between the stash
 		// and the session write): none of those is ours any more, so look
 		// again from the refs.
-		t, err := e.Tasks.LoadTask(sess.ActiveTask)
+		t, err := e.load(sess.ActiveTask)
 		if err == nil && e.owns(t.State) && t.State.Status != StatusStashed {
-			return t, nil
+			return e.sighted(t), nil
 		}
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, err
@@ -114,14 +179,52 @@ func (e *Engine) Current() (*Task, error) {
 	return e.rebuild(missing)
 }
 
+// load returns the task called name: the live one if there is one, else
+// the archived one.
+func (e *Engine) load(name string) (*Task, error) {
+	t, err := e.Tasks.LoadTask(name)
+	if err == nil || !errors.Is(err, ErrNotFound) || e.Archive == nil {
+		return t, err
+	}
+	return e.Archive.LoadArchived(name)
+}
+
+// TaskNotFoundError is a task name that names no task, live or archived.
+type TaskNotFoundError struct{ Name string }
+
+func (e *TaskNotFoundError) Error() string {
+	return fmt.Sprintf("No task named '%s' (see 'git hegel tasks --all --archived')", e.Name)
+}
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *TaskNotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// Lookup returns the task called name, live or archived, whoever owns it.
+func (e *Engine) Lookup(name string) (*Task, error) {
+	if err := CheckTaskName(name); err != nil {
+		return nil, err
+	}
+	t, err := e.load(name)
+	if errors.Is(err, ErrNotFound) {
+		return nil, &TaskNotFoundError{Name: name}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e.sighted(t), nil
+}
+
 // owns reports whether st belongs to this worktree: by worktree id, or by
 // path when either side has no id (the in-memory test stores).
 func (e *Engine) owns(st *State) bool {
 	if st.WorktreeID != "" && e.WorktreeID != "" {
 		return st.WorktreeID == e.WorktreeID
 	}
-	return st.Worktree == e.Worktree
+	return st.Worktree != "" && st.Worktree == e.Worktree
 }
+
+// ownedByNobody reports a task no worktree owns (parked by switch).
+func ownedByNobody(st *State) bool { return st.Worktree == "" && st.WorktreeID == "" }
 
 // Claim makes st belong to this worktree (start, and restoring a stash).
 func (e *Engine) Claim(st *State) {
@@ -143,6 +246,10 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 		t, err := e.Tasks.LoadTask(n)
 		if err != nil {
 			continue // a damaged task must not hide the others
+		}
+		if t.State.Finished() {
+			e.sighted(t)
+			continue
 		}
 		// Only a task this worktree created or took over: fetched data
 		// can carry any worktree id (adopt.go).
@@ -171,131 +278,11 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 	return best, nil
 }
 
-// Start begins workflow name at node (its start node if empty) as task
-// (a generated unique name if empty).
-func (e *Engine) Start(name, node, task string) (*View, error) {
-	cur, err := e.Current()
-	if err != nil && !errors.Is(err, ErrNoWorkflow) {
-		return nil, err
-	}
-	if cur != nil && cur.State.Active() {
-		return nil, fmt.Errorf("Workflow '%s/%s' is already active (task %s). Run 'git hegel abort' or 'git hegel stash' first",
-			cur.State.Mode, cur.State.CurrentNode, cur.State.Task)
-	}
-	reg, err := e.Workflows()
-	if err != nil {
-		return nil, err
-	}
-	wf, ok := reg.Get(name)
-	if !ok {
-		if b, broken := reg.GetBroken(name); broken {
-			return nil, fmt.Errorf("Workflow '%s' cannot be loaded: %v", name, b.Err)
-		}
-		return nil, badNamef("Unknown workflow '%s'. Run 'git hegel workflows' to list them", name)
-	}
-	for _, w := range wf.Warnings {
-		e.warn(w.String())
-	}
-	if node == "" {
-		node = wf.StartNode
-	} else if _, ok := wf.Nodes[node]; !ok {
-		return nil, badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, joinQuoted(wf.Order))
-	}
-	now := e.now()
-	if task == "" {
-		task = fmt.Sprintf("%s-%s-%s", wf.Name, now.UTC().Format("20060102-150405"), e.suffix())
-	} else if err := CheckTaskName(task); err != nil {
-		return nil, err
-	}
-	st := &State{
-		Task:            task,
-		Workflow:        wf.Name,
-		Mode:            wf.Mode,
-		CurrentNode:     node,
-		History:         []string{node},
-		WorkflowID:      now.UTC().Format(time.RFC3339),
-		Status:          StatusActive,
-		StartedAt:       now,
-		PhaseStartTime:  now,
-		UpdatedAt:       now,
-		Attempt:         1,
-		RollbackHistory: []RollbackEvent{},
-	}
-	st.logPhase(now)
-	e.Claim(st)
-	rev := ""
-	if old, err := e.Tasks.LoadTask(task); err == nil {
-		if old.State.Active() {
-			return nil, fmt.Errorf("Task '%s' is already active in %s; pick another name with --task", task, old.State.Worktree)
-		}
-		rev = old.Rev // a finished task's name may be reused; its history stays in the chain
-	} else if !errors.Is(err, ErrNotFound) {
-		return nil, err
-	}
-	t := &Task{State: st, Definition: wf.Raw, Rev: rev}
-	if _, err := e.Tasks.SaveTask(t, fmt.Sprintf("start: %s at %s", wf.Name, node)); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return nil, fmt.Errorf("Task '%s' was created by another process at the same time; pick another name with --task", task)
-		}
-		return nil, err
-	}
-	if err := e.touchSession(func(s *Session) {
-		s.ActiveTask = task
-		s.Totals.WorkflowsStarted++
-	}); err != nil {
-		return nil, err
-	}
-	e.checkpoint(st)
-	return e.view(st, wf), nil
-}
-
-// Next follows the first transition of the current node whose `when`
-// equals claim (default: "<node>_complete").
-func (e *Engine) Next(claim string) (*View, error) {
-	var from string
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
-		if wf.IsTerminal(st.CurrentNode) {
-			return "", finishedError(st)
-		}
-		c := claim
-		if c == "" {
-			c = st.CurrentNode + "_complete"
-		}
-		to, ok := wf.Transition(st.CurrentNode, c)
-		if !ok {
-			return "", &ErrNoMatch{Node: st.CurrentNode, Claim: c, Valid: claims(wf, st.CurrentNode)}
-		}
-		from = st.CurrentNode
-		forced, err := e.guard(st, wf, to, c)
-		if err != nil {
-			return "", err
-		}
-		e.enter(st, to)
-		return fmt.Sprintf("next: %s -> %s (%s)%s", from, to, c, forced), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := e.touchSession(func(s *Session) {
-		s.Totals.Transitions++
-		switch st.Status {
-		case StatusCompleted:
-			s.Totals.WorkflowsCompleted++
-		case StatusAborted:
-			s.Totals.WorkflowsAborted++
-		}
-	}); err != nil {
-		return nil, err
-	}
-	e.checkpoint(st)
-	return e.view(st, wf), nil
-}
-
 // Prev returns to the node before the current one in the history.
 func (e *Engine) Prev() (*View, error) {
 	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
-		if st.Status == StatusAborted {
-			return "", finishedError(st)
+		if err := allowed(st, "prev"); err != nil {
+			return "", err
 		}
 		if len(st.History) < 2 {
 			return "", fmt.Errorf("Already at the first node '%s'; nothing to go back to", st.CurrentNode)
@@ -319,12 +306,13 @@ func (e *Engine) Prev() (*View, error) {
 // Restart goes back to the workflow's start node with a fresh history.
 func (e *Engine) Restart() (*View, error) {
 	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
-		if st.Status == StatusAborted {
-			return "", finishedError(st)
+		if err := allowed(st, "restart"); err != nil {
+			return "", err
 		}
 		from := st.CurrentNode
 		st.History = []string{wf.StartNode}
 		st.CurrentNode = wf.StartNode
+		st.CompletedNodes, st.SkippedNodes = nil, nil
 		e.reopen(st)
 		return fmt.Sprintf("restart: %s -> %s", from, wf.StartNode), nil
 	})
@@ -351,15 +339,17 @@ func (e *Engine) Repeat() (*View, error) {
 	return e.view(t.State, wf), nil
 }
 
-// Abort ends the active workflow at the implicit "aborted" node.
+// Abort ends the workflow at the implicit "aborted" node. It works on a
+// task whose state is invalid too: ending it is how such a task is given
+// up.
 func (e *Engine) Abort() (*State, error) {
 	var from string
-	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
-		if !st.Active() {
+	st, _, err := e.updateOpts(updateOpts{damaged: true}, func(st *State, wf *Workflow) (string, error) {
+		if st.Status == StatusStashed || !st.Active() {
 			return "", fmt.Errorf("No active workflow to abort (task %s is %s)", st.Task, st.Status)
 		}
 		from = st.CurrentNode
-		e.enter(st, NodeAborted)
+		e.enter(st, wf, NodeAborted)
 		return fmt.Sprintf("abort: at %s", from), nil
 	})
 	if err != nil {
@@ -391,7 +381,9 @@ func (e *Engine) Reset() (*State, error) {
 		}
 	}
 	if _, err := e.Session.UpdateSession(func(s *Session) error {
-		s.ActiveTask = ""
+		if e.Selected == "" || s.ActiveTask == st.Task {
+			s.ActiveTask = ""
+		}
 		return nil
 	}); err != nil {
 		return nil, err
@@ -402,31 +394,59 @@ func (e *Engine) Reset() (*State, error) {
 // Status returns the current task, or ErrNoWorkflow.
 func (e *Engine) Status() (*Task, error) { return e.Current() }
 
-// update applies fn to the active task with compare-and-swap, reloading and
-// reapplying fn when another process wrote first, so concurrent commands
-// behave as if they had run one after the other.
+// updateOpts relaxes the checks update makes before it applies a change.
+type updateOpts struct {
+	// anyOwner: the change is a person's decision at a gate (approve,
+	// reject, answer), which anyone may make wherever the task runs.
+	anyOwner bool
+	// damaged: the stored state may break the rules (abort, which is how
+	// such a task is ended); the new state must still obey them.
+	damaged bool
+	// wf, if set, is the definition of the task as passed in, parsed
+	// already: the first attempt does not parse it again.
+	wf *Workflow
+}
+
+// update applies fn to the current task with compare-and-swap, reloading
+// and reapplying fn when another process wrote first, so concurrent
+// commands behave as if they had run one after the other.
 func (e *Engine) update(fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+	return e.updateOpts(updateOpts{}, fn)
+}
+
+func (e *Engine) updateOpts(o updateOpts, fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
 	e.foldEvents()
 	cur, err := e.Current()
 	if err != nil {
 		return nil, nil, err
 	}
-	return e.updateTask(cur, fn)
+	return e.updateTask(cur, o, fn)
 }
 
 // updateTask is update for a given task, starting from cur as loaded.
-func (e *Engine) updateTask(cur *Task, fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
 	var err error
 	name := cur.State.Task
 	const attempts = 50
 	for i := 0; i < attempts; i++ {
 		t := cur
 		if i > 0 {
-			if t, err = e.Tasks.LoadTask(name); err != nil {
+			if t, err = e.load(name); err != nil {
 				return nil, nil, err
 			}
 		}
-		wf, err := definition(t)
+		wf := o.wf
+		if i > 0 || wf == nil {
+			if wf, err = definition(t); err != nil {
+				return nil, nil, err
+			}
+		}
+		if !o.damaged {
+			if err := checkLoaded(t, wf); err != nil {
+				return nil, nil, err
+			}
+		}
+		forced, err := e.checkOwner(t.State, o)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -436,10 +456,15 @@ func (e *Engine) updateTask(cur *Task, fn func(*State, *Workflow) (string, error
 			return nil, nil, err
 		}
 		e.settle(st, wf)
-		st.UpdatedAt = e.now()
-		_, err = e.Tasks.SaveTask(&Task{State: st, Definition: t.Definition, Rev: t.Rev}, msg)
+		now := e.now()
+		if forced {
+			st.Overrides = append(st.Overrides, Override{Node: t.State.CurrentNode, What: "owner",
+				Reason: fmt.Sprintf("changed from %s while %s owns it", e.Worktree, ownerOf(t.State)), At: now})
+		}
+		st.UpdatedAt = now
+		nt, err := e.save(t, st, wf, msg)
 		if err == nil {
-			return st, wf, nil
+			return nt.State, wf, nil
 		}
 		if !errors.Is(err, ErrConflict) {
 			return nil, nil, err
@@ -450,15 +475,81 @@ func (e *Engine) updateTask(cur *Task, fn func(*State, *Workflow) (string, error
 	return nil, nil, fmt.Errorf("Task '%s' kept changing while this command ran; try again", name)
 }
 
-// enter moves st to node, keeping status and timestamps consistent.
-func (e *Engine) enter(st *State, node string) {
+// checkLoaded reports a stored state that breaks the rules: commands
+// refuse to build on it (abort can still end it).
+func checkLoaded(t *Task, wf *Workflow) error {
+	if err := ValidateState(t.State, wf); err != nil {
+		return fmt.Errorf("%w. Nothing changed; 'git hegel show %s' shows it, 'git hegel abort' ends it", err, t.State.Task)
+	}
+	return nil
+}
+
+// OwnerError refuses to change a task another worktree owns.
+type OwnerError struct {
+	Task, Owner string
+}
+
+func (e *OwnerError) Error() string {
+	return fmt.Sprintf("Task '%s' belongs to the worktree %s; run the command there, or add --force to change it from here (recorded in the task)", e.Task, e.Owner)
+}
+
+// checkOwner refuses a change to an open task another worktree owns,
+// unless Force; forced reports that Force was needed.
+func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
+	if o.anyOwner || e.owns(st) || ownedByNobody(st) || !st.Active() {
+		return false, nil
+	}
+	if !e.Force.All {
+		return false, &OwnerError{Task: st.Task, Owner: ownerOf(st)}
+	}
+	return true, nil
+}
+
+func ownerOf(st *State) string {
+	if st.Worktree != "" {
+		return st.Worktree
+	}
+	return st.WorktreeID
+}
+
+// save is the one place a task's state is written. It refuses a state
+// that breaks the rules (ValidateState), stores it as the next revision of
+// old, and when the write ended the run (done, aborted, rolled back) it
+// runs finish. It returns the stored task.
+func (e *Engine) save(old *Task, st *State, wf *Workflow, msg string) (*Task, error) {
+	if err := ValidateState(st, wf); err != nil {
+		return nil, fmt.Errorf("%w; refusing to write it, nothing changed", err)
+	}
+	nt := &Task{State: st, Definition: old.Definition, Rev: old.Rev, Archived: old.Archived}
+	rev, err := e.Tasks.SaveTask(nt, msg)
+	if err != nil {
+		return nil, err
+	}
+	nt.Rev = rev
+	nt.Archived = old.Archived && st.Finished()
+	if st.Finished() && !old.State.Finished() {
+		e.finish(nt, wf)
+	}
+	return nt, nil
+}
+
+// enter moves st to node, keeping status and timestamps consistent: the
+// node left counts as completed, the node entered starts at attempt 1.
+func (e *Engine) enter(st *State, wf *Workflow, node string) {
 	now := e.now()
+	if from := st.CurrentNode; from != "" && from != node && !wf.IsTerminal(from) && node != NodeAborted {
+		// Completed now, so no longer failed: a node is never both.
+		st.CompletedNodes = appendOnce(st.CompletedNodes, from)
+		st.FailedNodes = remove(st.FailedNodes, from)
+	}
+	st.CompletedNodes = remove(st.CompletedNodes, node)
 	st.CurrentNode = node
 	st.History = append(st.History, node)
 	st.PhaseStartTime = now
 	st.logPhase(now)
 	st.Attempt = 1
 	st.LastFailure = ""
+	st.PendingClaim = ""
 	switch node {
 	case NodeDone:
 		st.Status = StatusCompleted
@@ -466,17 +557,33 @@ func (e *Engine) enter(st *State, node string) {
 	case NodeAborted:
 		st.Status = StatusAborted
 		st.EndedAt = &now
+	default:
+		if st.Status == StatusPaused {
+			st.ResumedAt = &now
+		}
+		st.Status = StatusActive
+		st.Error = nil
+		st.PauseReason = ""
 	}
 }
 
 // reopen marks st active again after prev or restart left a terminal node.
 func (e *Engine) reopen(st *State) {
+	if st.Status == StatusPaused {
+		now := e.now()
+		st.ResumedAt = &now
+	}
 	st.Status = StatusActive
 	st.EndedAt = nil
+	st.Error = nil
+	st.PendingClaim = ""
+	st.PauseReason = ""
 	st.PhaseStartTime = e.now()
 	st.logPhase(st.PhaseStartTime)
 	st.Attempt = 1
 	st.LastFailure = ""
+	st.CompletedNodes = remove(st.CompletedNodes, st.CurrentNode)
+	st.FailedNodes = remove(st.FailedNodes, st.CurrentNode)
 }
 
 func (e *Engine) touchSession(fn func(*Session)) error {
@@ -495,19 +602,33 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 	return err
 }
 
+// view is what a command shows after it moved (or showed) a task. A retry
+// starts with why the last attempt failed, so an agent trying again knows
+// what went wrong.
 func (e *Engine) view(st *State, wf *Workflow) *View {
 	prompt, err := e.RenderPrompt(st, wf)
 	if err != nil {
 		e.warn(err.Error() + " (showing the prompt as written)")
 		prompt = wf.Prompt(st.CurrentNode)
 	}
-	return &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Prompt: prompt}
+	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Prompt: prompt,
+		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
+	if st.LastFailure != "" && !wf.IsTerminal(st.CurrentNode) {
+		head := fmt.Sprintf("The last attempt at '%s' failed:", st.CurrentNode)
+		if st.Attempt > 1 {
+			head = fmt.Sprintf("This is attempt %d of %d at '%s'. The last attempt failed:", st.Attempt, v.MaxAttempts, st.CurrentNode)
+		}
+		v.Prompt = head + "\n" + indent(st.LastFailure) + "\n\n" + v.Prompt
+	}
+	return v
 }
 
-func (e *Engine) warn(msg string) {
-	if e.Warn != nil {
-		e.Warn(msg)
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "  " + l
 	}
+	return strings.Join(lines, "\n")
 }
 
 func (e *Engine) now() time.Time {
@@ -515,6 +636,12 @@ func (e *Engine) now() time.Time {
 		return e.Now()
 	}
 	return time.Now()
+}
+
+func (e *Engine) warn(msg string) {
+	if e.Warn != nil {
+		e.Warn(msg)
+	}
 }
 
 func (e *Engine) suffix() string {
@@ -529,7 +656,11 @@ func (e *Engine) suffix() string {
 // definition parses the workflow a task runs: the copy stored with it, so
 // editing or deleting a workflow file never breaks a running task.
 func definition(t *Task) (*Workflow, error) {
-	wf, err := ParseWorkflow(t.State.Workflow, "refs/hegel/tasks/"+t.State.Task+":workflow.yaml", t.Definition)
+	ns := "tasks"
+	if t.Archived {
+		ns = "archive"
+	}
+	wf, err := ParseWorkflow(t.State.Workflow, "refs/hegel/"+ns+"/"+t.State.Task+":workflow.yaml", t.Definition)
 	if err != nil {
 		return nil, fmt.Errorf("Task '%s' holds an invalid workflow definition: %v", t.State.Task, err)
 	}
@@ -562,3 +693,37 @@ func joinQuoted(items []string) string {
 	}
 	return s
 }
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// remove returns list without s; nil stays nil, and an emptied list
+// becomes nil so the field is left out of the JSON.
+func remove(list []string, s string) []string {
+	if !slices.Contains(list, s) {
+		return list
+	}
+	var out []string
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ViewOf is what repeat would show for t.
+func (e *Engine) ViewOf(t *Task) (*View, error) {
+	wf, err := definition(t)
+	if err != nil {
+		return nil, err
+	}
+	return e.view(t.State, wf), nil
+}
+
+// Owns reports whether this worktree owns st.
+func (e *Engine) Owns(st *State) bool { return e.owns(st) }

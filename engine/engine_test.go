@@ -13,22 +13,31 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 type testEnv struct {
 	*Engine
-	tasks *fakeTaskStore
-	sess  *fakeSessionStore
-	now   time.Time
+	tasks    *fakeTaskStore
+	sess     *fakeSessionStore
+	files    fakeFiles
+	rewinder *fakeRewinder
+	warnings []string
+	now      time.Time
 }
 
 func newTestEngine(t *testing.T, user map[string][]byte) *testEnv {
 	t.Helper()
-	te := &testEnv{tasks: newFakeTaskStore(), sess: &fakeSessionStore{}, now: t0}
+	te := &testEnv{tasks: newFakeTaskStore(), sess: &fakeSessionStore{}, files: fakeFiles{}, now: t0}
 	te.Engine = &Engine{
 		Tasks:     te.tasks,
+		Archive:   te.tasks,
 		Session:   te.sess,
 		Workflows: func() (*Registry, error) { return NewRegistry(user) },
 		Worktree:  "/work/tree",
 		Now:       func() time.Time { return te.now },
 		NewSuffix: func() string { return "abc123" },
+		Files:     te.files,
+		User:      func() string { return "Ann" },
+		Warn:      func(msg string) { te.warnings = append(te.warnings, msg) },
 	}
+	te.rewinder = &fakeRewinder{e: te.Engine}
+	te.Rewind = te.rewinder
 	return te
 }
 
@@ -99,9 +108,22 @@ func TestStartErrors(t *testing.T) {
 	if got := te.state(t); got.CurrentNode != "plan" || got.Task != "t1" {
 		t.Errorf("start at plan: %+v", got)
 	}
-	_, err := te.Start("minimal", "", "t2")
-	if err == nil || !strings.Contains(err.Error(), "Workflow 'discovery/plan' is already active (task t1)") {
-		t.Errorf("start while active: %v", err)
+	// Starting another parks the active task: it stays open, owned by
+	// no worktree.
+	v, err := te.Start("minimal", "", "t2")
+	if err != nil || v.Parked == nil || v.Parked.Task != "t1" {
+		t.Fatalf("start while active: %+v %v", v, err)
+	}
+	if got := te.state(t); got.Task != "t2" {
+		t.Errorf("current after start: %s", got.Task)
+	}
+	t1, _ := te.tasks.LoadTask("t1")
+	if !t1.State.Active() || t1.State.Worktree != "" || t1.State.WorktreeID != "" {
+		t.Errorf("t1 not parked: %+v", t1.State)
+	}
+	// A task open elsewhere cannot be started again under its name.
+	if _, err := te.Start("minimal", "", "t1"); err == nil || !strings.Contains(err.Error(), "already active") {
+		t.Errorf("start over an open task: %v", err)
 	}
 }
 
@@ -205,7 +227,7 @@ func TestAbortAndReset(t *testing.T) {
 	if _, err := te.Status(); !errors.Is(err, ErrNoWorkflow) {
 		t.Errorf("status after reset: %v", err)
 	}
-	if m, _ := te.tasks.LoadTask("m"); m.State.Status != StatusAborted {
+	if m, _ := te.tasks.LoadArchived("m"); m.State.Status != StatusAborted {
 		t.Errorf("reset left task %s", m.State.Status)
 	}
 }
@@ -216,7 +238,7 @@ func TestSessionRebuiltFromRefs(t *testing.T) {
 	te.Next("")
 	// Another worktree's active task must not be adopted.
 	other := newTestEngine(t, nil)
-	other.Engine.Tasks = te.tasks
+	other.Engine.Tasks, other.Engine.Archive, other.tasks = te.tasks, te.tasks, te.tasks
 	other.Worktree = "/other/tree"
 	other.now = t0.Add(time.Hour)
 	if _, err := other.Start("minimal", "", "theirs"); err != nil {
@@ -305,7 +327,7 @@ func TestSwitchTakesOverAnotherClonesTask(t *testing.T) {
 	}
 	// The desktop shares the refs (as after a fetch) but is another clone.
 	desktop := newTestEngine(t, nil)
-	desktop.Engine.Tasks = laptop.tasks
+	desktop.Engine.Tasks, desktop.Engine.Archive, desktop.tasks = laptop.tasks, laptop.tasks, laptop.tasks
 	desktop.WorktreeID = "bbbb:main"
 	if _, err := desktop.Status(); !errors.Is(err, ErrNoWorkflow) {
 		t.Fatalf("another clone's task adopted without switch: %v", err)
@@ -326,7 +348,7 @@ func TestSwitchTakesOverAnotherClonesTask(t *testing.T) {
 	}
 	// A sibling worktree of the same clone may not take it.
 	sibling := newTestEngine(t, nil)
-	sibling.Engine.Tasks = laptop.tasks
+	sibling.Engine.Tasks, sibling.Engine.Archive, sibling.tasks = laptop.tasks, laptop.tasks, laptop.tasks
 	sibling.WorktreeID = "bbbb:worktrees/wt2"
 	if _, err := sibling.Switch("handed"); err == nil || !strings.Contains(err.Error(), "active in another worktree") {
 		t.Errorf("sibling worktree took the task: %v", err)
@@ -348,7 +370,7 @@ func TestRebuildScansOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := newTestEngine(t, nil)
-	fresh.Engine.Tasks = other.tasks
+	fresh.Engine.Tasks, fresh.Engine.Archive, fresh.tasks = other.tasks, other.tasks, other.tasks
 	fresh.WorktreeID = "bbbb:main"
 	if _, err := fresh.Status(); !errors.Is(err, ErrNoWorkflow) {
 		t.Fatalf("status: %v", err)

@@ -1,23 +1,45 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 )
 
-// fakeTaskStore is an in-memory TaskStore with the same compare-and-swap
-// contract as the git-backed one.
+// fakeTaskStore is an in-memory TaskStore and ArchiveStore with the same
+// compare-and-swap contract as the git-backed one: live tasks, archived
+// ones, deleted-task records, and a stand-in for each task's checkpoints.
 type fakeTaskStore struct {
-	mu    sync.Mutex
-	tasks map[string]*Task
-	rev   int
-	log   []string // commit messages, in order
+	mu       sync.Mutex
+	tasks    map[string]*Task
+	archive  map[string]*Task
+	files    map[string][]ArchivedFile // archived artifact copies
+	deleted  map[string]*deletedFake
+	cps      map[string]string   // task -> checkpoint chain (a stand-in)
+	parents  map[string][]string // rev -> parent revs
+	rev      int
+	log      []string // commit messages, in order
+	archived []string // archive messages, in order
 	// beforeSave, if set, runs before each save (to inject races).
 	beforeSave func()
 }
 
-func newFakeTaskStore() *fakeTaskStore { return &fakeTaskStore{tasks: map[string]*Task{}} }
+type deletedFake struct {
+	rec  DeletedTask
+	task *Task
+	cps  string
+}
+
+func newFakeTaskStore() *fakeTaskStore {
+	return &fakeTaskStore{tasks: map[string]*Task{}, archive: map[string]*Task{}, files: map[string][]ArchivedFile{},
+		deleted: map[string]*deletedFake{}, cps: map[string]string{}, parents: map[string][]string{}}
+}
+
+func copyTask(t *Task) *Task {
+	return &Task{State: t.State.Clone(), Definition: t.Definition, Rev: t.Rev, Archived: t.Archived}
+}
 
 func (f *fakeTaskStore) LoadTask(name string) (*Task, error) {
 	f.mu.Lock()
@@ -26,7 +48,31 @@ func (f *fakeTaskStore) LoadTask(name string) (*Task, error) {
 	if !ok {
 		return nil, fmt.Errorf("task %s: %w", name, ErrNotFound)
 	}
-	return &Task{State: t.State.Clone(), Definition: t.Definition, Rev: t.Rev}, nil
+	return copyTask(t), nil
+}
+
+func (f *fakeTaskStore) newRev(parents ...string) string {
+	f.rev++
+	rev := fmt.Sprint(f.rev)
+	for _, p := range parents {
+		if p != "" {
+			f.parents[rev] = append(f.parents[rev], p)
+		}
+	}
+	return rev
+}
+
+// contains reports whether rev a is b or an ancestor of b.
+func (f *fakeTaskStore) contains(b, a string) bool {
+	if a == b {
+		return true
+	}
+	for _, p := range f.parents[b] {
+		if f.contains(p, a) {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fakeTaskStore) SaveTask(t *Task, msg string) (string, error) {
@@ -35,13 +81,27 @@ func (f *fakeTaskStore) SaveTask(t *Task, msg string) (string, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cur, ok := f.tasks[t.State.Task]
-	if (ok && cur.Rev != t.Rev) || (!ok && t.Rev != "") {
-		return "", fmt.Errorf("task %s: %w", t.State.Task, ErrConflict)
+	name := t.State.Task
+	if t.Archived && t.State.Finished() {
+		cur, ok := f.archive[name]
+		if !ok || cur.Rev != t.Rev {
+			return "", fmt.Errorf("archive %s: %w", name, ErrConflict)
+		}
+		rev := f.newRev(t.Rev)
+		f.archive[name] = &Task{State: t.State.Clone(), Definition: t.Definition, Rev: rev, Archived: true}
+		f.log = append(f.log, msg)
+		return rev, nil
 	}
-	f.rev++
-	rev := fmt.Sprint(f.rev)
-	f.tasks[t.State.Task] = &Task{State: t.State.Clone(), Definition: t.Definition, Rev: rev}
+	cur, ok := f.tasks[name]
+	expect := t.Rev
+	if t.Archived {
+		expect = "" // back from the archive: the task ref must not exist
+	}
+	if (ok && cur.Rev != expect) || (!ok && expect != "") {
+		return "", fmt.Errorf("task %s: %w", name, ErrConflict)
+	}
+	rev := f.newRev(t.Rev)
+	f.tasks[name] = &Task{State: t.State.Clone(), Definition: t.Definition, Rev: rev}
 	f.log = append(f.log, msg)
 	return rev, nil
 }
@@ -49,20 +109,173 @@ func (f *fakeTaskStore) SaveTask(t *Task, msg string) (string, error) {
 func (f *fakeTaskStore) ListTasks() ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return sortedNames(f.tasks), nil
+}
+
+func sortedNames(m map[string]*Task) []string {
 	var names []string
-	for n := range f.tasks {
+	for n := range m {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return names, nil
+	return names
+}
+
+func (f *fakeTaskStore) LoadArchived(name string) (*Task, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.archive[name]
+	if !ok {
+		return nil, fmt.Errorf("archive %s: %w", name, ErrNotFound)
+	}
+	return copyTask(t), nil
+}
+
+func (f *fakeTaskStore) ListArchived() ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return sortedNames(f.archive), nil
+}
+
+func (f *fakeTaskStore) ArchiveTask(t *Task, files []ArchivedFile, msg string, drop bool) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name := t.State.Task
+	old := f.archive[name]
+	var rev string
+	if old != nil && f.contains(old.Rev, t.Rev) {
+		rev = old.Rev
+	} else {
+		parents := []string{t.Rev}
+		if old != nil && !f.contains(t.Rev, old.Rev) {
+			parents = append(parents, old.Rev)
+		}
+		rev = f.newRev(parents...)
+		f.archive[name] = &Task{State: t.State.Clone(), Definition: t.Definition, Rev: rev, Archived: true}
+		kept := make([]ArchivedFile, len(files))
+		for i, x := range files {
+			kept[i] = ArchivedFile{Path: x.Path, Size: int64(len(x.Data)), Data: append([]byte(nil), x.Data...)}
+		}
+		f.files[name] = kept
+		f.archived = append(f.archived, msg)
+	}
+	if cur, ok := f.tasks[name]; ok && cur.Rev == t.Rev {
+		delete(f.tasks, name)
+	}
+	if drop {
+		delete(f.cps, name)
+	}
+	return rev, nil
+}
+
+func (f *fakeTaskStore) ArchivedFiles(name string) ([]ArchivedFile, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.archive[name]; !ok {
+		return nil, fmt.Errorf("archive %s: %w", name, ErrNotFound)
+	}
+	var out []ArchivedFile
+	for _, x := range f.files[name] {
+		out = append(out, ArchivedFile{Path: x.Path, Size: x.Size})
+	}
+	return out, nil
+}
+
+func (f *fakeTaskStore) ListStates(archived bool) ([]ListedTask, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ListedTask
+	for _, n := range sortedNames(f.tasks) {
+		out = append(out, ListedTask{Name: n, State: f.tasks[n].State.Clone()})
+	}
+	if archived {
+		for _, n := range sortedNames(f.archive) {
+			out = append(out, ListedTask{Name: n, State: f.archive[n].State.Clone(), Archived: true})
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeTaskStore) DeleteTask(name string, at time.Time) (*DeletedTask, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, arch := f.archive[name], true
+	if t == nil {
+		t, arch = f.tasks[name], false
+	}
+	if t == nil {
+		return nil, fmt.Errorf("task %s: %w", name, ErrNotFound)
+	}
+	d := &deletedFake{rec: DeletedTask{Task: name, Workflow: t.State.Workflow, Status: t.State.Status, Archived: arch,
+		DeletedAt: at, Commit: t.Rev, Checkpoints: f.cps[name]}, task: copyTask(t), cps: f.cps[name]}
+	f.deleted[name] = d
+	if arch {
+		delete(f.archive, name)
+	} else {
+		delete(f.tasks, name)
+	}
+	delete(f.cps, name)
+	rec := d.rec
+	return &rec, nil
+}
+
+func (f *fakeTaskStore) DeletedTasks() ([]*DeletedTask, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*DeletedTask
+	for _, d := range f.deleted {
+		rec := d.rec
+		out = append(out, &rec)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].DeletedAt.After(out[j].DeletedAt) })
+	return out, nil
+}
+
+func (f *fakeTaskStore) RestoreTask(name string) (*DeletedTask, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, ok := f.deleted[name]
+	if !ok {
+		return nil, fmt.Errorf("deleted %s: %w", name, ErrNotFound)
+	}
+	if f.tasks[name] != nil || f.archive[name] != nil {
+		return nil, fmt.Errorf("%s: %w", name, ErrExists)
+	}
+	if d.rec.Archived {
+		f.archive[name] = d.task
+	} else {
+		f.tasks[name] = d.task
+	}
+	if d.cps != "" && f.cps[name] == "" {
+		f.cps[name] = d.cps
+	}
+	delete(f.deleted, name)
+	rec := d.rec
+	return &rec, nil
+}
+
+func (f *fakeTaskStore) ExpireDeleted(before time.Time) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for name, d := range f.deleted {
+		if d.rec.DeletedAt.Before(before) {
+			delete(f.deleted, name)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // fakeSessionStore keeps the session in memory; corrupt simulates a file
-// that no longer parses.
+// that no longer parses; failWrite makes the next write fail after fn
+// ran (a full disk).
 type fakeSessionStore struct {
-	mu      sync.Mutex
-	s       *Session
-	corrupt bool
+	mu        sync.Mutex
+	s         *Session
+	corrupt   bool
+	locked    bool
+	failWrite bool
 }
 
 func (f *fakeSessionStore) LoadSession() (*Session, error) {
@@ -81,6 +294,9 @@ func (f *fakeSessionStore) LoadSession() (*Session, error) {
 func (f *fakeSessionStore) UpdateSession(fn func(*Session) error) (*Session, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.locked {
+		return nil, errors.New(".hegel/state.json is locked by another git-hegel")
+	}
 	s := Session{SessionID: "fake"}
 	if f.s != nil && !f.corrupt {
 		s = *f.s
@@ -88,7 +304,59 @@ func (f *fakeSessionStore) UpdateSession(fn func(*Session) error) (*Session, err
 	if err := fn(&s); err != nil {
 		return nil, err
 	}
+	if f.failWrite {
+		f.failWrite = false
+		return nil, errors.New("cannot write .hegel/state.json: no space left on device")
+	}
 	f.s, f.corrupt = &s, false
 	c := s
 	return &c, nil
+}
+
+// fakeFiles is a worktree of regular files.
+type fakeFiles map[string]string
+
+func (f fakeFiles) Size(p string) (int64, error) {
+	d, ok := f[p]
+	if !ok {
+		return 0, fmt.Errorf("%s: %w", p, ErrNotFound)
+	}
+	return int64(len(d)), nil
+}
+
+func (f fakeFiles) ReadFile(p string, limit int64) ([]byte, error) {
+	d, ok := f[p]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", p, ErrNotFound)
+	}
+	if int64(len(d)) > limit {
+		return nil, fmt.Errorf("%s is too large", p)
+	}
+	return []byte(d), nil
+}
+
+// fakeRewinder records rewinds and applies them to the state the way
+// rollback.Manager does (ApplyRollback), with checkpoints named by node.
+type fakeRewinder struct {
+	e     *Engine
+	first string // the node of the task's first checkpoint
+	calls []string
+	fail  error
+}
+
+func (r *fakeRewinder) Rewind(id, reason string) (*View, error) {
+	if r.fail != nil {
+		return nil, r.fail
+	}
+	t, err := r.e.Current()
+	if err != nil {
+		return nil, err
+	}
+	node := id
+	if node == "" {
+		node = r.first
+	}
+	r.calls = append(r.calls, node+":"+reason)
+	return r.e.ApplyRollback(&RollbackRequest{Task: t.State.Task, Node: node, Reason: reason,
+		History: []string{node}, Force: true})
 }

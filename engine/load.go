@@ -62,6 +62,9 @@ func ParseWorkflowWith(name, filename string, data []byte, opts ParseOptions) (*
 	if err := p.check(d); err != nil {
 		return nil, err
 	}
+	if err := p.checkMeta(d); err != nil {
+		return nil, err
+	}
 	slices.SortStableFunc(p.warnings, func(a, b Warning) int { return a.Line - b.Line })
 	w := &Workflow{
 		Name:      name,
@@ -76,6 +79,7 @@ func ParseWorkflowWith(name, filename string, data []byte, opts ParseOptions) (*
 	if d.hasMode {
 		w.Mode = d.mode
 	}
+	w.TaskTypes, w.DefaultTaskType = d.meta.types, d.meta.defaultType
 	for _, dn := range d.nodes {
 		w.Nodes[dn.node.Name] = dn.node
 		w.Order = append(w.Order, dn.node.Name)
@@ -169,12 +173,14 @@ type draft struct {
 	startNode *yaml.Node // nil when start_node is absent
 	nodes     []*draftNode
 	nodesKey  *yaml.Node // nil when nodes is absent
+	meta      draftMeta  // task types (load_meta.go)
 }
 
 type draftNode struct {
 	node  *Node
 	key   *yaml.Node
 	toPos []*yaml.Node // value node of each transition's "to"
+	meta  nodeMetaPos  // where the stage metadata was written (load_meta.go)
 }
 
 type parser struct {
@@ -316,6 +322,10 @@ func (p *parser) top(root *yaml.Node) (*draft, error) {
 			if d.nodes, err = p.nodes(f.value); err != nil {
 				return nil, err
 			}
+		default:
+			if err := p.topMeta(d, f); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return d, nil
@@ -376,6 +386,10 @@ func (p *parser) node(f field) (*draftNode, error) {
 			rules = nf.value
 		case "transitions":
 			transitions = nf.value
+		default:
+			if err := p.nodeMeta(dn, nf, prefix); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// A node without transitions ends the run where it stands, like done.
@@ -421,10 +435,15 @@ func (p *parser) transitions(dn *draftNode, n *yaml.Node, prefix string) error {
 		var t Transition
 		var when, to *yaml.Node
 		for _, f := range fs {
-			if f.name == "when" {
+			switch f.name {
+			case "when":
 				when = f.value
-			} else {
+			case "to":
 				to = f.value
+			default:
+				if err := p.transitionMeta(&t, f, prefix); err != nil {
+					return err
+				}
 			}
 		}
 		for _, req := range []struct {

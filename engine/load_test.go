@@ -62,9 +62,9 @@ func TestParseWorkflowErrors(t *testing.T) {
 		// Top level.
 		{"unknown key typo", edit(2, "nodse:"), `wf.yaml:2: unknown top-level key "nodse" (did you mean "nodes"?)`},
 		{"unknown key", y(append([]string{"color: red"}, twoNodes...)...),
-			`wf.yaml:1: unknown top-level key "color" (expected one of name, mode, start_node, nodes)`},
+			`wf.yaml:1: unknown top-level key "color" (expected one of name, mode, start_node, nodes, task_types, default_task_type)`},
 		{"long unknown key is shortened", y(append([]string{strings.Repeat("x", 200) + ": 1"}, twoNodes...)...),
-			`wf.yaml:1: unknown top-level key "` + strings.Repeat("x", 80) + `"... (expected one of name, mode, start_node, nodes)`},
+			`wf.yaml:1: unknown top-level key "` + strings.Repeat("x", 80) + `"... (expected one of name, mode, start_node, nodes, task_types, default_task_type)`},
 		{"complex key", y(append([]string{"? [a, b]", ": c"}, twoNodes...)...),
 			`wf.yaml:1: top-level key must be a string, got a list`},
 		{"merge key", y(append([]string{"<<: {mode: x}"}, twoNodes...)...),
@@ -123,7 +123,7 @@ func TestParseWorkflowErrors(t *testing.T) {
 		{"when list", edit(12, "      - when: [a]"), `wf.yaml:12: node "plan": "when" must be a string, got a list`},
 		{"invalid claim", edit(12, "      - when: Plan Done"), `wf.yaml:12: node "plan": invalid claim "Plan Done": ` + nameRule},
 		{"unknown transition key", edit(13, "        too: done"),
-			`wf.yaml:13: node "plan": unknown transition key "too" (expected one of when, to)`},
+			`wf.yaml:13: node "plan": unknown transition key "too" (expected one of when, to, confirm)`},
 		{"duplicate transition key", edit(13, "        to: done", "        to: spec"),
 			`wf.yaml:14: node "plan": duplicate transition key "to" (first at line 13)`},
 

@@ -71,6 +71,17 @@ func (e *Engine) CheckRollback(req *RollbackRequest) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLoaded(t, wf); err != nil {
+		return nil, err
+	}
+	if err := allowed(t.State, "rollback"); err != nil {
+		return nil, err
+	}
+	// Files are restored before the state is written: refuse now what
+	// the state write would refuse then.
+	if _, err := e.checkOwner(t.State, updateOpts{}); err != nil {
+		return nil, err
+	}
 	st := t.State.Clone()
 	if _, err := e.applyRollback(st, wf, req); err != nil && !errors.Is(err, errAlreadyApplied) {
 		return nil, err
@@ -156,16 +167,19 @@ func (e *Engine) applyRollback(st *State, wf *Workflow, req *RollbackRequest) (s
 	st.History = slices.Clone(history)
 	st.CurrentNode = req.Node
 	e.reopen(st)
-	switch req.Node {
-	case NodeDone:
+	st.CompletedNodes = keepVisited(st.CompletedNodes, st.History)
+	switch {
+	case req.Node == NodeDone:
 		st.Status, st.EndedAt = StatusCompleted, &at
-	case NodeAborted:
+	case req.Node == NodeAborted:
 		st.Status, st.EndedAt = StatusAborted, &at
+	case !req.Undo:
+		// Seed 05: after a rollback the task waits, paused, until resume
+		// or next; an undo puts it back to work as it was.
+		st.Status, st.PausedAt, st.PauseReason = StatusPaused, &at, "rolled back to "+req.Node
+		st.ResumedAt = nil
 	}
-	st.RollbackHistory = append(st.RollbackHistory, RollbackEventFor(req, from))
-	if n := len(st.RollbackHistory); n > MaxRollbackEvents {
-		st.RollbackHistory = slices.Clone(st.RollbackHistory[n-MaxRollbackEvents:])
-	}
+	st.RollbackHistory = appendEvent(st.RollbackHistory, RollbackEventFor(req, from))
 	verb := "rollback"
 	if req.Undo {
 		verb = "rollback undo"
@@ -209,8 +223,8 @@ func recentRollbacks(events []RollbackEvent, node string, at time.Time) int {
 // it is reported through Warn and the command succeeds. Terminal nodes get
 // no checkpoint (nothing can be rolled back to them).
 func (e *Engine) checkpoint(st *State) {
-	if e.Checkpoint == nil || st == nil || st.Status != StatusActive {
-		return
+	if e.Checkpoint == nil || st == nil || st.Status != StatusActive || !e.owns(st) {
+		return // another worktree's task: this worktree's files are not its
 	}
 	if err := e.Checkpoint(st); err != nil && e.Warn != nil {
 		e.Warn(fmt.Sprintf("no checkpoint taken at '%s': %v", st.CurrentNode, err))

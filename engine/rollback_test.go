@@ -126,8 +126,8 @@ func TestRollbackUndoRestoresHistoryAndTerminalNodes(t *testing.T) {
 	if _, err := te.ApplyRollback(&RollbackRequest{Task: "t", Node: "plan"}); err != nil {
 		t.Fatal(err)
 	}
-	if st := te.state(t); st.Status != StatusActive || st.EndedAt != nil {
-		t.Errorf("a rollback from done reopens the task: %s", st.Status)
+	if st := te.state(t); st.Status != StatusPaused || st.EndedAt != nil || st.PausedAt == nil {
+		t.Errorf("a rollback from done reopens the task, paused: %s", st.Status)
 	}
 	te.now = te.now.Add(time.Minute)
 	if _, err := te.ApplyRollback(&RollbackRequest{Task: "t", Node: "done", History: done.History, Undo: true, Reason: "undo"}); err != nil {

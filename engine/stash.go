@@ -243,7 +243,7 @@ func (e *Engine) StashPushFiles(message string, files *StashFiles) (*StashEntry,
 		st := t.State.Clone()
 		st.Status = StatusStashed
 		st.UpdatedAt = now
-		_, err := e.Tasks.SaveTask(&Task{State: st, Definition: t.Definition, Rev: t.Rev}, "stash push: stashed as "+s.ID)
+		_, err := e.save(t, st, nil, "stash push: stashed as "+s.ID)
 		if err == nil {
 			if err := e.detach(name); err != nil {
 				return nil, err
@@ -373,15 +373,15 @@ func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) 
 	}
 	const attempts = 20
 	for i := 0; ; i++ {
-		rev := ""
-		old, err := e.Tasks.LoadTask(ent.Task)
+		base := &Task{Definition: ent.Definition}
+		old, err := e.load(ent.Task)
 		switch {
 		case err == nil:
 			if old.State.Active() {
 				return nil, nil, fmt.Errorf("Cannot restore %s: its task '%s' is active again in %s; finish or abort it there first",
 					ent.Ref(), ent.Task, old.State.Worktree)
 			}
-			rev = old.Rev
+			base.State, base.Rev, base.Archived = old.State, old.Rev, old.Archived
 		case !errors.Is(err, ErrNotFound):
 			return nil, nil, err
 		}
@@ -389,8 +389,7 @@ func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) 
 		st.Task = ent.Task
 		e.Claim(st)
 		st.UpdatedAt = e.now()
-		_, err = e.Tasks.SaveTask(&Task{State: st, Definition: ent.Definition, Rev: rev},
-			fmt.Sprintf("stash %s: restored from %s", op, ent.ID))
+		_, err = e.save(base, st, wf, fmt.Sprintf("stash %s: restored from %s", op, ent.ID))
 		if err == nil {
 			ent.State = st
 			break

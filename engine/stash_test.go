@@ -625,3 +625,57 @@ func TestRelativeTime(t *testing.T) {
 		}
 	}
 }
+
+// TestStashCarriesGatesAndFailures: a task waiting at an approval gate,
+// with a failed attempt, a question and a skipped stage, comes back from
+// the stash exactly as it was, and the gate still decides.
+func TestStashCarriesGatesAndFailures(t *testing.T) {
+	env := newStashEnv()
+	e := env.engine("/wt/a")
+	e.User = func() string { return "Ann" }
+	_, err := e.StartTask(StartOptions{Workflow: "pipeline", Task: "login", Type: "bug_fix", Priority: "high", Description: "Users cannot log in"})
+	mustOK(t, err)
+	_, err = e.Fail("spec unclear")
+	mustOK(t, err)
+	_, err = e.Ask("Which login?")
+	mustOK(t, err)
+	_, _, err = e.Answer("SSO")
+	mustOK(t, err)
+	v, err := e.Next("")
+	mustOK(t, err)
+	if v.Gate == nil {
+		t.Fatalf("pm has an approval gate: %+v", v)
+	}
+	before, err := e.Current()
+	mustOK(t, err)
+	if before.State.Status != StatusAwaitingApproval || before.State.Retries["pm"] != 1 || len(before.State.Questions) != 1 {
+		t.Fatalf("before the stash: %+v", before.State)
+	}
+	_, err = e.StashPush("")
+	mustOK(t, err)
+
+	e2 := env.engine("/wt/b")
+	e2.User = func() string { return "Bob" }
+	_, _, err = e2.StashPop("", false)
+	mustOK(t, err)
+	after, err := e2.Current()
+	mustOK(t, err)
+	want := before.State.Clone()
+	want.Worktree = "/wt/b"
+	want.UpdatedAt = env.clock
+	if !reflect.DeepEqual(after.State, want) {
+		t.Fatalf("restored state differs:\n got %+v\nwant %+v", after.State, want)
+	}
+	v, err = e2.Approve("ok")
+	mustOK(t, err)
+	// bug_fix skips design: the approval goes on to preflight.
+	if v.Node != "preflight" {
+		t.Fatalf("approve after pop: at %s", v.Node)
+	}
+	cur, err := e2.Current()
+	mustOK(t, err)
+	st := cur.State
+	if len(st.Approvals) != 1 || st.Approvals[0].By != "Bob" || len(st.SkippedNodes) != 1 || st.SkippedNodes[0].Node != "design" {
+		t.Errorf("after approve: %+v", st)
+	}
+}

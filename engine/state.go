@@ -62,6 +62,10 @@ type State struct {
 	ResumedAt      *time.Time     `json:"resumed_at,omitempty"`
 	Approvals      []Approval     `json:"approvals,omitempty"`
 	Questions      []Question     `json:"questions,omitempty"`
+	// PendingClaim is the claim `next` asked for at an approval gate:
+	// approve moves on along it. PauseReason says why the task was paused.
+	PendingClaim string `json:"pending_claim,omitempty"`
+	PauseReason  string `json:"pause_reason,omitempty"`
 	// Overrides records every --force that let a refused operation through
 	// (a missing artifact, a guard rule, another worktree's task), so the
 	// history shows what was bypassed and by whom.

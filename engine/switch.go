@@ -9,30 +9,17 @@ import (
 // Switch makes task this worktree's workflow. It is how a workflow changes
 // hands: a task started on another clone (it arrived with fetch) is taken
 // over, and once the takeover is synced back its old owner no longer treats
-// it as active. A task active in another worktree of this same clone stays
-// there: two worktrees must not drive one task.
+// it as active. A task open in another worktree of this same clone stays
+// there: two worktrees must not drive one task. The task this worktree was
+// on is parked: it stays open, owned by no worktree, and `git hegel tasks`
+// lists it until someone switches to it.
 func (e *Engine) Switch(task string) (*View, error) {
 	if err := CheckTaskName(task); err != nil {
 		return nil, err
 	}
-	cur, err := e.Current()
-	if err != nil && !errors.Is(err, ErrNoWorkflow) {
-		return nil, err
-	}
-	if cur != nil && cur.State.Active() {
-		if cur.State.Task == task {
-			wf, err := definition(cur)
-			if err != nil {
-				return nil, err
-			}
-			return e.view(cur.State, wf), nil
-		}
-		return nil, fmt.Errorf("Workflow '%s/%s' is already active (task %s). Run 'git hegel abort' or 'git hegel stash' first",
-			cur.State.Mode, cur.State.CurrentNode, cur.State.Task)
-	}
-	t, err := e.Tasks.LoadTask(task)
+	t, err := e.load(task)
 	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("No task named '%s' (tasks are refs/hegel/tasks/*; 'git hegel fetch' brings other clones' tasks)", task)
+		return nil, fmt.Errorf("No task named '%s' (see 'git hegel tasks'; 'git hegel fetch' brings other clones' tasks)", task)
 	}
 	if err != nil {
 		return nil, err
@@ -41,13 +28,30 @@ func (e *Engine) Switch(task string) (*View, error) {
 	switch {
 	case st.Status == StatusStashed:
 		return nil, fmt.Errorf("Task '%s' is stashed; restore it with 'git hegel stash pop'", task)
+	case st.Finished():
+		return nil, fmt.Errorf("Task '%s' has finished (%s at '%s'); start it again with 'git hegel start %s --task %s'",
+			task, st.Status, st.CurrentNode, st.Workflow, task)
 	case !st.Active():
 		return nil, fmt.Errorf("Task '%s' is %s; start a new workflow with 'git hegel start <workflow>'", task, st.Status)
-	case !e.owns(st) && sameClone(st.WorktreeID, e.WorktreeID):
+	case !e.owns(st) && !ownedByNobody(st) && sameClone(st.WorktreeID, e.WorktreeID):
 		return nil, fmt.Errorf("Task '%s' is active in another worktree (%s); continue it there, or abort it there first", task, st.Worktree)
 	}
+	cur, err := e.Current()
+	if err != nil && !errors.Is(err, ErrNoWorkflow) {
+		return nil, err
+	}
+	if cur != nil && cur.State.Task == task && cur.State.Active() {
+		wf, err := definition(cur)
+		if err != nil {
+			return nil, err
+		}
+		return e.view(cur.State, wf), nil
+	}
 	from := st.WorktreeID
-	st, wf, err := e.updateTask(t, func(st *State, _ *Workflow) (string, error) {
+	if ownedByNobody(st) {
+		from = "nobody (parked)"
+	}
+	nst, wf, err := e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, _ *Workflow) (string, error) {
 		if !st.Active() {
 			return "", fmt.Errorf("Task '%s' became %s while switching; nothing changed", task, st.Status)
 		}
@@ -57,10 +61,32 @@ func (e *Engine) Switch(task string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	var parked *State
+	if cur != nil && cur.State.Active() {
+		if err := e.park(cur, task); err != nil {
+			e.warn(fmt.Sprintf("task %s could not be parked: %v; it stays this worktree's", cur.State.Task, err))
+		} else {
+			parked = cur.State
+		}
+	}
 	if err := e.touchSession(func(s *Session) { s.ActiveTask = task }); err != nil {
 		return nil, err
 	}
-	return e.view(st, wf), nil
+	v := e.view(nst, wf)
+	v.Parked = parked
+	return v, nil
+}
+
+// park leaves cur open but owned by no worktree.
+func (e *Engine) park(cur *Task, next string) error {
+	_, _, err := e.updateTask(cur, updateOpts{damaged: true}, func(st *State, _ *Workflow) (string, error) {
+		if !st.Active() || !e.owns(st) {
+			return "", fmt.Errorf("it is %s now", st.Status)
+		}
+		st.Worktree, st.WorktreeID = "", ""
+		return fmt.Sprintf("switch: parked (its worktree went on to %s)", next), nil
+	})
+	return err
 }
 
 // sameClone reports whether two worktree ids ("<instance>:<worktree>") are

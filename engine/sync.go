@@ -77,6 +77,8 @@ type TaskSync struct {
 	// StashID is the stash entry that holds the remote's version of a
 	// diverged task.
 	StashID string
+	// Archived: the change was to the task's archive ref.
+	Archived bool
 	// Held is set when a worktree of this clone held the task (it was
 	// active there) and the remote's version replaced it.
 	Held *TaskHeld
@@ -162,19 +164,26 @@ func (r *SyncReport) FetchSummary() string {
 		}
 	}
 	// Tasks by name; more than three with the same change are counted.
-	byChange := map[TaskChange][]string{}
-	for _, t := range r.Tasks {
-		byChange[t.Change] = append(byChange[t.Change], t.Task)
-	}
-	for _, c := range []TaskChange{TaskAdded, TaskFastForwarded, TaskDiverged} {
-		names := byChange[c]
-		sort.Strings(names)
-		if len(names) > 3 {
-			parts = append(parts, fmt.Sprintf("%d tasks %s", len(names), c))
-			continue
+	for _, kind := range []struct {
+		archived  bool
+		one, many string
+	}{{false, "task", "tasks"}, {true, "archived task", "archived tasks"}} {
+		byChange := map[TaskChange][]string{}
+		for _, t := range r.Tasks {
+			if t.Archived == kind.archived {
+				byChange[t.Change] = append(byChange[t.Change], t.Task)
+			}
 		}
-		for _, n := range names {
-			parts = append(parts, fmt.Sprintf("task %s %s", n, c))
+		for _, c := range []TaskChange{TaskAdded, TaskFastForwarded, TaskDiverged} {
+			names := byChange[c]
+			sort.Strings(names)
+			if len(names) > 3 {
+				parts = append(parts, fmt.Sprintf("%d %s %s", len(names), kind.many, c))
+				continue
+			}
+			for _, n := range names {
+				parts = append(parts, fmt.Sprintf("%s %s %s", kind.one, n, c))
+			}
 		}
 	}
 	return strings.Join(parts, ", ")

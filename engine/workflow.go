@@ -17,6 +17,9 @@ const (
 type Transition struct {
 	When string `json:"when"`
 	To   string `json:"to"`
+	// Confirm asks the person at the terminal before the transition is
+	// taken (seed 03's confirmation gate); declining changes nothing.
+	Confirm bool `json:"confirm,omitempty"`
 }
 
 // Node is one phase of a workflow.
@@ -39,6 +42,8 @@ type Node struct {
 	// Terminal is set for a node with no transitions: reaching it ends
 	// the run, as done does.
 	Terminal bool
+	// Stage metadata, gates and retries (stage.go).
+	StageMeta
 }
 
 // Workflow is a parsed, validated workflow definition. Treat it as read-only:
@@ -58,6 +63,10 @@ type Workflow struct {
 	// Warnings are problems that did not stop the file from loading
 	// (unknown keys, nodes that cannot reach an end).
 	Warnings []Warning
+	// TaskTypes are the task types the workflow accepts (none: it takes
+	// no --type); DefaultTaskType is used when start names none.
+	TaskTypes       []string
+	DefaultTaskType string
 }
 
 // IsTerminal reports whether reaching node ends the run: the implicit

@@ -16,6 +16,7 @@ func TestBuiltins(t *testing.T) {
 		"minimal":         {"spec", "plan"},
 		"refactor":        {"review", "refactor", "code_review"},
 		"research":        {"plan", "study", "assess", "questions"},
+		"pipeline":        {"pm", "design", "preflight", "dev", "migration", "test", "contract", "qa", "benchmark", "security", "review", "docs"},
 	}
 	modes := map[string]string{"init-greenfield": "init", "init-retrofit": "init"}
 	ws := Builtins()
@@ -89,7 +90,7 @@ func TestBuiltins(t *testing.T) {
 
 func TestResearchStudyLoops(t *testing.T) {
 	w := builtin(t, "research")
-	want := []Transition{{"continue_study", "study"}, {"study_complete", "assess"}}
+	want := []Transition{{When: "continue_study", To: "study"}, {When: "study_complete", To: "assess"}}
 	if got := w.Nodes["study"].Transitions; !slices.Equal(got, want) {
 		t.Errorf("study transitions = %v, want %v", got, want)
 	}
@@ -188,7 +189,7 @@ func TestRegistry(t *testing.T) {
 	for _, w := range r.List() {
 		names = append(names, w.Name)
 	}
-	want := []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "mine", "minimal", "refactor", "research"}
+	want := []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "mine", "minimal", "pipeline", "refactor", "research"}
 	if !slices.Equal(names, want) {
 		t.Errorf("List = %v, want %v", names, want)
 	}

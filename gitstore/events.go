@@ -273,6 +273,11 @@ func (s *Events) Folded(task, run string, since time.Time) ([]engine.Event, erro
 	ref := TaskRef(task)
 	h, err := s.r.refs.Read(ref)
 	if errors.Is(err, ErrNotFound) {
+		// A finished task keeps its events in the archive (archive.go).
+		ref = ArchiveRef(task)
+		h, err = s.r.refs.Read(ref)
+	}
+	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

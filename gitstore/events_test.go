@@ -322,3 +322,43 @@ func TestFoldSplitsLargeSegments(t *testing.T) {
 		t.Errorf("%d events back", len(got))
 	}
 }
+
+// TestArchiveKeepsEvents: a finished task's events go with it into the
+// archive, are read from there (metrics of an archived task), and come
+// back with it when the task is reopened.
+func TestArchiveKeepsEvents(t *testing.T) {
+	r, e, s := eventsRepo(t)
+	e.Archive = r.Tasks()
+	e.Files = r.Files()
+	cur, _ := e.Current()
+	run := engine.RunKey(cur.State)
+	s.Record(ev(1, "go test"))
+	if _, err := e.Next(""); err != nil { // folds first
+		t.Fatal(err)
+	}
+	s.Record(ev(2, "go vet"))
+	v, err := e.Next("") // to done: folded, then archived
+	if err != nil || v.State.Status != engine.StatusCompleted {
+		t.Fatalf("next: %v %+v", err, v)
+	}
+	if _, err := r.refs.Read(TaskRef("t")); err == nil {
+		t.Fatal("task ref left after archiving")
+	}
+	tree := runGit(t, r.WorkTree, "ls-tree", "-r", "--name-only", ArchiveRef("t").String())
+	if !strings.Contains(tree, "000001.spec.") || !strings.Contains(tree, "000002.plan.") {
+		t.Fatalf("archive tree lacks the events:\n%s", tree)
+	}
+	got, err := s.Events("t", run, fixedNow)
+	if err != nil || len(got) != 2 || got[1].Command != "go vet" {
+		t.Fatalf("events of the archived task: %+v %v", got, err)
+	}
+	// prev reopens it: the events come back to the task ref.
+	if _, err := e.Prev(); err != nil {
+		t.Fatal(err)
+	}
+	tree = runGit(t, r.WorkTree, "ls-tree", "-r", "--name-only", TaskRef("t").String())
+	if !strings.Contains(tree, "000002.plan.") || strings.Contains(tree, "artifacts/") {
+		t.Errorf("reopened task tree:\n%s", tree)
+	}
+	runGit(t, r.WorkTree, "fsck", "--strict")
+}

@@ -252,6 +252,7 @@ func (r *fileRefs) walkLoose(dir, prefix string, found map[plumbing.ReferenceNam
 		}
 		return fmt.Errorf("list refs: read directory %s: %w", r.display(dir), err)
 	}
+	direct := r.plainDir(dir)
 	for _, e := range entries {
 		full := dir + "/" + e.Name()
 		if e.IsDir() {
@@ -270,7 +271,7 @@ func (r *fileRefs) walkLoose(dir, prefix string, found map[plumbing.ReferenceNam
 		if checkRefName(name) != nil {
 			continue // git ignores files whose names are not ref names
 		}
-		h, ok, err := r.readLoose(filepath.FromSlash(full))
+		h, ok, err := r.readLooseEntry(full, e, direct)
 		if err != nil {
 			return fmt.Errorf("list refs: %w", err)
 		}
@@ -315,6 +316,11 @@ func (r *fileRefs) readLoose(p string) (plumbing.Hash, bool, error) {
 		}
 		return plumbing.ZeroHash, false, fmt.Errorf("read ref file %s: %w", r.display(p), err)
 	}
+	return r.parseLoose(p, data)
+}
+
+// parseLoose parses the content of the loose ref file at p.
+func (r *fileRefs) parseLoose(p string, data []byte) (plumbing.Hash, bool, error) {
 	if bytes.HasPrefix(data, []byte("ref:")) {
 		return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is a symbolic ref (%q); only direct refs are supported",
 			r.display(p), strings.TrimSpace(string(data)))

@@ -81,6 +81,13 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 		switch {
 		case ours == theirs:
 			return nil
+		case ours.IsZero() && ref.kind == kindTask:
+			// The task may be archived or deleted here (sync_archive.go).
+			handled, change, err := s.mergeFinished(ref, theirs, saved)
+			if err != nil || handled {
+				return err
+			}
+			res.next, res.change = theirs, change
 		case ours.IsZero():
 			res.next, res.change = theirs, engine.TaskAdded
 			if res.counts, err = s.diffCounts(ref, plumbing.ZeroHash, theirs); err != nil {
@@ -123,6 +130,9 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 			return describeRefError(name, err)
 		}
 		s.record(ref, res)
+		if ref.kind == kindTask && ref.archived() {
+			s.dropArchivedTask(ref, res.next)
+		}
 		return nil
 	}
 	return fmt.Errorf("%s kept changing while merging %s's version; try again", name, s.rem.Name)
@@ -143,7 +153,7 @@ func (s *syncer) record(ref hegelRef, res mergeResult) {
 		add(&s.rep.Checkpoints)
 		s.rep.CheckpointsUpdated = append(s.rep.CheckpointsUpdated, ref.task())
 	case kindTask:
-		s.rep.Tasks = append(s.rep.Tasks, engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash, Held: res.held})
+		s.rep.Tasks = append(s.rep.Tasks, engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash, Held: res.held, Archived: ref.archived()})
 	}
 }
 

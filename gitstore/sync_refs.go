@@ -91,6 +91,7 @@ var syncNamespaces = []syncNamespace{
 	{rel: relStashes, kind: kindStashes, content: contentStashEntries, merge: mergeByEntry, gitRefspec: true},
 	{rel: relHistory, kind: kindHistory, merge: mergeByEntry, gitRefspec: true},
 	{rel: relTasks, kind: kindTask, content: contentTask, merge: mergeKeepLocal, gitRefspec: true},
+	{rel: relArchive, kind: kindTask, content: contentTask, merge: mergeKeepLocal, gitRefspec: true}, // sync_archive.go
 	{rel: relCheckpoints, kind: kindCheckpoint, optIn: true, userFiles: true, merge: mergeCheckpointChains},
 }
 

@@ -86,6 +86,10 @@ func saveTask(t testing.TB, r *Repo, name, node, msg string) string {
 		rev = old.Rev
 		st.History = append(old.State.History, node)
 	}
+	if node == engine.NodeDone {
+		end := r.Now()
+		st.Status, st.EndedAt = engine.StatusCompleted, &end
+	}
 	st.UpdatedAt = r.Now()
 	h, err := r.Tasks().SaveTask(&engine.Task{State: st, Definition: wf.Raw, Rev: rev}, msg)
 	if err != nil {

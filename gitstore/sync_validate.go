@@ -199,8 +199,14 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 		if !utf8.Valid(def) {
 			return fmt.Errorf("%s is not UTF-8", workflowFile)
 		}
-		if _, err := engine.ParseWorkflow(st.Workflow, workflowFile, def); err != nil {
+		wf, err := engine.ParseWorkflow(st.Workflow, workflowFile, def)
+		if err != nil {
 			return fmt.Errorf("invalid workflow definition: %s", oneLine(err.Error()))
+		}
+		// A state no git-hegel command would write is refused like any
+		// other damage (engine.ValidateState's rules).
+		if err := engine.ValidateState(&st, wf); err != nil {
+			return fmt.Errorf("%s: %s", stateFile, oneLine(err.Error()))
 		}
 	case contentStashEntries:
 		e := files[stashEntriesDir]

@@ -149,6 +149,13 @@ func (r *Repo) readTaskDoc(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, e
 // writeTaskTree writes files plus the carried-over entries keep as the
 // task's new commit on parent (nothing when the tree is unchanged).
 func (r *Repo) writeTaskTree(ref plumbing.ReferenceName, parent plumbing.Hash, files map[string][]byte, keep map[string]leaf, msg string) (plumbing.Hash, plumbing.Hash, error) {
+	return r.writeTaskTreeFrom(ref, parent, parent, files, keep, msg)
+}
+
+// writeTaskTreeFrom is writeTaskTree moving ref from expect rather than
+// from parent: a task reopened from the archive continues the archive's
+// chain (parent) on a task ref that does not exist yet (expect zero).
+func (r *Repo) writeTaskTreeFrom(ref plumbing.ReferenceName, parent, expect plumbing.Hash, files map[string][]byte, keep map[string]leaf, msg string) (plumbing.Hash, plumbing.Hash, error) {
 	leaves := make(map[string]leaf, len(files)+len(keep)+1)
 	for p, l := range keep {
 		leaves[p] = l
@@ -177,7 +184,7 @@ func (r *Repo) writeTaskTree(ref plumbing.ReferenceName, parent plumbing.Hash, f
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
-	c, err := r.commitTree(ref, parent, tree, msg)
+	c, err := r.commitTree(ref, parent, expect, tree, msg)
 	if err == nil && !c.IsZero() {
 		r.rememberExtras(c, keep)
 		r.rememberDocBlobs(c, blobs)
@@ -185,10 +192,12 @@ func (r *Repo) writeTaskTree(ref plumbing.ReferenceName, parent plumbing.Hash, f
 	return c, tree, err
 }
 
-// commitTree commits tree on parent and moves ref with compare-and-swap,
-// unless tree equals parent's: then nothing is written and parent returned.
-func (r *Repo) commitTree(ref plumbing.ReferenceName, parent, tree plumbing.Hash, msg string) (plumbing.Hash, error) {
-	if !parent.IsZero() {
+// commitTree commits tree on parent and moves ref from expect (parent,
+// except for writeTaskTreeFrom) with compare-and-swap, unless tree equals
+// parent's and ref is at parent: then nothing is written and parent
+// returned.
+func (r *Repo) commitTree(ref plumbing.ReferenceName, parent, expect, tree plumbing.Hash, msg string) (plumbing.Hash, error) {
+	if !parent.IsZero() && parent == expect {
 		if known, ok := r.knownTree(parent); ok {
 			if known == tree {
 				return parent, nil
@@ -205,7 +214,7 @@ func (r *Repo) commitTree(ref plumbing.ReferenceName, parent, tree plumbing.Hash
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := r.refs.Update(ref, parent, c); err != nil {
+	if err := r.refs.Update(ref, expect, c); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	r.rememberTree(c, tree)

@@ -45,9 +45,15 @@ const (
 	taskCacheMagic = "git-hegel task cache 2\n"
 )
 
-// taskCachePath is the cache file of a task, relative to the common dir.
-// (Files named <task>.json are an earlier format's, never read.)
-func taskCachePath(name string) string { return taskCacheDir + "/" + name }
+// taskCachePath is the cache file for a key: a task's name, or
+// "archive/<name>" for an archived task. The suffix keeps a task named
+// "archive" apart from the directory of archived ones. (Files named
+// <key>.json are an earlier format's, never read.)
+func taskCachePath(key string) string { return taskCacheDir + "/" + key + ".cache" }
+
+// removeTaskCache drops a cache entry (best effort: an entry is only used
+// while its ref points at its commit anyway).
+func (r *Repo) removeTaskCache(key string) { _ = r.common.Remove(taskCachePath(key)) }
 
 // readTaskCache returns the cached document for commit h, or nil.
 func (r *Repo) readTaskCache(name string, h plumbing.Hash) *Doc {
@@ -222,4 +228,12 @@ func (r *Repo) writeTaskCache(name string, d *Doc) {
 	}
 	_, _ = f.Write(b.Bytes())
 	_ = f.Close()
+}
+
+// cachedState returns the cached state.json of commit h, or nil.
+func (r *Repo) cachedState(key string, h plumbing.Hash) []byte {
+	if d := r.readTaskCache(key, h); d != nil {
+		return d.Files[stateFile]
+	}
+	return nil
 }

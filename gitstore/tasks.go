@@ -36,23 +36,28 @@ func TaskRef(name string) plumbing.ReferenceName {
 
 // LoadTask implements engine.TaskStore.
 func (s Tasks) LoadTask(name string) (*engine.Task, error) {
-	ref := TaskRef(name)
-	h, err := s.r.refs.Read(ref)
+	return s.r.loadTaskAt(TaskRef(name), name)
+}
+
+// loadTaskAt reads the task a task or archive ref points at, through the
+// task cache (key: the task name, or "archive/<name>").
+func (r *Repo) loadTaskAt(ref plumbing.ReferenceName, key string) (*engine.Task, error) {
+	h, err := r.refs.Read(ref)
 	if err != nil {
 		return nil, err
 	}
-	if d := s.r.readTaskCache(name, h); d != nil {
+	if d := r.readTaskCache(key, h); d != nil {
 		if t, err := decodeTask(ref, d); err == nil {
 			return t, nil
 		}
 	}
-	d, err := s.r.readTaskDoc(ref, h)
+	d, err := r.readTaskDoc(ref, h)
 	if err != nil {
 		return nil, err
 	}
 	t, err := decodeTask(ref, d)
 	if err == nil {
-		s.r.writeTaskCache(name, d)
+		r.writeTaskCache(key, d)
 	}
 	return t, err
 }
@@ -66,16 +71,20 @@ func decodeTask(ref plumbing.ReferenceName, d *Doc) (*engine.Task, error) {
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return nil, fmt.Errorf("%s: damaged %s: %s", ref, stateFile, oneLine(err.Error()))
 	}
-	return &engine.Task{State: &st, Definition: d.Files[workflowFile], Rev: d.Commit.String()}, nil
+	return &engine.Task{State: &st, Definition: d.Files[workflowFile], Rev: d.Commit.String(),
+		Archived: strings.HasPrefix(string(ref), ArchiveRefPrefix)}, nil
 }
 
-// SaveTask implements engine.TaskStore.
+// SaveTask implements engine.TaskStore. An archived task continues its
+// chain: a finished state is written to the archive ref (keeping the
+// artifact copies), an open one to the task ref, which must not exist.
 func (s Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
-	ref := TaskRef(t.State.Task)
+	ref, key := TaskRef(t.State.Task), t.State.Task
 	parent := plumbing.ZeroHash
 	if t.Rev != "" {
 		parent = plumbing.NewHash(t.Rev)
 	}
+	expect := parent
 	state, err := encodeJSON(t.State)
 	if err != nil {
 		return "", err
@@ -85,11 +94,21 @@ func (s Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
 	if err != nil {
 		return "", describeRefError(ref, err)
 	}
-	h, tree, err := s.r.writeTaskTree(ref, parent, files, keep, msg)
+	if t.Archived {
+		if t.State.Finished() {
+			ref, key = ArchiveRef(t.State.Task), archiveKey(t.State.Task)
+		} else {
+			// Back from the archive: the task ref is created, and the
+			// artifact copies stay behind (the next finish copies anew).
+			expect = plumbing.ZeroHash
+			keep = withoutArtifacts(keep)
+		}
+	}
+	h, tree, err := s.r.writeTaskTreeFrom(ref, parent, expect, files, keep, msg)
 	if err != nil {
 		return "", describeRefError(ref, err)
 	}
-	s.r.writeTaskCache(t.State.Task, &Doc{Files: files, Commit: h, Tree: tree})
+	s.r.writeTaskCache(key, &Doc{Files: files, Commit: h, Tree: tree})
 	// Only this clone's own commands save a task (sync merges write refs
 	// directly), so a saved state naming this worktree is one it created
 	// or took over: record that outside the synced refs (adopted.go).

@@ -68,22 +68,25 @@ func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
 // checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
 // show <id|node>`, `checkpoint drop <id>`.
 var checkpointSubs = []*subcommand{
-	{name: "", args: "[-m <message>] [-q | --[no-]progress]", flags: []string{"message", "quiet", "progress", "no-progress"}, run: runCheckpointTake},
-	{name: "list", args: "[--json]", flags: []string{"json"}, run: runCheckpointList},
-	{name: "show", args: "<id|node> [--json | -z]", flags: []string{"json", "null"}, min: 1,
+	{name: "", args: "[-m <message>] [--task NAME] [-q | --[no-]progress]", flags: []string{"message", "task", "quiet", "progress", "no-progress"}, run: runCheckpointTake},
+	{name: "list", args: "[--json] [--task NAME]", flags: []string{"json", "task"}, run: runCheckpointList},
+	{name: "show", args: "<id|node> [--json | -z] [--task NAME]", flags: []string{"json", "null", "task"}, min: 1,
 		operands: []valueKind{kindCheckpointOrNode}, run: runCheckpointShow},
-	{name: "drop", args: "<id> [-y]", flags: []string{"yes"}, min: 1,
+	{name: "drop", args: "<id> [-y] [--task NAME]", flags: []string{"yes", "task"}, min: 1,
 		operands: []valueKind{kindCheckpoint}, run: runCheckpointDrop},
 }
 
 // runCheckpointDrop removes one checkpoint (by id) from the task's list,
 // after asking.
 func runCheckpointDrop(c *cmdCtx, args []string) error {
-	st, m, err := c.currentCheckpoints()
+	st, m, mine, err := c.currentCheckpoints()
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	if !mine && st.Active() && st.Worktree+st.WorktreeID != "" {
+		return fmt.Errorf("Task %s is another worktree's (%s); drop its checkpoints there", st.Task, st.Worktree)
+	}
 	cp, err := m.FindID(st.Task, args[0])
 	if err != nil {
 		return err
@@ -105,25 +108,29 @@ func runCheckpointDrop(c *cmdCtx, args []string) error {
 	return nil
 }
 
-// currentCheckpoints opens the active task and its checkpoint manager.
-func (c *cmdCtx) currentCheckpoints() (*engine.State, *rollback.Manager, error) {
+// currentCheckpoints opens the task (the active one, or --task) and its
+// checkpoint manager; mine says whether this worktree owns the task.
+func (c *cmdCtx) currentCheckpoints() (st *engine.State, m *rollback.Manager, mine bool, err error) {
 	e, r, err := c.engine()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	t, err := e.Current()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return t.State, c.checkpoints(r), nil
+	return t.State, c.checkpoints(r), e.Owns(t.State), nil
 }
 
 func runCheckpointTake(c *cmdCtx, _ []string) error {
-	st, m, err := c.currentCheckpoints()
+	st, m, mine, err := c.currentCheckpoints()
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	if !mine {
+		return fmt.Errorf("Task %s is not this worktree's: a checkpoint saves this worktree's files, so take it where the task runs", st.Task)
+	}
 	cp, created, err := m.Take(st, rollback.KindManual, c.stringFlag("message"))
 	if err != nil {
 		return err
@@ -137,7 +144,7 @@ func runCheckpointTake(c *cmdCtx, _ []string) error {
 }
 
 func runCheckpointList(c *cmdCtx, _ []string) error {
-	st, m, err := c.currentCheckpoints()
+	st, m, _, err := c.currentCheckpoints()
 	if err != nil {
 		return err
 	}
@@ -149,7 +156,7 @@ func runCheckpointShow(c *cmdCtx, args []string) error {
 	if c.boolFlag("json") && c.boolFlag("null") {
 		return usagef(c.name, "--json and -z cannot be used together")
 	}
-	st, m, err := c.currentCheckpoints()
+	st, m, _, err := c.currentCheckpoints()
 	if err != nil {
 		return err
 	}

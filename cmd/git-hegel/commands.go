@@ -58,50 +58,121 @@ type cmdCtx struct {
 	meter *progressMeter
 }
 
-var groups = []string{"Workflows", "Inspect", "Agents", "Setup"}
+var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Agents", "Setup"}
 
 // commands is the dispatch table; help output and the man page test read
 // it, so a command cannot exist undocumented.
 var commands []*command
 
+// taskFlag is --task on every command that reads or changes one task.
+func taskFlag(fs *pflag.FlagSet) {
+	fs.String("task", "", "act on this task instead of this worktree's active one")
+	completeValues(fs, "task", kindAnyTask)
+}
+
+// ownerForce is --force where its only meaning is changing a task that
+// another worktree owns.
+func ownerForce(fs *pflag.FlagSet) {
+	fs.Bool("force", false, "change a task another worktree owns (recorded in the task)")
+}
+
+func jsonFlag(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON (schema: docs/json.md)") }
+
+func messageFlag(usage string) func(*pflag.FlagSet) {
+	return func(fs *pflag.FlagSet) { fs.StringP("message", "m", "", usage) }
+}
+
+// flags combines flag setters.
+func flags(set ...func(*pflag.FlagSet)) func(*pflag.FlagSet) {
+	return func(fs *pflag.FlagSet) {
+		for _, f := range set {
+			f(fs)
+		}
+	}
+}
+
 func init() {
 	commands = []*command{
-		{name: "start", args: "<workflow> [<node>] [--task NAME]", summary: "Start a workflow in this worktree", group: "Workflows",
-			setFlags: func(fs *pflag.FlagSet) { fs.String("task", "", "name the task (default: generated, unique)") },
-			run:      runStart, operands: []valueKind{kindWorkflow, kindNode}},
-		{name: "next", args: "[<claim>] [--force[=<rule_type>]]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
-			setFlags: nextFlags, run: runNext, operands: []valueKind{kindClaim}},
-		{name: "done", args: "[--force[=<rule_type>]]", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
-			setFlags: nextFlags, run: runDone},
-		{name: "prev", summary: "Go back to the previous node", group: "Workflows", run: runPrev},
-		{name: "repeat", summary: "Show the current node's prompt again", group: "Workflows", run: runRepeat},
-		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", run: runRestart},
-		{name: "abort", summary: "Abort the active workflow", group: "Workflows", run: runAbort},
-		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow (take over one fetched from another clone)", group: "Workflows", run: runSwitch,
+		{name: "start", args: "<workflow> [<node>] [--task NAME] [--type TYPE] [-d TEXT] [--priority P]", summary: "Start a workflow in this worktree", group: "Workflows",
+			setFlags: startFlags, run: runStart, operands: []valueKind{kindWorkflow, kindNode}},
+		{name: "next", args: "[<claim>] [--force[=<rule_type>]] [-y] [--task NAME]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
+			setFlags: flags(taskFlag, nextFlags), run: runNext, operands: []valueKind{kindClaim}},
+		{name: "done", args: "[--force[=<rule_type>]] [-y] [--task NAME]", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
+			setFlags: flags(taskFlag, nextFlags), run: runDone},
+		{name: "prev", args: "[--task NAME]", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runPrev},
+		{name: "repeat", args: "[--task NAME]", summary: "Show the current node's prompt again", group: "Workflows", setFlags: taskFlag, run: runRepeat},
+		{name: "restart", args: "[--task NAME]", summary: "Go back to the workflow's start node", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runRestart},
+		{name: "skip", args: "[-m REASON] [--force] [--task NAME]", summary: "Skip the current node when it is conditional or the task type skips it", group: "Workflows",
+			setFlags: flags(taskFlag, messageFlag("why it is skipped (kept in the task)"), func(fs *pflag.FlagSet) {
+				fs.Bool("force", false, "skip a node that is not conditional, or another worktree's task (recorded)")
+			}), run: runSkip},
+		{name: "abort", args: "[--task NAME]", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runAbort},
+		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},
 		{name: "reset", summary: "Forget this worktree's workflow (aborting it if active)", group: "Workflows", run: runReset},
 		{name: "stash", summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",
 			setFlags: stashFlags, subs: stashSubs, defaultSub: "push"},
 		{name: "checkpoint", summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
-			setFlags: checkpointFlags, subs: checkpointSubs, defaultSub: ""},
-		{name: "rollback", args: "[<node> | --to <checkpoint>] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] [-q | --[no-]progress] | --undo",
-			summary: "Go back to the start of a node: files, index, HEAD and workflow state", group: "Workflows",
-			setFlags: rollbackFlags, run: runRollback, operands: []valueKind{kindRollbackNode}},
+			setFlags: flags(checkpointFlags, taskFlag), subs: checkpointSubs, defaultSub: ""},
+		{name: "rollback", args: "[<node> | --to <checkpoint> | --all] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] [--task NAME] [-q | --[no-]progress] | --undo",
+			summary: "Go back to the start of a node, or the whole workflow: files, index, HEAD and workflow state", group: "Workflows",
+			setFlags: flags(rollbackFlags, taskFlag), run: runRollback, operands: []valueKind{kindRollbackNode}},
 		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
 			setFlags: syncFlags, run: runFetch, operands: []valueKind{kindRemote}},
 		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
 		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
-		{name: "status", args: "[-v] [--json]", summary: "Show the active workflow", group: "Inspect",
-			setFlags: func(fs *pflag.FlagSet) {
+
+		{name: "fail", args: "[-m REASON] [--task NAME]", summary: "Record a failed attempt at the current node", group: "Failures and gates",
+			setFlags: flags(taskFlag, ownerForce, messageFlag("why the attempt failed")), run: runFail},
+		{name: "approve", args: "[-m COMMENT] [--task NAME]", summary: "Approve the move an approval gate holds, and go on", group: "Failures and gates",
+			setFlags: flags(taskFlag, messageFlag("a comment kept with the approval"), func(fs *pflag.FlagSet) {
+				fs.Bool("force", false, "decide although the node names other approvers (recorded)")
+			}), run: runApprove},
+		{name: "reject", args: "-m REASON [--to NODE] [--task NAME]", summary: "Reject at an approval gate and send the task back", group: "Failures and gates",
+			setFlags: flags(taskFlag, messageFlag("why (required)"), func(fs *pflag.FlagSet) {
+				fs.String("to", "", "the node to send the task back to (default: the node before)")
+				completeValues(fs, "to", kindTaskNode)
+				fs.Bool("force", false, "decide although the node names other approvers (recorded)")
+			}), run: runReject},
+		{name: "ask", args: "<question> [--task NAME]", summary: "Ask the human a question; the task waits for the answer", group: "Failures and gates",
+			setFlags: flags(taskFlag, ownerForce), run: runAsk},
+		{name: "answer", args: "<text> [--task NAME]", summary: "Answer the open question and make the task active again", group: "Failures and gates",
+			setFlags: taskFlag, run: runAnswer},
+		{name: "pause", args: "[-m REASON] [--task NAME]", summary: "Pause the task", group: "Failures and gates",
+			setFlags: flags(taskFlag, ownerForce, messageFlag("why it is paused")), run: runPause},
+		{name: "resume", args: "[--strategy S] [--checkpoint ID] [-m REASON] [-y] [--task NAME]", summary: "Resume a paused or failed task (retry-current, retry-previous, skip-current, from-checkpoint)", group: "Failures and gates",
+			setFlags: flags(taskFlag, ownerForce, messageFlag("why (kept with a skip)"), func(fs *pflag.FlagSet) {
+				fs.String("strategy", "", "retry-current, retry-previous, skip-current or from-checkpoint (asked on a terminal when left out)")
+				completeValues(fs, "strategy", kindStrategy)
+				fs.String("checkpoint", "", "the checkpoint for from-checkpoint (default: the task's first)")
+				completeValues(fs, "checkpoint", kindCheckpoint)
+				fs.BoolP("yes", "y", false, "do not ask before rolling back to the checkpoint")
+			}), run: runResume},
+
+		{name: "tasks", args: "[--all] [--archived] [--json]", summary: "List the repository's tasks", group: "Tasks",
+			setFlags: flags(jsonFlag, func(fs *pflag.FlagSet) {
+				fs.Bool("all", false, "also list finished tasks not archived yet")
+				fs.Bool("archived", false, "also list archived tasks")
+			}), run: runTasks},
+		{name: "show", args: "[<task> | --task NAME] [--json]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
+			setFlags: flags(jsonFlag, taskFlag), run: runShow, operands: []valueKind{kindAnyTask}},
+		{name: "describe", args: "[<task>] <text>", summary: "Change a task's description", group: "Tasks", run: runDescribe},
+		{name: "delete", args: "<task> [-y]", summary: "Delete a finished task and its checkpoints (restore-task brings it back)", group: "Tasks",
+			setFlags: func(fs *pflag.FlagSet) { fs.BoolP("yes", "y", false, "do not ask for confirmation") }, run: runDelete,
+			operands: []valueKind{kindAnyTask}},
+		{name: "restore-task", args: "[<task>] [--json]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
+			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
+
+		{name: "status", args: "[-v] [--json] [--task NAME]", summary: "Show the active workflow", group: "Inspect",
+			setFlags: flags(taskFlag, func(fs *pflag.FlagSet) {
 				fs.BoolP("verbose", "v", false, "also count uncommitted files (scans the working tree)")
 				fs.Bool("json", false, "print JSON (schema: docs/json.md)")
-			},
+			}),
 			run: runStatus},
-		{name: "workflows", args: "[--json]", summary: "List the workflows you can start", group: "Inspect",
-			setFlags: func(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON (schema: docs/json.md)") },
-			run:      runWorkflows},
+		{name: "workflows", args: "[<name>] [--json]", summary: "List the workflows you can start, or show one", group: "Inspect",
+			setFlags: jsonFlag, run: runWorkflows, operands: []valueKind{kindWorkflow}},
 		{name: "hook", args: "<EventName> [--agent claude|codex|cursor]", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
 			setFlags: hookFlags, run: runHook, operands: []valueKind{kindHookEvent}},
 		{name: "hooks", summary: "Install or remove git-hegel's hooks in Claude Code, Codex or Cursor", group: "Agents",
@@ -244,6 +315,9 @@ func dispatch(args []string, env *Env) error {
 		}
 		return flagError(cmd.name, err)
 	}
+	if f := fs.Lookup("task"); f != nil && f.Changed && f.Value.String() == "" {
+		return usagef(cmd.name, "--task needs a name")
+	}
 	c := &cmdCtx{Env: env, name: cmd.name, flags: fs}
 	if len(cmd.subs) > 0 {
 		return c.runSub(cmd, fs.Args())
@@ -258,7 +332,9 @@ func dispatch(args []string, env *Env) error {
 // right whatever the state: a usage error (engine.ErrBadName), even
 // outside a repository.
 var operandChecks = map[valueKind]func(string) error{
-	kindTask: engine.CheckTaskName,
+	kindTask:        engine.CheckTaskName,
+	kindAnyTask:     engine.CheckTaskName,
+	kindDeletedTask: engine.CheckTaskName,
 	kindStash: func(s string) error {
 		_, err := engine.ParseStashSelector(s)
 		return err
@@ -341,7 +417,7 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "\n%s:\n", g)
 		for _, c := range commands {
 			if c.group == g && !c.hidden {
-				fmt.Fprintf(w, "   %-10s %s\n", c.name, c.summary)
+				fmt.Fprintf(w, "   %-12s %s\n", c.name, c.summary)
 			}
 		}
 	}

@@ -45,6 +45,12 @@ const (
 	kindCommand          valueKind = "command"            // a git hegel command
 	kindShell            valueKind = "shell"              // bash, zsh, fish
 	kindWhen             valueKind = "when"               // always, never, auto
+	kindAnyTask          valueKind = "any-task"           // a task, live or archived
+	kindDeletedTask      valueKind = "deleted-task"       // a task delete removed
+	kindTaskNode         valueKind = "task-node"          // a node of the active task's workflow
+	kindStrategy         valueKind = "strategy"           // a resume strategy
+	kindTaskType         valueKind = "task-type"          // a task type of the workflow named by the operand before it
+	kindPriority         valueKind = "priority"           // low, normal, high, urgent
 	kindGuide            valueKind = "guide"              // a guide's NAME
 	kindAgent            valueKind = "agent"              // claude, codex, cursor
 	kindRuleType         valueKind = "rule-type"          // a guard rule type
@@ -250,6 +256,20 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return []candidate{{"always", ""}, {"never", ""}, {"auto", "only on a terminal"}}
 	case kindShell:
 		return []candidate{{"bash", ""}, {"fish", ""}, {"zsh", ""}}
+	case kindStrategy:
+		var out []candidate
+		for _, st := range engine.Strategies {
+			out = append(out, candidate{st.Name, st.Explain})
+		}
+		return out
+	case kindPriority:
+		var out []candidate
+		for _, p := range engine.Priorities {
+			out = append(out, candidate{p, ""})
+		}
+		return out
+	case kindTaskType:
+		return c.workflowValues(kind, operands)
 	case kindAgent:
 		return []candidate{{engine.AgentClaude, "Claude Code"}, {engine.AgentCodex, "OpenAI Codex CLI"}, {engine.AgentCursor, "Cursor"}}
 	case kindRuleType:
@@ -313,6 +333,24 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 			out = append(out, candidate{n, ""})
 		}
 		return out
+	case kindAnyTask:
+		names, _ := e.Tasks.ListTasks()
+		archived, _ := e.Archive.ListArchived()
+		var out []candidate
+		for _, n := range names {
+			out = append(out, candidate{n, ""})
+		}
+		for _, n := range archived {
+			out = append(out, candidate{n, "archived"})
+		}
+		return out
+	case kindDeletedTask:
+		list, _ := e.DeletedTasks()
+		var out []candidate
+		for _, d := range list {
+			out = append(out, candidate{d.Task, d.Workflow + " " + d.Status})
+		}
+		return out
 	case kindStash:
 		list, _ := e.StashList()
 		var out []candidate
@@ -331,6 +369,17 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 	t, err := e.Current()
 	if err != nil {
 		return nil
+	}
+	if kind == kindTaskNode {
+		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)
+		if err != nil {
+			return nil
+		}
+		var out []candidate
+		for _, n := range wf.Order {
+			out = append(out, candidate{n, wf.Nodes[n].Summary})
+		}
+		return out
 	}
 	if kind == kindClaim {
 		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)
@@ -388,6 +437,12 @@ func (c *cmdCtx) workflowValues(kind valueKind, operands []string) []candidate {
 	wf, ok := reg.Get(operands[0])
 	if !ok {
 		return nil
+	}
+	if kind == kindTaskType {
+		for _, t := range wf.TaskTypes {
+			out = append(out, candidate{t, "skips " + strings.Join(wf.Skips()[t], ", ")})
+		}
+		return out
 	}
 	for _, n := range wf.Order {
 		out = append(out, candidate{n, wf.Nodes[n].Summary})

@@ -91,7 +91,14 @@ func completionCases(ids []string) []completionCase {
 		{"hegel st", []string{"start", "stash", "status"}},
 		{"hegel --no-color st", []string{"start", "stash", "status"}},
 		{"hegel --color=n", []string{"--color=never"}},
-		{"hegel start ", []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "minimal", "refactor", "research", "review"}},
+		{"hegel start ", []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "minimal", "pipeline", "refactor", "research", "review"}},
+		{"hegel start pipeline --type=b", []string{"--type=bug_fix"}},
+		{"hegel start pipeline --priority ", []string{"low", "normal", "high", "urgent"}},
+		{"hegel resume --strategy=retry", []string{"--strategy=retry-current", "--strategy=retry-previous"}},
+		{"hegel next --task ", []string{"s1", "t"}},
+		{"hegel show ", []string{"s1", "t"}},
+		{"hegel reject --to ", []string{"spec", "plan"}},
+		{"hegel restore", []string{"restore-task"}},
 		{"hegel start minimal ", []string{"spec", "plan"}},
 		{"hegel start --task x review ", []string{"draft"}},
 		{"hegel next ", []string{"plan_complete"}},
@@ -107,7 +114,7 @@ func completionCases(ids []string) []completionCase {
 		{"hegel stash drop -", append([]string{"--yes"}, common...)},
 		{"hegel fetch ", []string{"origin", "upstream"}},
 		{"hegel sync up", []string{"upstream"}},
-		{"hegel status -", append([]string{"--json", "--verbose"}, common...)},
+		{"hegel status -", append([]string{"--json", "--task=", "--verbose"}, common...)},
 		{"hegel status --color=", []string{"--color=always", "--color=auto", "--color=never"}},
 		{"hegel completion ", []string{"bash", "fish", "zsh"}},
 		{"hegel help ch", []string{"checkpoint"}},
@@ -189,6 +196,7 @@ func TestCompletionKinds(t *testing.T) {
 	known := map[valueKind]bool{kindWorkflow: true, kindNode: true, kindClaim: true, kindRollbackNode: true,
 		kindTask: true, kindStash: true, kindDroppedStash: true, kindCheckpoint: true, kindCheckpointOrNode: true,
 		kindRemote: true, kindCommand: true, kindShell: true, kindWhen: true,
+		kindAnyTask: true, kindDeletedTask: true, kindTaskNode: true, kindStrategy: true, kindTaskType: true, kindPriority: true,
 		kindGuide: true, kindAgent: true, kindRuleType: true, kindGraphFormat: true, kindHookEvent: true}
 	check := func(where string, kinds []valueKind) {
 		for _, k := range kinds {

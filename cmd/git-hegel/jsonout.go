@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
 // The --json output types. They are the documented, stable schema
@@ -31,6 +33,104 @@ type workflowJSON struct {
 	PhaseStartedAt time.Time  `json:"phase_started_at"`
 	SecondsInPhase int64      `json:"seconds_in_phase"`
 	EndedAt        *time.Time `json:"ended_at,omitempty"`
+
+	// Tasks, failures and gates (issues 8 and 9). Optional fields are left
+	// out when empty.
+	TaskType        string                 `json:"task_type,omitempty"`
+	Description     string                 `json:"description,omitempty"`
+	Priority        string                 `json:"priority"`
+	UpdatedAt       time.Time              `json:"updated_at"`
+	Worktree        string                 `json:"worktree"` // the owner's path; "" when parked
+	Archived        bool                   `json:"archived,omitempty"`
+	Attempt         int                    `json:"attempt"`
+	MaxAttempts     int                    `json:"max_attempts,omitempty"`
+	LastFailure     string                 `json:"last_failure,omitempty"`
+	Retries         map[string]int         `json:"retries,omitempty"`
+	Error           *engine.TaskError      `json:"error,omitempty"`
+	CompletedNodes  []string               `json:"completed_nodes,omitempty"`
+	SkippedNodes    []engine.SkippedNode   `json:"skipped_nodes,omitempty"`
+	FailedNodes     []string               `json:"failed_nodes,omitempty"`
+	PausedAt        *time.Time             `json:"paused_at,omitempty"`
+	PauseReason     string                 `json:"pause_reason,omitempty"`
+	ResumedAt       *time.Time             `json:"resumed_at,omitempty"`
+	PendingClaim    string                 `json:"pending_claim,omitempty"`
+	Approvals       []engine.Approval      `json:"approvals,omitempty"`
+	Questions       []engine.Question      `json:"questions,omitempty"`
+	RollbackHistory []engine.RollbackEvent `json:"rollback_history,omitempty"`
+	Overrides       []engine.Override      `json:"overrides,omitempty"`
+}
+
+// taskJSON is the task part of status, show and tasks --json.
+func taskJSON(st *engine.State, now time.Time) *workflowJSON {
+	priority := st.Priority
+	if priority == "" {
+		priority = engine.PriorityNormal
+	}
+	return &workflowJSON{
+		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status,
+		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,
+		StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
+		SecondsInPhase: int64(phaseDuration(st, now).Seconds()),
+		TaskType:       st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
+		Worktree: st.Worktree, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
+		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,
+		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
+		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+type tasksJSON struct {
+	Schema int            `json:"schema"`
+	Tasks  []taskLineJSON `json:"tasks"`
+}
+
+// taskLineJSON is one task of `tasks --json`.
+type taskLineJSON struct {
+	Task        string    `json:"task"`
+	Workflow    string    `json:"workflow"`
+	Mode        string    `json:"mode"`
+	CurrentNode string    `json:"current_node"`
+	Status      string    `json:"status"`
+	TaskType    string    `json:"task_type,omitempty"`
+	Priority    string    `json:"priority"`
+	Description string    `json:"description,omitempty"`
+	Worktree    string    `json:"worktree"` // "" when parked
+	Mine        bool      `json:"mine"`     // owned by this worktree
+	Current     bool      `json:"current"`  // this worktree's active task
+	Archived    bool      `json:"archived"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	// Damaged says why the task could not be read; the other fields are
+	// then empty.
+	Damaged string `json:"damaged,omitempty"`
+}
+
+type showJSON struct {
+	Schema      int                        `json:"schema"`
+	Task        *workflowJSON              `json:"task"`
+	Artifacts   []artifactJSON             `json:"artifacts"`
+	Checkpoints []checkpointJSON           `json:"checkpoints"`
+	StepResults map[string]json.RawMessage `json:"step_results"`
+	Problems    []string                   `json:"problems"`
+}
+
+type artifactJSON struct {
+	Node    string `json:"node"`
+	Path    string `json:"path"`
+	Present bool   `json:"present"`
+	Size    int64  `json:"size"`
+	Skipped bool   `json:"skipped"` // the node was skipped
+}
+
+type deletedJSON struct {
+	Schema  int                   `json:"schema"`
+	Deleted []*engine.DeletedTask `json:"deleted"`
 }
 
 type gitJSON struct {
@@ -45,19 +145,37 @@ type workflowsJSON struct {
 }
 
 type workflowDefJSON struct {
-	Name      string     `json:"name"`
-	Mode      string     `json:"mode"`
-	Source    string     `json:"source"`
-	StartNode string     `json:"start_node"`
-	Nodes     []nodeJSON `json:"nodes"`
-	Title     string     `json:"title,omitempty"` // hegel's top-level name
+	Name            string              `json:"name"`
+	Mode            string              `json:"mode"`
+	Source          string              `json:"source"`
+	StartNode       string              `json:"start_node"`
+	Nodes           []nodeJSON          `json:"nodes"`
+	TaskTypes       []string            `json:"task_types"`
+	DefaultTaskType string              `json:"default_task_type,omitempty"`
+	Skips           map[string][]string `json:"skips"`           // task type -> nodes it skips
+	Title           string              `json:"title,omitempty"` // hegel's top-level name
+}
+
+// workflowJSONOne is `git hegel workflows <name> --json`.
+type workflowJSONOne struct {
+	Schema   int             `json:"schema"`
+	Workflow workflowDefJSON `json:"workflow"`
 }
 
 type nodeJSON struct {
 	Name        string           `json:"name"`
 	Summary     string           `json:"summary"`
 	Transitions []transitionJSON `json:"transitions"`
-	Terminal    bool             `json:"terminal"` // no transitions: reaching it ends the run
+	DisplayName string           `json:"display_name,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Artifact    string           `json:"artifact,omitempty"`
+	Requires    []string         `json:"requires,omitempty"`
+	Conditional bool             `json:"conditional,omitempty"`
+	SkipFor     []string         `json:"skip_for,omitempty"`
+	Gate        string           `json:"gate,omitempty"`
+	Approvers   []string         `json:"approvers,omitempty"`
+	MaxAttempts int              `json:"max_attempts"` // its own, or hegel.maxAttempts' default
+	Terminal    bool             `json:"terminal"`     // no transitions: reaching it ends the run
 	Rules       []ruleJSON       `json:"rules"`
 }
 
@@ -79,8 +197,9 @@ type brokenJSON struct {
 }
 
 type transitionJSON struct {
-	When string `json:"when"`
-	To   string `json:"to"`
+	When    string `json:"when"`
+	To      string `json:"to"`
+	Confirm bool   `json:"confirm,omitempty"`
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -143,6 +262,8 @@ type syncTaskJSON struct {
 	Change string        `json:"change"`          // added, fast-forwarded, diverged
 	Stash  string        `json:"stash,omitempty"` // diverged: the stash holding the remote's version
 	Held   *syncHeldJSON `json:"held,omitempty"`
+	// Archived: the change was to the task's archive ref (it finished).
+	Archived bool `json:"archived,omitempty"`
 }
 
 type syncHeldJSON struct {

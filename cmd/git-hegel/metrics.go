@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -16,8 +15,7 @@ import (
 // `--graph` draws its path through the workflow for a pull request.
 
 func metricsFlags(fs *pflag.FlagSet) {
-	fs.String("task", "", "a task other than this worktree's")
-	completeValues(fs, "task", kindTask)
+	taskFlag(fs)
 	fs.Bool("json", false, "print JSON (schema: docs/json.md)")
 	fs.Bool("graph", false, "draw the task's path through its workflow, with the time spent per node")
 	fs.String("format", engine.GraphDot, "graph format: dot (Graphviz) or mermaid")
@@ -45,18 +43,9 @@ func runMetrics(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	var t *engine.Task
-	if name := c.stringFlag("task"); name != "" {
-		if !engine.ValidTaskName(name) {
-			return fmt.Errorf("Invalid task name '%s'", name)
-		}
-		if t, err = e.Tasks.LoadTask(name); err != nil {
-			if errors.Is(err, engine.ErrNotFound) {
-				return fmt.Errorf("No task '%s'", name)
-			}
-			return err
-		}
-	} else if t, err = e.Current(); err != nil {
+	// --task goes through e.Selected, which finds archived tasks too.
+	t, err := e.Current()
+	if err != nil {
 		return err
 	}
 	st := t.State

@@ -30,28 +30,47 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	return r, nil
 }
 
-// newEngine wires the engine to the repository's stores.
+// newEngine wires the engine to the repository's stores, and to the
+// command's --task, --force and -y.
 func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	s := r.Sessions()
 	id, _ := r.WorktreeID() // read by openRepo; cannot fail now
-	return &engine.Engine{
+	cfg := r.Config()
+	e := &engine.Engine{
 		Tasks:   r.Tasks(),
+		Archive: r.Tasks(),
 		Session: s,
 		Stashes: r.Stashes(),
 		Workflows: func() (*engine.Registry, error) {
 			return loadRegistry(r, s)
 		},
-		Guides:        s,
-		Events:        r.Events(),
-		CommitTimes:   r.CommitTimes,
-		NoCommitGuard: !r.Config().Bool("hegel", "commitguard", true),
-		Worktree:      r.WorkTree,
-		WorktreeID:    id,
-		Now:           c.Now,
-		Git:           r.GitInfo,
-		Checkpoint:    c.checkpointHook(r),
-		Warn:          c.warn,
+		Guides:          s,
+		Events:          r.Events(),
+		CommitTimes:     r.CommitTimes,
+		NoCommitGuard:   !cfg.Bool("hegel", "commitguard", true),
+		Worktree:        r.WorkTree,
+		WorktreeID:      id,
+		Now:             c.Now,
+		Git:             r.GitInfo,
+		Checkpoint:      c.checkpointHook(r),
+		Warn:            c.warn,
+		Files:           r.Files(),
+		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", engine.DefaultMaxAttempts)),
+		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
+		User: func() string {
+			n, _ := cfg.Get("user", "", "name")
+			return n
+		},
+		Confirm: c.confirmTransition,
+		// A bool --force (prev, skip, abort, …); next and done set
+		// e.Force from their --force[=rule_type].
+		Force: engine.Force{All: c.boolFlag("force")},
 	}
+	if c.name != "start" {
+		e.Selected = c.stringFlag("task")
+	}
+	e.Rewind = &rewinder{c: c, r: r, e: e}
+	return e
 }
 
 // engine opens the repository and returns an engine for it.

@@ -22,6 +22,7 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.String("reason", "", "why, kept in the task's rollback history")
 	fs.Bool("force", false, "roll back even when the loop guard says no")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
+	fs.Bool("all", false, "roll the whole workflow back to its first checkpoint and end it (rolled_back)")
 	fs.Bool("recurse-submodules", false, "also check out, in each submodule, the commit the checkpoint recorded")
 	progressFlags(fs)
 }
@@ -41,17 +42,23 @@ func runRollback(c *cmdCtx, args []string) error {
 	if len(args) == 1 {
 		req.Node = args[0]
 	}
+	all := c.boolFlag("all")
 	switch {
 	case req.Node != "" && req.To != "":
 		return usagef("rollback", "give a node or --to <checkpoint>, not both")
-	case req.Undo && (req.Node != "" || req.To != ""):
-		return usagef("rollback", "--undo takes no node and no --to")
+	case req.Undo && (req.Node != "" || req.To != "" || all):
+		return usagef("rollback", "--undo takes no node, no --to and no --all")
+	case all && (req.Node != "" || req.To != "" || req.DryRun):
+		return usagef("rollback", "--all takes no node, no --to and no --dry-run")
 	case c.boolFlag("null") && !req.DryRun:
 		return usagef("rollback", "-z needs --dry-run")
 	}
 	e, r, err := c.engine()
 	if err != nil {
 		return err
+	}
+	if all {
+		return c.rollbackAll(e)
 	}
 	m := c.checkpoints(r)
 	defer m.Close()
@@ -162,4 +169,20 @@ func (c *cmdCtx) noteInterruptedRollback(r *gitstore.Repo) {
 	if n := m.InterruptedNotice(); n != "" {
 		fmt.Fprintln(c.Stderr, n)
 	}
+}
+
+// rollbackAll is `git hegel rollback --all`: the whole workflow back to
+// its first checkpoint, then the task ends as rolled_back (and is
+// archived with its checkpoints, so --undo still works).
+func (c *cmdCtx) rollbackAll(e *engine.Engine) error {
+	st, err := e.RollbackAll(c.stringFlag("reason"))
+	if errors.Is(err, engine.ErrCancelled) {
+		fmt.Fprintln(c.Stdout, "Rollback cancelled")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Rolled back the whole workflow: task %s is rolled_back and archived. Run 'git hegel rollback --undo' to undo it\n", st.Task)
+	return nil
 }

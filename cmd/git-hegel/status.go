@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -24,6 +23,13 @@ func runStatus(c *cmdCtx, args []string) error {
 	if err != nil && !errors.Is(err, engine.ErrNoWorkflow) {
 		return err
 	}
+	if t != nil {
+		// A state no git-hegel wrote (edited by hand, or damaged) is shown
+		// as it is, with what is wrong with it.
+		if perr := engine.ValidateState(t.State, nil); perr != nil {
+			c.warn(perr.Error())
+		}
+	}
 	head, err := r.Head()
 	if err != nil {
 		return err
@@ -42,12 +48,10 @@ func runStatus(c *cmdCtx, args []string) error {
 			out.Git.Head = head.Commit.String()
 		}
 		if t != nil {
-			st := t.State
-			out.Workflow = &workflowJSON{
-				Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status,
-				CurrentNode: st.CurrentNode, History: st.History, WorkflowID: st.WorkflowID,
-				StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
-				SecondsInPhase: int64(phaseDuration(st, c.Now()).Seconds()),
+			out.Workflow = taskJSON(t.State, c.Now())
+			out.Workflow.Archived = t.Archived
+			if st := t.State; st.Attempt > 1 || st.Status == engine.StatusFailed {
+				out.Workflow.MaxAttempts = maxAttempts(e, t)
 			}
 		}
 		return writeJSON(c.Stdout, out)
@@ -60,18 +64,17 @@ func runStatus(c *cmdCtx, args []string) error {
 		return nil
 	}
 	st := t.State
-	var b strings.Builder // one write, not one per line
-	fmt.Fprintf(&b, "Mode: %s\n", st.Mode)
-	fmt.Fprintf(&b, "Current node: %s\n", c.highlight(st.CurrentNode))
-	fmt.Fprintf(&b, "History: %s\n", historyLine(st.History))
-	fmt.Fprintf(&b, "Status: %s\n", st.Status)
-	fmt.Fprintf(&b, "Time in phase: %s\n", humanDuration(phaseDuration(st, c.Now())))
-	fmt.Fprintf(&b, "Branch: %s\n", branchLine(head))
-	fmt.Fprintf(&b, "Task: %s\n", st.Task)
+	fmt.Fprintf(c.Stdout, "Mode: %s\n", st.Mode)
+	fmt.Fprintf(c.Stdout, "Current node: %s\n", c.highlight(st.CurrentNode))
+	fmt.Fprintf(c.Stdout, "History: %s\n", historyLine(st.History))
+	fmt.Fprintf(c.Stdout, "Status: %s\n", st.Status)
+	c.printStateDetail(e, t)
+	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", humanDuration(phaseDuration(st, c.Now())))
+	fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
+	fmt.Fprintf(c.Stdout, "Task: %s\n", st.Task)
 	if uncommitted != nil {
-		fmt.Fprintf(&b, "Uncommitted files: %d\n", *uncommitted)
+		fmt.Fprintf(c.Stdout, "Uncommitted files: %d\n", *uncommitted)
 	}
-	_, _ = io.WriteString(c.Stdout, b.String())
 	return nil
 }
 
@@ -124,4 +127,55 @@ func branchLine(h gitstore.Head) string {
 		return h.Branch
 	}
 	return "(detached at " + h.Commit.String()[:7] + ")"
+}
+
+// printStateDetail prints the lines of status that depend on the task's
+// status: attempts, gates, questions, the error, skipped nodes. It reads
+// the workflow definition only when it must (a retry, a gate), so plain
+// status stays as cheap as reading the task.
+func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
+	st := t.State
+	w := c.Stdout
+	if st.TaskType != "" {
+		fmt.Fprintf(w, "Type: %s\n", st.TaskType)
+	}
+	if st.Attempt > 1 {
+		line := fmt.Sprintf("Attempt %d of %d", st.Attempt, maxAttempts(e, t))
+		if st.LastFailure != "" {
+			line += " — last failure: " + firstLineOf(st.LastFailure)
+		}
+		fmt.Fprintln(w, line)
+	}
+	switch st.Status {
+	case engine.StatusAwaitingApproval:
+		if g := engine.Gate(t); g != nil {
+			fmt.Fprintf(w, "Waiting for: approval to go from %s to %s ('git hegel approve' or 'git hegel reject -m REASON')\n", g.Node, g.To)
+		}
+	case engine.StatusAwaitingAnswer:
+		for _, q := range st.Questions {
+			if q.AnsweredAt == nil {
+				fmt.Fprintf(w, "Question: %s ('git hegel answer TEXT')\n", firstLineOf(q.Question))
+			}
+		}
+	case engine.StatusFailed:
+		if st.Error != nil {
+			fmt.Fprintf(w, "Error: %s (resume with 'git hegel resume --strategy %s')\n", firstLineOf(st.Error.Message), strategyNames("|"))
+		}
+	case engine.StatusPaused:
+		if st.PauseReason != "" {
+			fmt.Fprintf(w, "Paused: %s\n", firstLineOf(st.PauseReason))
+		}
+	}
+	for _, s := range st.SkippedNodes {
+		fmt.Fprintf(w, "Skipped: %s (%s)\n", s.Node, s.Reason)
+	}
+}
+
+// maxAttempts is the current node's bound on attempts (it parses the
+// workflow definition).
+func maxAttempts(e *engine.Engine, t *engine.Task) int {
+	if v, err := e.ViewOf(t); err == nil {
+		return v.MaxAttempts
+	}
+	return max(e.MaxAttempts, engine.DefaultMaxAttempts)
 }

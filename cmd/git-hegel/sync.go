@@ -200,6 +200,8 @@ func pushedName(ref string) string {
 	switch {
 	case strings.HasPrefix(rel, "tasks/"):
 		return "task " + strings.TrimPrefix(rel, "tasks/")
+	case strings.HasPrefix(rel, "archive/"):
+		return "archived task " + strings.TrimPrefix(rel, "archive/")
 	case strings.HasPrefix(rel, "checkpoints/"):
 		return "checkpoints of " + strings.TrimPrefix(rel, "checkpoints/")
 	}
@@ -224,7 +226,7 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp) *syncJSON {
 	j.OK = err == nil
 	j.Merged.Stashes, j.Merged.History, j.Merged.Checkpoints = counts(rep.Stashes), counts(rep.History), counts(rep.Checkpoints)
 	for _, t := range rep.Tasks {
-		tj := syncTaskJSON{Task: t.Task, Change: string(t.Change), Stash: t.StashID}
+		tj := syncTaskJSON{Task: t.Task, Change: string(t.Change), Stash: t.StashID, Archived: t.Archived}
 		if h := t.Held; h != nil {
 			tj.Held = &syncHeldJSON{Worktree: h.Worktree, WorktreeID: h.WorktreeID, Node: h.Node, Status: h.Status,
 				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == ""}

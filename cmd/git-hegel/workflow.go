@@ -10,12 +10,24 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 )
 
+func startFlags(fs *pflag.FlagSet) {
+	fs.String("task", "", "name the task (default: generated, unique)")
+	fs.String("type", "", "the task type, one the workflow declares (default: its default type)")
+	completeValues(fs, "type", kindTaskType)
+	fs.StringP("description", "d", "", "describe the task")
+	fs.String("priority", "", "low, normal, high or urgent (default: normal)")
+	completeValues(fs, "priority", kindPriority)
+}
+
 func runStart(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 1, 2); err != nil {
 		return err
 	}
-	if c.flags.Changed("task") && c.stringFlag("task") == "" {
-		return usagef(c.name, "--task needs a name")
+	if c.flags.Changed("type") && c.stringFlag("type") == "" {
+		return usagef(c.name, "--type needs a task type")
+	}
+	if p := c.stringFlag("priority"); c.flags.Changed("priority") && !contains(engine.Priorities, p) {
+		return usagef(c.name, "unknown priority '%s' (use low, normal, high or urgent)", p)
 	}
 	if task := c.stringFlag("task"); task != "" {
 		if err := engine.CheckTaskName(task); err != nil {
@@ -26,20 +38,32 @@ func runStart(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	node := ""
+	o := engine.StartOptions{Workflow: args[0], Task: c.stringFlag("task"), Type: c.stringFlag("type"),
+		Description: c.stringFlag("description"), Priority: c.stringFlag("priority")}
 	if len(args) == 2 {
-		node = args[1]
+		o.Node = args[1]
 	}
-	v, err := e.Start(args[0], node, c.stringFlag("task"))
+	v, err := e.StartTask(o)
 	if err != nil {
 		return err
 	}
+	c.printParked(v)
+	fmt.Fprintf(c.Stdout, "Task: %s\n", v.Task)
 	c.printView(v)
 	return nil
 }
 
+// printParked tells which task start or switch parked.
+func (c *cmdCtx) printParked(v *engine.View) {
+	if p := v.Parked; p != nil {
+		fmt.Fprintf(c.Stdout, "Parked task %s (%s/%s): it stays open; 'git hegel switch %s' comes back to it\n",
+			p.Task, p.Mode, p.CurrentNode, p.Task)
+	}
+}
+
 func nextFlags(fs *pflag.FlagSet) {
-	fs.StringArray("force", nil, "bypass the node's guard rules, or only those of one `rule_type` (recorded in the task's overrides)")
+	fs.StringArray("force", nil, "bypass the node's guard rules, or only those of one `rule_type`; plain --force also moves on without the node's artifact or on another worktree's task (all recorded in the task)")
+	fs.BoolP("yes", "y", false, "do not ask before a transition marked confirm")
 	fs.Lookup("force").NoOptDefVal = forceAll
 	completeValues(fs, "force", kindRuleType)
 }
@@ -85,16 +109,33 @@ func runNext(c *cmdCtx, args []string) error {
 		return err
 	}
 	e.Force = force
-	claim := ""
+	o := engine.NextOptions{}
 	if len(args) == 1 {
-		claim = args[0]
+		o.Claim = args[0]
 	}
-	v, err := e.Next(claim)
+	v, err := e.NextWith(o)
+	if errors.Is(err, engine.ErrCancelled) {
+		fmt.Fprintln(c.Stdout, "Cancelled")
+		return nil
+	}
 	if err != nil {
 		return c.guardFailure(err)
 	}
 	c.printView(v)
 	return nil
+}
+
+// confirmTransition is the engine's Confirm: -y agrees, else the person at
+// the terminal is asked; a closed stdin fails with nothing changed.
+func (c *cmdCtx) confirmTransition(question string) (bool, error) {
+	if c.boolFlag("yes") {
+		return true, nil
+	}
+	ok, err := c.confirm(question, "change")
+	if err != nil {
+		return false, fmt.Errorf("This transition needs confirmation and no answer came on standard input; nothing changed (use -y to confirm without asking)")
+	}
+	return ok, nil
 }
 
 func runDone(c *cmdCtx, args []string) error {
@@ -111,6 +152,10 @@ func runDone(c *cmdCtx, args []string) error {
 	}
 	e.Force = force
 	v, err := e.Done()
+	if errors.Is(err, engine.ErrCancelled) {
+		fmt.Fprintln(c.Stdout, "Cancelled")
+		return nil
+	}
 	if err != nil {
 		return c.guardFailure(err)
 	}
@@ -169,6 +214,7 @@ func runSwitch(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.printParked(v)
 	c.printView(v)
 	return nil
 }
@@ -208,14 +254,33 @@ func runReset(c *cmdCtx, args []string) error {
 		fmt.Fprintln(c.Stdout, "No active workflow; nothing to reset")
 		return nil
 	}
-	fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s is kept in refs/hegel/tasks/%s)\n", st.Task, st.Task)
+	fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s is kept; 'git hegel show %s' shows it)\n", st.Task, st.Task)
 	return nil
 }
 
-// printView prints the block start, next, prev, restart and repeat end with.
+// printView prints the block start, next, prev, restart and repeat end
+// with: the node, what was skipped on the way, and its prompt, or the
+// gate the task now waits at.
 func (c *cmdCtx) printView(v *engine.View) {
-	node := c.paint(c.Stdout, "node", v.Node)
-	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n\nPrompt:\n%s\n", v.Mode, node, trimNL(v.Prompt))
+	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n", v.Mode, c.paint(c.Stdout, "node", v.Node))
+	for _, s := range v.Skipped {
+		fmt.Fprintf(c.Stdout, "Skipped: %s (%s)\n", s.Node, s.Reason)
+	}
+	if v.Gate != nil {
+		fmt.Fprintf(c.Stdout, "\n%s\n", gateText(v.Gate))
+		return
+	}
+	fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+}
+
+// gateText tells who may decide at an approval gate, and how.
+func gateText(g *engine.GateView) string {
+	who := "anyone; the decision is recorded under your git config user.name"
+	if len(g.Approvers) > 0 {
+		who = strings.Join(g.Approvers, " or ") + " (by git config user.name)"
+	}
+	return fmt.Sprintf("Waiting for approval to go from %s to %s.\nWho may decide: %s\n"+
+		"Approve: git hegel approve [-m COMMENT]\nReject:  git hegel reject -m REASON [--to NODE]", g.Node, g.To, who)
 }
 
 func trimNL(s string) string {

@@ -10,7 +10,7 @@ import (
 )
 
 func runWorkflows(c *cmdCtx, args []string) error {
-	if err := c.wantArgs(args, 0, 0); err != nil {
+	if err := c.wantArgs(args, 0, 1); err != nil {
 		return err
 	}
 	reg, where, err := c.workflowRegistry()
@@ -21,25 +21,26 @@ func runWorkflows(c *cmdCtx, args []string) error {
 		// Like git help, this works anywhere; say why the list is short.
 		c.hint(where + ": only the built-in workflows are listed")
 	}
+	if len(args) == 1 {
+		wf, ok := reg.Get(args[0])
+		if b, broken := reg.GetBroken(args[0]); !ok && broken {
+			return fmt.Errorf("Workflow '%s' cannot be loaded: %v", args[0], b.Err)
+		}
+		if !ok {
+			return engine.BadName(fmt.Errorf("Unknown workflow '%s'. Run 'git hegel workflows' to list them", args[0]))
+		}
+		if c.boolFlag("json") {
+			return writeJSON(c.Stdout, workflowJSONOne{Schema: jsonSchemaVersion, Workflow: defJSON(wf, c.maxAttempts())})
+		}
+		printWorkflow(c, wf)
+		return nil
+	}
 	list := reg.List()
 	broken := reg.Broken()
 	if c.boolFlag("json") {
 		out := workflowsJSON{Schema: jsonSchemaVersion, Workflows: []workflowDefJSON{}, Broken: []brokenJSON{}}
 		for _, wf := range list {
-			d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Title: wf.Title, Nodes: []nodeJSON{}}
-			for _, name := range wf.Order {
-				n := wf.Nodes[name]
-				nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{}, Terminal: n.Terminal, Rules: []ruleJSON{}}
-				for _, tr := range n.Transitions {
-					nj.Transitions = append(nj.Transitions, transitionJSON{When: tr.When, To: tr.To})
-				}
-				for _, r := range n.Rules {
-					nj.Rules = append(nj.Rules, ruleJSON{Type: r.Type, LookbackPhases: r.LookbackPhases, Pattern: r.Pattern,
-						PathPattern: r.PathPattern, Threshold: r.Threshold, Window: r.Window, MaxDuration: r.MaxDuration, MaxTokens: r.MaxTokens})
-				}
-				d.Nodes = append(d.Nodes, nj)
-			}
-			out.Workflows = append(out.Workflows, d)
+			out.Workflows = append(out.Workflows, defJSON(wf, c.maxAttempts()))
 		}
 		for _, b := range broken {
 			out.Broken = append(out.Broken, brokenJSON{Name: b.Name, Source: b.Source, Error: b.Err.Error()})
@@ -73,6 +74,106 @@ func runWorkflows(c *cmdCtx, args []string) error {
 	return nil
 }
 
+func defJSON(wf *engine.Workflow, maxAttempts int) workflowDefJSON {
+	d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Title: wf.Title, Nodes: []nodeJSON{},
+		TaskTypes: wf.TaskTypes, DefaultTaskType: wf.DefaultTaskType, Skips: wf.Skips()}
+	if d.TaskTypes == nil {
+		d.TaskTypes = []string{}
+	}
+	for _, name := range wf.Order {
+		n := wf.Nodes[name]
+		nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{},
+			DisplayName: n.DisplayName, Description: n.Description, Artifact: n.Artifact, Requires: n.Requires,
+			Conditional: n.Conditional, SkipFor: n.SkipFor, Gate: n.Gate, Approvers: n.Approvers,
+			MaxAttempts: wf.Attempts(name, maxAttempts), Terminal: n.Terminal, Rules: []ruleJSON{}}
+		for _, tr := range n.Transitions {
+			nj.Transitions = append(nj.Transitions, transitionJSON{When: tr.When, To: tr.To, Confirm: tr.Confirm})
+		}
+		for _, r := range n.Rules {
+			nj.Rules = append(nj.Rules, ruleJSON{Type: r.Type, LookbackPhases: r.LookbackPhases, Pattern: r.Pattern,
+				PathPattern: r.PathPattern, Threshold: r.Threshold, Window: r.Window, MaxDuration: r.MaxDuration, MaxTokens: r.MaxTokens})
+		}
+		d.Nodes = append(d.Nodes, nj)
+	}
+	return d
+}
+
+// printWorkflow shows one workflow: its nodes with what they produce and
+// read, gates and transitions, and what each task type skips.
+func printWorkflow(c *cmdCtx, wf *engine.Workflow) {
+	w := c.Stdout
+	src := wf.Source
+	fmt.Fprintf(w, "%s (%s), mode %s, starts at %s\n", wf.Name, src, wf.Mode, wf.StartNode)
+	if len(wf.TaskTypes) > 0 {
+		types := make([]string, len(wf.TaskTypes))
+		for i, t := range wf.TaskTypes {
+			types[i] = t
+			if t == wf.DefaultTaskType {
+				types[i] += " (default)"
+			}
+		}
+		fmt.Fprintf(w, "Task types: %s\n", strings.Join(types, ", "))
+	}
+	for _, name := range wf.Order {
+		n := wf.Nodes[name]
+		fmt.Fprintln(w)
+		head := name
+		if n.DisplayName != "" {
+			head += "  " + n.DisplayName
+		}
+		fmt.Fprintln(w, head)
+		if n.Summary != "" {
+			fmt.Fprintf(w, "    %s\n", n.Summary)
+		}
+		if n.Artifact != "" {
+			fmt.Fprintf(w, "    artifact: %s\n", n.Artifact)
+		}
+		if len(n.Requires) > 0 {
+			fmt.Fprintf(w, "    requires: %s\n", strings.Join(n.Requires, ", "))
+		}
+		if n.Gate != "" {
+			g := n.Gate
+			if len(n.Approvers) > 0 {
+				g += " by " + strings.Join(n.Approvers, " or ")
+			}
+			fmt.Fprintf(w, "    gate: %s\n", g)
+		}
+		if n.Conditional {
+			fmt.Fprintln(w, "    conditional: may be skipped with 'git hegel skip'")
+		}
+		if n.MaxAttempts > 0 {
+			fmt.Fprintf(w, "    max attempts: %d\n", n.MaxAttempts)
+		}
+		if len(n.SkipFor) > 0 {
+			fmt.Fprintf(w, "    skipped for: %s\n", strings.Join(n.SkipFor, ", "))
+		}
+		for _, r := range n.Rules {
+			fmt.Fprintf(w, "    rule: %s\n", r.Type)
+		}
+		if n.Terminal {
+			fmt.Fprintln(w, "    terminal: reaching it ends the run")
+		}
+		for _, tr := range n.Transitions {
+			conf := ""
+			if tr.Confirm {
+				conf = " (asks to confirm)"
+			}
+			fmt.Fprintf(w, "    %s -> %s%s\n", tr.When, tr.To, conf)
+		}
+	}
+	if len(wf.TaskTypes) > 0 {
+		fmt.Fprintln(w, "\nSkipped by task type:")
+		skips := wf.Skips()
+		for _, t := range wf.TaskTypes {
+			s := strings.Join(skips[t], ", ")
+			if s == "" {
+				s = "(none)"
+			}
+			fmt.Fprintf(w, "  %-10s %s\n", t, s)
+		}
+	}
+}
+
 // workflowRegistry returns the workflows this worktree can start. Outside
 // a repository, or in one without a work tree, it returns the built-ins
 // and says where it is ("not in a git repository").
@@ -92,6 +193,14 @@ func (c *cmdCtx) workflowRegistry() (reg *engine.Registry, outside string, err e
 	}
 	reg, err = e.Workflows()
 	return reg, "", err
+}
+
+// maxAttempts is hegel.maxAttempts (the default outside a repository).
+func (c *cmdCtx) maxAttempts() int {
+	if r, err := gitstore.Open(c.Dir, c.Getenv); err == nil {
+		return int(r.Config().Int("hegel", "maxattempts", engine.DefaultMaxAttempts))
+	}
+	return engine.DefaultMaxAttempts
 }
 
 // mainPath renders the nodes in file order ending at done: the shape of the

@@ -51,6 +51,10 @@ var scenarios = []scenario{
 		doc: "git hegel next folding 10,000 journaled agent events into the task's ref (checkpoints off): under 200 ms"},
 	{name: "rollback", issue: 4, needs: "rollback", run: runRollback,
 		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states (≤1.0×), 100k files"},
+	{name: "tasks", issue: 8, needs: "tasks", run: runTasks,
+		doc: "git hegel tasks and tasks --archived with 1,000 tasks stored, 500 archived: under 100 ms"},
+	{name: "many-tasks", issue: 8, needs: "tasks", run: runManyTasks,
+		doc: "status and next with 1,000 tasks stored vs none (within 10%), and status vs git hegel version (≤1.15×)"},
 }
 
 // sized is one repository of a size-dependent scenario.

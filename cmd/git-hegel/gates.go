@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// Failures, gates and resume: fail, approve, reject, ask, answer, pause,
+// resume, skip.
+
+func runFail(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, err := e.Fail(c.stringFlag("message"))
+	if err != nil {
+		return err
+	}
+	st := v.State
+	if st.Status == engine.StatusFailed {
+		fmt.Fprintf(c.Stdout, "Task %s failed at %s after %d %s: %s\n", st.Task, st.CurrentNode, st.Attempt,
+			pluralWord(st.Attempt, "attempt", "attempts"), firstLineOf(st.LastFailure))
+		fmt.Fprintf(c.Stdout, "'git hegel next' refuses until it is resumed: git hegel resume --strategy %s\n", strategyNames("|"))
+		return nil
+	}
+	fmt.Fprintf(c.Stdout, "Recorded the failure; attempt %d of %d at %s\n\n", st.Attempt, v.MaxAttempts, st.CurrentNode)
+	c.printView(v)
+	return nil
+}
+
+func runApprove(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, err := e.Approve(c.stringFlag("message"))
+	if err != nil {
+		return err
+	}
+	a := v.State.Approvals[len(v.State.Approvals)-1]
+	fmt.Fprintf(c.Stdout, "Approved %s by %s\n\n", a.Node, a.By)
+	c.printView(v)
+	return nil
+}
+
+func runReject(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.stringFlag("message")) == "" {
+		return usagef(c.name, "a rejection needs a reason: -m REASON")
+	}
+	if c.flags.Changed("to") && c.stringFlag("to") == "" {
+		return usagef(c.name, "--to needs a node")
+	}
+	v, err := e.Reject(c.stringFlag("message"), c.stringFlag("to"))
+	if err != nil {
+		return err
+	}
+	ev := v.State.RollbackHistory[len(v.State.RollbackHistory)-1]
+	fmt.Fprintf(c.Stdout, "Rejected at %s; sent back to %s\n\n", ev.From, ev.To)
+	c.printView(v)
+	return nil
+}
+
+func runAsk(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 1); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	st, err := e.Ask(args[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Task %s waits for an answer at %s. Answer with: git hegel answer TEXT\n", st.Task, st.CurrentNode)
+	return nil
+}
+
+func runAnswer(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 1); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	q, v, err := e.Answer(args[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Question: %s\nAnswer: %s\n\n", q.Question, q.Answer)
+	c.printView(v)
+	return nil
+}
+
+func runPause(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	st, err := e.Pause(c.stringFlag("message"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Paused task %s at %s. Go on with 'git hegel resume' (or 'git hegel next')\n", st.Task, st.CurrentNode)
+	return nil
+}
+
+func runResume(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	strategy := c.stringFlag("strategy")
+	if c.flags.Changed("strategy") && !engine.ValidStrategy(strategy) {
+		return usagef(c.name, "unknown strategy '%s' (use %s)", strategy, strategyNames(", "))
+	}
+	if c.flags.Changed("checkpoint") && strategy != engine.FromCheckpoint && strategy != "" {
+		return usagef(c.name, "--checkpoint goes with --strategy from-checkpoint")
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	if strategy == "" {
+		// Check the status first: asking for a strategy on a task that
+		// cannot be resumed would waste the person's time.
+		t, err := e.Current()
+		if err != nil {
+			return err
+		}
+		if s := t.State.Status; s != engine.StatusPaused && s != engine.StatusFailed {
+			return fmt.Errorf("Cannot resume workflow with status: %s (task %s)", s, t.State.Task)
+		}
+		if !c.inputIsTerminal() {
+			return usagef(c.name, "name a strategy with --strategy (%s); there is no terminal to ask on", strategyNames(", "))
+		}
+		if strategy, err = c.chooseStrategy(t.State); err != nil {
+			return err
+		}
+	}
+	if c.flags.Changed("checkpoint") {
+		strategy = engine.FromCheckpoint
+	}
+	v, err := e.Resume(engine.ResumeOptions{Strategy: strategy, Checkpoint: c.stringFlag("checkpoint"), Reason: c.stringFlag("message")})
+	if errors.Is(err, engine.ErrCancelled) {
+		fmt.Fprintln(c.Stdout, "Cancelled")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Resumed task %s (%s)\n\n", v.Task, strategy)
+	c.printView(v)
+	return nil
+}
+
+// chooseStrategy offers the four strategies on the terminal.
+func (c *cmdCtx) chooseStrategy(st *engine.State) (string, error) {
+	fmt.Fprintf(c.Stdout, "Task %s is %s at %s. How should it go on?\n", st.Task, st.Status, st.CurrentNode)
+	for i, s := range engine.Strategies {
+		fmt.Fprintf(c.Stdout, "  %d) %-16s %s\n", i+1, s.Name, s.Explain)
+	}
+	fmt.Fprint(c.Stdout, "Choose 1-4 (anything else cancels): ")
+	line, _ := bufio.NewReader(c.Stdin).ReadString('\n')
+	line = strings.TrimSpace(line)
+	if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(engine.Strategies) {
+		return engine.Strategies[n-1].Name, nil
+	}
+	for _, s := range engine.Strategies {
+		if line == s.Name {
+			return s.Name, nil
+		}
+	}
+	return "", errors.New("No strategy chosen; nothing changed")
+}
+
+func strategyNames(sep string) string {
+	names := make([]string, len(engine.Strategies))
+	for i, s := range engine.Strategies {
+		names[i] = s.Name
+	}
+	return strings.Join(names, sep)
+}
+
+func runSkip(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, err := e.Skip(c.stringFlag("message"), c.boolFlag("force"))
+	if err != nil {
+		return err
+	}
+	c.printView(v)
+	return nil
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,445 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// Many tasks: tasks, show, describe, delete, restore-task.
+
+func runTasks(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	list, err := e.ListTasks(engine.ListOptions{All: c.boolFlag("all"), Archived: c.boolFlag("archived")})
+	if err != nil {
+		return err
+	}
+	if c.boolFlag("json") {
+		out := tasksJSON{Schema: jsonSchemaVersion, Tasks: []taskLineJSON{}}
+		for _, t := range list {
+			j := taskLineJSON{Task: t.Name, Archived: t.Archived, Mine: t.Mine, Current: t.Current}
+			if t.Err != nil {
+				j.Damaged = t.Err.Error()
+			} else {
+				st := t.State
+				j.Workflow, j.Mode, j.CurrentNode, j.Status = st.Workflow, st.Mode, st.CurrentNode, st.Status
+				j.TaskType, j.Priority, j.Description, j.Worktree, j.UpdatedAt = st.TaskType, priorityOf(st), st.Description, st.Worktree, st.UpdatedAt
+			}
+			out.Tasks = append(out.Tasks, j)
+		}
+		bw := bufio.NewWriter(c.Stdout)
+		if err := writeJSON(bw, out); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	if len(list) == 0 {
+		hint := ""
+		if !c.boolFlag("archived") {
+			hint = " (finished tasks are archived: 'git hegel tasks --archived')"
+		}
+		fmt.Fprintf(c.Stdout, "No tasks%s\n", hint)
+		return nil
+	}
+	// One write for the whole table: a thousand lines cell by cell were a
+	// write system call each.
+	bw := bufio.NewWriter(c.Stdout)
+	defer bw.Flush()
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TASK\tWORKFLOW/NODE\tSTATUS\tTYPE\tPRIORITY\tOWNER\tUPDATED")
+	for _, t := range list {
+		mark := " "
+		if t.Current {
+			mark = "*"
+		}
+		if t.Err != nil {
+			fmt.Fprintf(tw, "%s %s\t-\tdamaged\t-\t-\t-\t%s\n", mark, t.Name, firstLineOf(t.Err.Error()))
+			continue
+		}
+		st := t.State
+		status := st.Status
+		if t.Archived {
+			status += " (archived)"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", mark, t.Name, st.Workflow, st.CurrentNode, status,
+			orDash(st.TaskType), priorityOf(st), c.ownerLabel(e, st), engine.RelativeTime(st.UpdatedAt, c.Now()))
+	}
+	return tw.Flush()
+}
+
+func priorityOf(st *engine.State) string {
+	if st.Priority == "" {
+		return engine.PriorityNormal
+	}
+	return st.Priority
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ownerLabel names the worktree that owns a task.
+func (c *cmdCtx) ownerLabel(e *engine.Engine, st *engine.State) string {
+	switch {
+	case e.Owns(st):
+		return "this worktree"
+	case st.Worktree == "" && st.WorktreeID == "":
+		return "-"
+	case !sameInstance(st.WorktreeID, e.WorktreeID):
+		return "another clone"
+	}
+	return st.Worktree
+}
+
+func sameInstance(a, b string) bool {
+	ia, _, _ := strings.Cut(a, ":")
+	ib, _, _ := strings.Cut(b, ":")
+	return ia == ib
+}
+
+func runShow(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 1); err != nil {
+		return err
+	}
+	if len(args) == 1 && c.flags.Changed("task") {
+		return usagef(c.name, "name the task once: 'show <task>' or 'show --task <task>'")
+	}
+	e, r, err := c.engine()
+	if err != nil {
+		return err
+	}
+	name := c.stringFlag("task")
+	if len(args) == 1 {
+		name = args[0]
+	}
+	d, err := e.Show(name)
+	if err != nil {
+		return err
+	}
+	st := d.State
+	m := c.checkpoints(r)
+	defer m.Close()
+	cps, cperr := m.List(st.Task)
+	skipped := map[string]string{}
+	for _, s := range st.SkippedNodes {
+		skipped[s.Node] = s.Reason
+	}
+	var problems []string
+	if pe, ok := d.Problems.(*engine.StateError); ok {
+		problems = pe.Problems
+	}
+	if c.boolFlag("json") {
+		out := showJSON{Schema: jsonSchemaVersion, Task: taskJSON(st, c.Now()), Artifacts: []artifactJSON{},
+			Checkpoints: []checkpointJSON{}, StepResults: st.StepResults, Problems: nonNil(problems)}
+		out.Task.Archived = d.Archived
+		if v, err := e.ViewOf(d.Task); err == nil {
+			out.Task.MaxAttempts = v.MaxAttempts
+		}
+		if out.StepResults == nil {
+			out.StepResults = map[string]json.RawMessage{}
+		}
+		for _, a := range d.Artifacts {
+			_, sk := skipped[a.Node]
+			out.Artifacts = append(out.Artifacts, artifactJSON{Node: a.Node, Path: a.Path, Present: a.Present, Size: a.Size, Skipped: sk})
+		}
+		for _, cp := range cps {
+			out.Checkpoints = append(out.Checkpoints, c.checkpointJSON(cp))
+		}
+		return writeJSON(c.Stdout, out)
+	}
+	w := c.Stdout
+	line := func(k, v string) { fmt.Fprintf(w, "%-13s %s\n", k+":", v) }
+	line("Task", st.Task)
+	if st.Description != "" {
+		line("Description", strings.ReplaceAll(st.Description, "\n", "\n              "))
+	}
+	line("Workflow", fmt.Sprintf("%s (mode %s)", st.Workflow, st.Mode))
+	line("Type", orDash(st.TaskType))
+	line("Priority", priorityOf(st))
+	status := st.Status
+	if d.Archived {
+		status += ", archived (refs/hegel/archive/" + st.Task + ")"
+	}
+	line("Status", status)
+	node := st.CurrentNode
+	if label := d.Workflow.Label(node); label != node {
+		node += " (" + label + ")"
+	}
+	line("Current node", node)
+	line("History", historyLine(st.History))
+	if v, err := e.ViewOf(d.Task); err == nil && !d.Workflow.IsTerminal(st.CurrentNode) {
+		line("Attempt", fmt.Sprintf("%d of %d", max(st.Attempt, 1), v.MaxAttempts))
+	}
+	if st.LastFailure != "" {
+		line("Last failure", firstLineOf(st.LastFailure))
+	}
+	if st.Error != nil {
+		rec := "recoverable"
+		if !st.Error.Recoverable {
+			rec = "not recoverable"
+		}
+		line("Error", fmt.Sprintf("at %s: %s; %s, %s", st.Error.Node, firstLineOf(st.Error.Message), rec, c.stamp(st.Error.Timestamp)))
+	}
+	if d.Gate != nil {
+		line("Waiting for", fmt.Sprintf("approval to go from %s to %s", d.Gate.Node, d.Gate.To))
+	}
+	if st.PauseReason != "" {
+		line("Paused", st.PauseReason)
+	}
+	line("Owner", c.ownerLabel(e, st)+ownerPath(e, st))
+	line("Started", c.stamp(st.StartedAt))
+	line("Updated", c.stamp(st.UpdatedAt))
+	if st.EndedAt != nil {
+		line("Ended", c.stamp(*st.EndedAt))
+	}
+	if st.PausedAt != nil {
+		line("Paused at", c.stamp(*st.PausedAt))
+	}
+	if st.ResumedAt != nil {
+		line("Resumed at", c.stamp(*st.ResumedAt))
+	}
+	if len(st.CompletedNodes) > 0 {
+		line("Completed", strings.Join(st.CompletedNodes, ", "))
+	}
+	for _, s := range st.SkippedNodes {
+		line("Skipped", fmt.Sprintf("%s (%s)", s.Node, s.Reason))
+	}
+	if len(st.FailedNodes) > 0 {
+		line("Failed", strings.Join(st.FailedNodes, ", "))
+	}
+	for _, n := range d.Workflow.Order {
+		if k := st.Retries[n]; k > 0 {
+			line("Retries", fmt.Sprintf("%s: %d", n, k))
+		}
+	}
+	for _, a := range st.Approvals {
+		verb := "approved"
+		if a.Rejected {
+			verb = "rejected"
+		}
+		s := fmt.Sprintf("%s %s by %s, %s", a.Node, verb, a.By, c.stamp(a.At))
+		if a.Comment != "" {
+			s += ": " + firstLineOf(a.Comment)
+		}
+		line("Approval", s)
+	}
+	for _, q := range st.Questions {
+		line("Question", fmt.Sprintf("[%s] %s", q.Node, firstLineOf(q.Question)))
+		if q.AnsweredAt != nil {
+			line("Answer", fmt.Sprintf("%s, %s", firstLineOf(q.Answer), c.stamp(*q.AnsweredAt)))
+		} else {
+			line("Answer", "(not answered yet)")
+		}
+	}
+	for _, ev := range st.RollbackHistory {
+		s := fmt.Sprintf("%s -> %s, %s", ev.From, ev.To, c.stamp(ev.Timestamp))
+		if ev.Reason != "" {
+			s += ": " + firstLineOf(ev.Reason)
+		}
+		line("Rollback", s)
+	}
+	for _, o := range st.Overrides {
+		line("Forced", fmt.Sprintf("%s at %s, %s: %s", o.What, o.Node, c.stamp(o.At), firstLineOf(o.Reason)))
+	}
+	if len(d.Artifacts) > 0 {
+		fmt.Fprintln(w, "Artifacts:")
+		where := "in this worktree"
+		if d.Archived {
+			where = "archived copy"
+		}
+		for _, a := range d.Artifacts {
+			state := "missing"
+			switch {
+			case skipped[a.Node] != "":
+				state = "skipped"
+				if a.Present {
+					state = fmt.Sprintf("skipped (%s present, %s)", engine.Plural(int(a.Size), "byte", "bytes"), where)
+				}
+			case a.Present:
+				state = fmt.Sprintf("%s, %s", engine.Plural(int(a.Size), "byte", "bytes"), where)
+			}
+			fmt.Fprintf(w, "  %-12s %-24s %s\n", a.Node, a.Path, state)
+		}
+	}
+	if len(st.StepResults) > 0 {
+		fmt.Fprintln(w, "Results:")
+		for _, n := range append(append([]string(nil), d.Workflow.Order...), sortedKeys(st.StepResults, d.Workflow.Order)...) {
+			if r, ok := st.StepResults[n]; ok {
+				fmt.Fprintf(w, "  %-12s %s\n", n, firstLineOf(string(r)))
+			}
+		}
+	}
+	switch {
+	case cperr != nil:
+		fmt.Fprintf(w, "Checkpoints:  cannot be read: %s\n", firstLineOf(cperr.Error()))
+	case len(cps) == 0:
+		fmt.Fprintln(w, "Checkpoints:  none")
+	default:
+		fmt.Fprintln(w, "Checkpoints:")
+		for _, cp := range cps {
+			fmt.Fprintf(w, "  %s  %-12s %-6s %s\n", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt))
+		}
+	}
+	for _, p := range problems {
+		line("Problem", p)
+	}
+	return nil
+}
+
+func ownerPath(e *engine.Engine, st *engine.State) string {
+	if e.Owns(st) && st.Worktree != "" {
+		return " (" + st.Worktree + ")"
+	}
+	return ""
+}
+
+// sortedKeys returns the keys of m not in known, sorted.
+func sortedKeys(m map[string]json.RawMessage, known []string) []string {
+	var out []string
+	for k := range m {
+		if !contains(known, k) {
+			out = append(out, k)
+		}
+	}
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// stamp prints a time as UTC, with how long ago it was.
+func (c *cmdCtx) stamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + engine.RelativeTime(t, c.Now()) + ")"
+}
+
+func runDescribe(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 2); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	name, text := "", args[0]
+	if len(args) == 2 {
+		name, text = args[0], args[1]
+	}
+	st, err := e.Describe(name, text)
+	if err != nil {
+		return err
+	}
+	if st.Description == "" {
+		fmt.Fprintf(c.Stdout, "Cleared the description of task %s\n", st.Task)
+		return nil
+	}
+	fmt.Fprintf(c.Stdout, "Described task %s: %s\n", st.Task, firstLineOf(st.Description))
+	return nil
+}
+
+func runDelete(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 1); err != nil {
+		return err
+	}
+	e, r, err := c.engine()
+	if err != nil {
+		return err
+	}
+	name := args[0]
+	t, err := e.Lookup(name)
+	if err != nil {
+		return err
+	}
+	st := t.State
+	if !st.Finished() {
+		return fmt.Errorf("Task '%s' is %s; abort it first with 'git hegel abort --task %s'", name, st.Status, name)
+	}
+	m := c.checkpoints(r)
+	cps, _ := m.List(name)
+	m.Close()
+	if !c.boolFlag("yes") {
+		what := "its history"
+		if len(cps) > 0 {
+			what += " and " + engine.Plural(len(cps), "checkpoint", "checkpoints")
+		}
+		ok, err := c.confirm(fmt.Sprintf("Delete task %s (%s/%s, %s) with %s? 'git hegel restore-task %s' can bring it back for %d days. (y/N): ",
+			name, st.Workflow, st.CurrentNode, st.Status, what, name, int(engine.DeletedTaskWindow/(24*time.Hour))), "delete")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(c.Stdout, "Nothing deleted")
+			return nil
+		}
+	}
+	d, err := e.Delete(name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Deleted task %s (%s %s). Restore it with 'git hegel restore-task %s'\n", d.Task, d.Workflow, d.Status, d.Task)
+	return nil
+}
+
+func runRestoreTask(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 1); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		list, err := e.DeletedTasks()
+		if err != nil {
+			return err
+		}
+		if c.boolFlag("json") {
+			if list == nil {
+				list = []*engine.DeletedTask{}
+			}
+			return writeJSON(c.Stdout, deletedJSON{Schema: jsonSchemaVersion, Deleted: list})
+		}
+		if len(list) == 0 {
+			fmt.Fprintf(c.Stdout, "No deleted tasks in the last %d days\n", int(engine.DeletedTaskWindow/(24*time.Hour)))
+			return nil
+		}
+		for _, d := range list {
+			fmt.Fprintf(c.Stdout, "%s: %s %s, deleted %s\n", d.Task, d.Workflow, d.Status, engine.RelativeTime(d.DeletedAt, c.Now()))
+		}
+		return nil
+	}
+	if c.boolFlag("json") {
+		return usagef(c.name, "--json applies to the list (no task name)")
+	}
+	d, err := e.RestoreTask(args[0])
+	if err != nil {
+		return err
+	}
+	where := "refs/hegel/tasks/" + d.Task
+	if d.Archived {
+		where = "refs/hegel/archive/" + d.Task
+	}
+	msg := fmt.Sprintf("Restored task %s (%s %s) at %s", d.Task, d.Workflow, d.Status, where)
+	if d.Checkpoints != "" {
+		msg += ", with its checkpoints"
+	}
+	fmt.Fprintln(c.Stdout, msg)
+	return nil
+}

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Fail records a failed attempt at the current node (galangal's retry
+// flow): the attempt number goes up, retries[node] counts it, and
+// last_failure keeps the reason so the next attempt's prompt can say what
+// went wrong. The attempt that reaches the node's max_attempts fails the
+// task instead (seed 05's ERROR, recoverable): `next` refuses until it is
+// resumed.
+func (e *Engine) Fail(reason string) (*View, error) {
+	reason = strings.TrimSpace(reason)
+	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+		if err := allowed(st, "fail"); err != nil {
+			return "", err
+		}
+		node := st.CurrentNode
+		max := wf.Attempts(node, e.MaxAttempts)
+		attempt := max1(st.Attempt)
+		why := reason
+		if why == "" {
+			why = fmt.Sprintf("attempt %d failed (no reason given)", attempt)
+		}
+		if st.Retries == nil {
+			st.Retries = map[string]int{}
+		}
+		st.Retries[node]++
+		st.LastFailure = why
+		if attempt >= max {
+			now := e.now().UTC()
+			st.Status = StatusFailed
+			st.Error = &TaskError{Node: node, Message: why, Timestamp: now, Recoverable: true}
+			st.FailedNodes = appendOnce(st.FailedNodes, node)
+			return fmt.Sprintf("fail: %s attempt %d of %d; task failed (%s)", node, attempt, max, firstLine(why)), nil
+		}
+		st.Attempt = attempt + 1
+		return fmt.Sprintf("fail: %s attempt %d of %d (%s)", node, attempt, max, firstLine(why)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.view(st, wf), nil
+}
+
+// max1 reads a missing attempt number (a state written before attempts
+// were counted) as 1.
+func max1(n int) int {
+	if n < 1 {
+		return 1
+	}
+	return n
+}

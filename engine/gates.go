@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Gates: a node with `gate: approval` stops `next` until a person approves
+// or rejects the move; `ask` stops the task until a person answers.
+// Decisions at a gate may come from any worktree or clone (a reviewer
+// approves on their own machine after `git hegel sync`), so they do not
+// need the task to be theirs.
+
+// GateView describes an approval the task waits for.
+type GateView struct {
+	Node, Claim, To string
+	Approvers       []string // empty: anyone
+}
+
+func gateView(wf *Workflow, st *State) *GateView {
+	to, _ := wf.Transition(st.CurrentNode, st.PendingClaim)
+	return &GateView{Node: st.CurrentNode, Claim: st.PendingClaim, To: to, Approvers: wf.Nodes[st.CurrentNode].Approvers}
+}
+
+// Gate returns the approval task t waits for, or nil.
+func Gate(t *Task) *GateView {
+	if t.State.Status != StatusAwaitingApproval {
+		return nil
+	}
+	wf, err := definition(t)
+	if err != nil {
+		return nil
+	}
+	return gateView(wf, t.State)
+}
+
+// ErrNoUser means git config user.name is not set, so a decision at a
+// gate could not say who made it.
+var ErrNoUser = errors.New("Who is deciding? Set your name first: git config user.name 'Your Name'")
+
+func (e *Engine) user() (string, error) {
+	if e.User != nil {
+		if u := strings.TrimSpace(e.User()); u != "" {
+			return u, nil
+		}
+	}
+	return "", ErrNoUser
+}
+
+// Approve records an approval at the gate the task waits at and moves on
+// along the claim `next` asked for.
+func (e *Engine) Approve(comment string) (*View, error) {
+	user, err := e.user()
+	if err != nil {
+		return nil, err
+	}
+	var skipped []SkippedNode
+	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+		if err := allowed(st, "approve"); err != nil {
+			return "", err
+		}
+		node := st.CurrentNode
+		if err := e.mayDecide(wf, node, user, st); err != nil {
+			return "", err
+		}
+		claim := st.PendingClaim
+		if claim == "" {
+			claim = node + "_complete"
+		}
+		to, ok := wf.Transition(node, claim)
+		if !ok {
+			return "", &ErrNoMatch{Node: node, Claim: claim, Valid: claims(wf, node)}
+		}
+		st.Approvals = append(st.Approvals, Approval{Node: node, By: user, At: e.now().UTC(), Comment: comment})
+		var msg string
+		msg, skipped = e.move(st, wf, claim, to, "")
+		return fmt.Sprintf("approve: %s by %s", msg, user), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.touchSession(func(s *Session) {
+		s.Totals.Transitions++
+		if st.Status == StatusCompleted {
+			s.Totals.WorkflowsCompleted++
+		}
+	}); err != nil {
+		return nil, err
+	}
+	e.afterMove(st, wf)
+	v := e.view(st, wf)
+	v.Skipped = skipped
+	return v, nil
+}
+
+// Reject records a rejection at the gate and sends the task back to to
+// (default: the node before the gate), as a rollback event.
+func (e *Engine) Reject(reason, to string) (*View, error) {
+	user, err := e.user()
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(reason) == "" {
+		return nil, badNamef("A rejection needs a reason: git hegel reject -m REASON")
+	}
+	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+		if err := allowed(st, "reject"); err != nil {
+			return "", err
+		}
+		from := st.CurrentNode
+		if err := e.mayDecide(wf, from, user, st); err != nil {
+			return "", err
+		}
+		target := to
+		if target == "" {
+			if len(st.History) < 2 {
+				return "", fmt.Errorf("No node before '%s' to send task %s back to; name one with --to NODE (nodes: %s)", from, st.Task, joinQuoted(wf.Order))
+			}
+			target = st.History[len(st.History)-2]
+		}
+		if _, ok := wf.Nodes[target]; !ok {
+			return "", fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, target, joinQuoted(wf.Order))
+		}
+		now := e.now().UTC()
+		st.Approvals = append(st.Approvals, Approval{Node: from, By: user, At: now, Comment: reason, Rejected: true})
+		st.RollbackHistory = appendEvent(st.RollbackHistory, RollbackEvent{Timestamp: now, From: from, To: target, Reason: reason})
+		e.goBack(st, wf, target)
+		return fmt.Sprintf("reject: %s -> %s by %s (%s)", from, target, user, firstLine(reason)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.touchSession(func(s *Session) { s.Totals.Transitions++ }); err != nil {
+		return nil, err
+	}
+	e.afterMove(st, wf)
+	return e.view(st, wf), nil
+}
+
+// mayDecide checks the node's approvers list, if it has one.
+func (e *Engine) mayDecide(wf *Workflow, node, user string, st *State) error {
+	n := wf.Nodes[node]
+	if n == nil || len(n.Approvers) == 0 || slices.Contains(n.Approvers, user) {
+		return nil
+	}
+	if e.Force.All {
+		st.Overrides = append(st.Overrides, Override{Node: node, What: "approver", Reason: user + " decided without being an approver", At: e.now().UTC()})
+		return nil
+	}
+	return fmt.Errorf("Only %s may decide at '%s' (you are '%s' by git config user.name); --force decides anyway, recorded in the task",
+		strings.Join(n.Approvers, " or "), node, user)
+}
+
+// goBack returns st to node: to its last visit in the history if it has
+// one (the history is cut back, as a rollback does), else as a new entry.
+func (e *Engine) goBack(st *State, wf *Workflow, node string) {
+	h := cutBack(st.History, node)
+	if h == nil {
+		e.enter(st, wf, node)
+		return
+	}
+	st.History = slices.Clone(h)
+	st.CurrentNode = node
+	e.reopen(st)
+	st.CompletedNodes = keepVisited(st.CompletedNodes, st.History)
+}
+
+// keepVisited keeps the completed nodes that are still in the history
+// before its last entry: the ones after a rollback target will run again.
+func keepVisited(done, history []string) []string {
+	var out []string
+	for _, n := range done {
+		if slices.Contains(history[:len(history)-1], n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// afterMove does what follows entering a node: warn about missing inputs,
+// take the checkpoint.
+func (e *Engine) afterMove(st *State, wf *Workflow) {
+	if st.Status == StatusActive {
+		e.warnRequires(st, wf)
+		e.checkpoint(st)
+	}
+}
+
+// Ask records a question for the human; the task waits for the answer.
+func (e *Engine) Ask(question string) (*State, error) {
+	question = strings.TrimSpace(question)
+	if question == "" {
+		return nil, badNamef("The question is empty")
+	}
+	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+		if err := allowed(st, "ask"); err != nil {
+			return "", err
+		}
+		st.Status = StatusAwaitingAnswer
+		st.Questions = append(st.Questions, Question{Node: st.CurrentNode, Question: question, AskedAt: e.now().UTC()})
+		return fmt.Sprintf("ask: at %s: %s", st.CurrentNode, firstLine(question)), nil
+	})
+	return st, err
+}
+
+// Answer records the answer to the open question and makes the task
+// active again.
+func (e *Engine) Answer(answer string) (*Question, *View, error) {
+	answer = strings.TrimSpace(answer)
+	if answer == "" {
+		return nil, nil, badNamef("The answer is empty")
+	}
+	var q Question
+	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+		if err := allowed(st, "answer"); err != nil {
+			return "", err
+		}
+		i := openQuestion(st)
+		now := e.now().UTC()
+		st.Questions[i].Answer, st.Questions[i].AnsweredAt = answer, &now
+		q = st.Questions[i]
+		st.Status = StatusActive
+		return fmt.Sprintf("answer: at %s: %s", st.CurrentNode, firstLine(answer)), nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &q, e.view(st, wf), nil
+}

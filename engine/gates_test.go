@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// gateFlow: a spec node with an approval gate (Ann or Bob decide), then a
+// plan node whose transition to done asks for confirmation.
+var gateFlow = y(
+	"start_node: spec",
+	"nodes:",
+	"  spec:",
+	"    prompt: s",
+	"    gate: approval",
+	"    approvers: [Ann, Bob]",
+	"    transitions:",
+	"      - {when: spec_complete, to: plan}",
+	"      - {when: spec_skip, to: done}",
+	"  plan:",
+	"    prompt: p",
+	"    max_attempts: 4",
+	"    transitions:",
+	"      - {when: plan_complete, to: done, confirm: true}",
+	"      - {when: plan_redo, to: spec}",
+)
+
+func newGateEngine(t *testing.T) *testEnv {
+	te := newTestEngine(t, map[string][]byte{"gate.yaml": []byte(gateFlow)})
+	if _, err := te.Start("gate", "", "g"); err != nil {
+		t.Fatal(err)
+	}
+	return te
+}
+
+func TestApprovalGate(t *testing.T) {
+	te := newGateEngine(t)
+	v, err := te.Next("spec_skip")
+	if err != nil || v.Gate == nil || v.Gate.To != "done" || v.Gate.Claim != "spec_skip" || strings.Join(v.Gate.Approvers, ",") != "Ann,Bob" {
+		t.Fatalf("next at a gate: %+v %v", v, err)
+	}
+	st := te.state(t)
+	if st.Status != StatusAwaitingApproval || st.CurrentNode != "spec" || st.PendingClaim != "spec_skip" {
+		t.Fatalf("at the gate: %+v", st)
+	}
+	// Only the approvers decide, unless forced (recorded).
+	te.User = func() string { return "Eve" }
+	if _, err := te.Approve(""); err == nil || err.Error() != "Only Ann or Bob may decide at 'spec' (you are 'Eve' by git config user.name); --force decides anyway, recorded in the task" {
+		t.Errorf("approve by a stranger: %v", err)
+	}
+	te.User = func() string { return "" }
+	if _, err := te.Approve(""); !errors.Is(err, ErrNoUser) {
+		t.Errorf("approve without a name: %v", err)
+	}
+	te.User = func() string { return "Bob" }
+	v, err = te.Approve("fine")
+	if err != nil || v.Node != "done" {
+		t.Fatalf("approve: %v", err)
+	}
+	st = te.state(t)
+	if len(st.Approvals) != 1 || st.Approvals[0] != (Approval{Node: "spec", By: "Bob", At: te.now, Comment: "fine"}) || st.PendingClaim != "" {
+		t.Errorf("approvals %+v", st.Approvals)
+	}
+	if !strings.Contains(te.tasks.log[len(te.tasks.log)-1], "approve: spec -> done (spec_skip) by Bob") {
+		t.Errorf("history %q", te.tasks.log)
+	}
+}
+
+func TestRejectSendsBack(t *testing.T) {
+	te := newGateEngine(t)
+	te.Next("")
+	te.Approve("")
+	te.Next("plan_redo") // back at spec, its gate again
+	te.Next("")
+	if _, err := te.Reject("", ""); err == nil {
+		t.Error("reject without a reason")
+	}
+	v, err := te.Reject("spec is vague", "")
+	if err != nil || v.Node != "plan" {
+		t.Fatalf("reject: %v %v", v, err)
+	}
+	st := te.state(t)
+	ev := st.RollbackHistory[len(st.RollbackHistory)-1]
+	if ev.From != "spec" || ev.To != "plan" || ev.Reason != "spec is vague" || st.Status != StatusActive {
+		t.Errorf("event %+v status %s", ev, st.Status)
+	}
+	a := st.Approvals[len(st.Approvals)-1]
+	if !a.Rejected || a.Comment != "spec is vague" || a.By != "Ann" {
+		t.Errorf("rejection %+v", a)
+	}
+	// --to names the node; an unknown one is refused with the list.
+	te.Next("plan_redo")
+	te.Next("")
+	if _, err := te.Reject("no", "nowhere"); err == nil || !strings.Contains(err.Error(), "has no node 'nowhere' (nodes: 'spec', 'plan')") {
+		t.Errorf("reject --to nowhere: %v", err)
+	}
+	if v, err := te.Reject("no", "spec"); err != nil || v.Node != "spec" || v.State.Status != StatusActive {
+		t.Errorf("reject --to spec: %v", err)
+	}
+}
+
+func TestConfirmTransition(t *testing.T) {
+	te := newGateEngine(t)
+	te.Next("")
+	te.Approve("")
+	n := len(te.tasks.log)
+	// No one to ask: refused.
+	if _, err := te.Next(""); err == nil || !strings.Contains(err.Error(), "needs confirmation") {
+		t.Fatalf("no Confirm: %v", err)
+	}
+	var asked string
+	te.Confirm = func(q string) (bool, error) { asked = q; return false, nil }
+	if _, err := te.Next(""); !errors.Is(err, ErrCancelled) || asked != "Proceed from plan to done? (y/N) " {
+		t.Fatalf("declined: %v %q", err, asked)
+	}
+	te.Confirm = func(string) (bool, error) { return false, errors.New("no answer on standard input") }
+	if _, err := te.Next(""); err == nil || err.Error() != "no answer on standard input" {
+		t.Fatalf("closed stdin: %v", err)
+	}
+	if len(te.tasks.log) != n {
+		t.Fatal("a declined transition wrote")
+	}
+	te.Confirm = func(string) (bool, error) { return true, nil }
+	if v, err := te.Next(""); err != nil || v.Node != "done" {
+		t.Fatalf("confirmed: %v", err)
+	}
+}
+
+func TestAskAndAnswer(t *testing.T) {
+	te := newTestEngine(t, nil)
+	te.Start("minimal", "", "m")
+	if _, err := te.Ask("   "); err == nil {
+		t.Error("empty question")
+	}
+	st, err := te.Ask("Which database?")
+	if err != nil || st.Status != StatusAwaitingAnswer {
+		t.Fatalf("ask: %v", err)
+	}
+	if _, err := te.Next(""); err == nil || !strings.Contains(err.Error(), "It waits for an answer to: Which database?. Run 'git hegel answer TEXT'") {
+		t.Errorf("next while asking: %v", err)
+	}
+	if _, err := te.Ask("another?"); err == nil {
+		t.Error("asked twice")
+	}
+	q, v, err := te.Answer("Postgres")
+	if err != nil || q.Answer != "Postgres" || v.State.Status != StatusActive {
+		t.Fatalf("answer: %v", err)
+	}
+	st = te.state(t)
+	if len(st.Questions) != 1 || st.Questions[0].AnsweredAt == nil || st.Questions[0].Node != "spec" {
+		t.Errorf("questions %+v", st.Questions)
+	}
+	if _, _, err := te.Answer("again"); err == nil {
+		t.Error("answered with no question open")
+	}
+}

@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// NextOptions are the arguments of `git hegel next`.
+type NextOptions struct {
+	Claim string // default "<node>_complete"
+	// Force moves on although the node's artifact is missing or empty;
+	// the override is recorded in the task. e.Force.All (--force) does
+	// the same.
+	Force bool
+}
+
+// ErrCancelled means the person declined a confirmation; nothing changed.
+var ErrCancelled = errors.New("Cancelled")
+
+// ArtifactError refuses to leave a node whose artifact is missing or
+// empty.
+type ArtifactError struct {
+	Node, Path string
+	Empty      bool
+	// Unreadable says why a file that is there does not count (a
+	// symbolic link, a directory).
+	Unreadable string
+}
+
+func (e *ArtifactError) Error() string {
+	return fmt.Sprintf("Cannot leave '%s': its artifact %s (write it, or run 'git hegel next --force' to move on without it)", e.Node, e.state())
+}
+
+// state is "SPEC.md is missing" or "SPEC.md is empty".
+func (e *ArtifactError) state() string {
+	switch {
+	case e.Unreadable != "":
+		return e.Path + " does not count: " + e.Unreadable
+	case e.Empty:
+		return e.Path + " is empty"
+	}
+	return e.Path + " is missing"
+}
+
+// Next follows the first transition of the current node whose `when`
+// equals claim (default: "<node>_complete").
+func (e *Engine) Next(claim string) (*View, error) { return e.NextWith(NextOptions{Claim: claim}) }
+
+// NextWith is Next with options. The node's artifact must exist; a node
+// with an approval gate stops instead of moving (the task awaits
+// approval); a transition marked confirm asks first; nodes the task's
+// type skips are passed over; a transition back to a node already
+// visited is recorded as a rollback event.
+func (e *Engine) NextWith(o NextOptions) (*View, error) {
+	o.Force = o.Force || e.Force.All
+	e.foldEvents()
+	cur, err := e.Current()
+	if err != nil {
+		return nil, err
+	}
+	wf, err := definition(cur)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLoaded(cur, wf); err != nil {
+		return nil, err
+	}
+	from, claim, to, err := e.nextTarget(cur.State, wf, o)
+	if err != nil {
+		return nil, err
+	}
+	if missing := e.checkArtifact(wf, from); missing != nil && !o.Force {
+		return nil, missing
+	}
+	confirmed := false
+	if tr := transitionOf(wf, from, claim); tr.Confirm && wf.Nodes[from].Gate != GateApproval {
+		if e.Confirm == nil {
+			return nil, fmt.Errorf("Moving from '%s' to '%s' needs confirmation, and there is no one to ask; nothing changed", from, to)
+		}
+		ok, err := e.Confirm(fmt.Sprintf("Proceed from %s to %s? (y/N) ", from, to))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, ErrCancelled
+		}
+		confirmed = true
+	}
+	var skipped []SkippedNode
+	var gate *GateView
+	// Another process may have moved the task since it was read: the
+	// change is worked out again on the state as stored, like any update.
+	// Only a confirmation cannot be carried over to another move.
+	st, wf, err := e.updateTask(cur, updateOpts{wf: wf}, func(st *State, wf *Workflow) (string, error) {
+		f, c, t, err := e.nextTarget(st, wf, o)
+		if err != nil {
+			return "", err
+		}
+		gated := wf.Nodes[f].Gate == GateApproval
+		if transitionOf(wf, f, c).Confirm && !gated && (!confirmed || f != from || t != to) {
+			return "", fmt.Errorf("Task %s moved to '%s' meanwhile; nothing changed", st.Task, st.CurrentNode)
+		}
+		missing := e.checkArtifact(wf, f)
+		if missing != nil && !o.Force {
+			return "", missing
+		}
+		skipped, gate = nil, nil
+		if missing != nil {
+			st.Overrides = append(st.Overrides, Override{Node: f, What: "artifact", Reason: missing.state(), At: e.now()})
+		}
+		// The node's guard rules are about the work done here: checked
+		// when next is asked, gate or not (rules.go).
+		forced, err := e.guard(st, wf, t, c)
+		if err != nil {
+			return "", err
+		}
+		if gated {
+			st.Status = StatusAwaitingApproval
+			st.PendingClaim = c
+			gate = gateView(wf, st)
+			return fmt.Sprintf("next: %s awaits approval to go to %s (%s)%s", f, t, c, forced), nil
+		}
+		var msg string
+		msg, skipped = e.move(st, wf, c, t, "")
+		return "next: " + msg + forced, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.touchSession(func(s *Session) {
+		if gate != nil {
+			return
+		}
+		s.Totals.Transitions++
+		switch st.Status {
+		case StatusCompleted:
+			s.Totals.WorkflowsCompleted++
+		case StatusAborted:
+			s.Totals.WorkflowsAborted++
+		}
+	}); err != nil {
+		return nil, err
+	}
+	v := e.view(st, wf)
+	v.Skipped, v.Gate = skipped, gate
+	if gate == nil {
+		e.warnRequires(st, wf)
+		e.checkpoint(st)
+	}
+	return v, nil
+}
+
+// nextTarget works out where next would go from st: it checks the status
+// and finds the transition.
+func (e *Engine) nextTarget(st *State, wf *Workflow, o NextOptions) (from, claim, to string, err error) {
+	if wf.IsTerminal(st.CurrentNode) {
+		return "", "", "", finishedError(st)
+	}
+	if err := allowed(st, "next"); err != nil {
+		return "", "", "", err
+	}
+	claim = o.Claim
+	if claim == "" {
+		claim = st.CurrentNode + "_complete"
+	}
+	to, ok := wf.Transition(st.CurrentNode, claim)
+	if !ok {
+		return "", "", "", &ErrNoMatch{Node: st.CurrentNode, Claim: claim, Valid: claims(wf, st.CurrentNode)}
+	}
+	return st.CurrentNode, claim, to, nil
+}
+
+func transitionOf(wf *Workflow, node, claim string) Transition {
+	for _, t := range wf.Nodes[node].Transitions {
+		if t.When == claim {
+			return t
+		}
+	}
+	return Transition{}
+}
+
+// move takes st from its node along claim to to: a node visited before
+// makes it a rollback event (seed 04's QA → DEV), and nodes the task's
+// type skips are passed over. It returns the history message ("a -> b
+// (claim)") and the nodes skipped.
+func (e *Engine) move(st *State, wf *Workflow, claim, to, reason string) (string, []SkippedNode) {
+	from := st.CurrentNode
+	if to != from && !wf.IsTerminal(to) && slices.Contains(st.History[:len(st.History)-1], to) {
+		if reason == "" {
+			reason = claim
+		}
+		st.RollbackHistory = appendEvent(st.RollbackHistory, RollbackEvent{Timestamp: e.now().UTC(), From: from, To: to, Reason: reason})
+	}
+	skipped := e.arrive(st, wf, to, "")
+	msg := fmt.Sprintf("%s -> %s (%s)", from, st.CurrentNode, claim)
+	if len(skipped) > 0 {
+		msg += "; skipped " + skippedNames(skipped)
+	}
+	return msg, skipped
+}
+
+// arrive enters node, or, when the task's type skips it, the first node
+// after it (along each skipped node's first transition) that it does not
+// skip. reason, if set, replaces the recorded reason for the skips.
+func (e *Engine) arrive(st *State, wf *Workflow, node, reason string) []SkippedNode {
+	var skipped []SkippedNode
+	for i := 0; i <= len(wf.Order) && !wf.IsTerminal(node) && wf.SkippedFor(node, st.TaskType); i++ {
+		why := reason
+		if why == "" {
+			why = "skipped for task type " + st.TaskType
+		}
+		sk := SkippedNode{Node: node, Reason: why, At: e.now().UTC()}
+		skipped = append(skipped, sk)
+		st.SkippedNodes = append(st.SkippedNodes, sk)
+		node = wf.Nodes[node].Transitions[0].To
+	}
+	e.enter(st, wf, node)
+	return skipped
+}
+
+func skippedNames(s []SkippedNode) string {
+	names := make([]string, len(s))
+	for i, x := range s {
+		names[i] = x.Node
+	}
+	return strings.Join(names, ", ")
+}
+
+// appendEvent adds a rollback event, keeping the last MaxRollbackEvents.
+func appendEvent(events []RollbackEvent, ev RollbackEvent) []RollbackEvent {
+	events = append(events, ev)
+	if n := len(events); n > MaxRollbackEvents {
+		events = slices.Clone(events[n-MaxRollbackEvents:])
+	}
+	return events
+}
+
+// checkArtifact returns an *ArtifactError when node's artifact is missing
+// or empty in this worktree, nil when it is there (or the engine cannot
+// see files).
+func (e *Engine) checkArtifact(wf *Workflow, node string) *ArtifactError {
+	n, ok := wf.Nodes[node]
+	if !ok || n.Artifact == "" || e.Files == nil {
+		return nil
+	}
+	size, err := e.Files.Size(n.Artifact)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return &ArtifactError{Node: node, Path: n.Artifact}
+	case err != nil:
+		return &ArtifactError{Node: node, Path: n.Artifact, Unreadable: err.Error()}
+	case size == 0:
+		return &ArtifactError{Node: node, Path: n.Artifact, Empty: true}
+	}
+	return nil
+}
+
+// warnRequires warns about the files the current node reads that are
+// missing. A file only a skipped stage would have written is not
+// expected.
+func (e *Engine) warnRequires(st *State, wf *Workflow) {
+	n, ok := wf.Nodes[st.CurrentNode]
+	if !ok || e.Files == nil || st.Status != StatusActive {
+		return
+	}
+	var missing []string
+	for _, p := range n.Requires {
+		if by := wf.producer(p); by != "" && skippedNode(st, by) {
+			continue
+		}
+		if size, err := e.Files.Size(p); err != nil || size == 0 {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		e.warn(fmt.Sprintf("'%s' reads %s, which %s missing", st.CurrentNode, strings.Join(missing, ", "), plural(len(missing), "is", "are")))
+	}
+}
+
+func skippedNode(st *State, node string) bool {
+	for _, s := range st.SkippedNodes {
+		if s.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

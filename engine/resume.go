@@ -1,0 +1,271 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Resume strategies (seed 05).
+const (
+	RetryCurrent   = "retry-current"
+	RetryPrevious  = "retry-previous"
+	SkipCurrent    = "skip-current"
+	FromCheckpoint = "from-checkpoint"
+)
+
+// Strategies lists the resume strategies with what each does, in the
+// order they are offered.
+var Strategies = []struct{ Name, Explain string }{
+	{RetryCurrent, "try the current node again from attempt 1"},
+	{RetryPrevious, "go back to the node before it and redo that first"},
+	{SkipCurrent, "skip the current node and move on by its first transition"},
+	{FromCheckpoint, "roll files, index and HEAD back to a checkpoint and go on from there"},
+}
+
+func joinStrategies(sep string) string {
+	names := make([]string, len(Strategies))
+	for i, s := range Strategies {
+		names[i] = s.Name
+	}
+	return strings.Join(names, sep)
+}
+
+// ValidStrategy reports whether s names a resume strategy.
+func ValidStrategy(s string) bool {
+	for _, x := range Strategies {
+		if x.Name == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Pause stops the task on purpose; resume (or next) goes on.
+func (e *Engine) Pause(reason string) (*State, error) {
+	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+		if err := allowed(st, "pause"); err != nil {
+			return "", err
+		}
+		now := e.now()
+		st.Status, st.PausedAt, st.PauseReason = StatusPaused, &now, strings.TrimSpace(reason)
+		msg := "pause: at " + st.CurrentNode
+		if st.PauseReason != "" {
+			msg += " (" + firstLine(st.PauseReason) + ")"
+		}
+		return msg, nil
+	})
+	return st, err
+}
+
+// ResumeOptions are the arguments of `git hegel resume`.
+type ResumeOptions struct {
+	Strategy   string
+	Checkpoint string // from-checkpoint: the checkpoint id ("": the task's first)
+	Reason     string
+}
+
+// Resume makes a paused or failed task active again (seed 05's
+// precondition: no other status can be resumed), by one of the four
+// strategies.
+func (e *Engine) Resume(o ResumeOptions) (*View, error) {
+	if !ValidStrategy(o.Strategy) {
+		return nil, badNamef("Unknown strategy '%s' (use %s)", o.Strategy, joinStrategies(", "))
+	}
+	cur, err := e.Current()
+	if err != nil {
+		return nil, err
+	}
+	if wf, err := definition(cur); err != nil {
+		return nil, err
+	} else if err := checkLoaded(cur, wf); err != nil {
+		return nil, err
+	}
+	if err := allowed(cur.State, "resume"); err != nil {
+		return nil, err
+	}
+	if o.Strategy == FromCheckpoint {
+		if e.Rewind == nil {
+			return nil, fmt.Errorf("Cannot resume from a checkpoint here: the working tree is not available")
+		}
+		if _, err := e.Rewind.Rewind(o.Checkpoint, "resume from checkpoint"); err != nil {
+			return nil, err
+		}
+	}
+	var skipped []SkippedNode
+	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+		if err := allowed(st, "resume"); err != nil {
+			return "", err
+		}
+		now := e.now()
+		node := st.CurrentNode
+		var msg string
+		switch o.Strategy {
+		case RetryCurrent:
+			// The retry's prompt still says what went wrong last time.
+			last := st.LastFailure
+			e.reopen(st)
+			st.LastFailure = last
+			msg = fmt.Sprintf("resume: %s at %s", o.Strategy, node)
+		case FromCheckpoint:
+			e.reopen(st)
+			msg = fmt.Sprintf("resume: %s at %s", o.Strategy, node)
+		case RetryPrevious:
+			if len(st.History) < 2 {
+				return "", fmt.Errorf("No node before '%s' to go back to; use another strategy (%s)", node, joinStrategies(", "))
+			}
+			st.History = st.History[:len(st.History)-1]
+			st.CurrentNode = st.History[len(st.History)-1]
+			e.reopen(st)
+			msg = fmt.Sprintf("resume: retry-previous, %s -> %s", node, st.CurrentNode)
+		case SkipCurrent:
+			why := strings.TrimSpace(o.Reason)
+			if why == "" {
+				why = "skipped on resume"
+			}
+			to, err := firstTransition(wf, node)
+			if err != nil {
+				return "", err
+			}
+			msg, skipped = e.skip(st, wf, node, to, why)
+			msg = "resume: skip-current, " + msg
+		}
+		st.ResumedAt = &now
+		st.PauseReason = ""
+		return msg, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.touchSession(func(*Session) {}); err != nil {
+		return nil, err
+	}
+	if o.Strategy != RetryCurrent && o.Strategy != FromCheckpoint {
+		e.afterMove(st, wf)
+	}
+	v := e.view(st, wf)
+	v.Skipped = skipped
+	return v, nil
+}
+
+// skip passes over node, recording why, and arrives at to (or the first
+// node after it the task's type does not skip).
+func (e *Engine) skip(st *State, wf *Workflow, node, to, why string) (string, []SkippedNode) {
+	st.SkippedNodes = append(st.SkippedNodes, SkippedNode{Node: node, Reason: why, At: e.now().UTC()})
+	failed := slices.Contains(st.FailedNodes, node)
+	more := e.arrive(st, wf, to, "")
+	st.CompletedNodes = remove(st.CompletedNodes, node) // skipped, not completed
+	if failed {
+		st.FailedNodes = appendOnce(st.FailedNodes, node) // and it did fail
+	}
+	msg := fmt.Sprintf("%s -> %s (skipped: %s)", node, st.CurrentNode, firstLine(why))
+	return msg, append([]SkippedNode{{Node: node, Reason: why}}, more...)
+}
+
+// Skip passes over the current node when it is conditional or the task's
+// type skips it; anything else needs force, which is recorded.
+func (e *Engine) Skip(reason string, force bool) (*View, error) {
+	var skipped []SkippedNode
+	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+		if err := allowed(st, "skip"); err != nil {
+			return "", err
+		}
+		node := st.CurrentNode
+		n := wf.Nodes[node]
+		why := strings.TrimSpace(reason)
+		switch {
+		case n.Conditional:
+			if why == "" {
+				why = "conditional stage skipped"
+			}
+		case wf.SkippedFor(node, st.TaskType):
+			if why == "" {
+				why = "skipped for task type " + st.TaskType
+			}
+		case !force:
+			typ := st.TaskType
+			if typ == "" {
+				typ = "(none)"
+			}
+			return "", fmt.Errorf("Cannot skip '%s': it is not conditional and task type %s does not skip it; nothing changed (--force skips it anyway, recorded in the task)", node, typ)
+		default:
+			if why == "" {
+				why = "skipped with --force"
+			}
+			st.Overrides = append(st.Overrides, Override{Node: node, What: "skip", Reason: why, At: e.now().UTC()})
+		}
+		to, err := firstTransition(wf, node)
+		if err != nil {
+			return "", err
+		}
+		msg, s := e.skip(st, wf, node, to, why)
+		skipped = s
+		return "skip: " + msg, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.touchSession(func(s *Session) {
+		s.Totals.Transitions++
+		if st.Status == StatusCompleted {
+			s.Totals.WorkflowsCompleted++
+		}
+	}); err != nil {
+		return nil, err
+	}
+	e.afterMove(st, wf)
+	v := e.view(st, wf)
+	v.Skipped = skipped
+	return v, nil
+}
+
+// RollbackAll rolls the whole workflow back to its first checkpoint (seed
+// 05's full workflow rollback): files, index and HEAD come back through
+// Rewind (with a safety checkpoint, so `git hegel rollback --undo` undoes
+// it), then the task ends as rolled_back and is archived with its
+// checkpoints kept.
+func (e *Engine) RollbackAll(reason string) (*State, error) {
+	cur, err := e.Current()
+	if err != nil {
+		return nil, err
+	}
+	if wf, err := definition(cur); err != nil {
+		return nil, err
+	} else if err := checkLoaded(cur, wf); err != nil {
+		return nil, err
+	}
+	if cur.State.Finished() {
+		return nil, finishedError(cur.State)
+	}
+	if err := allowed(cur.State, "rollback"); err != nil {
+		return nil, err
+	}
+	if e.Rewind == nil {
+		return nil, fmt.Errorf("Cannot roll back the whole workflow here: the working tree is not available")
+	}
+	why := strings.TrimSpace(reason)
+	if why == "" {
+		why = "rollback --all"
+	}
+	if _, err := e.Rewind.Rewind("", why); err != nil {
+		return nil, err
+	}
+	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+		if st.Finished() {
+			return "", finishedError(st)
+		}
+		now := e.now()
+		st.Status, st.EndedAt, st.PendingClaim = StatusRolledBack, &now, ""
+		return fmt.Sprintf("rollback --all: the whole workflow rolled back to %s (%s)", st.CurrentNode, firstLine(why)), nil
+	})
+	return st, err
+}
+
+// firstTransition is where a skipped node leads: its first transition.
+func firstTransition(wf *Workflow, node string) (string, error) {
+	n, ok := wf.Nodes[node]
+	if !ok || len(n.Transitions) == 0 {
+		return "", fmt.Errorf("'%s' has no transition to skip along; it ends the workflow", node)
+	}
+	return n.Transitions[0].To, nil
+}

@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Priorities a task may have; "" reads as PriorityNormal.
+var Priorities = []string{"low", "normal", "high", "urgent"}
+
+// PriorityNormal is the priority of a task that names none.
+const PriorityNormal = "normal"
+
+// StartOptions are the arguments of `git hegel start`.
+type StartOptions struct {
+	Workflow    string
+	Node        string // the workflow's start node when empty
+	Task        string // generated when empty
+	Type        string // the workflow's default task type when empty
+	Description string
+	Priority    string
+}
+
+// Start begins workflow name at node (its start node if empty) as task
+// (a generated unique name if empty).
+func (e *Engine) Start(name, node, task string) (*View, error) {
+	return e.StartTask(StartOptions{Workflow: name, Node: node, Task: task})
+}
+
+// StartTask begins a task. A task this worktree was on is parked: it stays
+// open, owned by no worktree, until someone switches to it. The task's ref
+// and the session are written
+// under the session's lock, so a start that cannot update the session
+// leaves no task behind; if the session write itself fails after the ref
+// was written, running the same start again adopts the task.
+func (e *Engine) StartTask(o StartOptions) (*View, error) {
+	cur, err := e.Current()
+	if err != nil && !errors.Is(err, ErrNoWorkflow) {
+		return nil, err
+	}
+	if cur != nil && (!cur.State.Active() || !e.owns(cur.State)) {
+		cur = nil
+	}
+	reg, err := e.Workflows()
+	if err != nil {
+		return nil, err
+	}
+	wf, ok := reg.Get(o.Workflow)
+	if !ok {
+		if b, broken := reg.GetBroken(o.Workflow); broken {
+			return nil, fmt.Errorf("Workflow '%s' cannot be loaded: %v", o.Workflow, b.Err)
+		}
+		return nil, badNamef("Unknown workflow '%s'. Run 'git hegel workflows' to list them", o.Workflow)
+	}
+	for _, w := range wf.Warnings {
+		e.warn(w.String())
+	}
+	node := o.Node
+	if node == "" {
+		node = wf.StartNode
+	} else if _, ok := wf.Nodes[node]; !ok {
+		return nil, badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, joinQuoted(wf.Order))
+	}
+	typ, err := taskType(wf, o.Type)
+	if err != nil {
+		return nil, err
+	}
+	if o.Priority != "" && !slices.Contains(Priorities, o.Priority) {
+		return nil, badNamef("Unknown priority '%s' (use %s)", o.Priority, joinQuoted(Priorities))
+	}
+	now := e.now()
+	task := o.Task
+	if task == "" {
+		task = fmt.Sprintf("%s-%s-%s", wf.Name, now.UTC().Format("20060102-150405"), e.suffix())
+	} else if err := CheckTaskName(task); err != nil {
+		return nil, err
+	}
+	st := &State{
+		Task:            task,
+		Workflow:        wf.Name,
+		Mode:            wf.Mode,
+		WorkflowID:      now.UTC().Format(time.RFC3339),
+		Status:          StatusActive,
+		StartedAt:       now,
+		UpdatedAt:       now,
+		RollbackHistory: []RollbackEvent{},
+		TaskType:        typ,
+		Description:     o.Description,
+		Priority:        o.Priority,
+	}
+	e.Claim(st)
+	skipped := e.arrive(st, wf, node, "")
+	base := &Task{Definition: wf.Raw}
+	old, err := e.load(task)
+	switch {
+	case err == nil && old.State.Active():
+		if v := e.adopt(old, wf, node); v != nil {
+			return v, nil
+		}
+		if ownedByNobody(old.State) {
+			return nil, fmt.Errorf("Task '%s' is already active, parked; 'git hegel switch %s' takes it, or pick another name with --task", task, task)
+		}
+		return nil, fmt.Errorf("Task '%s' is already active in %s; pick another name with --task", task, ownerOf(old.State))
+	case err == nil && old.State.Status == StatusStashed:
+		return nil, fmt.Errorf("Task '%s' is stashed; restore it with 'git hegel stash pop', or pick another name with --task", task)
+	case err == nil:
+		// A finished task's name may be reused: the new run continues its
+		// chain (from the archive if it was archived), so the old run
+		// stays in the history.
+		base.Rev, base.Archived = old.Rev, old.Archived
+	case !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	msg := fmt.Sprintf("start: %s at %s", wf.Name, node)
+	if st.CurrentNode != node {
+		msg += fmt.Sprintf(" (skipped to %s for task type %s)", st.CurrentNode, typ)
+	}
+	var gi *GitInfo
+	if e.Git != nil {
+		gi = e.Git()
+	}
+	_, err = e.Session.UpdateSession(func(s *Session) error {
+		if _, err := e.save(base, st, wf, msg); err != nil {
+			return err
+		}
+		s.ActiveTask = task
+		s.Totals.WorkflowsStarted++
+		if gi != nil {
+			gi.CachedAt = e.now()
+			s.GitInfo = gi
+		}
+		return nil
+	})
+	if errors.Is(err, ErrConflict) {
+		return nil, fmt.Errorf("Task '%s' was created by another process at the same time; pick another name with --task", task)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := e.view(st, wf)
+	v.Skipped = skipped
+	// The task this worktree was on stays open, parked, as with switch.
+	if cur != nil && cur.State.Task != task {
+		if err := e.park(cur, task); err != nil {
+			e.warn(fmt.Sprintf("task %s could not be parked: %v", cur.State.Task, err))
+		} else {
+			v.Parked = cur.State
+		}
+	}
+	e.warnRequires(st, wf)
+	e.checkpoint(st)
+	return v, nil
+}
+
+// adopt finishes a start whose task ref was written but whose session
+// write failed: the task is this worktree's, open, untouched since it was
+// started at node, and the session does not point at it. Anything else
+// is another task of the same name, and nil is returned.
+func (e *Engine) adopt(old *Task, wf *Workflow, node string) *View {
+	st := old.State
+	if !e.owns(st) || st.Workflow != wf.Name || len(st.History) != 1 || st.History[0] != node || st.Status != StatusActive {
+		return nil
+	}
+	if sess, err := e.Session.LoadSession(); err == nil && sess.ActiveTask == st.Task {
+		return nil
+	}
+	if err := e.touchSession(func(s *Session) {
+		s.ActiveTask = st.Task
+		s.Totals.WorkflowsStarted++
+	}); err != nil {
+		return nil
+	}
+	owf, err := definition(old)
+	if err != nil {
+		return nil
+	}
+	return e.view(st, owf)
+}
+
+// taskType checks the type start was given against the workflow's.
+func taskType(wf *Workflow, typ string) (string, error) {
+	switch {
+	case typ == "":
+		return wf.DefaultTaskType, nil
+	case len(wf.TaskTypes) == 0:
+		return "", badNamef("Workflow '%s' has no task types, so --type does not apply (the pipeline workflow has them)", wf.Name)
+	case !wf.AcceptsType(typ):
+		return "", badNamef("Unknown task type '%s' for workflow '%s' (types: %s)", typ, wf.Name, joinQuoted(wf.TaskTypes))
+	}
+	return typ, nil
+}

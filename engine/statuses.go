@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The status machine: which command may change a task in which status.
+// Every command that changes a task asks allowed first; a refusal names
+// the status and the command that fits it.
+var allowedIn = map[string][]string{
+	StatusActive:           {"next", "prev", "restart", "fail", "ask", "pause", "skip", "abort", "rollback", "describe"},
+	StatusAwaitingApproval: {"approve", "reject", "prev", "restart", "abort", "rollback", "describe"},
+	StatusAwaitingAnswer:   {"answer", "abort", "rollback", "describe"},
+	StatusPaused:           {"next", "resume", "skip", "prev", "restart", "abort", "rollback", "describe"},
+	StatusFailed:           {"resume", "abort", "rollback", "describe"},
+	StatusCompleted:        {"prev", "restart", "rollback", "describe"},
+	StatusAborted:          {"rollback", "describe"},
+	StatusRolledBack:       {"rollback", "describe"},
+}
+
+// allowed returns nil if cmd may change st, else the error to show.
+func allowed(st *State, cmd string) error {
+	if slices.Contains(allowedIn[st.Status], cmd) {
+		return nil
+	}
+	return &StatusError{Task: st.Task, Status: st.Status, Command: cmd, Advice: advice(st, cmd)}
+}
+
+// StatusError refuses a command the task's status does not allow.
+type StatusError struct {
+	Task, Status, Command string
+	Advice                string
+}
+
+func (e *StatusError) Error() string {
+	if e.Command == "resume" {
+		// Seed 05's precondition, in its words.
+		return fmt.Sprintf("Cannot resume workflow with status: %s (task %s). %s", e.Status, e.Task, e.Advice)
+	}
+	return fmt.Sprintf("Cannot %s: task %s is %s. %s", e.Command, e.Task, e.Status, e.Advice)
+}
+
+// advice says what fits the task's status instead of cmd.
+func advice(st *State, cmd string) string {
+	switch st.Status {
+	case StatusAwaitingApproval:
+		return fmt.Sprintf("It waits for approval at '%s': run 'git hegel approve' or 'git hegel reject -m REASON'", st.CurrentNode)
+	case StatusAwaitingAnswer:
+		q := ""
+		if i := openQuestion(st); i >= 0 {
+			q = st.Questions[i].Question
+		}
+		return fmt.Sprintf("It waits for an answer to: %s. Run 'git hegel answer TEXT'", firstLine(q))
+	case StatusPaused:
+		return "Run 'git hegel resume' (or 'git hegel next') to go on"
+	case StatusFailed:
+		msg := ""
+		if st.Error != nil {
+			msg = " (" + firstLine(st.Error.Message) + ")"
+		}
+		return fmt.Sprintf("It failed at '%s'%s; run 'git hegel resume --strategy %s' to go on", st.CurrentNode, msg, joinStrategies("|"))
+	case StatusStashed:
+		return "Restore it with 'git hegel stash pop'"
+	case StatusCompleted, StatusAborted, StatusRolledBack:
+		return "Start a new one with 'git hegel start <workflow>'"
+	case StatusActive:
+		switch cmd {
+		case "approve", "reject":
+			return "It is not waiting for approval; 'git hegel next' moves it on"
+		case "answer":
+			return "No question is open; 'git hegel ask QUESTION' asks one"
+		case "resume":
+			return "It is running; 'git hegel pause' pauses it"
+		}
+	}
+	return "See 'git hegel status'"
+}

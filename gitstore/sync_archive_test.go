@@ -1,0 +1,127 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// TestSyncArchive: archive refs travel like task refs, and a task that
+// finished (or was deleted) on one side does not come back from the
+// other's stale task ref.
+func TestSyncArchive(t *testing.T) {
+	w := newSyncWorld(t)
+	saveTask(t, w.a, "t", "spec", "start: minimal at spec")
+	w.sync(w.a)
+	w.sync(w.b) // B has the live task
+	if _, err := w.b.Tasks().LoadTask("t"); err != nil {
+		t.Fatal(err)
+	}
+	// A finishes and archives it.
+	saveTask(t, w.a, "t", "done", "next: spec -> done")
+	live, _ := w.a.Tasks().LoadTask("t")
+	if _, err := w.a.Tasks().ArchiveTask(live, []engine.ArchivedFile{{Path: "SPEC.md", Data: []byte("s\n")}}, "archive: completed at done", true); err != nil {
+		t.Fatal(err)
+	}
+	rep := w.sync(w.a)
+	if got := rep.FetchSummary(); got != "" {
+		t.Errorf("A fetched %q: the remote's stale task ref came back", got)
+	}
+	if _, err := w.a.Tasks().LoadTask("t"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("A's task ref is back: %v", err)
+	}
+	// B gets the archive; its live ref (contained in it) goes.
+	rep = w.sync(w.b)
+	if got := rep.FetchSummary(); got != "archived task t added" {
+		t.Errorf("B fetched %q", got)
+	}
+	if _, err := w.b.Tasks().LoadTask("t"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("B's stale task ref kept: %v", err)
+	}
+	if a, err := w.b.Tasks().LoadArchived("t"); err != nil || a.State.Status != engine.StatusCompleted {
+		t.Fatalf("B's archive: %v", err)
+	}
+	if files, _ := w.b.Tasks().ArchivedFiles("t"); len(files) != 1 {
+		t.Error("artifacts did not travel")
+	}
+	// A deletes it: neither the remote's archive nor its task ref comes
+	// back.
+	if _, err := w.a.Tasks().DeleteTask("t", w.clock); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.sync(w.a).FetchSummary(); got != "" {
+		t.Errorf("A fetched %q after deleting", got)
+	}
+	if _, err := w.a.Tasks().LoadArchived("t"); !errors.Is(err, engine.ErrNotFound) {
+		t.Error("the deleted archive came back")
+	}
+	// B runs it again from the archive (prev after done): that is new,
+	// and A gets it.
+	a, _ := w.b.Tasks().LoadArchived("t")
+	a.State.Status, a.State.CurrentNode, a.State.EndedAt = engine.StatusActive, "plan", nil
+	if _, err := w.b.Tasks().SaveTask(a, "prev: done -> plan"); err != nil {
+		t.Fatal(err)
+	}
+	w.sync(w.b)
+	if got := w.sync(w.a).FetchSummary(); got != "task t added" {
+		t.Errorf("A fetched %q", got)
+	}
+}
+
+// TestSyncArchiveDiverged: A finished the task, B moved it on meanwhile:
+// A keeps its archive and B's version becomes a stash entry.
+func TestSyncArchiveDiverged(t *testing.T) {
+	w := newSyncWorld(t)
+	saveTask(t, w.a, "t", "spec", "start")
+	w.sync(w.a)
+	w.sync(w.b)
+	saveTask(t, w.b, "t", "plan", "next: spec -> plan (B)")
+	w.sync(w.b)
+	saveTask(t, w.a, "t", "done", "next: spec -> done (A)")
+	live, _ := w.a.Tasks().LoadTask("t")
+	w.a.Tasks().ArchiveTask(live, nil, "archive", true)
+	rep := w.sync(w.a)
+	if len(rep.Tasks) != 1 || rep.Tasks[0].Change != engine.TaskDiverged || rep.Tasks[0].StashID == "" {
+		t.Fatalf("A: %+v", rep.Tasks)
+	}
+	st, err := w.a.Stashes().LoadStash(rep.Tasks[0].StashID)
+	if err != nil || st.State.CurrentNode != "plan" {
+		t.Fatalf("B's version as a stash: %v", err)
+	}
+	// Merged once: the next sync finds nothing new.
+	if got := w.sync(w.a).FetchSummary(); got != "" {
+		t.Errorf("A again: %q", got)
+	}
+	if a, _ := w.a.Tasks().LoadArchived("t"); a.State.Status != engine.StatusCompleted {
+		t.Error("A's archive changed")
+	}
+}
+
+// TestSyncRejectsAnInvalidArchivedState: fetched states must pass the
+// rules every write obeys.
+func TestSyncRejectsAnInvalidArchivedState(t *testing.T) {
+	w := newSyncWorld(t)
+	task := sampleTask("t")
+	task.State.Status, task.State.CurrentNode = engine.StatusCompleted, engine.NodeDone // no ended_at
+	state, _ := encodeJSON(task.State)
+	if _, err := w.b.WriteDoc(ArchiveRefPrefix+"t", plumbing.ZeroHash, map[string][]byte{stateFile: state, workflowFile: task.Definition}, "bad"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.b.Push(context.Background(), w.rem, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.a.Fetch(context.Background(), w.rem, SyncOptions{})
+	var re *RefusedError
+	if !errors.As(err, &re) || len(re.Refs) != 1 || re.Refs[0].Ref != "refs/hegel/archive/t" ||
+		!strings.Contains(re.Refs[0].Reason, "completed status requires 'ended_at'") {
+		t.Fatalf("fetch: %v", err)
+	}
+	if _, err := w.a.Tasks().LoadArchived("t"); !errors.Is(err, engine.ErrNotFound) {
+		t.Error("the invalid archive was merged")
+	}
+}
