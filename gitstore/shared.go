@@ -159,8 +159,14 @@ func (s SharedPerm) mkdirAllOnce(dir string) error {
 	}
 	if err := os.Mkdir(dir, 0o777); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+			fi, serr := os.Stat(dir)
+			if serr == nil && fi.IsDir() {
 				return nil
+			}
+			if errors.Is(serr, fs.ErrNotExist) {
+				// Created and removed again meanwhile (a ref delete
+				// pruning its empty directory): MkdirAll tries again.
+				return serr
 			}
 		}
 		return err
