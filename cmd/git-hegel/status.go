@@ -20,7 +20,11 @@ func runStatus(c *cmdCtx, args []string) error {
 	}
 	c.noteInterruptedRollback(r)
 	t, err := e.Status()
-	if err != nil && !errors.Is(err, engine.ErrNoWorkflow) {
+	var damaged *engine.DamagedError
+	if errors.As(err, &damaged) {
+		// Reported, not failed: the worktree can start, switch or reset.
+		c.warn(damaged.Warning())
+	} else if err != nil && !errors.Is(err, engine.ErrNoWorkflow) {
 		return err
 	}
 	if t != nil {
@@ -47,6 +51,9 @@ func runStatus(c *cmdCtx, args []string) error {
 		if !head.Commit.IsZero() {
 			out.Git.Head = head.Commit.String()
 		}
+		if damaged != nil {
+			out.Damaged = &damagedJSON{Task: damaged.Task, Ref: damaged.Ref, Problem: damaged.Msg}
+		}
 		if t != nil {
 			out.Workflow = taskJSON(t.State, c.Now())
 			out.Workflow.Archived = t.Archived
@@ -55,6 +62,11 @@ func runStatus(c *cmdCtx, args []string) error {
 			}
 		}
 		return writeJSON(c.Stdout, out)
+	}
+	if damaged != nil {
+		fmt.Fprintf(c.Stdout, "Task: %s\nStatus: damaged\nProblem: %s\n", damaged.Task, damaged.Msg)
+		fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
+		return nil
 	}
 	if t == nil {
 		fmt.Fprintln(c.Stdout, "No active workflow")
