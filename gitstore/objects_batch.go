@@ -37,10 +37,15 @@ type Batch struct {
 	o    *Objects
 	mu   sync.Mutex
 	seen map[plumbing.Hash]bool
-	// held are the first objects, kept until there are enough for a pack.
-	held []Object
-	out  *packOut // nil until there are
-	err  error
+	// held are the first objects, kept until there are enough for a pack;
+	// heldStep says when each came (0: a blob, k: the k-th level of trees,
+	// lowest first), the order in which they are written loose.
+	held     []Object
+	heldStep []int
+	// steps counts the levels of trees added so far.
+	steps int
+	out   *packOut // nil until there are
+	err   error
 }
 
 // batchPackMin is the number of objects from which a batch writes a pack
@@ -61,11 +66,12 @@ func (b *Batch) Write(t plumbing.ObjectType, h plumbing.Hash, data []byte) error
 	if b.o.freshenQuick(h) {
 		return nil
 	}
-	return b.add(t, h, data)
+	return b.add(0, t, h, data)
 }
 
-// add is Write for an object known not to be in the repository.
-func (b *Batch) add(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
+// add is Write for an object known not to be in the repository; step
+// orders the writes if the objects end up loose (see held).
+func (b *Batch) add(step int, t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
 	if b.o.mem != nil {
 		return b.o.WriteHashed(t, h, data)
 	}
@@ -78,12 +84,13 @@ func (b *Batch) add(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
 	b.seen[h] = true
 	if b.out == nil {
 		b.held = append(b.held, Object{t, h, data})
+		b.heldStep = append(b.heldStep, step)
 		if len(b.held) < batchPackMin {
 			b.mu.Unlock()
 			return nil
 		}
 		held := b.held
-		b.held = nil
+		b.held, b.heldStep = nil, nil
 		b.out, b.err = b.o.newPackOut()
 		if b.err != nil {
 			err := b.err
@@ -124,8 +131,12 @@ func (b *Batch) append(t plumbing.ObjectType, h plumbing.Hash, data []byte) erro
 // are compressed in parallel.
 func (b *Batch) WriteTrees(root plumbing.Hash, lookup func(plumbing.Hash) ([]byte, bool)) error {
 	return b.o.writeTrees(root, lookup, func(level []Object) error {
+		b.mu.Lock()
+		b.steps++
+		step := b.steps
+		b.mu.Unlock()
 		return parallel(len(level), func(i int) error {
-			return b.add(level[i].Type, level[i].Hash, level[i].Data)
+			return b.add(step, level[i].Type, level[i].Hash, level[i].Data)
 		})
 	})
 }
@@ -175,9 +186,23 @@ func (b *Batch) Finish() error {
 		return b.err
 	}
 	if b.out == nil {
-		held := b.held
-		b.held = nil
-		return b.o.writeAll(held, false)
+		// Loose, in the order a process killed midway must leave them:
+		// blobs, then each level of trees after the one below it, so a
+		// tree on disk always has its subtrees (WriteTrees relies on it).
+		held, steps := b.held, b.heldStep
+		b.held, b.heldStep = nil, nil
+		for step := 0; step <= b.steps; step++ {
+			var group []Object
+			for i, o := range held {
+				if steps[i] == step {
+					group = append(group, o)
+				}
+			}
+			if err := b.o.writeAll(group, false); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	out := b.out
 	b.out = nil
@@ -198,7 +223,7 @@ func (b *Batch) Abort() {
 		b.out.abort()
 		b.out = nil
 	}
-	b.held = nil
+	b.held, b.heldStep = nil, nil
 }
 
 // packEntry is an object as a pack stores it undeltified: git's type and
