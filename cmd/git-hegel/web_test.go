@@ -78,6 +78,11 @@ const testAddr = "127.0.0.1:8765"
 
 func newWebClient(t *testing.T, dir string, env []string, args ...string) (*webClient, string) {
 	t.Helper()
+	return newWebClientAt(t, dir, env, testAddr, args...)
+}
+
+func newWebClientAt(t *testing.T, dir string, env []string, addr string, args ...string) (*webClient, string) {
+	t.Helper()
 	vars := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -92,11 +97,11 @@ func newWebClient(t *testing.T, dir string, env []string, args ...string) (*webC
 		t.Fatal(err)
 	}
 	c := &cmdCtx{Env: e, name: "web", flags: fs}
-	h, u, err := c.webHandler(testAddr, dir)
+	h, u, err := c.webHandler(addr, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &webClient{t: t, h: h, host: testAddr, cookies: map[string]*http.Cookie{}}, u
+	return &webClient{t: t, h: h, host: addr, cookies: map[string]*http.Cookie{}}, u
 }
 
 func (w *webClient) do(req *http.Request) *httptest.ResponseRecorder {

@@ -308,7 +308,7 @@ func LayoutWorkflow(wf *engine.Workflow, marks *GraphMarks) *Graph {
 func badges(wf *engine.Workflow, n *engine.Node) []string {
 	var out []string
 	if n.Gate != "" {
-		g := "⛉ " + n.Gate
+		g := "gate: " + n.Gate
 		if len(n.Approvers) > 0 {
 			g += " (" + strings.Join(n.Approvers, ", ") + ")"
 		}
