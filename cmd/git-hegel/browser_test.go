@@ -153,7 +153,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.Navigate(base+"task/gated/workflow"),
 		chromedp.WaitVisible(css(`svg.graph g.current[data-node="review"]`)),
 		shot("web-workflow.png"),
-		chromedp.Navigate(base + "task/gated"),
+		chromedp.Navigate(base+"task/gated"),
 		chromedp.WaitVisible(css(`#approve-form`)),
 		chromedp.SendKeys(css(`#approve-form input[name=comment]`), "looks good"),
 		chromedp.Click(css(`#approve`)),
