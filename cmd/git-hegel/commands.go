@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -163,10 +164,12 @@ func init() {
 		{name: "restore-task", args: "[<task>] [--json]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
 			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
 
-		{name: "status", args: "[-v] [--json] [--task NAME]", summary: "Show the active workflow", group: "Inspect",
+		{name: "status", args: "[-v] [--json] [--task NAME] [--watch [--interval D]]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: flags(taskFlag, func(fs *pflag.FlagSet) {
 				fs.BoolP("verbose", "v", false, "also count uncommitted files (scans the working tree)")
 				fs.Bool("json", false, "print JSON (schema: docs/json.md)")
+				fs.BoolP("watch", "w", false, "show it again every --interval, in place on a terminal, until Ctrl-C")
+				fs.Duration("interval", 2*time.Second, "how often --watch refreshes")
 			}),
 			run: runStatus},
 		{name: "web", args: "[--port N] [--open] [--no-auth]", summary: "Serve a dashboard of the tasks, their gates and workflow graphs on 127.0.0.1", group: "Inspect",

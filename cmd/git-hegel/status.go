@@ -13,6 +13,17 @@ func runStatus(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 0); err != nil {
 		return err
 	}
+	if c.boolFlag("watch") {
+		return runStatusWatch(c)
+	}
+	if c.flags.Changed("interval") {
+		return usagef(c.name, "--interval goes with --watch")
+	}
+	return statusOnce(c)
+}
+
+// statusOnce prints the status once.
+func statusOnce(c *cmdCtx) error {
 	e, r, err := c.engine()
 	if err != nil {
 		return err

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -381,4 +383,56 @@ func TestWebActions(t *testing.T) {
 	wantPage(t, w.get("/task/asking"), 200, "answered: SQLite", "st-active")
 	// A second answer: nothing is asked any more.
 	wantPage(t, w.post("/task/asking/answer", url.Values{"csrf": {csrf}, "answer": {"again"}}), http.StatusConflict)
+}
+
+// TestWebCommand runs `git hegel web` as a process: it prints the address,
+// serves the board there to a client that follows it, stops on Ctrl-C
+// (SIGINT) with exit 0, and fails with one line when the port is taken.
+func TestWebCommand(t *testing.T) {
+	dir, env := webRepo(t)
+	// git-hegel itself: signals sent to the git wrapper end the wrapper.
+	cmd := exec.Command("git-hegel", "web")
+	cmd.Dir, cmd.Env = dir, env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the address: %v (stderr: %s)", err, stderr.String())
+	}
+	m := regexp.MustCompile(`^Serving .* on (http://127\.0\.0\.1:(\d+)/\?token=[0-9a-f]{64})\n$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("first line %q", line)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+	resp, err := client.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `data-task="gated"`) || strings.Contains(resp.Request.URL.String(), "token") {
+		t.Fatalf("GET %s: %d at %s\n%s", m[1], resp.StatusCode, resp.Request.URL, body)
+	}
+	// A second server on the same port.
+	out, err := sh(t, env, dir, "git", "hegel", "web", "--port", m[2])
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasPrefix(out, "error: cannot listen on 127.0.0.1:"+m[2]+": ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("second server on the same port: %v\n%s", err, out)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	rest, _ := io.ReadAll(stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after Ctrl-C: %v (stderr: %s)", err, stderr.String())
+	}
+	if !strings.Contains(string(rest), "Stopped.") {
+		t.Errorf("after Ctrl-C: %q", rest)
+	}
 }
