@@ -172,10 +172,10 @@ func init() {
 				fs.Duration("interval", 2*time.Second, "how often --watch refreshes")
 			}),
 			run: runStatus},
-		{name: "web", args: "[--port N] [--open] [--no-auth]", summary: "Serve a dashboard of the tasks, their gates and workflow graphs on 127.0.0.1", group: "Inspect",
-			setFlags: webFlags, run: runWeb},
 		{name: "workflows", args: "[<name>] [--json]", summary: "List the workflows you can start, or show one", group: "Inspect",
 			setFlags: jsonFlag, run: runWorkflows, operands: []valueKind{kindWorkflow}},
+		{name: "web", args: "[--port N] [--open] [--no-auth]", summary: "Serve a dashboard of the tasks, their gates and workflow graphs on 127.0.0.1", group: "Inspect",
+			setFlags: webFlags, run: runWeb},
 		{name: "hook", args: "<EventName> [--agent claude|codex|cursor]", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
 			setFlags: hookFlags, run: runHook, operands: []valueKind{kindHookEvent}},
 		{name: "hooks", summary: "Install or remove git-hegel's hooks in Claude Code, Codex or Cursor", group: "Agents",
