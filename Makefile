@@ -45,6 +45,7 @@ vet: ## go vet and a gofmt check
 
 bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with git (see docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=20x ./gitstore/ ./engine/ ./rollback/
+	$(GO) test -run '^$$' -bench '^BenchmarkWeb' -benchtime=30x ./cmd/git-hegel/
 	$(GO) run ./testdata/bench
 
 fuzz: ## Fuzz the workflow YAML loader for 60s

@@ -53,12 +53,25 @@ func (r *Repo) TaskLog(name string, archived bool, limit int) (ops []engine.Oper
 // first parent.
 func (r *Repo) readOperation(h plumbing.Hash) (engine.Operation, plumbing.Hash, error) {
 	op := engine.Operation{Commit: h.String()}
-	if err := checkSize(r.storage, h, "commit "+h.String(), r.commitLimit(), "syncMaxCommitSize"); err != nil {
-		return op, plumbing.ZeroHash, err
+	// A loose object's size is read by inflating it: asking first and
+	// reading after inflated every commit twice, and a task page lists up
+	// to a thousand (the 500-operation page took twice as long). A loose
+	// commit was written here or unpacked from a fetch that checked its
+	// size, so it is read and then checked; a packed one is checked first,
+	// from its header.
+	limit := r.commitLimit()
+	loose := r.objects.IsLoose(h)
+	if !loose {
+		if err := checkSize(r.storage, h, "commit "+h.String(), limit, "syncMaxCommitSize"); err != nil {
+			return op, plumbing.ZeroHash, err
+		}
 	}
 	data, err := r.objects.Read(plumbing.CommitObject, h)
 	if err != nil {
 		return op, plumbing.ZeroHash, err
+	}
+	if loose && limit > 0 && int64(len(data)) > limit {
+		return op, plumbing.ZeroHash, &TooLargeError{What: "commit " + h.String(), Size: int64(len(data)), Limit: limit, Key: "syncMaxCommitSize"}
 	}
 	var parent plumbing.Hash
 	parents := 0
