@@ -386,11 +386,11 @@ func (md *mdRenderer) table(b *strings.Builder, lines []string, i int) int {
 	for _, d := range splitRow(lines[i+1]) {
 		switch {
 		case strings.HasPrefix(d, ":") && strings.HasSuffix(d, ":"):
-			align = append(align, ` style="text-align:center"`)
+			align = append(align, ` class="al-center"`)
 		case strings.HasSuffix(d, ":"):
-			align = append(align, ` style="text-align:right"`)
+			align = append(align, ` class="al-right"`)
 		case strings.HasPrefix(d, ":"):
-			align = append(align, ` style="text-align:left"`)
+			align = append(align, ` class="al-left"`)
 		default:
 			align = append(align, "")
 		}
