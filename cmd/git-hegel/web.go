@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,24 +171,42 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// openBrowser opens url with $BROWSER, or the system's opener.
+// openBrowser opens url with $BROWSER (a colon-separated list of
+// commands, tried in order, where %s stands for the address, as
+// xdg-open and Python's webbrowser read it), or the system's opener.
 func openBrowser(getenv func(string) string, url string) error {
-	name := getenv("BROWSER")
-	var args []string
-	if name == "" {
-		switch runtime.GOOS {
-		case "darwin":
-			name = "open"
-		case "windows":
-			name, args = "rundll32", []string{"url.dll,FileProtocolHandler"}
-		default:
-			name = "xdg-open"
+	var cands [][]string
+	for _, c := range strings.Split(getenv("BROWSER"), ":") {
+		if f := strings.Fields(c); len(f) > 0 {
+			cands = append(cands, f)
 		}
 	}
-	cmd := exec.Command(name, append(args, url)...)
-	if err := cmd.Start(); err != nil {
-		return err
+	if len(cands) == 0 {
+		switch runtime.GOOS {
+		case "darwin":
+			cands = [][]string{{"open"}}
+		case "windows":
+			cands = [][]string{{"rundll32", "url.dll,FileProtocolHandler"}}
+		default:
+			cands = [][]string{{"xdg-open"}}
+		}
 	}
-	go cmd.Wait()
-	return nil
+	var err error
+	for _, c := range cands {
+		args, placed := slices.Clone(c[1:]), false
+		for i, a := range args {
+			if strings.Contains(a, "%s") {
+				args[i], placed = strings.ReplaceAll(a, "%s", url), true
+			}
+		}
+		if !placed {
+			args = append(args, url)
+		}
+		cmd := exec.Command(c[0], args...)
+		if err = cmd.Start(); err == nil {
+			go cmd.Wait()
+			return nil
+		}
+	}
+	return err
 }

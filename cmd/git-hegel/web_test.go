@@ -436,3 +436,33 @@ func TestWebCommand(t *testing.T) {
 		t.Errorf("after Ctrl-C: %q", rest)
 	}
 }
+
+// TestOpenBrowser: --open runs $BROWSER's commands in turn (the first one
+// that starts), with the address in place of %s or last.
+func TestOpenBrowser(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "browser")
+	os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s|' \"$@\" > \"$0.out\"\n"), 0o755)
+	for _, tc := range []struct{ browser, want string }{
+		{script, "http://127.0.0.1:1/|"},
+		{"/nonexistent:" + script + " --new-window %s", "--new-window|http://127.0.0.1:1/|"},
+	} {
+		os.Remove(script + ".out")
+		if err := openBrowser(func(k string) string { return map[string]string{"BROWSER": tc.browser}[k] }, "http://127.0.0.1:1/"); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		for range 100 {
+			if got, _ = os.ReadFile(script + ".out"); len(got) > 0 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if string(got) != tc.want {
+			t.Errorf("BROWSER=%q ran with %q, want %q", tc.browser, got, tc.want)
+		}
+	}
+	if err := openBrowser(func(string) string { return "/nonexistent" }, "x"); err == nil {
+		t.Error("a browser that does not exist: no error")
+	}
+}

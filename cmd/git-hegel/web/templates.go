@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"html/template"
-	"strings"
 )
 
 // parseTemplates parses the embedded page templates with the helpers they
@@ -11,15 +10,8 @@ import (
 func parseTemplates() (*template.Template, error) {
 	funcs := template.FuncMap{
 		"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
-		"lines": func(s string) []string {
-			if s == "" {
-				return nil
-			}
-			return strings.Split(s, "\n")
-		},
 		"center": func(x, w float64) float64 { return x + w/2 },
 		"plus":   func(a, b float64) float64 { return a + b },
-		"has":    func(class, word string) bool { return strings.Contains(" "+class+" ", " "+word+" ") },
 	}
 	return template.New("web").Funcs(funcs).ParseFS(templateFiles, "templates/*.html")
 }
