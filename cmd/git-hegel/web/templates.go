@@ -9,7 +9,7 @@ import (
 // use. Called by New, never at package initialisation.
 func parseTemplates() (*template.Template, error) {
 	funcs := template.FuncMap{
-		"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
+		"f1":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
 		"center": func(x, w float64) float64 { return x + w/2 },
 		"plus":   func(a, b float64) float64 { return a + b },
 	}
