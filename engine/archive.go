@@ -18,9 +18,10 @@ const DeletedTaskWindow = 30 * 24 * time.Hour
 
 // finish is where every run ends: reaching done, abort (also of a task
 // that failed and was given up), and rollback --all. save calls it once,
-// right after the write that finished the run. It runs OnFinish, then
-// archives the task.
+// right after the write that finished the run. It adds the run's history
+// entry, runs OnFinish, then archives the task.
 func (e *Engine) finish(t *Task, wf *Workflow) {
+	e.recordHistory(t, wf)
 	if e.OnFinish != nil {
 		if err := e.OnFinish(t.State); err != nil {
 			e.warn(fmt.Sprintf("task %s finished, but recording it failed: %v", t.State.Task, err))

@@ -22,6 +22,8 @@ type Engine struct {
 	// Archive keeps finished and deleted tasks; nil leaves finished tasks
 	// where they are.
 	Archive ArchiveStore
+	// History keeps one entry per run that ended (nil: none is kept).
+	History HistoryStore
 	// Workflows loads the registry (built-ins plus the user's files). It
 	// is called only by commands that need a definition by name.
 	Workflows func() (*Registry, error)
@@ -77,6 +79,9 @@ type Engine struct {
 	// rollback --all), before the task is archived. Its error is passed
 	// to Warn.
 	OnFinish func(st *State) error
+
+	// warnedDamaged: refs this command warned about already.
+	warnedDamaged map[string]bool
 }
 
 // Files is what the engine reads from the worktree it runs in.
@@ -367,7 +372,10 @@ func (e *Engine) Abort() (*State, error) {
 // is still active. The task's ref keeps its history. It returns the task
 // that was detached, or nil if there was none.
 func (e *Engine) Reset() (*State, error) {
-	t, err := e.Current()
+	t, d, err := e.currentOrDamaged()
+	if d != nil {
+		return e.resetDamaged(d)
+	}
 	if errors.Is(err, ErrNoWorkflow) {
 		return nil, nil
 	}
@@ -546,7 +554,11 @@ func (e *Engine) enter(st *State, wf *Workflow, node string) {
 	st.CurrentNode = node
 	st.History = append(st.History, node)
 	st.PhaseStartTime = now
-	st.logPhase(now)
+	// An attempt starts with each new visit (not with a repeat of the
+	// same entry, which changes nothing).
+	if st.logPhase(now) && !wf.IsTerminal(node) {
+		st.countAttempt(node)
+	}
 	st.Attempt = 1
 	st.LastFailure = ""
 	st.PendingClaim = ""
@@ -579,7 +591,9 @@ func (e *Engine) reopen(st *State) {
 	st.PendingClaim = ""
 	st.PauseReason = ""
 	st.PhaseStartTime = e.now()
-	st.logPhase(st.PhaseStartTime)
+	if st.logPhase(st.PhaseStartTime) && st.CurrentNode != NodeDone && st.CurrentNode != NodeAborted {
+		st.countAttempt(st.CurrentNode)
+	}
 	st.Attempt = 1
 	st.LastFailure = ""
 	st.CompletedNodes = remove(st.CompletedNodes, st.CurrentNode)

@@ -37,6 +37,7 @@ func (e *Engine) Fail(reason string) (*View, error) {
 			return fmt.Sprintf("fail: %s attempt %d of %d; task failed (%s)", node, attempt, max, firstLine(why)), nil
 		}
 		st.Attempt = attempt + 1
+		st.countAttempt(node)
 		return fmt.Sprintf("fail: %s attempt %d of %d (%s)", node, attempt, max, firstLine(why)), nil
 	})
 	if err != nil {

@@ -279,7 +279,6 @@ func PathGraph(st *State, format string, now time.Time) (string, error) {
 	return b.String(), nil
 }
 
-// humanSpan prints at most two units: 45s, 3m 12s, 2h 5m, 3d 4h.
 // HumanDuration prints at most two units: "45s", "3m 12s", "2h 5m",
 // "3d 4h"; a negative duration prints as 0s.
 func HumanDuration(d time.Duration) string {

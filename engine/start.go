@@ -36,7 +36,7 @@ func (e *Engine) Start(name, node, task string) (*View, error) {
 // leaves no task behind; if the session write itself fails after the ref
 // was written, running the same start again adopts the task.
 func (e *Engine) StartTask(o StartOptions) (*View, error) {
-	cur, err := e.Current()
+	cur, _, err := e.currentOrDamaged()
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, err
 	}
@@ -91,6 +91,13 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 		Priority:        o.Priority,
 	}
 	e.Claim(st)
+	var gi *GitInfo
+	if e.Git != nil {
+		gi = e.Git()
+	}
+	if gi != nil {
+		st.StartBranch, st.StartHead = gi.Branch, gi.Head
+	}
 	skipped := e.arrive(st, wf, node, "")
 	base := &Task{Definition: wf.Raw}
 	old, err := e.load(task)
@@ -116,10 +123,6 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	msg := fmt.Sprintf("start: %s at %s", wf.Name, node)
 	if st.CurrentNode != node {
 		msg += fmt.Sprintf(" (skipped to %s for task type %s)", st.CurrentNode, typ)
-	}
-	var gi *GitInfo
-	if e.Git != nil {
-		gi = e.Git()
 	}
 	_, err = e.Session.UpdateSession(func(s *Session) error {
 		if _, err := e.save(base, st, wf, msg); err != nil {

@@ -339,7 +339,7 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 // anything is written; its error stops the pop with nothing changed (and
 // it must itself change nothing when it fails). restore may be nil.
 func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) error) (*StashEntry, *View, error) {
-	cur, err := e.Current()
+	cur, _, err := e.currentOrDamaged()
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, nil, err
 	}

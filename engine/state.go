@@ -77,6 +77,15 @@ type State struct {
 	// MaxPhaseLog): require_commits looks back over it and metrics time
 	// the phases with it. History says where the task went; this says when.
 	PhaseLog []PhaseVisit `json:"phase_log,omitempty"`
+	// NodeAttempts counts the attempts started at each node over the
+	// task's life (every entry, and every retry after a failed attempt),
+	// so the history can give each node's failure rate: retries[node] of
+	// node_attempts[node] failed.
+	NodeAttempts map[string]int `json:"node_attempts,omitempty"`
+	// StartBranch and StartHead are git's branch and HEAD when the run
+	// started, for its history entry (which adds those at its end).
+	StartBranch string `json:"start_branch,omitempty"`
+	StartHead   string `json:"start_head,omitempty"`
 }
 
 // PhaseVisit is one entry into a node.
@@ -89,15 +98,17 @@ type PhaseVisit struct {
 // small; older visits are dropped.
 const MaxPhaseLog = 250
 
-// logPhase records entering st.CurrentNode at t.
-func (s *State) logPhase(t time.Time) {
+// logPhase records entering st.CurrentNode at t, and reports whether
+// that was a new visit.
+func (s *State) logPhase(t time.Time) bool {
 	if n := len(s.PhaseLog); n > 0 && s.PhaseLog[n-1].Node == s.CurrentNode && s.PhaseLog[n-1].Start.Equal(t) {
-		return // re-entering the same node at the same instant changes nothing
+		return false // re-entering the same node at the same instant changes nothing
 	}
 	s.PhaseLog = append(s.PhaseLog, PhaseVisit{Node: s.CurrentNode, Start: t})
 	if n := len(s.PhaseLog); n > MaxPhaseLog {
 		s.PhaseLog = slices.Clone(s.PhaseLog[n-MaxPhaseLog:])
 	}
+	return true
 }
 
 // TaskError is seed 05's error object: why the task failed.
@@ -205,12 +216,8 @@ func (s *State) Clone() *State {
 			c.StepResults[k] = append(json.RawMessage(nil), v...)
 		}
 	}
-	if s.Retries != nil {
-		c.Retries = make(map[string]int, len(s.Retries))
-		for k, v := range s.Retries {
-			c.Retries[k] = v
-		}
-	}
+	c.Retries = cloneCounts(s.Retries)
+	c.NodeAttempts = cloneCounts(s.NodeAttempts)
 	if s.Error != nil {
 		e := *s.Error
 		c.Error = &e
@@ -240,6 +247,25 @@ func cloneSlice[T any](s []T) []T {
 		return nil
 	}
 	return append(make([]T, 0, len(s)), s...)
+}
+
+func cloneCounts(m map[string]int) map[string]int {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// countAttempt records that an attempt at node started.
+func (s *State) countAttempt(node string) {
+	if s.NodeAttempts == nil {
+		s.NodeAttempts = map[string]int{}
+	}
+	s.NodeAttempts[node]++
 }
 
 func clonePtr[T any](p *T) *T {

@@ -28,7 +28,9 @@ package gitstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -71,6 +73,10 @@ type syncer struct {
 	// failed a check in this sync: they are not merged, and not pushed
 	// over.
 	refused map[string]bool
+	// damaged holds the local refs (relative to refs/hegel/) that cannot
+	// be read (not a commit, objects missing): they are neither merged
+	// into nor pushed, with one warning each; doctor repairs them.
+	damaged map[string]bool
 	chk     *gitChecker
 	chkDone bool
 	// beforePush, if set, runs before each push attempt (tests use it to
@@ -80,7 +86,7 @@ type syncer struct {
 
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
 	self, _ := r.WorktreeID()
-	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}}
+	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{}}
 }
 
 // checker returns git's object checker (nil in memory), made on first use.
@@ -210,6 +216,9 @@ func (s *syncer) syncedRefs(prefix string) (map[string]hegelRef, map[string]plum
 		if !ok || !s.o.inScope(h) {
 			continue
 		}
+		if prefix == hegelPrefix && s.localDamaged(h, ref.Hash) {
+			continue
+		}
 		kinds[rel], hashes[rel] = h, ref.Hash
 	}
 	return kinds, hashes, nil
@@ -240,4 +249,56 @@ func readRefOrZero(b refBackend, name plumbing.ReferenceName) (plumbing.Hash, er
 		return plumbing.ZeroHash, nil
 	}
 	return h, err
+}
+
+// localDamaged reports (and warns once about) a local ref that cannot be
+// synced: its value is not a readable commit, or, for a task, its tree
+// lacks objects or its state does not read. Checking a task costs its
+// three objects.
+func (s *syncer) localDamaged(h hegelRef, v plumbing.Hash) bool {
+	if s.damaged[h.rel] {
+		return true
+	}
+	n, err := s.g.node(v)
+	if err == nil && h.ns.content == contentTask {
+		// A task must also read (known version, state that parses): the
+		// remote would refuse it, and other clones with it.
+		if err = s.r.treeComplete(n.tree, map[plumbing.Hash]bool{}); err == nil {
+			err = s.r.taskReadable(n.tree)
+		}
+	}
+	if err == nil {
+		return false
+	}
+	s.damaged[h.rel] = true
+	s.warn(fmt.Sprintf("%s is damaged (%s) and was left out; see 'git hegel doctor'", h.local(), oneLine(err.Error())))
+	return true
+}
+
+// taskReadable checks, without the size limits (they bound what is
+// fetched, not what this clone holds), that a task tree has a version
+// this git-hegel knows and a state.json that parses.
+func (r *Repo) taskReadable(tree plumbing.Hash) error {
+	ents, err := readTree(r.storage, tree)
+	if err != nil {
+		return err
+	}
+	if err := checkVersion(r, ents); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.name != "state.json" {
+			continue
+		}
+		b, err := r.objects.Read(plumbing.BlobObject, e.hash)
+		if err != nil {
+			return err
+		}
+		var st engine.State
+		if err := json.Unmarshal(b, &st); err != nil {
+			return fmt.Errorf("damaged state.json: %s", oneLine(err.Error()))
+		}
+		return nil
+	}
+	return errors.New("no state.json")
 }

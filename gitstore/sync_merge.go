@@ -33,7 +33,7 @@ func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error
 	var cands []candidate
 	for _, ref := range refs {
 		tip := tracking[ref.rel]
-		if s.refused[ref.rel] || validated[ref.tracking(s.rem.Name)] == tip || local[ref.rel] == tip {
+		if s.refused[ref.rel] || s.damaged[ref.rel] || validated[ref.tracking(s.rem.Name)] == tip || local[ref.rel] == tip {
 			continue
 		}
 		objs, err := v.validate(ref, tip, s.known(ref, local[ref.rel]))
@@ -45,7 +45,7 @@ func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error
 	}
 	s.gitCheck(cands, objects, nil)
 	for _, ref := range refs {
-		if s.refused[ref.rel] {
+		if s.refused[ref.rel] || s.damaged[ref.rel] {
 			continue
 		}
 		if err := s.mergeRef(ref, tracking[ref.rel]); err != nil {

@@ -41,10 +41,15 @@ func (s Tasks) LoadTask(name string) (*engine.Task, error) {
 
 // loadTaskAt reads the task a task or archive ref points at, through the
 // task cache (key: the task name, or "archive/<name>").
+// Whatever stops the task from being read but a missing ref is damage
+// (engine.DamagedError): the other tasks go on without it.
 func (r *Repo) loadTaskAt(ref plumbing.ReferenceName, key string) (*engine.Task, error) {
 	h, err := r.refs.Read(ref)
 	if err != nil {
-		return nil, err
+		if errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		return nil, damagedTask(ref, err)
 	}
 	if d := r.readTaskCache(key, h); d != nil {
 		if t, err := decodeTask(ref, d); err == nil {
@@ -53,13 +58,25 @@ func (r *Repo) loadTaskAt(ref plumbing.ReferenceName, key string) (*engine.Task,
 	}
 	d, err := r.readTaskDoc(ref, h)
 	if err != nil {
-		return nil, err
+		return nil, damagedTask(ref, err)
 	}
 	t, err := decodeTask(ref, d)
-	if err == nil {
-		r.writeTaskCache(key, d)
+	if err != nil {
+		return nil, damagedTask(ref, err)
 	}
-	return t, err
+	r.writeTaskCache(key, d)
+	return t, nil
+}
+
+// damagedTask marks err, met reading a task or archive ref, as damage.
+func damagedTask(ref plumbing.ReferenceName, err error) error {
+	if errors.Is(err, engine.ErrDamaged) {
+		return err
+	}
+	name := strings.TrimPrefix(strings.TrimPrefix(string(ref), TaskRefPrefix), ArchiveRefPrefix)
+	d := engine.Damaged(string(ref), name, oneLine(err.Error()))
+	d.Cause = err
+	return d
 }
 
 func decodeTask(ref plumbing.ReferenceName, d *Doc) (*engine.Task, error) {

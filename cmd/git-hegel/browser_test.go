@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -169,6 +170,39 @@ func TestBrowser(t *testing.T) {
 	}
 	if after := refOf(t, env, dir, "gated"); after == before {
 		t.Fatal("approving in the browser did not move the task's ref")
+	}
+	// Runs on the twelve days before, then the statistics and history
+	// pages (read anew: no restart).
+	for i := 1; i <= 12; i++ {
+		at := func(minutes int) string {
+			d := time.Now().UTC().AddDate(0, 0, -i).Truncate(24 * time.Hour).Add(9 * time.Hour)
+			return "GIT_HEGEL_DATE=" + d.Add(time.Duration(minutes)*time.Minute).Format(time.RFC3339)
+		}
+		name := fmt.Sprintf("run-%02d", i)
+		mustSh(t, append(env, at(0)), dir, "git", "hegel", "start", "minimal", "--task", name)
+		mustSh(t, append(env, at(20+i*7)), dir, "git", "hegel", "next")
+		end := "done"
+		if i%4 == 0 {
+			end = "abort"
+		}
+		mustSh(t, append(env, at(60+i*11)), dir, "git", "hegel", end)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"stats?days=30"),
+		chromedp.WaitVisible(css(`#runs-chart rect.bar`)),
+		shot("web-stats.png"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	// 14 runs ended in the period: the 12, shipped and gated; 3 aborted.
+	if rate := text("#success-rate"); rate != "78.6%" {
+		t.Errorf("success rate %q, want 78.6%% (11 of 14)", rate)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Click(css(`header nav a[href="/history"]`)),
+		chromedp.WaitVisible(css(`#history tr[data-task="run-04"]`)),
+	); err != nil {
+		t.Fatal(err)
 	}
 	// The approval is a commit under the user's identity (the archive's
 	// commit follows it).

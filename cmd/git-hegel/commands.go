@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
 )
 
 // command is one entry of the dispatch table. Help, the man page test, the
@@ -55,9 +56,14 @@ type cmdCtx struct {
 	*Env
 	name  string
 	flags *pflag.FlagSet
+	// repo is the repository the command opened (nil if none), for the
+	// automatic cleanup that follows it (gc.go).
+	repo *gitstore.Repo
+	// sub is the verb run (stash pop), "" for a command without verbs.
+	sub string
 }
 
-var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Agents", "Setup"}
+var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
 
 // commands is the dispatch table; help output and the man page test read
 // it, so a command cannot exist undocumented.
@@ -174,6 +180,12 @@ func init() {
 			run: runStatus},
 		{name: "workflows", args: "[<name>] [--json]", summary: "List the workflows you can start, or show one", group: "Inspect",
 			setFlags: jsonFlag, run: runWorkflows, operands: []valueKind{kindWorkflow}},
+		{name: "log", args: "[<task>] [--workflow W] [--status S] [--task T] [--type T] [--since DATE] [--until DATE] [--grep TEXT] [-n N] [--json | --format=jsonl]",
+			summary: "List the runs that ended (and the open ones), newest first; or one task's operations", group: "Inspect",
+			setFlags: logFlags, run: runLog, operands: []valueKind{kindAnyTask}},
+		{name: "stats", args: "[--date DAY | --since DATE] [--by day|week|workflow] [--json]",
+			summary: "Summarize the runs of a day or period: counts, durations, success rate, per-node time and failures", group: "Inspect",
+			setFlags: statsFlags, run: runStats},
 		{name: "web", args: "[--port N] [--open] [--no-auth]", summary: "Serve a dashboard of the tasks, their gates and workflow graphs on 127.0.0.1", group: "Inspect",
 			setFlags: webFlags, run: runWeb},
 		{name: "hook", args: "<EventName> [--agent claude|codex|cursor]", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
@@ -189,6 +201,10 @@ func init() {
 			run:      runGuides, operands: []valueKind{kindGuide}},
 		{name: "metrics", args: "[--task T] [--json] | --graph [--format dot|mermaid]", summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
 			setFlags: metricsFlags, run: runMetrics},
+		{name: "gc", args: "[--retention-days N] [--dry-run] [--json]", summary: "Remove history entries, archived tasks and dropped stashes older than the retention, so git gc reclaims them", group: "Maintenance",
+			setFlags: gcFlags, run: runGC},
+		{name: "doctor", args: "[--fix] [--json]", summary: "Check refs/hegel/, the session file, locks, rollbacks and task owners; --fix repairs what it can", group: "Maintenance",
+			setFlags: doctorFlags, run: runDoctor},
 		{name: "init", summary: "Prepare .hegel/ in this worktree (start does this too)", group: "Setup", run: runInit},
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp,
 			operands: []valueKind{kindCommand}},
@@ -322,13 +338,16 @@ func dispatch(args []string, env *Env) error {
 		return usagef(cmd.name, "--task needs a name")
 	}
 	c := &cmdCtx{Env: env, name: cmd.name, flags: fs}
+	var err error
 	if len(cmd.subs) > 0 {
-		return c.runSub(cmd, fs.Args())
+		err = c.runSub(cmd, fs.Args())
+	} else if err = checkOperands(cmd.operands, fs.Args()); err == nil {
+		err = cmd.run(c, fs.Args())
 	}
-	if err := checkOperands(cmd.operands, fs.Args()); err != nil {
-		return err
+	if err == nil {
+		c.autoCleanup()
 	}
-	return cmd.run(c, fs.Args())
+	return err
 }
 
 // operandChecks refuse, before anything is read, operands that cannot be
@@ -372,6 +391,7 @@ func (c *cmdCtx) runSub(cmd *command, args []string) error {
 	if sub == nil {
 		return usageLine(strings.Join(cmd.synopses(), "\n   or: "))
 	}
+	c.sub = sub.name
 	where := strings.TrimSpace(cmd.name + " " + sub.name)
 	var misused string
 	c.flags.Visit(func(f *pflag.Flag) {

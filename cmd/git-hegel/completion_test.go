@@ -88,8 +88,8 @@ func completionCases(ids []string) []completionCase {
 	common := []string{"--color", "--color=", "--no-color"}
 	return []completionCase{
 		{"hegel ", cmds},
-		{"hegel st", []string{"start", "stash", "status"}},
-		{"hegel --no-color st", []string{"start", "stash", "status"}},
+		{"hegel st", []string{"start", "stash", "stats", "status"}},
+		{"hegel --no-color st", []string{"start", "stash", "stats", "status"}},
 		{"hegel --color=n", []string{"--color=never"}},
 		{"hegel start ", []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "minimal", "pipeline", "refactor", "research", "review"}},
 		{"hegel start pipeline --type=b", []string{"--type=bug_fix"}},
@@ -319,10 +319,10 @@ for w in "${COMPREPLY[@]}"; do printf '%s\n' "${w% }"; done`
 	})
 	// Typed as git-hegel, and after git's own options.
 	for words, want := range map[string][]string{
-		"git-hegel sta":           {"start", "stash", "status"},
+		"git-hegel sta":           {"start", "stash", "stats", "status"},
 		"git -C . hegel sw":       {"switch"},
 		"git-hegel stash p":       {"pop", "push"},
-		"git --no-pager hegel st": {"start", "stash", "status"},
+		"git --no-pager hegel st": {"start", "stash", "stats", "status"},
 	} {
 		got, err := complete(lineWords(words))
 		if err != nil || !reflect.DeepEqual(sorted(got), sorted(want)) {
@@ -387,7 +387,7 @@ func TestZshCompletion(t *testing.T) {
 	}
 	checkShell(t, "zsh", ids, func(line string) ([]string, error) { return unquote(complete("git " + line)) })
 	for line, want := range map[string][]string{
-		"git-hegel sta":     {"start", "stash", "status"},
+		"git-hegel sta":     {"start", "stash", "stats", "status"},
 		"git-hegel stash p": {"pop", "push"},
 	} {
 		got, err := complete(line)
@@ -422,7 +422,7 @@ func TestFishCompletion(t *testing.T) {
 	}
 	checkShell(t, "fish", ids, func(line string) ([]string, error) { return complete("git " + line) })
 	for line, want := range map[string][]string{
-		"git-hegel sta":              {"start", "stash", "status"},
+		"git-hegel sta":              {"start", "stash", "stats", "status"},
 		"git -C . hegel sw":          {"switch"},
 		"git -c a.b=c hegel stash p": {"pop", "push"},
 		"git commit -m hegel":        nil,

@@ -19,6 +19,16 @@ type statusJSON struct {
 	Workflow         *workflowJSON `json:"workflow"` // null: no workflow in this worktree
 	Git              gitJSON       `json:"git"`
 	UncommittedFiles *int          `json:"uncommitted_files,omitempty"` // only with -v
+	// Damaged is this worktree's task when it cannot be read (workflow
+	// is then null).
+	Damaged *damagedJSON `json:"damaged,omitempty"`
+}
+
+// damagedJSON is a task whose ref cannot be read.
+type damagedJSON struct {
+	Task    string `json:"task"`
+	Ref     string `json:"ref"`
+	Problem string `json:"problem"`
 }
 
 type workflowJSON struct {

@@ -15,6 +15,7 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 		return nil, err
 	}
 	r.Now = c.Now
+	c.repo = r
 	r.Warn = c.warn
 	// Read (or create) the repository's instance id now, so newEngine
 	// cannot fail on it later.
@@ -39,6 +40,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	e := &engine.Engine{
 		Tasks:   r.Tasks(),
 		Archive: r.Tasks(),
+		History: r.History(),
 		Session: s,
 		Stashes: r.Stashes(),
 		Workflows: func() (*engine.Registry, error) {

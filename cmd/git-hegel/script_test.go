@@ -59,6 +59,7 @@ func TestScripts(t *testing.T) {
 		Condition:           gitServerCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"deadlock":    cmdDeadLock,
+			"livelock":    cmdLiveLock,
 			"exits":       cmdExits,
 			"envstdout":   cmdEnvStdout,
 			"fingerprint": cmdFingerprint,
@@ -131,6 +132,20 @@ func cmdDeadLock(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(marker), 0o644))
 }
 
+// cmdLiveLock writes a lock file whose marker names a process that runs
+// (the test binary itself), as a git-hegel holding the lock right now
+// leaves it. Linux only:
+//
+//	[linux] livelock .git/refs/hegel/tasks/t.lock
+func cmdLiveLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: livelock <path>")
+	}
+	marker, err := markerFor(os.Getpid())
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(marker), 0o644))
+}
+
 // deadMarker is the lock marker a git-hegel process on this host that has
 // exited would have left.
 func deadMarker() (string, error) {
@@ -138,6 +153,11 @@ func deadMarker() (string, error) {
 	if err := gone.Run(); err != nil {
 		return "", err
 	}
+	return markerFor(gone.Process.Pid)
+}
+
+// markerFor is the lock marker of process pid on this host.
+func markerFor(pid int) (string, error) {
 	host, err := os.Hostname()
 	if err != nil {
 		return "", err
@@ -157,7 +177,7 @@ func deadMarker() (string, error) {
 		return "", err
 	}
 	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
-	return fmt.Sprintf("git-hegel lock pid=%d host=%s boot=%s ns=%s\n", gone.Process.Pid, host, strings.TrimSpace(string(boot)), ns), nil
+	return fmt.Sprintf("git-hegel lock pid=%d host=%s boot=%s ns=%s\n", pid, host, strings.TrimSpace(string(boot)), ns), nil
 }
 
 // cmdFingerprint writes to a file everything a rollback must restore

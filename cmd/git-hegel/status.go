@@ -30,7 +30,11 @@ func statusOnce(c *cmdCtx) error {
 	}
 	c.noteInterruptedRollback(r)
 	t, err := e.Status()
-	if err != nil && !errors.Is(err, engine.ErrNoWorkflow) {
+	var damaged *engine.DamagedError
+	if errors.As(err, &damaged) {
+		// Reported, not failed: the worktree can start, switch or reset.
+		c.warn(damaged.Warning())
+	} else if err != nil && !errors.Is(err, engine.ErrNoWorkflow) {
 		return err
 	}
 	if t != nil {
@@ -57,6 +61,9 @@ func statusOnce(c *cmdCtx) error {
 		if !head.Commit.IsZero() {
 			out.Git.Head = head.Commit.String()
 		}
+		if damaged != nil {
+			out.Damaged = &damagedJSON{Task: damaged.Task, Ref: damaged.Ref, Problem: damaged.Msg}
+		}
 		if t != nil {
 			out.Workflow = taskJSON(t.State, c.Now())
 			out.Workflow.Archived = t.Archived
@@ -65,6 +72,11 @@ func statusOnce(c *cmdCtx) error {
 			}
 		}
 		return writeJSON(c.Stdout, out)
+	}
+	if damaged != nil {
+		fmt.Fprintf(c.Stdout, "Task: %s\nStatus: damaged\nProblem: %s\n", damaged.Task, damaged.Msg)
+		fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
+		return nil
 	}
 	if t == nil {
 		fmt.Fprintln(c.Stdout, "No active workflow")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -465,4 +466,58 @@ func TestOpenBrowser(t *testing.T) {
 	if err := openBrowser(func(string) string { return "/nonexistent" }, "x"); err == nil {
 		t.Error("a browser that does not exist: no error")
 	}
+}
+
+// TestWebHistoryStats: the history page lists what `git hegel log` lists,
+// with its filters, and refuses a bad one on the page (400); the
+// statistics page draws the runs of the period, and its success rate and
+// per-node medians are those of `git hegel stats`.
+func TestWebHistoryStats(t *testing.T) {
+	dir, env := webRepo(t)
+	day := func(n int, hour int) string {
+		return "GIT_HEGEL_DATE=" + time.Now().UTC().AddDate(0, 0, -n).Truncate(24*time.Hour).Add(time.Duration(hour)*time.Hour).Format(time.RFC3339)
+	}
+	// Runs on three days: two completed, one aborted.
+	for i, end := range []string{"done", "done", "abort"} {
+		name := fmt.Sprintf("run%d", i)
+		mustSh(t, append(env, day(i+1, 9)), dir, "git", "hegel", "start", "minimal", "--task", name)
+		mustSh(t, append(env, day(i+1, 10)), dir, "git", "hegel", "next")
+		mustSh(t, append(env, day(i+1, 12)), dir, "git", "hegel", end)
+	}
+	w, printed := newWebClient(t, dir, env)
+	w.login(printed)
+
+	hist := wantPage(t, w.get("/history"), 200, `data-task="run0"`, `data-task="run1"`, `data-task="run2"`, `data-task="gated"`, "so far")
+	if !strings.Contains(hist, "st-aborted") {
+		t.Error("the aborted run is not marked so")
+	}
+	only := wantPage(t, w.get("/history?status=aborted"), 200, `data-task="run2"`)
+	if strings.Count(only, "<tr data-task") != 1 {
+		t.Errorf("status=aborted shows %d rows", strings.Count(only, "<tr data-task"))
+	}
+	wantPage(t, w.get("/history?task=run1"), 200, `data-task="run1"`)
+	wantPage(t, w.get("/history?since=2.days.ago&status=completed"), 200, `data-task="run0"`)
+	if strings.Contains(w.get("/history?since=2.days.ago&status=completed").Body.String(), `data-task="run1"`) {
+		t.Error("since=2.days.ago kept a run of three days ago")
+	}
+	wantPage(t, w.get("/history?status=bogus"), 400, `id="filter-error"`, "Unknown status")
+	wantPage(t, w.get("/history?since=not+a+date"), 400, `id="filter-error"`)
+	wantPage(t, w.get("/history?n=0"), 400, `id="filter-error"`)
+	wantPage(t, w.get("/history?workflow=nosuch"), 200, "No runs found")
+
+	stats := wantPage(t, w.get("/stats?days=7"), 200, `id="runs-chart"`, `id="rate-chart"`, `id="node-medians"`, "minimal/spec", "minimal/plan")
+	if !strings.Contains(stats, `id="success-rate">66.7%`) {
+		t.Errorf("success rate: want 66.7%% (2 of 3)")
+	}
+	if n := strings.Count(stats, `class="bar ok" x=`) - strings.Count(stats, `<svg class="nbar"`); n != 2 {
+		t.Errorf("%d completed bars in the runs chart, want 2 (one a day)", n)
+	}
+	// The per-node median of spec is an hour, as stats says.
+	out := mustSh(t, env, dir, "git", "hegel", "stats", "--since", "7.days.ago")
+	if !strings.Contains(out, "minimal/spec  3     1h 0m") || !strings.Contains(stats, "1h 0m") {
+		t.Errorf("median time of spec: stats says\n%s", out)
+	}
+	wantPage(t, w.get("/stats?days=0"), 400, `id="filter-error"`)
+	wantPage(t, w.get("/stats?days=7&since=yesterday"), 400, `id="filter-error"`)
+	wantPage(t, w.get("/stats?since=2.weeks.ago"), 200, `id="runs-chart"`)
 }

@@ -254,6 +254,10 @@ func runReset(c *cmdCtx, args []string) error {
 		fmt.Fprintln(c.Stdout, "No active workflow; nothing to reset")
 		return nil
 	}
+	if st.Status == engine.StatusDamaged {
+		fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s cannot be read and is kept as it is for 'git hegel doctor')\n", st.Task)
+		return nil
+	}
 	fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s is kept; 'git hegel show %s' shows it)\n", st.Task, st.Task)
 	return nil
 }

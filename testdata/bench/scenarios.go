@@ -53,6 +53,8 @@ var scenarios = []scenario{
 		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states, 100k files"},
 	{name: "tasks", issue: 8, needs: "tasks", run: runTasks,
 		doc: "git hegel tasks and tasks --archived with 1,000 tasks stored, 500 archived: under 100 ms"},
+	{name: "history", issue: 10, needs: "log", run: runHistory,
+		doc: "git hegel log -n 20, log --since 1.week.ago (under 100 ms) and stats for one day (under 200 ms) over 100,000 history entries; adding an entry with 100,000 vs 10 (within 10%)"},
 	{name: "many-tasks", issue: 8, needs: "tasks", run: runManyTasks,
 		doc: "status and next with 1,000 tasks stored vs none (within 10%), and status vs git hegel version (≤1.15×)"},
 }

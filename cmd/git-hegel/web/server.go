@@ -128,6 +128,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /task/{name}/answer", s.action(s.answer))
 	m.HandleFunc("GET /workflows", s.page(s.workflows))
 	m.HandleFunc("GET /workflow/{name}", s.page(s.workflow))
+	m.HandleFunc("GET /history", s.page(s.history))
+	m.HandleFunc("GET /stats", s.page(s.stats))
 	m.Handle("GET /static/", s.static)
 	s.mux = m
 }
@@ -251,6 +253,13 @@ type pageError struct {
 func (e *pageError) Error() string { return e.err.Error() }
 func (e *pageError) Unwrap() error { return e.err }
 
+// renderedError is returned with a page that shows the problem itself
+// (a filter form with what is wrong in it): the page is rendered, with
+// this status.
+type renderedError struct{ code int }
+
+func (e *renderedError) Error() string { return http.StatusText(e.code) }
+
 func notFound(format string, args ...any) error {
 	return &pageError{http.StatusNotFound, fmt.Errorf(format, args...)}
 }
@@ -294,6 +303,11 @@ func (s *Server) page(fn func(*request) (string, any, error)) http.HandlerFunc {
 		name, data, err := fn(req)
 		if req.clearFlash != nil {
 			http.SetCookie(w, req.clearFlash)
+		}
+		var re *renderedError
+		if errors.As(err, &re) {
+			s.render(w, r, re.code, name, data)
+			return
 		}
 		if err != nil {
 			s.errorPage(w, r, statusOf(err), err, req.warnings)

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
+)
+
+// git hegel log and git hegel stats (docs/history.md).
+
+func logFlags(fs *pflag.FlagSet) {
+	fs.String("workflow", "", "only runs of this workflow")
+	completeValues(fs, "workflow", kindWorkflow)
+	fs.String("status", "", "only runs with this status (completed, aborted, failed, rolled_back, or an open one: active, paused…)")
+	fs.String("task", "", "only runs of this task")
+	completeValues(fs, "task", kindAnyTask)
+	fs.String("type", "", "only runs of this task type")
+	fs.String("since", "", "only runs started at or after DATE (git's forms: 2.weeks.ago, yesterday, 2026-01-02)")
+	fs.String("until", "", "only runs started at or before DATE")
+	fs.String("grep", "", "only runs whose task, description or error contains TEXT")
+	fs.IntP("max-count", "n", 0, "show at most N runs")
+	fs.String("format", "", "jsonl: one JSON object a line, seed 05's executions.jsonl fields")
+	jsonFlag(fs)
+}
+
+func statsFlags(fs *pflag.FlagSet) {
+	fs.String("date", "", "the day to summarize (YYYY-MM-DD; default: today)")
+	fs.String("since", "", "summarize from DATE until now (git's forms: 2.weeks.ago, 2026-01-02)")
+	fs.String("by", "", "one summary per day, week or workflow")
+	jsonFlag(fs)
+}
+
+// dateFlag parses a --since/--until value.
+func (c *cmdCtx) dateFlag(name string, endOfDay bool) (time.Time, error) {
+	v := c.stringFlag(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := gitstore.ParseDate(v, c.Now(), endOfDay)
+	if err != nil {
+		return time.Time{}, usagef(c.name, "--%s: %v", name, err)
+	}
+	return t, nil
+}
+
+func runLog(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 1); err != nil {
+		return err
+	}
+	format := c.stringFlag("format")
+	if format != "" && format != "jsonl" {
+		return usagef("log", "unknown format '%s' (the only one is jsonl)", format)
+	}
+	if format != "" && c.boolFlag("json") {
+		return usagef("log", "--json and --format=jsonl cannot be used together")
+	}
+	if len(args) == 1 {
+		for _, f := range []string{"workflow", "status", "task", "type", "since", "until", "grep", "max-count", "format"} {
+			if c.flags.Changed(f) {
+				return usagef("log", "--%s does not apply to one task's operations ('git hegel log %s')", f, args[0])
+			}
+		}
+		return c.taskLog(args[0])
+	}
+	f := engine.HistoryFilter{Workflow: c.stringFlag("workflow"), Task: c.stringFlag("task"),
+		Type: c.stringFlag("type"), Grep: c.stringFlag("grep")}
+	if f.Task != "" {
+		if err := engine.CheckTaskName(f.Task); err != nil {
+			return err
+		}
+	}
+	if s := c.stringFlag("status"); s != "" {
+		st, err := engine.CheckHistoryStatus(s)
+		if err != nil {
+			return err
+		}
+		f.Status = st
+	}
+	var err error
+	if f.Since, err = c.dateFlag("since", false); err != nil {
+		return err
+	}
+	if f.Until, err = c.dateFlag("until", true); err != nil {
+		return err
+	}
+	if n, _ := c.flags.GetInt("max-count"); n < 0 {
+		return usagef("log", "-n must not be negative")
+	} else {
+		f.Limit = n
+	}
+	e, r, err := c.engine()
+	if err != nil {
+		return err
+	}
+	h := r.History()
+	e.History = h
+	recs, err := e.Log(f)
+	if err != nil {
+		return err
+	}
+	c.warnDamagedHistory(h)
+	switch {
+	case c.boolFlag("json"):
+		out := logJSON{Schema: jsonSchemaVersion, Executions: []executionJSON{}}
+		for _, rec := range recs {
+			out.Executions = append(out.Executions, executionOf(rec))
+		}
+		return writeJSON(c.Stdout, out)
+	case format == "jsonl":
+		bw := bufio.NewWriter(c.Stdout)
+		for _, rec := range recs {
+			b, err := json.Marshal(seedExecutionOf(rec))
+			if err != nil {
+				return err
+			}
+			bw.Write(append(b, '\n'))
+		}
+		return bw.Flush()
+	}
+	if len(recs) == 0 {
+		fmt.Fprintln(c.Stdout, "No runs found")
+		return nil
+	}
+	bw := bufio.NewWriter(c.Stdout)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	for _, rec := range recs {
+		id, dur := c.paint(c.Stdout, "id", rec.ShortID()), engine.HumanDuration(time.Duration(rec.DurationMS)*time.Millisecond)
+		if rec.Open {
+			id = strings.Repeat("-", 8)
+			dur += " so far"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, rec.StartedAt.In(time.Local).Format("2006-01-02 15:04"),
+			rec.Workflow, rec.Task, rec.Status, dur)
+	}
+	tw.Flush()
+	return bw.Flush()
+}
+
+// warnDamagedHistory says once that entries were skipped.
+func (c *cmdCtx) warnDamagedHistory(h *gitstore.History) {
+	if n := len(h.Damaged); n > 0 {
+		c.warn(fmt.Sprintf("%s could not be read and %s left out (first: %s); see 'git hegel doctor'",
+			engine.Plural(n, "history entry", "history entries"), map[bool]string{true: "was", false: "were"}[n == 1], h.Damaged[0]))
+	}
+}
+
+// taskLog is `git hegel log <task>`: every operation of the task's chain.
+func (c *cmdCtx) taskLog(name string) error {
+	if err := engine.CheckTaskName(name); err != nil {
+		return err
+	}
+	r, err := c.openRepo()
+	if err != nil {
+		return err
+	}
+	ref, chain, err := r.TaskChain(name)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return &engine.TaskNotFoundError{Name: name}
+	}
+	if err != nil {
+		return err
+	}
+	ops := engine.TaskOps(chain)
+	if c.boolFlag("json") {
+		out := taskLogJSON{Schema: jsonSchemaVersion, Task: name, Ref: string(ref), Operations: []taskOpJSON{}}
+		for i := len(ops) - 1; i >= 0; i-- {
+			op := ops[i]
+			out.Operations = append(out.Operations, taskOpJSON{Commit: op.Commit, Time: op.At.UTC(), Op: op.Op, From: op.From, To: op.To,
+				Claim: op.Claim, Status: op.Status, Who: op.Who, Message: strings.TrimRight(op.Message, "\n")})
+		}
+		return writeJSON(c.Stdout, out)
+	}
+	bw := bufio.NewWriter(c.Stdout)
+	fmt.Fprintf(bw, "Task %s (%s), newest first\n", name, ref)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	for i := len(ops) - 1; i >= 0; i-- {
+		op := ops[i]
+		move := op.To
+		if op.From != "" && op.From != op.To {
+			move = op.From + " → " + op.To
+		}
+		if move == "" {
+			move = "-"
+		}
+		claim := op.Claim
+		if claim == "" {
+			claim = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.paint(c.Stdout, "id", op.Commit[:7]), op.At.In(time.Local).Format("2006-01-02 15:04"),
+			op.Op, move, claim, op.Who)
+	}
+	tw.Flush()
+	return bw.Flush()
+}
+
+func runStats(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 0); err != nil {
+		return err
+	}
+	if c.flags.Changed("date") && c.flags.Changed("since") {
+		return usagef("stats", "--date and --since cannot be used together")
+	}
+	by := c.stringFlag("by")
+	switch by {
+	case "", engine.ByDay, engine.ByWeek, engine.ByWorkflow:
+	default:
+		return usagef("stats", "--by takes day, week or workflow, not '%s'", by)
+	}
+	o := engine.StatsOptions{By: by, Loc: time.Local}
+	switch {
+	case c.flags.Changed("since"):
+		since, err := c.dateFlag("since", false)
+		if err != nil {
+			return err
+		}
+		o.From, o.To = since, c.Now().Add(time.Nanosecond)
+	default:
+		day := c.stringFlag("date")
+		if day == "" || day == "today" {
+			day = c.Now().In(time.Local).Format(engine.HistoryDayLayout)
+		} else if day == "yesterday" {
+			day = c.Now().In(time.Local).AddDate(0, 0, -1).Format(engine.HistoryDayLayout)
+		}
+		from, to, err := engine.DayRange(day, time.Local)
+		if err != nil {
+			return usagef("stats", "--date: %v", err)
+		}
+		o.From, o.To = from, to
+	}
+	e, r, err := c.engine()
+	if err != nil {
+		return err
+	}
+	h := r.History()
+	e.History = h
+	sums, err := e.Stats(o)
+	if err != nil {
+		return err
+	}
+	c.warnDamagedHistory(h)
+	if c.boolFlag("json") {
+		out := statsJSON{Schema: jsonSchemaVersion, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON{}}
+		for _, s := range sums {
+			out.Summaries = append(out.Summaries, summaryOf(s, by))
+		}
+		return writeJSON(c.Stdout, out)
+	}
+	if len(sums) == 0 {
+		fmt.Fprintln(c.Stdout, "No runs found")
+		return nil
+	}
+	bw := bufio.NewWriter(c.Stdout)
+	for i, s := range sums {
+		if i > 0 {
+			fmt.Fprintln(bw)
+		}
+		printSummary(bw, s)
+	}
+	return bw.Flush()
+}
+
+// printSummary prints one summary for people.
+func printSummary(w *bufio.Writer, s engine.Summary) {
+	fmt.Fprintf(w, "Runs on %s: %d\n", s.Label, s.Total)
+	fmt.Fprintf(w, "  completed %d, failed %d, aborted %d, rolled back %d; open %d\n", s.Completed, s.Failed, s.Aborted, s.RolledBack, s.Active)
+	fmt.Fprintf(w, "Success rate: %s\n", engine.Percent(s.SuccessRate))
+	fmt.Fprintf(w, "Time: %s in all, %s on average\n", engine.HumanDuration(ms(s.TotalMS)), engine.HumanDuration(ms(s.AverageMS)))
+	fmt.Fprintf(w, "Most used workflow: %s\n", s.MostUsed)
+	if len(s.Workflows) > 0 {
+		names := make([]string, 0, len(s.Workflows))
+		for n := range s.Workflows {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			a, b := s.Workflows[names[i]], s.Workflows[names[j]]
+			return a > b || (a == b && names[i] < names[j])
+		})
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = fmt.Sprintf("%s %d", n, s.Workflows[n])
+		}
+		fmt.Fprintf(w, "By workflow: %s\n", strings.Join(parts, ", "))
+	}
+	if len(s.Nodes) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NODE\tRUNS\tMEDIAN TIME\tATTEMPTS\tRETRIES\tFAILURE RATE")
+	for _, n := range s.Nodes {
+		fmt.Fprintf(tw, "  %s/%s\t%d\t%s\t%d\t%d\t%s\n", n.Workflow, n.Node, n.Runs, engine.HumanDuration(ms(n.MedianMS)), n.Attempts, n.Retries, engine.Percent(n.FailureRate))
+	}
+	tw.Flush()
+}
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }

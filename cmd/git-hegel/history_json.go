@@ -1,0 +1,199 @@
+package main
+
+import (
+	"time"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// --json of log and stats, and log's --format=jsonl (docs/json.md).
+
+type logJSON struct {
+	Schema     int             `json:"schema"`
+	Executions []executionJSON `json:"executions"`
+}
+
+// executionJSON is one run: a history entry, or an open task (open true,
+// no id and no end).
+type executionJSON struct {
+	ID             string                 `json:"id,omitempty"`
+	Open           bool                   `json:"open"`
+	Task           string                 `json:"task"`
+	Workflow       string                 `json:"workflow"`
+	Mode           string                 `json:"mode,omitempty"`
+	Description    string                 `json:"description,omitempty"`
+	TaskType       string                 `json:"task_type,omitempty"`
+	Status         string                 `json:"status"`
+	StartedAt      time.Time              `json:"started_at"`
+	EndedAt        *time.Time             `json:"ended_at"`
+	DurationMS     int64                  `json:"duration_ms"`
+	NodesCompleted []string               `json:"nodes_completed"`
+	NodesFailed    []string               `json:"nodes_failed"`
+	NodesSkipped   []string               `json:"nodes_skipped"`
+	Attempts       int                    `json:"attempts"`
+	Rollbacks      int                    `json:"rollbacks"`
+	Error          string                 `json:"error,omitempty"`
+	Worktree       string                 `json:"worktree,omitempty"`
+	User           string                 `json:"user,omitempty"`
+	Start          gitPointJSON           `json:"start"`
+	End            gitPointJSON           `json:"end"`
+	Nodes          map[string]nodeRunJSON `json:"nodes"`
+}
+
+type gitPointJSON struct {
+	Branch string `json:"branch,omitempty"`
+	Head   string `json:"head,omitempty"`
+}
+
+type nodeRunJSON struct {
+	TimeMS   int64 `json:"time_ms"`
+	Visits   int   `json:"visits"`
+	Attempts int   `json:"attempts"`
+	Retries  int   `json:"retries"`
+	Failed   bool  `json:"failed"`
+}
+
+func executionOf(r engine.LogRecord) executionJSON {
+	h := r.HistoryEntry
+	j := executionJSON{ID: h.ID, Open: r.Open, Task: h.Task, Workflow: h.Workflow, Mode: h.Mode, Description: h.Description,
+		TaskType: h.TaskType, Status: h.Status, StartedAt: h.StartedAt.UTC(), DurationMS: h.DurationMS,
+		NodesCompleted: orEmpty(h.Completed), NodesFailed: orEmpty(h.Failed), NodesSkipped: orEmpty(h.Skipped),
+		Attempts: h.Attempts, Rollbacks: h.Rollbacks, Error: h.Error, Worktree: h.Worktree, User: h.User,
+		Start: gitPointJSON(h.Start), End: gitPointJSON(h.End), Nodes: map[string]nodeRunJSON{}}
+	if !r.Open {
+		end := h.EndedAt.UTC()
+		j.EndedAt = &end
+	}
+	for n, v := range h.Nodes {
+		j.Nodes[n] = nodeRunJSON(v)
+	}
+	return j
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// seedExecutionJSON is one line of --format=jsonl: seed 05's
+// executions.jsonl fields, names and units (milliseconds), so tools
+// written for it read git-hegel's history.
+type seedExecutionJSON struct {
+	ID              string  `json:"id"`
+	WorkflowName    string  `json:"workflowName"`
+	UserTask        string  `json:"userTask"`
+	Status          string  `json:"status"`
+	Duration        *int64  `json:"duration"`
+	PhasesCompleted int     `json:"phasesCompleted"`
+	PhasesFailed    int     `json:"phasesFailed"`
+	PhasesSkipped   int     `json:"phasesSkipped"`
+	Timestamp       int64   `json:"timestamp"`
+	Error           *string `json:"error"`
+}
+
+// seedStatus is seed 05's name for a status.
+var seedStatus = map[string]string{
+	engine.StatusCompleted: "COMPLETED", engine.StatusFailed: "ERROR", engine.StatusRolledBack: "ROLLBACK",
+	engine.StatusAborted: "ABORTED", engine.StatusActive: "EXECUTING", engine.StatusPaused: "PAUSED",
+	engine.StatusAwaitingApproval: "PAUSED", engine.StatusAwaitingAnswer: "PAUSED",
+}
+
+func seedExecutionOf(r engine.LogRecord) seedExecutionJSON {
+	h := r.HistoryEntry
+	j := seedExecutionJSON{ID: h.ID, WorkflowName: h.Workflow, UserTask: h.Description, Status: seedStatus[h.Status],
+		PhasesCompleted: len(h.Completed), PhasesFailed: len(h.Failed), PhasesSkipped: len(h.Skipped),
+		Timestamp: h.StartedAt.UnixMilli()}
+	if j.UserTask == "" {
+		j.UserTask = h.Task
+	}
+	if j.Status == "" {
+		j.Status = h.Status
+	}
+	if r.Open {
+		j.ID = h.Task // no history id before the run ends
+	} else {
+		d := h.DurationMS
+		j.Duration = &d
+	}
+	if h.Error != "" {
+		e := h.Error
+		j.Error = &e
+	}
+	return j
+}
+
+type taskLogJSON struct {
+	Schema     int          `json:"schema"`
+	Task       string       `json:"task"`
+	Ref        string       `json:"ref"`
+	Operations []taskOpJSON `json:"operations"` // newest first
+}
+
+type taskOpJSON struct {
+	Commit  string    `json:"commit"`
+	Time    time.Time `json:"time"`
+	Op      string    `json:"op"`
+	From    string    `json:"from"`
+	To      string    `json:"to"`
+	Claim   string    `json:"claim,omitempty"`
+	Status  string    `json:"status"`
+	Who     string    `json:"who"`
+	Message string    `json:"message"`
+}
+
+type statsJSON struct {
+	Schema    int           `json:"schema"`
+	From      time.Time     `json:"from"`
+	To        time.Time     `json:"to"`
+	By        string        `json:"by,omitempty"`
+	Summaries []summaryJSON `json:"summaries"`
+}
+
+// summaryJSON is seed 05's DailySummary (same names and units:
+// milliseconds, a rate from 0 to 1), plus the counts and per-node figures
+// git-hegel adds.
+type summaryJSON struct {
+	Group               string         `json:"group"`
+	Date                string         `json:"date,omitempty"` // when the group is one day
+	From                time.Time      `json:"from"`
+	To                  time.Time      `json:"to"`
+	TotalWorkflows      int            `json:"totalWorkflows"`
+	CompletedWorkflows  int            `json:"completedWorkflows"`
+	FailedWorkflows     int            `json:"failedWorkflows"`
+	AbortedWorkflows    int            `json:"abortedWorkflows"`
+	RolledBackWorkflows int            `json:"rolledBackWorkflows"`
+	ActiveWorkflows     int            `json:"activeWorkflows"`
+	TotalDuration       int64          `json:"totalDuration"`
+	AverageDuration     int64          `json:"averageDuration"`
+	WorkflowBreakdown   map[string]int `json:"workflowBreakdown"`
+	MostUsedWorkflow    string         `json:"mostUsedWorkflow"`
+	SuccessRate         float64        `json:"successRate"`
+	Nodes               []nodeStatJSON `json:"nodes"`
+}
+
+type nodeStatJSON struct {
+	Workflow       string  `json:"workflow"`
+	Node           string  `json:"node"`
+	Runs           int     `json:"runs"`
+	MedianDuration int64   `json:"medianDuration"`
+	Attempts       int     `json:"attempts"`
+	Retries        int     `json:"retries"`
+	FailureRate    float64 `json:"failureRate"`
+}
+
+func summaryOf(s engine.Summary, by string) summaryJSON {
+	j := summaryJSON{Group: s.Label, From: s.From.UTC(), To: s.To.UTC(), TotalWorkflows: s.Total, CompletedWorkflows: s.Completed,
+		FailedWorkflows: s.Failed, AbortedWorkflows: s.Aborted, RolledBackWorkflows: s.RolledBack, ActiveWorkflows: s.Active,
+		TotalDuration: s.TotalMS, AverageDuration: s.AverageMS, WorkflowBreakdown: s.Workflows, MostUsedWorkflow: s.MostUsed,
+		SuccessRate: s.SuccessRate, Nodes: []nodeStatJSON{}}
+	if by == engine.ByDay || (by == "" && len(s.Label) == len(engine.HistoryDayLayout)) {
+		j.Date = s.Label
+	}
+	for _, n := range s.Nodes {
+		j.Nodes = append(j.Nodes, nodeStatJSON{Workflow: n.Workflow, Node: n.Node, Runs: n.Runs, MedianDuration: n.MedianMS,
+			Attempts: n.Attempts, Retries: n.Retries, FailureRate: n.FailureRate})
+	}
+	return j
+}
