@@ -22,6 +22,10 @@ type Task struct {
 	// after done, a rollback undone, the name started again) goes back to
 	// the task ref, and the archive keeps the last finished run.
 	Archived bool
+	// Put, when saving, adds or replaces these entries of the task's tree
+	// (slash-separated paths below results/ or inputs/, see run_store.go)
+	// in the same commit as the state. Loading leaves it nil.
+	Put map[string][]byte
 }
 
 // TaskStore keeps tasks. gitstore implements it with one commit chain per

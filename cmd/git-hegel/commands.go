@@ -63,7 +63,7 @@ type cmdCtx struct {
 	sub string
 }
 
-var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
+var groups = []string{"Workflows", "Running steps", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
 
 // commands is the dispatch table; help output and the man page test read
 // it, so a command cannot exist undocumented.
@@ -128,6 +128,16 @@ func init() {
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
 		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
+
+		{name: "run", args: "[<workflow>] [-p PROMPT] [--context FILE]... [--set KEY=VALUE]... [--adapter NAME] [-y] [--task NAME] [--on-complete CMD]",
+			summary: "Run a workflow's steps through their handlers (adapters, commands), or continue the active task's run", group: "Running steps",
+			setFlags: runFlags, run: runRun, operands: []valueKind{kindRunWorkflow}},
+		{name: "cancel", args: "[--task NAME] [--force]", summary: "Stop a running 'git hegel run' (from another terminal); the task is kept", group: "Running steps",
+			setFlags: flags(taskFlag, func(fs *pflag.FlagSet) {
+				fs.Bool("force", false, "remove the record of a run on another host, which cannot be signalled from here")
+			}), run: runCancel},
+		{name: "result", args: "<node> [--task NAME] [--json]", summary: "Print the stored result of a step", group: "Running steps",
+			setFlags: flags(taskFlag, jsonFlag), run: runResult, operands: []valueKind{kindResultNode}},
 
 		{name: "fail", args: "[-m REASON] [--task NAME]", summary: "Record a failed attempt at the current node", group: "Failures and gates",
 			setFlags: flags(taskFlag, ownerForce, messageFlag("why the attempt failed")), run: runFail},

@@ -70,6 +70,14 @@ func statusOnce(c *cmdCtx) error {
 			if st := t.State; st.Attempt > 1 || st.Status == engine.StatusFailed {
 				out.Workflow.MaxAttempts = maxAttempts(e, t)
 			}
+			if rec, _ := c.runningLine(r, t.State.Task); rec != nil {
+				out.Running = rec.Running()
+				if out.Running {
+					out.Step, out.TotalSteps, out.CurrentStep = rec.Step, rec.TotalSteps, rec.CurrentStep
+				}
+				out.Run = &runJSON{PID: rec.PID, Host: rec.Host, Alive: rec.Running(), Worktree: rec.Worktree, StartedAt: rec.Started,
+					StepStartedAt: rec.StepStarted, Seconds: int64(c.Now().Sub(rec.Started).Seconds())}
+			}
 		}
 		return writeJSON(c.Stdout, out)
 	}
@@ -90,6 +98,9 @@ func statusOnce(c *cmdCtx) error {
 	fmt.Fprintf(c.Stdout, "Current node: %s\n", c.highlight(st.CurrentNode))
 	fmt.Fprintf(c.Stdout, "History: %s\n", historyLine(st.History))
 	fmt.Fprintf(c.Stdout, "Status: %s\n", st.Status)
+	if _, line := c.runningLine(r, st.Task); line != "" {
+		fmt.Fprintln(c.Stdout, line)
+	}
 	c.printStateDetail(e, t)
 	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", engine.HumanDuration(st.TimeInPhase(c.Now())))
 	fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
@@ -142,7 +153,9 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	}
 	switch st.Status {
 	case engine.StatusAwaitingApproval:
-		if g := engine.Gate(t); g != nil {
+		if g := engine.Gate(t); g != nil && engine.WaitsForRun(t) {
+			fmt.Fprintf(w, "Waiting for: confirmation to go from %s to %s ('git hegel run' asks again, 'git hegel run -y' goes on, 'git hegel cancel' gives up)\n", g.Node, g.To)
+		} else if g != nil {
 			fmt.Fprintf(w, "Waiting for: approval to go from %s to %s ('git hegel approve' or 'git hegel reject -m REASON')\n", g.Node, g.To)
 		}
 	case engine.StatusAwaitingAnswer:
@@ -162,6 +175,9 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	}
 	for _, s := range st.SkippedNodes {
 		fmt.Fprintf(w, "Skipped: %s (%s)\n", s.Node, s.Reason)
+	}
+	if st.Cancelled && st.Active() {
+		fmt.Fprintf(w, "Cancelled: its last run was cancelled ('git hegel run --task %s' continues it)\n", st.Task)
 	}
 }
 
