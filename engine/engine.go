@@ -79,6 +79,10 @@ type Engine struct {
 	// rollback --all), before the task is archived. Its error is passed
 	// to Warn.
 	OnFinish func(st *State) error
+	// Exec runs processes: the nodes' check commands (next and run) and
+	// the step runner's handlers (run.go). Nil: a node with checks cannot
+	// end.
+	Exec Executor
 
 	// warnedDamaged: refs this command warned about already.
 	warnedDamaged map[string]bool
@@ -413,6 +417,8 @@ type updateOpts struct {
 	// wf, if set, is the definition of the task as passed in, parsed
 	// already: the first attempt does not parse it again.
 	wf *Workflow
+	// put are tree entries written in the same commit (Task.Put).
+	put map[string][]byte
 }
 
 // update applies fn to the current task with compare-and-swap, reloading
@@ -470,7 +476,7 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) 
 				Reason: fmt.Sprintf("changed from %s while %s owns it", e.Worktree, ownerOf(t.State)), At: now})
 		}
 		st.UpdatedAt = now
-		nt, err := e.save(t, st, wf, msg)
+		nt, err := e.saveWith(t, st, wf, msg, o.put)
 		if err == nil {
 			return nt.State, wf, nil
 		}
@@ -525,15 +531,20 @@ func ownerOf(st *State) string {
 // old, and when the write ended the run (done, aborted, rolled back) it
 // runs finish. It returns the stored task.
 func (e *Engine) save(old *Task, st *State, wf *Workflow, msg string) (*Task, error) {
+	return e.saveWith(old, st, wf, msg, nil)
+}
+
+// saveWith is save writing the tree entries put in the same commit.
+func (e *Engine) saveWith(old *Task, st *State, wf *Workflow, msg string, put map[string][]byte) (*Task, error) {
 	if err := ValidateState(st, wf); err != nil {
 		return nil, fmt.Errorf("%w; refusing to write it, nothing changed", err)
 	}
-	nt := &Task{State: st, Definition: old.Definition, Rev: old.Rev, Archived: old.Archived}
+	nt := &Task{State: st, Definition: old.Definition, Rev: old.Rev, Archived: old.Archived, Put: put}
 	rev, err := e.Tasks.SaveTask(nt, msg)
 	if err != nil {
 		return nil, err
 	}
-	nt.Rev = rev
+	nt.Rev, nt.Put = rev, nil
 	nt.Archived = old.Archived && st.Finished()
 	if st.Finished() && !old.State.Finished() {
 		e.finish(nt, wf)
@@ -741,3 +752,25 @@ func (e *Engine) ViewOf(t *Task) (*View, error) {
 
 // Owns reports whether this worktree owns st.
 func (e *Engine) Owns(st *State) bool { return e.owns(st) }
+
+// OwnerLabel names the worktree that owns st for people: "this worktree",
+// "-" (parked: nobody), "another clone", or the owning worktree's path.
+func (e *Engine) OwnerLabel(st *State) string {
+	switch {
+	case e.owns(st):
+		return "this worktree"
+	case st.Worktree == "" && st.WorktreeID == "":
+		return "-"
+	case !sameInstance(st.WorktreeID, e.WorktreeID):
+		return "another clone"
+	}
+	return st.Worktree
+}
+
+// sameInstance reports whether two worktree ids belong to one clone
+// ("<instance>:<worktree>").
+func sameInstance(a, b string) bool {
+	ia, _, _ := strings.Cut(a, ":")
+	ib, _, _ := strings.Cut(b, ":")
+	return ia == ib
+}

@@ -17,33 +17,40 @@ func (e *Engine) Fail(reason string) (*View, error) {
 		if err := allowed(st, "fail"); err != nil {
 			return "", err
 		}
-		node := st.CurrentNode
-		max := wf.Attempts(node, e.MaxAttempts)
-		attempt := max1(st.Attempt)
 		why := reason
 		if why == "" {
-			why = fmt.Sprintf("attempt %d failed (no reason given)", attempt)
+			why = fmt.Sprintf("attempt %d failed (no reason given)", max1(st.Attempt))
 		}
-		if st.Retries == nil {
-			st.Retries = map[string]int{}
-		}
-		st.Retries[node]++
-		st.LastFailure = why
-		if attempt >= max {
-			now := e.now().UTC()
-			st.Status = StatusFailed
-			st.Error = &TaskError{Node: node, Message: why, Timestamp: now, Recoverable: true}
-			st.FailedNodes = appendOnce(st.FailedNodes, node)
-			return fmt.Sprintf("fail: %s attempt %d of %d; task failed (%s)", node, attempt, max, firstLine(why)), nil
-		}
-		st.Attempt = attempt + 1
-		st.countAttempt(node)
-		return fmt.Sprintf("fail: %s attempt %d of %d (%s)", node, attempt, max, firstLine(why)), nil
+		return "fail: " + e.failAttempt(st, wf, why), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return e.view(st, wf), nil
+}
+
+// failAttempt records a failed attempt at st's node: the attempt that
+// reaches the node's max_attempts fails the task. It returns the history
+// message after the command's name ("code attempt 1 of 3 (why)").
+func (e *Engine) failAttempt(st *State, wf *Workflow, why string) string {
+	node := st.CurrentNode
+	max := wf.Attempts(node, e.MaxAttempts)
+	attempt := max1(st.Attempt)
+	if st.Retries == nil {
+		st.Retries = map[string]int{}
+	}
+	st.Retries[node]++
+	st.LastFailure = why
+	if attempt >= max {
+		now := e.now().UTC()
+		st.Status = StatusFailed
+		st.Error = &TaskError{Node: node, Message: why, Timestamp: now, Recoverable: true}
+		st.FailedNodes = appendOnce(st.FailedNodes, node)
+		return fmt.Sprintf("%s attempt %d of %d; task failed (%s)", node, attempt, max, firstLine(why))
+	}
+	st.Attempt = attempt + 1
+	st.countAttempt(node)
+	return fmt.Sprintf("%s attempt %d of %d (%s)", node, attempt, max, firstLine(why))
 }
 
 // max1 reads a missing attempt number (a state written before attempts

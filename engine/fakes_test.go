@@ -24,6 +24,9 @@ type fakeTaskStore struct {
 	archived []string // archive messages, in order
 	// beforeSave, if set, runs before each save (to inject races).
 	beforeSave func()
+	// entries are the tree entries saves Put (results, inputs), per task
+	// name, live or archived alike.
+	entries map[string]map[string][]byte
 }
 
 type deletedFake struct {
@@ -90,6 +93,7 @@ func (f *fakeTaskStore) SaveTask(t *Task, msg string) (string, error) {
 		rev := f.newRev(t.Rev)
 		f.archive[name] = &Task{State: t.State.Clone(), Definition: t.Definition, Rev: rev, Archived: true}
 		f.log = append(f.log, msg)
+		f.putEntries(name, t.Put)
 		return rev, nil
 	}
 	cur, ok := f.tasks[name]
@@ -103,6 +107,7 @@ func (f *fakeTaskStore) SaveTask(t *Task, msg string) (string, error) {
 	rev := f.newRev(t.Rev)
 	f.tasks[name] = &Task{State: t.State.Clone(), Definition: t.Definition, Rev: rev}
 	f.log = append(f.log, msg)
+	f.putEntries(name, t.Put)
 	return rev, nil
 }
 
@@ -166,6 +171,20 @@ func (f *fakeTaskStore) ArchiveTask(t *Task, files []ArchivedFile, msg string, d
 		delete(f.cps, name)
 	}
 	return rev, nil
+}
+
+func (f *fakeTaskStore) ReadArchivedFile(name, path string, limit int64) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, x := range f.files[name] {
+		if x.Path == path {
+			if int64(len(x.Data)) > limit {
+				return nil, fmt.Errorf("%s is too large", path)
+			}
+			return x.Data, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 }
 
 func (f *fakeTaskStore) ArchivedFiles(name string) ([]ArchivedFile, error) {
@@ -359,4 +378,31 @@ func (r *fakeRewinder) Rewind(id, reason string) (*View, error) {
 	r.calls = append(r.calls, node+":"+reason)
 	return r.e.ApplyRollback(&RollbackRequest{Task: t.State.Task, Node: node, Reason: reason,
 		History: []string{node}, Force: true})
+}
+
+// putEntries stores a save's Put entries (the caller holds f.mu).
+func (f *fakeTaskStore) putEntries(name string, put map[string][]byte) {
+	if len(put) == 0 {
+		return
+	}
+	if f.entries == nil {
+		f.entries = map[string]map[string][]byte{}
+	}
+	if f.entries[name] == nil {
+		f.entries[name] = map[string][]byte{}
+	}
+	for p, b := range put {
+		f.entries[name][p] = append([]byte(nil), b...)
+	}
+}
+
+// ReadTaskFile implements TaskFileReader.
+func (f *fakeTaskStore) ReadTaskFile(task, path string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.entries[task][path]
+	if !ok {
+		return nil, fmt.Errorf("%s:%s: %w", task, path, ErrNotFound)
+	}
+	return append([]byte(nil), b...), nil
 }

@@ -58,7 +58,8 @@ func FuzzParseWorkflow(f *testing.F) {
 		}
 		for _, name := range w.Order {
 			n := w.Nodes[name]
-			if n == nil || n.Name != name || !validName(name) || n.Prompt == "" || len(n.Transitions) == 0 {
+			promptless := n != nil && n.Run != nil && n.Run.Kind != HandlerAdapter // a command or a question
+			if n == nil || n.Name != name || !validName(name) || (n.Prompt == "" && !promptless) || len(n.Transitions) == 0 {
 				t.Fatalf("bad node %q: %+v", name, n)
 			}
 			for _, tr := range n.Transitions {

@@ -401,6 +401,9 @@ func (p *parser) node(f field) (*draftNode, error) {
 	if err := p.prompt(dn, f.key, prompt, promptHbs, prefix); err != nil {
 		return nil, err
 	}
+	if err := p.checkRun(dn); err != nil {
+		return nil, err
+	}
 	if rules != nil {
 		if dn.node.Rules, err = p.rules(rules, prefix); err != nil {
 			return nil, err

@@ -41,8 +41,8 @@ func (p *parser) prompt(dn *draftNode, key, prompt, promptHbs *yaml.Node, prefix
 		what = "prompt_hbs"
 	}
 	if n == nil {
-		if dn.node.Terminal {
-			return nil // an end node needs no instructions
+		if dn.node.Terminal || (dn.node.Run != nil && dn.node.Run.Kind != HandlerAdapter) {
+			return nil // an end node, a command or a question needs no instructions
 		}
 		return p.errAt(key, "%smissing prompt", prefix)
 	}
@@ -297,14 +297,12 @@ func (p *parser) checkTemplates(d *draft) error {
 		defined[dn.node.Name] = true
 	}
 	for _, dn := range d.nodes {
-		t := dn.node.Template
-		if t == nil {
-			continue
-		}
-		for _, r := range t.Results {
-			if !defined[r.Name] {
-				return &defError{p.file, dn.node.PromptLine + r.Line - 1,
-					fmt.Sprintf("node %q: {{results.%s}} names no node of this workflow", dn.node.Name, r.Name)}
+		for _, u := range dn.node.templates() {
+			for _, r := range u.t.Results {
+				if !defined[r.Name] {
+					return &defError{p.file, u.line + r.Line - 1,
+						fmt.Sprintf("node %q: %s{{results.%s}} names no node of this workflow", dn.node.Name, u.what, r.Name)}
+				}
 			}
 		}
 	}
@@ -315,20 +313,18 @@ func (p *parser) checkTemplates(d *draft) error {
 // is not available, with the file line where it is used.
 func (w *Workflow) guideProblem(guides, partials func(string) bool) error {
 	for _, name := range w.Order {
-		n := w.Nodes[name]
-		if n.Template == nil {
-			continue
-		}
-		for _, g := range n.Template.Guides {
-			if !guides(g.Name) {
-				return &defError{w.Source, n.PromptLine + g.Line - 1,
-					fmt.Sprintf("node %q: unknown guide {{%s}} (no .hegel/guides/%s.md and no built-in guide of that name; see 'git hegel guides')", name, g.Name, g.Name)}
+		for _, u := range w.Nodes[name].templates() {
+			for _, g := range u.t.Guides {
+				if !guides(g.Name) {
+					return &defError{w.Source, u.line + g.Line - 1,
+						fmt.Sprintf("node %q: unknown guide {{%s}} (no .hegel/guides/%s.md and no built-in guide of that name; see 'git hegel guides')", name, g.Name, g.Name)}
+				}
 			}
-		}
-		for _, pt := range n.Template.Partials {
-			if !partials(pt.Name) {
-				return &defError{w.Source, n.PromptLine + pt.Line - 1,
-					fmt.Sprintf("node %q: unknown partial {{> %s}} (no .hegel/guides/partials/%s.hbs)", name, pt.Name, pt.Name)}
+			for _, pt := range u.t.Partials {
+				if !partials(pt.Name) {
+					return &defError{w.Source, u.line + pt.Line - 1,
+						fmt.Sprintf("node %q: unknown partial {{> %s}} (no .hegel/guides/partials/%s.hbs)", name, pt.Name, pt.Name)}
+				}
 			}
 		}
 	}

@@ -67,6 +67,8 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 	m := &dn.node.StageMeta
 	var err error
 	switch f.name {
+	case "run", "check":
+		return p.nodeRun(dn, f, prefix)
 	case "display_name":
 		m.DisplayName, err = p.line(f.value, prefix, f.name, true)
 	case "description":

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -12,8 +14,12 @@ type NextOptions struct {
 	Claim string // default "<node>_complete"
 	// Force moves on although the node's artifact is missing or empty;
 	// the override is recorded in the task. e.Force.All (--force) does
-	// the same.
+	// the same; it also moves on without running the node's checks.
 	Force bool
+	// Ctx stops the node's checks when it is cancelled (nil: never);
+	// CheckOutput, if set, gets each check's command line and output.
+	Ctx         context.Context
+	CheckOutput io.Writer
 }
 
 // ErrCancelled means the person declined a confirmation; nothing changed.
@@ -74,6 +80,15 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	if missing := e.checkArtifact(wf, from); missing != nil && !o.Force {
 		return nil, missing
 	}
+	if !o.Force {
+		ctx := o.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if err := e.checkNode(ctx, cur, wf, from, "next", o.CheckOutput); err != nil {
+			return nil, err
+		}
+	}
 	confirmed := false
 	if tr := transitionOf(wf, from, claim); tr.Confirm && wf.Nodes[from].Gate != GateApproval {
 		if e.Confirm == nil {
@@ -109,6 +124,9 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		skipped, gate = nil, nil
 		if missing != nil {
 			st.Overrides = append(st.Overrides, Override{Node: f, What: "artifact", Reason: missing.state(), At: e.now()})
+		}
+		if o.Force && len(wf.Nodes[f].Checks) > 0 {
+			st.Overrides = append(st.Overrides, Override{Node: f, What: "check", Reason: "moved on without running its checks", At: e.now()})
 		}
 		// The node's guard rules are about the work done here: checked
 		// when next is asked, gate or not (rules.go).

@@ -81,7 +81,16 @@ type Template struct {
 	Partials []TemplateRef
 	Results  []TemplateRef // node names used as {{results.NODE}}
 	Optional []string      // names used as optional context ({{?name}}, and bare names in prompt_hbs), sorted, unique
+	// Inputs are the run inputs the template uses (prompt, context,
+	// results, vars), so a renderer loads only those; Needs are the ones
+	// among prompt and context it uses outside any block ({{#if}} and
+	// the like), which a run must therefore have been given.
+	Inputs []string
+	Needs  []string
 }
+
+// Uses reports whether the template uses the run input name.
+func (t *Template) Uses(name string) bool { return slices.Contains(t.Inputs, name) }
 
 // TemplateError is a problem in a template at a line of its text.
 type TemplateError struct {
@@ -132,6 +141,17 @@ type refCollector struct {
 	t        *Template
 	optional map[string]bool
 	err      *TemplateError
+	depth    int // blocks the walk is inside
+}
+
+// input records the use of a run input.
+func (c *refCollector) input(name string) {
+	if !slices.Contains(c.t.Inputs, name) {
+		c.t.Inputs = append(c.t.Inputs, name)
+	}
+	if c.depth == 0 && (name == tplPrompt || name == tplContext) && !slices.Contains(c.t.Needs, name) {
+		c.t.Needs = append(c.t.Needs, name)
+	}
 }
 
 func (c *refCollector) fail(line int, format string, args ...any) {
@@ -153,6 +173,9 @@ func (c *refCollector) VisitMustache(m *ast.MustacheStatement) interface{} {
 }
 
 func (c *refCollector) VisitBlock(b *ast.BlockStatement) interface{} {
+	// A block's condition or argument does not make a name needed: the
+	// block is there to handle its absence.
+	c.depth++
 	c.expression(b.Expression, true)
 	if b.Program != nil {
 		b.Program.Accept(c)
@@ -160,6 +183,7 @@ func (c *refCollector) VisitBlock(b *ast.BlockStatement) interface{} {
 	if b.Inverse != nil {
 		b.Inverse.Accept(c)
 	}
+	c.depth--
 	return nil
 }
 
@@ -258,6 +282,7 @@ func (c *refCollector) path(p *ast.PathExpression) {
 			return
 		}
 		c.t.Results = append(c.t.Results, TemplateRef{p.Parts[1], p.Line})
+		c.input(tplResults)
 	case head == tplTask:
 		if len(p.Parts) != 2 || !slices.Contains(taskFields, p.Parts[1]) {
 			c.fail(p.Line, "unknown name %s (task fields: %s)", quote(p.Original), strings.Join(taskFields, ", "))
@@ -266,10 +291,12 @@ func (c *refCollector) path(p *ast.PathExpression) {
 		if len(p.Parts) != 2 {
 			c.fail(p.Line, "write {{vars.KEY}} to use a --set KEY=VALUE")
 		}
+		c.input(tplVars)
 	case head == tplPrompt || head == tplContext:
 		if len(p.Parts) != 1 {
 			c.fail(p.Line, "%s has no fields: write {{%s}}", quote(head), head)
 		}
+		c.input(head)
 	case c.optional[head]:
 	case c.t.Hbs:
 		// Optional context, or a name a block binds: unknowable here.
@@ -292,6 +319,9 @@ type RenderData struct {
 	Results  map[string]string
 	Task     map[string]string // keys: taskFields
 	Vars     map[string]string
+	// Quote, if set, is applied to every value inserted (commands quote
+	// them for the shell, so a result cannot become shell syntax).
+	Quote func(string) string
 }
 
 // Render fills the template in. Text is inserted as is, never escaped.
@@ -306,15 +336,19 @@ func (t *Template) Render(d RenderData) (string, error) {
 		return "", err
 	}
 	guides = append(guides, l.guides...)
+	q := d.Quote
+	if q == nil {
+		q = func(s string) string { return s }
+	}
 	ctx := map[string]interface{}{}
 	for k, v := range d.Optional {
-		ctx[k] = raymond.SafeString(v)
+		ctx[k] = raymond.SafeString(q(v))
 	}
-	ctx[tplPrompt] = raymond.SafeString(d.Prompt)
-	ctx[tplContext] = raymond.SafeString(d.Context)
-	ctx[tplResults] = safeMap(d.Results)
-	ctx[tplTask] = safeMap(d.Task)
-	ctx[tplVars] = safeMap(d.Vars)
+	ctx[tplPrompt] = raymond.SafeString(q(d.Prompt))
+	ctx[tplContext] = raymond.SafeString(q(d.Context))
+	ctx[tplResults] = safeMap(d.Results, q)
+	ctx[tplTask] = safeMap(d.Task, q)
+	ctx[tplVars] = safeMap(d.Vars, q)
 	for _, g := range guides {
 		if _, done := ctx[g.Name]; done {
 			continue
@@ -326,7 +360,7 @@ func (t *Template) Render(d RenderData) (string, error) {
 		if err != nil {
 			return "", &TemplateError{g.Line, err.Error()}
 		}
-		ctx[g.Name] = raymond.SafeString(strings.TrimRight(text, "\n"))
+		ctx[g.Name] = raymond.SafeString(q(strings.TrimRight(text, "\n")))
 	}
 	out, err := tpl.Exec(ctx)
 	if err != nil {
@@ -373,10 +407,10 @@ func (l *partialLoader) register(refs []TemplateRef, stack []string) error {
 	return nil
 }
 
-func safeMap(m map[string]string) map[string]interface{} {
+func safeMap(m map[string]string, q func(string) string) map[string]interface{} {
 	out := make(map[string]interface{}, len(m))
 	for k, v := range m {
-		out[k] = raymond.SafeString(v)
+		out[k] = raymond.SafeString(q(v))
 	}
 	return out
 }

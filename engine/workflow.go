@@ -44,6 +44,8 @@ type Node struct {
 	Terminal bool
 	// Stage metadata, gates and retries (stage.go).
 	StageMeta
+	// The step runner's handler and checks (load_run.go).
+	RunMeta
 }
 
 // Workflow is a parsed, validated workflow definition. Treat it as read-only:

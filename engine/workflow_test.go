@@ -17,6 +17,12 @@ func TestBuiltins(t *testing.T) {
 		"refactor":        {"review", "refactor", "code_review"},
 		"research":        {"plan", "study", "assess", "questions"},
 		"pipeline":        {"pm", "design", "preflight", "dev", "migration", "test", "contract", "qa", "benchmark", "security", "review", "docs"},
+		// Seed 03's step workflows, which git hegel run executes.
+		"ask":              {"query"},
+		"summarize":        {"summarize"},
+		"generate":         {"generate"},
+		"multi_file":       {"plan", "confirm", "execute"},
+		"analyze-refactor": {"analyze", "refactor"},
 	}
 	modes := map[string]string{"init-greenfield": "init", "init-retrofit": "init"}
 	ws := Builtins()
@@ -35,6 +41,10 @@ func TestBuiltins(t *testing.T) {
 		}
 		if !slices.Equal(w.Order, order) {
 			t.Errorf("%s: order %v, want %v", w.Name, w.Order, order)
+		}
+		steps := slices.Contains([]string{"ask", "summarize", "generate", "multi_file", "analyze-refactor"}, w.Name)
+		if w.Runnable() != steps {
+			t.Errorf("%s: Runnable() = %v", w.Name, w.Runnable())
 		}
 		mode := w.Name
 		if m, ok := modes[w.Name]; ok {
@@ -64,7 +74,9 @@ func TestBuiltins(t *testing.T) {
 			if s := w.Summary(n); s == "" || strings.Contains(s, "\n") {
 				t.Errorf("%s/%s: summary %q", w.Name, n, s)
 			}
-			if p := w.Prompt(n); !strings.Contains(p, "git hegel next") && !strings.Contains(p, "git hegel done") {
+			// A stage's prompt is for whoever works through it; a step's
+			// goes to an adapter, and git hegel run moves on by itself.
+			if p := w.Prompt(n); w.Nodes[n].Run == nil && !strings.Contains(p, "git hegel next") && !strings.Contains(p, "git hegel done") {
 				t.Errorf("%s/%s: prompt does not say how to move on", w.Name, n)
 			}
 			// Every prompt renders with the built-in guides alone.
@@ -189,7 +201,7 @@ func TestRegistry(t *testing.T) {
 	for _, w := range r.List() {
 		names = append(names, w.Name)
 	}
-	want := []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "mine", "minimal", "pipeline", "refactor", "research"}
+	want := []string{"analyze-refactor", "ask", "cowboy", "discovery", "execution", "generate", "init-greenfield", "init-retrofit", "mine", "minimal", "multi_file", "pipeline", "refactor", "research", "summarize"}
 	if !slices.Equal(names, want) {
 		t.Errorf("List = %v, want %v", names, want)
 	}

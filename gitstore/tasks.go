@@ -121,6 +121,11 @@ func (s Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
 			keep = withoutArtifacts(keep)
 		}
 	}
+	if len(t.Put) > 0 {
+		if keep, err = s.r.withEntries(keep, t.Put); err != nil {
+			return "", describeRefError(ref, err)
+		}
+	}
 	h, tree, err := s.r.writeTaskTreeFrom(ref, parent, expect, files, keep, msg)
 	if err != nil {
 		return "", describeRefError(ref, err)

@@ -179,7 +179,7 @@ func (c *cmdCtx) age(t time.Time) string {
 	if d < 0 {
 		d = 0
 	}
-	return humanDuration(d) + " ago"
+	return engine.HumanDuration(d) + " ago"
 }
 
 // The `checkpoint --json` output (docs/rollback.md).

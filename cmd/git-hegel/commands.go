@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -64,7 +65,7 @@ type cmdCtx struct {
 	meter *progressMeter
 }
 
-var groups = []string{"Workflows", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
+var groups = []string{"Workflows", "Running steps", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
 
 // commands is the dispatch table; help output and the man page test read
 // it, so a command cannot exist undocumented.
@@ -130,6 +131,16 @@ func init() {
 		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
 
+		{name: "run", args: "[<workflow>] [-p PROMPT] [--context FILE]... [--set KEY=VALUE]... [--adapter NAME] [-y] [--task NAME] [--on-complete CMD]",
+			summary: "Run a workflow's steps through their handlers (adapters, commands), or continue the active task's run", group: "Running steps",
+			setFlags: runFlags, run: runRun, operands: []valueKind{kindRunWorkflow}},
+		{name: "cancel", args: "[--task NAME] [--force]", summary: "Stop a running 'git hegel run' (from another terminal); the task is kept", group: "Running steps",
+			setFlags: flags(taskFlag, func(fs *pflag.FlagSet) {
+				fs.Bool("force", false, "remove the record of a run on another host, which cannot be signalled from here")
+			}), run: runCancel},
+		{name: "result", args: "<node> [--task NAME] [--json]", summary: "Print the stored result of a step", group: "Running steps",
+			setFlags: flags(taskFlag, jsonFlag), run: runResult, operands: []valueKind{kindResultNode}},
+
 		{name: "fail", args: "[-m REASON] [--task NAME]", summary: "Record a failed attempt at the current node", group: "Failures and gates",
 			setFlags: flags(taskFlag, ownerForce, messageFlag("why the attempt failed")), run: runFail},
 		{name: "approve", args: "[-m COMMENT] [--task NAME]", summary: "Approve the move an approval gate holds, and go on", group: "Failures and gates",
@@ -171,10 +182,12 @@ func init() {
 		{name: "restore-task", args: "[<task>] [--json]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
 			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
 
-		{name: "status", args: "[-v] [--json] [--task NAME]", summary: "Show the active workflow", group: "Inspect",
+		{name: "status", args: "[-v] [--json] [--task NAME] [--watch [--interval D]]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: flags(taskFlag, func(fs *pflag.FlagSet) {
 				fs.BoolP("verbose", "v", false, "also count uncommitted files (scans the working tree)")
 				fs.Bool("json", false, "print JSON (schema: docs/json.md)")
+				fs.BoolP("watch", "w", false, "show it again every --interval, in place on a terminal, until Ctrl-C")
+				fs.Duration("interval", 2*time.Second, "how often --watch refreshes")
 			}),
 			run: runStatus},
 		{name: "workflows", args: "[<name>] [--json]", summary: "List the workflows you can start, or show one", group: "Inspect",
@@ -185,6 +198,8 @@ func init() {
 		{name: "stats", args: "[--date DAY | --since DATE] [--by day|week|workflow] [--json]",
 			summary: "Summarize the runs of a day or period: counts, durations, success rate, per-node time and failures", group: "Inspect",
 			setFlags: statsFlags, run: runStats},
+		{name: "web", args: "[--port N] [--open] [--no-auth]", summary: "Serve a dashboard of the tasks, their gates and workflow graphs on 127.0.0.1", group: "Inspect",
+			setFlags: webFlags, run: runWeb},
 		{name: "hook", args: "<EventName> [--agent claude|codex|cursor]", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
 			setFlags: hookFlags, run: runHook, operands: []valueKind{kindHookEvent}},
 		{name: "hooks", summary: "Install or remove git-hegel's hooks in Claude Code, Codex or Cursor", group: "Agents",

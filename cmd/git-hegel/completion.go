@@ -56,6 +56,9 @@ const (
 	kindRuleType         valueKind = "rule-type"          // a guard rule type
 	kindGraphFormat      valueKind = "graph-format"       // dot, mermaid
 	kindHookEvent        valueKind = "hook-event"         // an agent's hook event name
+	kindAdapter          valueKind = "adapter"            // an adapter configured in git config
+	kindRunWorkflow      valueKind = "run-workflow"       // a workflow git hegel run can run
+	kindResultNode       valueKind = "result-node"        // a node with a stored result in the active task
 )
 
 // completeAnnotation marks a flag whose value completion knows.
@@ -310,6 +313,31 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return out
 	case kindWorkflow, kindNode:
 		return c.workflowValues(kind, operands)
+	case kindRunWorkflow:
+		reg, _, err := c.workflowRegistry()
+		if err != nil {
+			return nil
+		}
+		var out []candidate
+		for _, cand := range c.workflowValues(kindWorkflow, operands) {
+			if wf, ok := reg.Get(cand.word); ok && wf.Runnable() {
+				out = append(out, cand)
+			}
+		}
+		return out
+	case kindAdapter:
+		r, err := gitstore.Open(c.Dir, c.Getenv)
+		if err != nil {
+			return nil
+		}
+		var out []candidate
+		for _, sub := range r.Config().Subsections("hegel") {
+			if name, ok := strings.CutPrefix(sub, "adapter."); ok && engine.ValidAdapterName(name) {
+				cmd, _ := r.Config().Get("hegel", sub, "command")
+				out = append(out, candidate{name, cmd})
+			}
+		}
+		return out
 	case kindRemote:
 		r, err := gitstore.Open(c.Dir, c.Getenv)
 		if err != nil {
@@ -369,6 +397,21 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 	t, err := e.Current()
 	if err != nil {
 		return nil
+	}
+	if kind == kindResultNode {
+		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)
+		if err != nil {
+			return nil
+		}
+		var out []candidate
+		for _, n := range engine.ResultNodes(t.State, wf) {
+			desc := ""
+			if m, ok := engine.StepResultOf(t.State, n); ok {
+				desc = m.Handler + ", " + engine.Size(m.Bytes)
+			}
+			out = append(out, candidate{n, desc})
+		}
+		return out
 	}
 	if kind == kindTaskNode {
 		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)

@@ -54,6 +54,7 @@ func completionRepo(t *testing.T) (dir string, env []string, ids []string) {
 	mustSh(t, env, dir, "git", "hegel", "stash", "-m", "parked")
 	mustSh(t, env, dir, "git", "hegel", "start", "minimal", "--task", "t")
 	mustSh(t, env, dir, "git", "hegel", "next")
+	mustSh(t, env, dir, "git", "config", "hegel.adapter.claude.command", "claude -p")
 	mustSh(t, env, dir, "git", "remote", "add", "origin", "/nowhere")
 	mustSh(t, env, dir, "git", "remote", "add", "upstream", "/elsewhere")
 	var list struct {
@@ -91,7 +92,9 @@ func completionCases(ids []string) []completionCase {
 		{"hegel st", []string{"start", "stash", "stats", "status"}},
 		{"hegel --no-color st", []string{"start", "stash", "stats", "status"}},
 		{"hegel --color=n", []string{"--color=never"}},
-		{"hegel start ", []string{"cowboy", "discovery", "execution", "init-greenfield", "init-retrofit", "minimal", "pipeline", "refactor", "research", "review"}},
+		{"hegel start ", []string{"analyze-refactor", "ask", "cowboy", "discovery", "execution", "generate", "init-greenfield", "init-retrofit", "minimal", "multi_file", "pipeline", "refactor", "research", "review", "summarize"}},
+		{"hegel run ", []string{"analyze-refactor", "ask", "generate", "multi_file", "summarize"}},
+		{"hegel run ask --adapter ", []string{"claude"}},
 		{"hegel start pipeline --type=b", []string{"--type=bug_fix"}},
 		{"hegel start pipeline --priority ", []string{"low", "normal", "high", "urgent"}},
 		{"hegel resume --strategy=retry", []string{"--strategy=retry-current", "--strategy=retry-previous"}},
@@ -114,7 +117,7 @@ func completionCases(ids []string) []completionCase {
 		{"hegel stash drop -", append([]string{"--yes"}, common...)},
 		{"hegel fetch ", []string{"origin", "upstream"}},
 		{"hegel sync up", []string{"upstream"}},
-		{"hegel status -", append([]string{"--json", "--task=", "--verbose"}, common...)},
+		{"hegel status -", append([]string{"--interval=", "--json", "--task=", "--verbose", "--watch"}, common...)},
 		{"hegel status --color=", []string{"--color=always", "--color=auto", "--color=never"}},
 		{"hegel completion ", []string{"bash", "fish", "zsh"}},
 		{"hegel help ch", []string{"checkpoint"}},
@@ -197,7 +200,8 @@ func TestCompletionKinds(t *testing.T) {
 		kindTask: true, kindStash: true, kindDroppedStash: true, kindCheckpoint: true, kindCheckpointOrNode: true,
 		kindRemote: true, kindCommand: true, kindShell: true, kindWhen: true,
 		kindAnyTask: true, kindDeletedTask: true, kindTaskNode: true, kindStrategy: true, kindTaskType: true, kindPriority: true,
-		kindGuide: true, kindAgent: true, kindRuleType: true, kindGraphFormat: true, kindHookEvent: true}
+		kindGuide: true, kindAgent: true, kindRuleType: true, kindGraphFormat: true, kindHookEvent: true,
+		kindAdapter: true, kindRunWorkflow: true, kindResultNode: true}
 	check := func(where string, kinds []valueKind) {
 		for _, k := range kinds {
 			if !known[k] {

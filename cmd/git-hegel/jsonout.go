@@ -22,6 +22,43 @@ type statusJSON struct {
 	// Damaged is this worktree's task when it cannot be read (workflow
 	// is then null).
 	Damaged *damagedJSON `json:"damaged,omitempty"`
+	// The step runner (issue 11, seed 03's get_status and is_running):
+	// running is whether a git hegel run drives the task now; step,
+	// total_steps and current_step are where that run is.
+	Running     bool     `json:"running"`
+	Step        int      `json:"step,omitempty"`
+	TotalSteps  int      `json:"total_steps,omitempty"`
+	CurrentStep string   `json:"current_step,omitempty"`
+	Run         *runJSON `json:"run,omitempty"`
+}
+
+// runJSON describes the git hegel run that drives a task, or the one a
+// killed run left behind (alive false).
+type runJSON struct {
+	PID           int       `json:"pid"`
+	Host          string    `json:"host"`
+	Alive         bool      `json:"alive"`
+	Worktree      string    `json:"worktree"`
+	StartedAt     time.Time `json:"started_at"`
+	StepStartedAt time.Time `json:"step_started_at"`
+	Seconds       int64     `json:"seconds"`
+}
+
+// resultJSON is `git hegel result <node> --json`.
+type resultJSON struct {
+	Schema               int       `json:"schema"`
+	Task                 string    `json:"task"`
+	Node                 string    `json:"node"`
+	Handler              string    `json:"handler"`
+	At                   time.Time `json:"at"`
+	Seconds              float64   `json:"seconds"`
+	Bytes                int64     `json:"bytes"`
+	Truncated            bool      `json:"truncated"`
+	Exit                 int       `json:"exit"`
+	Error                string    `json:"error,omitempty"`
+	Files                []string  `json:"files"`
+	RequiresConfirmation bool      `json:"requires_confirmation"`
+	Result               string    `json:"result"`
 }
 
 // damagedJSON is a task whose ref cannot be read.
@@ -68,6 +105,8 @@ type workflowJSON struct {
 	Questions       []engine.Question      `json:"questions,omitempty"`
 	RollbackHistory []engine.RollbackEvent `json:"rollback_history,omitempty"`
 	Overrides       []engine.Override      `json:"overrides,omitempty"`
+	// Cancelled: the task's last git hegel run was cancelled.
+	Cancelled bool `json:"cancelled,omitempty"`
 }
 
 // taskJSON is the task part of status, show and tasks --json.
@@ -80,12 +119,13 @@ func taskJSON(st *engine.State, now time.Time) *workflowJSON {
 		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status,
 		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,
 		StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
-		SecondsInPhase: int64(phaseDuration(st, now).Seconds()),
+		SecondsInPhase: int64(st.TimeInPhase(now).Seconds()),
 		TaskType:       st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
 		Worktree: st.Worktree, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
 		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
+		Cancelled: st.Cancelled,
 	}
 }
 
@@ -164,6 +204,9 @@ type workflowDefJSON struct {
 	DefaultTaskType string              `json:"default_task_type,omitempty"`
 	Skips           map[string][]string `json:"skips"`           // task type -> nodes it skips
 	Title           string              `json:"title,omitempty"` // hegel's top-level name
+	// Runnable: git hegel run can take it from start to end (every node
+	// has a handler).
+	Runnable bool `json:"runnable"`
 }
 
 // workflowJSONOne is `git hegel workflows <name> --json`.
@@ -187,6 +230,16 @@ type nodeJSON struct {
 	MaxAttempts int              `json:"max_attempts"` // its own, or hegel.maxAttempts' default
 	Terminal    bool             `json:"terminal"`     // no transitions: reaching it ends the run
 	Rules       []ruleJSON       `json:"rules"`
+	Run         *handlerJSON     `json:"run,omitempty"` // the step runner's handler
+	Checks      []string         `json:"checks"`        // check commands, as written
+}
+
+// handlerJSON is a node's run: handler.
+type handlerJSON struct {
+	Kind    string `json:"kind"`              // adapter, command or confirm
+	Adapter string `json:"adapter,omitempty"` // "default": the run's adapter
+	Text    string `json:"text,omitempty"`    // the command or the question, as written
+	Timeout string `json:"timeout,omitempty"` // a Go duration
 }
 
 type ruleJSON struct {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+
+	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
@@ -72,6 +75,9 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		e.Selected = c.stringFlag("task")
 	}
 	e.Rewind = &rewinder{c: c, r: r, e: e}
+	// Checks (check: on a node) run through os/exec in the worktree's
+	// top directory, for next and done as for run.
+	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}
 	return e
 }
 

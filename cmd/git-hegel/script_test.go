@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -65,6 +66,7 @@ func TestScripts(t *testing.T) {
 			"fingerprint": cmdFingerprint,
 			"gitserver":   cmdGitServer,
 			"payload":     cmdPayload,
+			"waitfor":     cmdWaitFor,
 		},
 	})
 }
@@ -299,8 +301,13 @@ func setupScriptEnv(env *testscript.Env) error {
 	if err != nil {
 		return err
 	}
+	adapters, err := filepath.Abs(filepath.Join("..", "..", "testdata", "adapters"))
+	if err != nil {
+		return err
+	}
 	for k, v := range map[string]string{
 		"AGENTS":              agents,
+		"ADAPTERS":            adapters,
 		"HOME":                home,
 		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
 		"GIT_CONFIG_NOSYSTEM": "1",
@@ -316,4 +323,25 @@ func setupScriptEnv(env *testscript.Env) error {
 		env.Setenv(k, v)
 	}
 	return nil
+}
+
+// cmdWaitFor waits until a file exists (a process started in the
+// background created it), for at most 30 seconds:
+//
+//	exec sh -c 'git hegel run three; echo $? > code' &run&
+//	waitfor started-two
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfor <file>")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfor: %s did not appear in 30s", args[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

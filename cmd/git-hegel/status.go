@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
@@ -14,6 +13,17 @@ func runStatus(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 0); err != nil {
 		return err
 	}
+	if c.boolFlag("watch") {
+		return runStatusWatch(c)
+	}
+	if c.flags.Changed("interval") {
+		return usagef(c.name, "--interval goes with --watch")
+	}
+	return statusOnce(c)
+}
+
+// statusOnce prints the status once.
+func statusOnce(c *cmdCtx) error {
 	e, r, err := c.engine()
 	if err != nil {
 		return err
@@ -60,6 +70,14 @@ func runStatus(c *cmdCtx, args []string) error {
 			if st := t.State; st.Attempt > 1 || st.Status == engine.StatusFailed {
 				out.Workflow.MaxAttempts = maxAttempts(e, t)
 			}
+			if rec, _ := c.runningLine(r, t.State.Task); rec != nil {
+				out.Running = rec.Running()
+				if out.Running {
+					out.Step, out.TotalSteps, out.CurrentStep = rec.Step, rec.TotalSteps, rec.CurrentStep
+				}
+				out.Run = &runJSON{PID: rec.PID, Host: rec.Host, Alive: rec.Running(), Worktree: rec.Worktree, StartedAt: rec.Started,
+					StepStartedAt: rec.StepStarted, Seconds: int64(c.Now().Sub(rec.Started).Seconds())}
+			}
 		}
 		return writeJSON(c.Stdout, out)
 	}
@@ -80,8 +98,11 @@ func runStatus(c *cmdCtx, args []string) error {
 	fmt.Fprintf(c.Stdout, "Current node: %s\n", c.highlight(st.CurrentNode))
 	fmt.Fprintf(c.Stdout, "History: %s\n", historyLine(st.History))
 	fmt.Fprintf(c.Stdout, "Status: %s\n", st.Status)
+	if _, line := c.runningLine(r, st.Task); line != "" {
+		fmt.Fprintln(c.Stdout, line)
+	}
 	c.printStateDetail(e, t)
-	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", humanDuration(phaseDuration(st, c.Now())))
+	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", engine.HumanDuration(st.TimeInPhase(c.Now())))
 	fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
 	fmt.Fprintf(c.Stdout, "Task: %s\n", st.Task)
 	if uncommitted != nil {
@@ -101,34 +122,6 @@ func historyLine(h []string) string {
 	parts := append([]string(nil), h...)
 	parts[len(parts)-1] = "[" + parts[len(parts)-1] + "]"
 	return strings.Join(parts, " → ")
-}
-
-// phaseDuration is the time spent in the current node; a finished workflow
-// stops the clock.
-func phaseDuration(st *engine.State, now time.Time) time.Duration {
-	end := now
-	if st.EndedAt != nil {
-		end = *st.EndedAt
-	}
-	d := end.Sub(st.PhaseStartTime)
-	if d < 0 {
-		return 0
-	}
-	return d
-}
-
-// humanDuration prints at most two units: "45s", "3m 12s", "2h 5m", "3d 4h".
-func humanDuration(d time.Duration) string {
-	s := int64(d.Seconds())
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm %ds", s/60, s%60)
-	case s < 86400:
-		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
-	}
-	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
 }
 
 func branchLine(h gitstore.Head) string {
@@ -160,7 +153,9 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	}
 	switch st.Status {
 	case engine.StatusAwaitingApproval:
-		if g := engine.Gate(t); g != nil {
+		if g := engine.Gate(t); g != nil && engine.WaitsForRun(t) {
+			fmt.Fprintf(w, "Waiting for: confirmation to go from %s to %s ('git hegel run' asks again, 'git hegel run -y' goes on, 'git hegel cancel' gives up)\n", g.Node, g.To)
+		} else if g != nil {
 			fmt.Fprintf(w, "Waiting for: approval to go from %s to %s ('git hegel approve' or 'git hegel reject -m REASON')\n", g.Node, g.To)
 		}
 	case engine.StatusAwaitingAnswer:
@@ -180,6 +175,9 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	}
 	for _, s := range st.SkippedNodes {
 		fmt.Fprintf(w, "Skipped: %s (%s)\n", s.Node, s.Reason)
+	}
+	if st.Cancelled && st.Active() {
+		fmt.Fprintf(w, "Cancelled: its last run was cancelled ('git hegel run --task %s' continues it)\n", st.Task)
 	}
 }
 

@@ -93,23 +93,7 @@ func orDash(s string) string {
 }
 
 // ownerLabel names the worktree that owns a task.
-func (c *cmdCtx) ownerLabel(e *engine.Engine, st *engine.State) string {
-	switch {
-	case e.Owns(st):
-		return "this worktree"
-	case st.Worktree == "" && st.WorktreeID == "":
-		return "-"
-	case !sameInstance(st.WorktreeID, e.WorktreeID):
-		return "another clone"
-	}
-	return st.Worktree
-}
-
-func sameInstance(a, b string) bool {
-	ia, _, _ := strings.Cut(a, ":")
-	ib, _, _ := strings.Cut(b, ":")
-	return ia == ib
-}
+func (c *cmdCtx) ownerLabel(e *engine.Engine, st *engine.State) string { return e.OwnerLabel(st) }
 
 func runShow(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 1); err != nil {
@@ -276,12 +260,13 @@ func runShow(c *cmdCtx, args []string) error {
 		}
 	}
 	if len(st.StepResults) > 0 {
-		fmt.Fprintln(w, "Results:")
-		for _, n := range append(append([]string(nil), d.Workflow.Order...), sortedKeys(st.StepResults, d.Workflow.Order)...) {
-			if r, ok := st.StepResults[n]; ok {
-				fmt.Fprintf(w, "  %-12s %s\n", n, firstLineOf(string(r)))
-			}
+		fmt.Fprintf(w, "Results:      ('git hegel result NODE --task %s' prints one)\n", st.Task)
+		for _, n := range engine.ResultNodes(st, d.Workflow) {
+			fmt.Fprintf(w, "  %-12s %s\n", n, c.resultLine(st, n))
 		}
+	}
+	if st.Cancelled {
+		line("Cancelled", "its last 'git hegel run' was cancelled")
 	}
 	switch {
 	case cperr != nil:
@@ -305,24 +290,6 @@ func ownerPath(e *engine.Engine, st *engine.State) string {
 		return " (" + st.Worktree + ")"
 	}
 	return ""
-}
-
-// sortedKeys returns the keys of m not in known, sorted.
-func sortedKeys(m map[string]json.RawMessage, known []string) []string {
-	var out []string
-	for k := range m {
-		if !contains(known, k) {
-			out = append(out, k)
-		}
-	}
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
 
 // stamp prints a time as UTC, with how long ago it was.
@@ -442,4 +409,29 @@ func runRestoreTask(c *cmdCtx, args []string) error {
 	}
 	fmt.Fprintln(c.Stdout, msg)
 	return nil
+}
+
+// resultLine describes a stored step result for show: what ran, how much
+// it printed, when, the files it named.
+func (c *cmdCtx) resultLine(st *engine.State, node string) string {
+	m, _ := engine.StepResultOf(st, node)
+	if m.Handler == "" {
+		var s string
+		if json.Unmarshal(st.StepResults[node], &s) == nil {
+			return firstLineOf(s)
+		}
+		return firstLineOf(string(st.StepResults[node]))
+	}
+	s := fmt.Sprintf("%s, %s", m.Handler, engine.Size(m.Bytes))
+	if m.Truncated {
+		s += " (cut at hegel.maxResultSize)"
+	}
+	s += ", " + c.stamp(m.At)
+	if m.Error != "" {
+		s += "; failed: " + m.Error
+	}
+	if len(m.Files) > 0 {
+		s += "; files: " + strings.Join(m.Files, ", ")
+	}
+	return s
 }

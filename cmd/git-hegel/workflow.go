@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -109,11 +113,18 @@ func runNext(c *cmdCtx, args []string) error {
 		return err
 	}
 	e.Force = force
-	o := engine.NextOptions{}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	// A node's checks print their command lines and output on stderr.
+	o := engine.NextOptions{Ctx: ctx, CheckOutput: c.Stderr}
 	if len(args) == 1 {
 		o.Claim = args[0]
 	}
 	v, err := e.NextWith(o)
+	if errors.Is(err, engine.ErrInterrupted) {
+		fmt.Fprintln(c.Stderr, "Interrupted while the checks ran; nothing changed")
+		return &silentError{code: exitCancelled}
+	}
 	if errors.Is(err, engine.ErrCancelled) {
 		fmt.Fprintln(c.Stdout, "Cancelled")
 		return nil
@@ -152,6 +163,12 @@ func runDone(c *cmdCtx, args []string) error {
 	}
 	e.Force = force
 	v, err := e.Done()
+	// done runs the node's checks without streaming them: a failed one's
+	// last lines are shown here.
+	var ce *engine.CheckError
+	if errors.As(err, &ce) && ce.Output != "" {
+		fmt.Fprintln(c.Stderr, indentLines(ce.Output))
+	}
 	if errors.Is(err, engine.ErrCancelled) {
 		fmt.Fprintln(c.Stdout, "Cancelled")
 		return nil

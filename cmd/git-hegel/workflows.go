@@ -62,7 +62,11 @@ func runWorkflows(c *cmdCtx, args []string) error {
 		if wf.Source != "built-in" {
 			src = "  (" + c.quotePath(wf.Source) + ")"
 		}
-		fmt.Fprintf(c.Stdout, "%-*s %s%s\n", width, wf.Name, mainPath(wf), src)
+		run := ""
+		if wf.Runnable() {
+			run = "  [run]"
+		}
+		fmt.Fprintf(c.Stdout, "%-*s %s%s%s\n", width, wf.Name, mainPath(wf), run, src)
 	}
 	for _, b := range broken {
 		name := b.Name
@@ -76,7 +80,7 @@ func runWorkflows(c *cmdCtx, args []string) error {
 
 func defJSON(wf *engine.Workflow, maxAttempts int) workflowDefJSON {
 	d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Title: wf.Title, Nodes: []nodeJSON{},
-		TaskTypes: wf.TaskTypes, DefaultTaskType: wf.DefaultTaskType, Skips: wf.Skips()}
+		TaskTypes: wf.TaskTypes, DefaultTaskType: wf.DefaultTaskType, Skips: wf.Skips(), Runnable: wf.Runnable()}
 	if d.TaskTypes == nil {
 		d.TaskTypes = []string{}
 	}
@@ -85,7 +89,16 @@ func defJSON(wf *engine.Workflow, maxAttempts int) workflowDefJSON {
 		nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{},
 			DisplayName: n.DisplayName, Description: n.Description, Artifact: n.Artifact, Requires: n.Requires,
 			Conditional: n.Conditional, SkipFor: n.SkipFor, Gate: n.Gate, Approvers: n.Approvers,
-			MaxAttempts: wf.Attempts(name, maxAttempts), Terminal: n.Terminal, Rules: []ruleJSON{}}
+			MaxAttempts: wf.Attempts(name, maxAttempts), Terminal: n.Terminal, Rules: []ruleJSON{}, Checks: []string{}}
+		if h := n.Run; h != nil {
+			nj.Run = &handlerJSON{Kind: h.Kind, Adapter: h.Adapter, Text: h.Text}
+			if h.Timeout > 0 {
+				nj.Run.Timeout = h.Timeout.String()
+			}
+		}
+		for _, ch := range n.Checks {
+			nj.Checks = append(nj.Checks, ch.Command)
+		}
 		for _, tr := range n.Transitions {
 			nj.Transitions = append(nj.Transitions, transitionJSON{When: tr.When, To: tr.To, Confirm: tr.Confirm})
 		}
@@ -149,6 +162,23 @@ func printWorkflow(c *cmdCtx, wf *engine.Workflow) {
 		}
 		for _, r := range n.Rules {
 			fmt.Fprintf(w, "    rule: %s\n", r.Type)
+		}
+		if h := n.Run; h != nil {
+			switch h.Kind {
+			case engine.HandlerAdapter:
+				a := h.Adapter
+				if a == engine.DefaultAdapter {
+					a = "the run's adapter (--adapter, else git config hegel.adapter)"
+				}
+				fmt.Fprintf(w, "    run: adapter %s\n", a)
+			case engine.HandlerCommand:
+				fmt.Fprintf(w, "    run: command %s\n", firstLineOf(h.Text))
+			case engine.HandlerConfirm:
+				fmt.Fprintf(w, "    run: asks to confirm: %s\n", firstLineOf(h.Text))
+			}
+		}
+		for _, ch := range n.Checks {
+			fmt.Fprintf(w, "    check: %s\n", firstLineOf(ch.Command))
 		}
 		if n.Terminal {
 			fmt.Fprintln(w, "    terminal: reaching it ends the run")

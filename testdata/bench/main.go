@@ -218,7 +218,7 @@ func (b *bench) setup(workdir, prebuilt string) error {
 		fmt.Fprintf(os.Stderr, "bench: no empty-program reference row: %v\n", err)
 	}
 	// Which of the commands being built exist in this binary?
-	for _, sub := range []string{"stash", "checkpoint", "rollback", "hook", "remote", "tasks", "log"} {
+	for _, sub := range []string{"stash", "checkpoint", "rollback", "hook", "remote", "tasks", "log", "run"} {
 		c := exec.Command(b.bin, "help", sub)
 		c.Env = b.env
 		b.features[sub] = c.Run() == nil

@@ -55,6 +55,10 @@ var scenarios = []scenario{
 		doc: "git hegel tasks and tasks --archived with 1,000 tasks stored, 500 archived: under 100 ms"},
 	{name: "history", issue: 10, needs: "log", run: runHistory,
 		doc: "git hegel log -n 20, log --since 1.week.ago (under 100 ms) and stats for one day (under 200 ms) over 100,000 history entries; adding an entry with 100,000 vs 10 (within 10%)"},
+	{name: "run-overhead", issue: 11, needs: "run", run: runRunOverhead,
+		doc: "git hegel run of 11 vs 1 adapter steps, less the handler's own time: the runner's cost per step, under 20 ms"},
+	{name: "run-cancel", issue: 11, needs: "run", run: runRunCancel,
+		doc: "SIGINT to exit of a running git hegel run: under 1 s when the step obeys SIGTERM, under 6 s when it ignores it"},
 	{name: "many-tasks", issue: 8, needs: "tasks", run: runManyTasks,
 		doc: "status and next with 1,000 tasks stored vs none (within 10%), and status vs git hegel version (≤1.15×)"},
 }
