@@ -9,7 +9,7 @@ GO      ?= go
 LDFLAGS := -X main.version=$(VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help build install uninstall test test-short vet bench fuzz man clean
+.PHONY: help build install uninstall test test-short vet bench fuzz man screenshots clean
 
 # help shows $(PREFIX) in the descriptions as the value install would use;
 # it reaches awk through the environment, so no quoting can break it.
@@ -45,6 +45,7 @@ vet: ## go vet and a gofmt check
 
 bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with git (see docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=20x ./gitstore/ ./engine/ ./rollback/
+	$(GO) test -run '^$$' -bench '^BenchmarkWeb' -benchtime=30x ./cmd/git-hegel/
 	$(GO) run ./testdata/bench
 
 fuzz: ## Fuzz the workflow YAML loader for 60s
@@ -54,6 +55,10 @@ man: ## Check that the man page renders without warnings
 	@if command -v groff >/dev/null; then \
 	  groff -man -Tutf8 -ww -z docs/git-hegel.1 2>&1 | (! grep .) || { echo "docs/git-hegel.1 has warnings"; exit 1; }; \
 	else echo "groff not found; skipping the man page check"; fi
+
+screenshots: ## Retake docs/web-*.png from the browser test (needs Chromium)
+	HEGEL_SCREENSHOTS=docs $(GO) test -count=1 -run '^TestBrowser$$' -v ./cmd/git-hegel/
+	@ls docs/web-*.png >/dev/null 2>&1 || { echo "no screenshots taken (is Chromium installed?)"; exit 1; }
 
 clean: ## Remove build output
 	rm -rf bin build

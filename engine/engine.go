@@ -755,3 +755,25 @@ func (e *Engine) ViewOf(t *Task) (*View, error) {
 
 // Owns reports whether this worktree owns st.
 func (e *Engine) Owns(st *State) bool { return e.owns(st) }
+
+// OwnerLabel names the worktree that owns st for people: "this worktree",
+// "-" (parked: nobody), "another clone", or the owning worktree's path.
+func (e *Engine) OwnerLabel(st *State) string {
+	switch {
+	case e.owns(st):
+		return "this worktree"
+	case st.Worktree == "" && st.WorktreeID == "":
+		return "-"
+	case !sameInstance(st.WorktreeID, e.WorktreeID):
+		return "another clone"
+	}
+	return st.Worktree
+}
+
+// sameInstance reports whether two worktree ids belong to one clone
+// ("<instance>:<worktree>").
+func sameInstance(a, b string) bool {
+	ia, _, _ := strings.Cut(a, ":")
+	ib, _, _ := strings.Cut(b, ":")
+	return ia == ib
+}

@@ -173,6 +173,20 @@ func (f *fakeTaskStore) ArchiveTask(t *Task, files []ArchivedFile, msg string, d
 	return rev, nil
 }
 
+func (f *fakeTaskStore) ReadArchivedFile(name, path string, limit int64) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, x := range f.files[name] {
+		if x.Path == path {
+			if int64(len(x.Data)) > limit {
+				return nil, fmt.Errorf("%s is too large", path)
+			}
+			return x.Data, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+}
+
 func (f *fakeTaskStore) ArchivedFiles(name string) ([]ArchivedFile, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -225,7 +225,7 @@ func PathGraph(st *State, format string, now time.Time) (string, error) {
 		current = last.Node
 	}
 	label := func(e edge) string {
-		l := humanSpan(spent[e])
+		l := HumanDuration(spent[e])
 		if times[e] > 1 {
 			l += fmt.Sprintf(" (%d×)", times[e])
 		}
@@ -233,7 +233,7 @@ func PathGraph(st *State, format string, now time.Time) (string, error) {
 	}
 	nodeLabel := func(n string) string {
 		if n == current {
-			return fmt.Sprintf("%s\n(current, %s so far)", n, humanSpan(end.Sub(last.Start)))
+			return fmt.Sprintf("%s\n(current, %s so far)", n, HumanDuration(end.Sub(last.Start)))
 		}
 		return n
 	}
@@ -279,8 +279,9 @@ func PathGraph(st *State, format string, now time.Time) (string, error) {
 	return b.String(), nil
 }
 
-// humanSpan prints at most two units: 45s, 3m 12s, 2h 5m, 3d 4h.
-func humanSpan(d time.Duration) string {
+// HumanDuration prints at most two units: "45s", "3m 12s", "2h 5m",
+// "3d 4h"; a negative duration prints as 0s.
+func HumanDuration(d time.Duration) string {
 	s := int64(max(d, 0).Seconds())
 	switch {
 	case s < 60:

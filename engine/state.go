@@ -160,6 +160,16 @@ type RollbackEvent struct {
 	Reason    string    `json:"reason,omitempty"`
 }
 
+// TimeInPhase is the time spent in the current node until now; a
+// finished run stops the clock.
+func (s *State) TimeInPhase(now time.Time) time.Duration {
+	end := now
+	if s.EndedAt != nil {
+		end = *s.EndedAt
+	}
+	return max(end.Sub(s.PhaseStartTime), 0)
+}
+
 // Active reports whether the task still blocks starting another workflow:
 // it is running, waiting at a gate, paused or failed (open, not finished).
 func (s *State) Active() bool {

@@ -61,6 +61,10 @@ type ArchiveStore interface {
 	// ArchivedFiles lists the artifact copies an archived task holds (Data
 	// left nil).
 	ArchivedFiles(name string) ([]ArchivedFile, error)
+	// ReadArchivedFile returns the copy of artifact path an archived task
+	// holds: an error wrapping ErrNotFound when it has none, another when
+	// it is larger than limit bytes.
+	ReadArchivedFile(name, path string, limit int64) ([]byte, error)
 	// ListStates reads the state of every live task, and of every archived
 	// one when archived is set, without the workflow definitions. A task
 	// that cannot be read comes back with Err set.

@@ -219,6 +219,30 @@ func (e *Engine) Show(name string) (*TaskDetail, error) {
 	return d, nil
 }
 
+// Artifact returns the content of artifact path of task t: the copy in
+// the archive for an archived task, else the file in this worktree (a
+// regular file, never through a symbolic link). Only the files the task's
+// workflow names as artifacts can be read, at most MaxArtifactSize bytes.
+func (e *Engine) Artifact(t *Task, path string) ([]byte, error) {
+	wf, err := definition(t)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(wf.Artifacts(), path) {
+		return nil, fmt.Errorf("%s is not an artifact of workflow %s: %w", path, wf.Name, ErrNotFound)
+	}
+	if t.Archived {
+		if e.Archive == nil {
+			return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+		}
+		return e.Archive.ReadArchivedFile(t.State.Task, path, MaxArtifactSize)
+	}
+	if e.Files == nil {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+	}
+	return e.Files.ReadFile(path, MaxArtifactSize)
+}
+
 // Describe replaces the description of task name ("": the current task).
 func (e *Engine) Describe(name, text string) (*State, error) {
 	text = strings.TrimSpace(text)

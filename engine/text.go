@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -77,4 +78,11 @@ func mustQuote(c byte, full bool) bool {
 		return full
 	}
 	return false
+}
+
+// Percent prints a rate (0.5) as a percentage to one decimal, without a
+// trailing ".0" ("50%", "66.7%"), as stats prints it.
+func Percent(r float64) string {
+	s := strconv.FormatFloat(math.Round(r*1000)/10, 'f', 1, 64)
+	return strings.TrimSuffix(s, ".0") + "%"
 }

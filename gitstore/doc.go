@@ -156,7 +156,13 @@ func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg stri
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return r.objects.Write(plumbing.CommitObject, data)
+	h, err := r.objects.Write(plumbing.CommitObject, data)
+	if err == nil {
+		// The ref update that follows logs the commit's subject: keep it
+		// rather than read the file just written back.
+		r.objects.remember(h, plumbing.CommitObject, data)
+	}
+	return h, err
 }
 
 // encodeObject returns the content of a go-git object (a commit or tag)

@@ -3,7 +3,10 @@ package gitstore
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -19,6 +22,9 @@ type Head struct {
 
 // Head reads HEAD without touching the index or the working tree.
 func (r *Repo) Head() (Head, error) {
+	if r.GitDir != "" {
+		return r.headOnDisk()
+	}
 	ref, err := r.storage.Reference(plumbing.HEAD)
 	if err != nil {
 		return Head{}, fmt.Errorf("cannot read HEAD: %s", oneLine(err.Error()))
@@ -37,6 +43,34 @@ func (r *Repo) Head() (Head, error) {
 		return h, nil
 	}
 	h.Commit = ref.Hash()
+	return h, nil
+}
+
+// headOnDisk is Head read as git reads it: the worktree's HEAD file, then
+// the branch it names through the ref reader (go-git's storage stats every
+// path component of both, twice).
+func (r *Repo) headOnDisk() (Head, error) {
+	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
+	if err != nil {
+		return Head{}, fmt.Errorf("cannot read HEAD: %s", oneLine(err.Error()))
+	}
+	s := strings.TrimRight(string(b), " \t\r\n")
+	target, ok := strings.CutPrefix(s, "ref:")
+	if !ok {
+		c, ok := parseHex(s)
+		if !ok {
+			return Head{}, fmt.Errorf("cannot read HEAD: malformed: %q", truncate(b, 80))
+		}
+		return Head{Commit: c}, nil
+	}
+	name := plumbing.ReferenceName(strings.TrimSpace(target))
+	h := Head{Branch: name.String()}
+	if name.IsBranch() {
+		h.Branch = name.Short()
+	}
+	if c, err := r.refs.Read(name); err == nil {
+		h.Commit = c
+	}
 	return h, nil
 }
 

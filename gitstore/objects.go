@@ -43,6 +43,10 @@ type Objects struct {
 	perm SharedPerm
 	// level is the zlib level of new loose objects (core.looseCompression).
 	level int
+	// dur is core.fsync and its method (nil: never fsync); batch holds
+	// what core.fsyncMethod=batch has left to flush.
+	dur   *Durability
+	batch looseBatch
 
 	mem   gitstorer.EncodedObjectStorer
 	memMu sync.Mutex
@@ -57,8 +61,8 @@ type Objects struct {
 }
 
 // newDiskObjects returns the object database in dir, with alternates alts.
-func newDiskObjects(dir string, alts []string, perm SharedPerm, level int) *Objects {
-	o := &Objects{dir: dir, alts: alts, perm: perm, level: level}
+func newDiskObjects(dir string, alts []string, perm SharedPerm, level int, dur *Durability) *Objects {
+	o := &Objects{dir: dir, alts: alts, perm: perm, level: level, dur: dur}
 	o.deltas.limit, o.cache.limit = deltaCacheLimit, objectCacheLimit
 	return o
 }
@@ -93,6 +97,13 @@ func (o *Objects) Close() {
 	o.retired = nil
 	o.deltas.clear()
 	o.cache.clear()
+}
+
+// remember puts an object just written into the cache of objects read.
+func (o *Objects) remember(h plumbing.Hash, t plumbing.ObjectType, data []byte) {
+	if o.mem == nil {
+		o.cache.put(h, t, bytes.Clone(data))
+	}
 }
 
 // HashObject is git's name for data stored as an object of type t.
@@ -239,6 +250,15 @@ func (o *Objects) Freshen(h plumbing.Hash) bool {
 		return true
 	}
 	return false
+}
+
+// freshenWrite is the check a writer makes before writing h: Freshen
+// without looking for new packs.
+func (o *Objects) freshenWrite(h plumbing.Hash) bool {
+	if o.mem != nil {
+		return o.Has(h)
+	}
+	return o.freshenQuick(h)
 }
 
 // freshenQuick is Freshen without looking for new packs (git's
@@ -539,6 +559,9 @@ func (o *Objects) writeLooseOnce(dir, final string, compressed []byte) error {
 		return err
 	}
 	_, err = f.Write(compressed)
+	if err == nil {
+		err = o.syncLoose(f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -554,12 +577,21 @@ func (o *Objects) writeLooseOnce(dir, final string, compressed []byte) error {
 	return err
 }
 
+// sizeReadsWhole: a loose object no larger than this whose size is asked
+// is inflated whole and kept in the cache of objects read. Callers ask a
+// size to check a limit before reading the object, which then costs no
+// second read of its file.
+const sizeReadsWhole = 64 << 10
+
 // Size returns the size of object h's content.
 func (o *Objects) Size(h plumbing.Hash) (int64, error) {
 	if o.mem != nil {
 		o.memMu.Lock()
 		defer o.memMu.Unlock()
 		return o.mem.EncodedObjectSize(h)
+	}
+	if _, b, ok := o.cache.get(h); ok {
+		return int64(len(b)), nil
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		set := o.currentPacks()
@@ -574,7 +606,13 @@ func (o *Objects) Size(h plumbing.Hash) (int64, error) {
 			if err != nil {
 				continue
 			}
-			_, n, _, err := inflateLoose(raw, nil)
+			t, n, zr, err := inflateLoose(raw, nil)
+			if err == nil && n <= sizeReadsWhole {
+				data := make([]byte, n)
+				if _, err := io.ReadFull(zr, data); err == nil {
+					o.cache.put(h, t, data)
+				}
+			}
 			return int64(n), err
 		}
 	}

@@ -171,7 +171,7 @@ func (w *packWriter) finish() error {
 	if err != nil {
 		return err
 	}
-	if err := w.f.Sync(); err != nil {
+	if err := w.o.dur.Sync(FsyncPack, w.f); err != nil {
 		return err
 	}
 	base := filepath.Join(w.dir, "pack-"+sum.String())
@@ -194,7 +194,7 @@ func (w *packWriter) finish() error {
 	}
 	_, err = idxfile.NewEncoder(f).Encode(idx)
 	if err == nil {
-		err = f.Sync()
+		err = w.o.dur.Sync(FsyncPackMetadata, f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

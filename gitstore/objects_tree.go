@@ -208,6 +208,12 @@ func (b *treeBuilder) level(lo, hi, prefix int) (plumbing.Hash, error) {
 // nothing that breaks that rule.
 // lookup returns a tree built in memory (false for any other object).
 func (o *Objects) WriteTrees(root plumbing.Hash, lookup func(plumbing.Hash) ([]byte, bool)) error {
+	return o.writeTrees(root, lookup, func(level []Object) error { return o.writeAll(level, false) })
+}
+
+// writeTrees finds the trees to write as WriteTrees does and hands them
+// to write a level at a time, the lowest first.
+func (o *Objects) writeTrees(root plumbing.Hash, lookup func(plumbing.Hash) ([]byte, bool), write func([]Object) error) error {
 	var levels [][]Object
 	height := map[plumbing.Hash]int{}
 	var walk func(h plumbing.Hash) (int, error)
@@ -215,8 +221,13 @@ func (o *Objects) WriteTrees(root plumbing.Hash, lookup func(plumbing.Hash) ([]b
 		if ht, ok := height[h]; ok {
 			return ht, nil
 		}
+		// The write path's check (git's OBJECT_INFO_QUICK, decision 58):
+		// the packs known, then the loose file; the pack directories are
+		// not read again for each tree (right after a pack was written
+		// they count as changed for a second, and were re-read for every
+		// one of a thousand trees).
 		data, ok := lookup(h)
-		if !ok || o.Freshen(h) {
+		if !ok || o.freshenWrite(h) {
 			return -1, nil
 		}
 		ents, err := ParseTree(data)
@@ -244,7 +255,7 @@ func (o *Objects) WriteTrees(root plumbing.Hash, lookup func(plumbing.Hash) ([]b
 		return err
 	}
 	for _, level := range levels {
-		if err := o.writeAll(level, false); err != nil {
+		if err := write(level); err != nil {
 			return err
 		}
 	}

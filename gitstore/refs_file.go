@@ -50,14 +50,11 @@ const (
 //
 //   - a ref is locked by creating <ref>.lock with O_CREAT|O_EXCL; a lock that
 //     exists is waited for (up to lockTimeout) and then reported as ErrLocked;
-//   - the new value is written to the lock file, fsynced and renamed over the
+//   - the new value is written to a file beside the lock (fsynced if
+//     core.fsync asks for references, as git does) and renamed over the
 //     ref, so readers only ever see the old or the new complete file;
 //   - packed-refs is rewritten the same way under packed-refs.lock, which is
 //     always taken after the ref lock (git's lock order).
-//
-// For a real repository prefer osfs.New(dir, osfs.WithBoundOS()): its files
-// expose Sync. The default osfs.New (ChrootOS) wraps every file in a type
-// that hides Sync; sync works around that by reopening the file by path.
 //
 // go-billy's memfs is not safe for concurrent use (its storage maps are not
 // synchronized), so a fileRefs over memfs must only be used from one
@@ -73,6 +70,12 @@ type fileRefs struct {
 	warn func(string)
 	// logs writes reflogs (nil: none, as for a memfs in unit tests).
 	logs *reflogs
+	// dur says whether a ref's new value is fsynced (core.fsync's
+	// reference component; nil: never). flush, if set, runs before a ref
+	// moves: it makes the objects the ref will reach durable under
+	// core.fsyncMethod=batch.
+	dur   *Durability
+	flush func() error
 }
 
 var _ refBackend = (*fileRefs)(nil)
@@ -182,6 +185,11 @@ func (r *fileRefs) update(name plumbing.ReferenceName, old, new plumbing.Hash, u
 	if !exists {
 		if err := r.makeAvailable(name, refPath); err != nil {
 			return err
+		}
+	}
+	if r.flush != nil {
+		if err := r.flush(); err != nil {
+			return fmt.Errorf("update ref %s: %w", name, err)
 		}
 	}
 	// Logged first, under the lock, as git's files backend does: an entry
@@ -583,9 +591,10 @@ func (r *fileRefs) display(p string) string {
 	return r.fs.Join(r.fs.Root(), filepath.FromSlash(p))
 }
 
-// writeValue replaces the file at p (relative to the git dir) with data,
-// durably: a temporary file beside it (its name ends in ".lock", so git's
-// ref walks skip it), written, fsynced and renamed over p. The caller holds
+// writeValue replaces the file at p (relative to the git dir) with data
+// atomically: a temporary file beside it (its name ends in ".lock", so
+// git's ref walks skip it), written, fsynced when core.fsync includes
+// references, and renamed over p. The caller holds
 // p's lock, which keeps its owner marker to the end.
 func (r *fileRefs) writeValue(p string, data []byte) error {
 	if osp, ok := r.osPath(p); ok {
@@ -596,7 +605,7 @@ func (r *fileRefs) writeValue(p string, data []byte) error {
 		}
 		_, err = f.Write(data)
 		if err == nil {
-			err = f.Sync()
+			err = r.dur.Sync(FsyncReference, f)
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr

@@ -53,6 +53,8 @@ type Repo struct {
 	extras extrasMemo
 	// instance is this clone's id (see instance.go), read on first use.
 	instance string
+	// dur is core.fsync and core.fsyncMethod (fsync.go); nil in memory.
+	dur *Durability
 }
 
 // Open finds and opens the repository enclosing dir. It refuses, with one
@@ -64,9 +66,12 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		return nil, err
 	}
 	gitDirFS := osfs.New(l.GitDir)
-	// Bound filesystems expose Sync, so lock and session files really are
-	// fsynced; the default osfs wrapper hides it.
-	commonFS := osfs.New(l.CommonDir, osfs.WithBoundOS())
+	// The plain (chroot) OS filesystem: the bound one checks every path
+	// component with lstat on every call (a dozen system calls per ref
+	// read), and git follows symbolic links in its own directory anyway.
+	// Nothing needs its files' Sync: hardened writes go through os
+	// (fsync.go).
+	commonFS := osfs.New(l.CommonDir)
 	cfg, err := loadConfig(getenv, commonFS, gitDirFS)
 	if err != nil {
 		return nil, err
@@ -98,7 +103,8 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		// rename by path, to the wrong directory.
 		fs = dotgit.NewRepositoryFilesystem(gitDirFS, osfs.New(l.CommonDir))
 	}
-	objects := newDiskObjects(l.ObjectDir, alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, looseCompression(cfg))
+	dur := parseDurability(cfg, getenv)
+	objects := newDiskObjects(l.ObjectDir, alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, looseCompression(cfg), dur)
 	r := &Repo{
 		Layout:   *l,
 		cfg:      cfg,
@@ -109,9 +115,12 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		common:   commonFS,
 		getenv:   getenv,
 		Now:      time.Now,
+		dur:      dur,
 	}
+	dur.warn = r.warnf
 	refs := newFileRefs(commonFS)
 	refs.perm, refs.warn, refs.logs = shared, r.warnf, newReflogs(commonFS, r)
+	refs.dur, refs.flush = dur, objects.Flush
 	r.refs = refs
 	if abs, err := filepath.Abs(dir); err == nil {
 		if rel, err := filepath.Rel(l.WorkTree, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {

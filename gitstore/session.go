@@ -79,7 +79,9 @@ func (s *Sessions) LoadSession() (*engine.Session, error) {
 }
 
 // UpdateSession implements engine.SessionStore: lock, read, apply, write a
-// temporary file, fsync, rename, unlock. A missing or corrupt file starts a
+// temporary file, fsync it if core.fsync includes references (the
+// session names the active task as HEAD names the branch), rename,
+// unlock. A missing or corrupt file starts a
 // fresh session; the workflow itself lives in the refs.
 func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Session, error) {
 	fs := s.r.worktree
@@ -111,7 +113,7 @@ func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Sessio
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(fs, s.file(), b); err != nil {
+	if err := writeFileAtomic(fs, s.file(), b, s.r.dur); err != nil {
 		return nil, fmt.Errorf("cannot write %s: %s", s.file(), oneLine(err.Error()))
 	}
 	return sess, nil
@@ -153,17 +155,18 @@ func (s *Sessions) lock() (func(), error) {
 }
 
 // writeFileAtomic writes name through a temporary file in the same
-// directory, fsynced and renamed, so readers see the old or the new file,
-// never a partial one.
-func writeFileAtomic(fs billy.Filesystem, name string, data []byte) error {
+// directory, renamed over it, so readers see the old or the new file,
+// never a partial one; it is fsynced first if dur wants references
+// hardened.
+func writeFileAtomic(fs billy.Filesystem, name string, data []byte, dur *Durability) error {
 	tmp := name + ".tmp-" + newID()[:8]
 	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
-		err = syncFile(f)
+	if sf, ok := f.(osFile); ok && err == nil {
+		err = dur.Sync(FsyncReference, sf) // billy's OS files are *os.File inside
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -175,13 +178,6 @@ func writeFileAtomic(fs billy.Filesystem, name string, data []byte) error {
 		_ = fs.Remove(tmp)
 	}
 	return err
-}
-
-func syncFile(f billy.File) error {
-	if s, ok := f.(interface{ Sync() error }); ok {
-		return s.Sync()
-	}
-	return nil
 }
 
 func readFile(fs billy.Filesystem, name string) ([]byte, error) {

@@ -159,8 +159,14 @@ func (s SharedPerm) mkdirAllOnce(dir string) error {
 	}
 	if err := os.Mkdir(dir, 0o777); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+			fi, serr := os.Stat(dir)
+			if serr == nil && fi.IsDir() {
 				return nil
+			}
+			if errors.Is(serr, fs.ErrNotExist) {
+				// Created and removed again meanwhile (a ref delete
+				// pruning its empty directory): MkdirAll tries again.
+				return serr
 			}
 		}
 		return err
@@ -194,14 +200,24 @@ func (s SharedPerm) OpenFile(path string, flag int) (*os.File, error) {
 // WriteFile replaces path with data atomically: a temporary file beside
 // it (shared permissions), fsynced when durable is set, renamed over it.
 func (s SharedPerm) WriteFile(path string, data []byte, durable bool) error {
+	var harden func(*os.File) error
+	if durable {
+		harden = (*os.File).Sync
+	}
+	return s.writeFile(path, data, harden)
+}
+
+// writeFile is WriteFile with harden, if not nil, run on the temporary
+// file before its rename.
+func (s SharedPerm) writeFile(path string, data []byte, harden func(*os.File) error) error {
 	tmp := path + ".tmp-" + newID()[:8]
 	f, err := s.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil && durable {
-		err = f.Sync()
+	if err == nil && harden != nil {
+		err = harden(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -217,19 +233,25 @@ func (s SharedPerm) WriteFile(path string, data []byte, durable bool) error {
 
 // writeCommon replaces name (slash-separated, relative to the common git
 // dir) with data through a temporary file and a rename; durable fsyncs it
-// first. On disk the shared permissions apply; in memory the memfs is used.
+// first if core.fsync hardens references (what it writes are git-hegel's
+// pointers beside the refs). On disk the shared permissions apply; in
+// memory the memfs is used.
 func (r *Repo) writeCommon(name string, data []byte, durable bool) error {
 	if r.CommonDir == "" {
 		if err := r.common.MkdirAll(path.Dir(name), 0o777); err != nil {
 			return err
 		}
-		return writeFileAtomic(r.common, name, data)
+		return writeFileAtomic(r.common, name, data, nil)
 	}
 	p := filepath.Join(r.CommonDir, filepath.FromSlash(name))
 	if err := r.shared.MkdirAll(filepath.Dir(p)); err != nil {
 		return err
 	}
-	return r.shared.WriteFile(p, data, durable)
+	var harden func(*os.File) error
+	if durable && r.dur.Wants(FsyncReference) {
+		harden = func(f *os.File) error { return r.dur.Sync(FsyncReference, f) }
+	}
+	return r.shared.writeFile(p, data, harden)
 }
 
 // createCommon creates name (relative to the common git dir) exclusively,

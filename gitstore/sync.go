@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -51,6 +52,13 @@ type SyncOptions struct {
 	// Without it, a diverged chain keeps the local checkpoints, leaves
 	// the remote's in the tracking ref, and is not pushed.
 	MergeCheckpoints func(task string, bases []plumbing.Hash, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error)
+	// Progress is told the objects received and written (nil: nobody
+	// watches).
+	Progress Progress
+	// RemoteProgress, if set, gets the remote's own progress messages
+	// (its "Counting objects" lines) as the remote sends them; without
+	// it the remote is asked to send none, as git fetch -q does.
+	RemoteProgress io.Writer
 }
 
 // Attempt bounds.
@@ -86,6 +94,7 @@ type syncer struct {
 
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
 	self, _ := r.WorktreeID()
+	o.Progress = OrNoProgress(o.Progress)
 	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{}}
 }
 

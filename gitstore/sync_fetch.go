@@ -91,7 +91,7 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 			return nil, errors.New("internal error: not an upload-pack session")
 		}
 		req := packp.NewUploadPackRequestFromCapabilities(adv.Capabilities)
-		if adv.Capabilities.Supports(capability.NoProgress) {
+		if s.o.RemoteProgress == nil && adv.Capabilities.Supports(capability.NoProgress) {
 			_ = req.Capabilities.Set(capability.NoProgress)
 		}
 		req.Wants = wants
@@ -100,7 +100,14 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 		if err != nil {
 			return nil, s.fetchConn.describe(err)
 		}
-		packFail, err = q.receive(demux(req.Capabilities, resp), s.checker())
+		// The phase starts with the pack's first bytes, after the
+		// remote's own messages (counting, compressing), as git shows it.
+		cr := &countingReader{r: demux(req.Capabilities, resp, s.o.RemoteProgress), p: s.o.Progress, title: "Receiving objects"}
+		packFail, err = q.receive(cr, s.checker())
+		if err == nil {
+			s.o.Progress.Add(q.count)
+		}
+		s.o.Progress.Done()
 		_ = resp.Close()
 		if err != nil {
 			return nil, s.fetchConn.describe(err)
@@ -229,14 +236,53 @@ func (s *syncer) known(ref hegelRef, local plumbing.Hash) []plumbing.Hash {
 	return append(out, s.codeTips...)
 }
 
-func demux(caps *capability.List, r io.Reader) io.Reader {
+// demux reads the pack out of a side-band stream; the remote's progress
+// messages go to progress (nil: dropped).
+func demux(caps *capability.List, r io.Reader, progress io.Writer) io.Reader {
+	var d *sideband.Demuxer
 	switch {
 	case caps.Supports(capability.Sideband64k):
-		return sideband.NewDemuxer(sideband.Sideband64k, r)
+		d = sideband.NewDemuxer(sideband.Sideband64k, r)
 	case caps.Supports(capability.Sideband):
-		return sideband.NewDemuxer(sideband.Sideband, r)
+		d = sideband.NewDemuxer(sideband.Sideband, r)
+	default:
+		return r
 	}
-	return r
+	if progress != nil {
+		d.Progress = progress
+	}
+	return d
+}
+
+// countingReader tells p the bytes read through it, in a phase named
+// title that starts with the first byte.
+type countingReader struct {
+	r       io.Reader
+	p       Progress
+	title   string
+	started bool
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	if n > 0 && !c.started {
+		c.started = true
+		c.p.Start(c.title, 0)
+	}
+	c.p.AddBytes(n)
+	return n, err
+}
+
+// countingWriter tells p the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	p Progress
+}
+
+func (c countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.p.AddBytes(n)
+	return n, err
 }
 
 func nonZero(hs ...plumbing.Hash) []plumbing.Hash {

@@ -144,14 +144,20 @@ func (s *syncer) pushOnce(ctx context.Context) (done bool, refused map[string]st
 	pr, pw := io.Pipe()
 	req.Packfile = pr
 	encoded := make(chan error, 1)
+	s.o.Progress.Start("Writing objects", len(hashes))
 	go func() {
-		enc := packfile.NewEncoder(pw, s.r.storage, !adv.Capabilities.Supports(capability.OFSDelta))
+		enc := packfile.NewEncoder(countingWriter{pw, s.o.Progress}, s.r.storage, !adv.Capabilities.Supports(capability.OFSDelta))
 		_, err := enc.Encode(hashes, 10)
 		encoded <- pw.CloseWithError(err)
 	}()
 	rs, err := rp.ReceivePack(ctx, req)
 	_ = pr.Close()
-	if eerr := <-encoded; eerr != nil && err == nil {
+	eerr := <-encoded
+	if eerr == nil {
+		s.o.Progress.Add(len(hashes))
+	}
+	s.o.Progress.Done()
+	if eerr != nil && err == nil {
 		err = eerr
 	}
 	if rs == nil && err != nil {

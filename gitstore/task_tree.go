@@ -15,10 +15,35 @@ import (
 
 // extrasMemo remembers, per task commit, the root entries other than
 // version, state.json and workflow.yaml, so SaveTask after LoadTask reads
-// no tree (after git gc that read would load a whole pack index).
+// no tree. docs remembers the blobs of those three, so a save does not
+// write (and freshen) a blob its parent commit already holds: the parent
+// is what the ref points at, so the blob is reachable and no prune can
+// take it.
 type extrasMemo struct {
-	mu sync.Mutex
-	m  map[plumbing.Hash]map[string]leaf
+	mu   sync.Mutex
+	m    map[plumbing.Hash]map[string]leaf
+	docs map[plumbing.Hash]map[string]plumbing.Hash
+}
+
+// rememberDocBlobs records the blobs of a task commit's documents.
+func (r *Repo) rememberDocBlobs(commit plumbing.Hash, blobs map[string]plumbing.Hash) {
+	r.extras.mu.Lock()
+	defer r.extras.mu.Unlock()
+	if r.extras.docs == nil {
+		r.extras.docs = map[plumbing.Hash]map[string]plumbing.Hash{}
+	}
+	r.extras.docs[commit] = blobs
+}
+
+// parentHolds reports whether commit's tree holds blob h as name.
+func (r *Repo) parentHolds(commit plumbing.Hash, name string, h plumbing.Hash) bool {
+	if commit.IsZero() {
+		return false
+	}
+	r.extras.mu.Lock()
+	defer r.extras.mu.Unlock()
+	got, ok := r.extras.docs[commit][name]
+	return ok && got == h
 }
 
 func (r *Repo) rememberExtras(commit plumbing.Hash, ex map[string]leaf) {
@@ -54,6 +79,11 @@ func (r *Repo) taskExtras(parent plumbing.Hash) (map[string]leaf, error) {
 	return ex, nil
 }
 
+// formatVersionBlob is the name of the version blob every tree carries.
+var formatVersionBlob = sync.OnceValue(func() plumbing.Hash {
+	return HashObject(plumbing.BlobObject, []byte(FormatVersion+"\n"))
+})
+
 // extrasOf picks the carried-over entries of a task's root tree.
 func extrasOf(ents []rawEntry) map[string]leaf {
 	ex := map[string]leaf{}
@@ -83,11 +113,18 @@ func (r *Repo) readTaskDoc(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, e
 	}
 	r.rememberTree(h, n.tree)
 	d := &Doc{Files: map[string][]byte{}, Commit: h, Tree: n.tree}
+	blobs := map[string]plumbing.Hash{}
 	for _, e := range ents {
 		switch e.name {
 		case versionFile, stateFile, workflowFile:
 			if e.fm != filemode.Regular {
 				return nil, fmt.Errorf("%s: unexpected entry %s (mode %s)", ref, e.name, e.fm)
+			}
+			blobs[e.name] = e.hash
+			if e.name == versionFile && e.hash == formatVersionBlob() {
+				// Its content is known from its name: no read.
+				d.Files[e.name] = []byte(FormatVersion + "\n")
+				continue
 			}
 			b, err := r.readBlob(e.hash)
 			if err != nil {
@@ -97,6 +134,7 @@ func (r *Repo) readTaskDoc(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, e
 		}
 	}
 	r.rememberExtras(h, extrasOf(ents))
+	r.rememberDocBlobs(h, blobs)
 	v, ok := d.Files[versionFile]
 	if !ok {
 		return nil, fmt.Errorf("%s: %w: no version blob", ref, ErrUnknownVersion)
@@ -122,18 +160,26 @@ func (r *Repo) writeTaskTreeFrom(ref plumbing.ReferenceName, parent, expect plum
 	for p, l := range keep {
 		leaves[p] = l
 	}
-	for p, data := range files {
-		h, err := r.writeBlob(data)
-		if err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, err
+	blobs := make(map[string]plumbing.Hash, len(files)+1)
+	write := func(p string, data []byte) error {
+		h := HashObject(plumbing.BlobObject, data)
+		if !r.parentHolds(parent, p, h) {
+			if err := r.objects.WriteHashed(plumbing.BlobObject, h, data); err != nil {
+				return err
+			}
 		}
 		leaves[p] = leaf{mode: filemode.Regular, hash: h}
+		blobs[p] = h
+		return nil
 	}
-	vh, err := r.writeBlob([]byte(FormatVersion + "\n"))
-	if err != nil {
+	for p, data := range files {
+		if err := write(p, data); err != nil {
+			return plumbing.ZeroHash, plumbing.ZeroHash, err
+		}
+	}
+	if err := write(versionFile, []byte(FormatVersion+"\n")); err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
-	leaves[versionFile] = leaf{mode: filemode.Regular, hash: vh}
 	tree, err := r.writeTreeOf(leaves)
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
@@ -141,6 +187,7 @@ func (r *Repo) writeTaskTreeFrom(ref plumbing.ReferenceName, parent, expect plum
 	c, err := r.commitTree(ref, parent, expect, tree, msg)
 	if err == nil && !c.IsZero() {
 		r.rememberExtras(c, keep)
+		r.rememberDocBlobs(c, blobs)
 	}
 	return c, tree, err
 }
@@ -172,4 +219,27 @@ func (r *Repo) commitTree(ref plumbing.ReferenceName, parent, expect, tree plumb
 	}
 	r.rememberTree(c, tree)
 	return c, nil
+}
+
+// treeMemo remembers commit → tree for commits read or written, so
+// writeDoc can tell an unchanged tree without reading the parent commit.
+type treeMemo struct {
+	mu sync.Mutex
+	m  map[plumbing.Hash]plumbing.Hash
+}
+
+func (r *Repo) rememberTree(commit, tree plumbing.Hash) {
+	r.trees.mu.Lock()
+	defer r.trees.mu.Unlock()
+	if r.trees.m == nil {
+		r.trees.m = map[plumbing.Hash]plumbing.Hash{}
+	}
+	r.trees.m[commit] = tree
+}
+
+func (r *Repo) knownTree(commit plumbing.Hash) (plumbing.Hash, bool) {
+	r.trees.mu.Lock()
+	defer r.trees.mu.Unlock()
+	t, ok := r.trees.m[commit]
+	return t, ok
 }

@@ -34,7 +34,7 @@ func TestTaskCacheNeverServesStaleState(t *testing.T) {
 			}
 			// A damaged cache file is a miss, not an error.
 			f, _ := r.common.Create(taskCachePath("c"))
-			f.Write([]byte(`{"commit":"` + rev1))
+			f.Write([]byte(taskCacheMagic + "commit " + rev1 + "\n"))
 			f.Close()
 			if again, err := s.LoadTask("c"); err != nil || again.State.CurrentNode != "spec" {
 				t.Fatalf("with a torn cache file: %+v %v", again, err)
@@ -51,7 +51,7 @@ func TestTaskCacheIsUsedOnAHit(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := readFile(r.common, taskCachePath("c"))
-	if err != nil || !strings.Contains(string(b), rev) {
+	if err != nil || !strings.Contains(string(b), "commit "+rev+"\n") {
 		t.Fatalf("cache after save: %s %v", b, err)
 	}
 	// Remove the task's objects: a hit must not need them. (A fresh Repo,
@@ -69,5 +69,37 @@ func TestTaskCacheIsUsedOnAHit(t *testing.T) {
 	got, err := fresh.Tasks().LoadTask("c")
 	if err != nil || got.Rev != rev || got.State.Task != "c" {
 		t.Fatalf("load from the cache alone: %+v %v", got, err)
+	}
+}
+
+func TestTaskCacheRefusesWhatItCannotTrust(t *testing.T) {
+	r := newDiskRepo(t)
+	s := r.Tasks()
+	rev, err := s.SaveTask(sampleTask("c"), "start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := readFile(r.common, taskCachePath("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := parseTaskCache(good)
+	if !ok || c.commit.String() != rev || c.extras == nil {
+		t.Fatalf("a cache written by SaveTask does not parse: %+v %v\n%s", c, ok, good)
+	}
+	// One changed byte (a torn or interleaved write), a tail left by a
+	// longer earlier write, a missing end: all misses.
+	flipped := append([]byte(nil), good...)
+	i := strings.Index(string(flipped), `"current_node": "`) + len(`"current_node": "`)
+	flipped[i] ^= 1
+	for name, b := range map[string][]byte{
+		"changed byte": flipped,
+		"old tail":     append(append([]byte(nil), good...), "tail\n"...),
+		"truncated":    good[:len(good)/2],
+		"empty":        nil,
+	} {
+		if _, ok := parseTaskCache(b); ok {
+			t.Errorf("%s: parsed", name)
+		}
 	}
 }

@@ -138,6 +138,9 @@ type Options struct {
 	// QuotePath renders a path in warnings (default: quotePath, git's
 	// quoting with core.quotePath on).
 	QuotePath func(string) string
+	// Progress is told how far checkpoints and rollbacks have got: files
+	// scanned, objects written, files updated (nil: nobody watches).
+	Progress gitstore.Progress
 }
 
 // Manager takes, lists and restores the checkpoints of one repository.
@@ -208,6 +211,7 @@ func New(r *gitstore.Repo, o Options) *Manager {
 		MaxFileSize:    c.Int("hegel", "checkpointmaxfilesize", DefaultMaxFileSize),
 		Auto:           c.Bool("hegel", "checkpoints", true),
 	}
+	m.w.cfg.progress = gitstore.OrNoProgress(o.Progress)
 	return m
 }
 

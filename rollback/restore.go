@@ -313,6 +313,12 @@ type written struct {
 // writes in path order, each file created fresh (O_EXCL) under parents
 // that are checked to be real directories.
 func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
+	// Progress counts a change once it is done: a deletion once its file
+	// is removed, a file once written (writeParallel), like git's
+	// "Updating files".
+	prog := w.cfg.prog()
+	prog.Start("Updating files", len(wt))
+	defer prog.Done()
 	out := make(map[string]written)
 	needed := map[string]bool{} // directories the new files go in
 	for _, c := range wt {
@@ -336,6 +342,9 @@ func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
 		}
 		if err := w.removeLeaf(c.path, needed); err != nil {
 			return out, err
+		}
+		if c.to.mode == 0 {
+			prog.Add(1)
 		}
 		for _, d := range parentDirs(c.path) {
 			emptied[d] = true
@@ -364,6 +373,7 @@ func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
 			if err := w.fs.mkdir(c.path); err != nil {
 				return out, fmt.Errorf("cannot create %s: %w", quotePath(c.path), err)
 			}
+			prog.Add(1)
 			continue
 		}
 		if c.from.mode != 0 && c.from.mode != filemode.Symlink && c.to.mode != filemode.Symlink && c.from.hash == c.to.hash {
@@ -373,6 +383,7 @@ func (w *workspace) applyWorktree(wt []change) (map[string]written, error) {
 					return out, fmt.Errorf("cannot change the mode of %s: %w", quotePath(c.path), err)
 				}
 				out[c.path] = written{leaf: c.to, st: st}
+				prog.Add(1)
 				continue
 			}
 		}
@@ -436,7 +447,11 @@ func (w *workspace) writeAll(writes []leaf, pc *parentsChecked, out map[string]w
 	if err := w.writeParallel(raw, pc, out); err != nil {
 		return err
 	}
-	return w.convertAll(converted, pc, out)
+	if err := w.convertAll(converted, pc, out); err != nil {
+		return err
+	}
+	w.cfg.prog().Add(len(converted))
+	return nil
 }
 
 // writeParallel writes leaves as stored, in parallel where the filesystem
@@ -474,6 +489,9 @@ func (w *workspace) writeParallel(writes []leaf, pc *parentsChecked, out map[str
 					out[l.path] = written{leaf: l, st: st}
 				}
 				mu.Unlock()
+				if err == nil {
+					w.cfg.prog().Add(1)
+				}
 			}
 		}()
 	}

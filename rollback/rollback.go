@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -122,6 +123,23 @@ func (m *Manager) journal() (*Journal, error) {
 	m.breakStaleLocks(j)
 	m.w.removeStaleLock()
 	return nil, m.w.journal.remove()
+}
+
+// MayBeInterrupted reports whether a rollback could have been
+// interrupted here, or left an index lock behind: a journal or an index
+// lock exists. When neither does, InterruptedNotice has nothing to say or
+// clean, and status need not build a Manager to learn that (two stats
+// instead of the ignore rules, a directory read and a lock).
+func MayBeInterrupted(r *gitstore.Repo) bool {
+	if r.GitDir == "" {
+		return true
+	}
+	for _, p := range []string{filepath.Join(r.GitDir, journalFile), r.IndexFile + ".lock"} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
 
 // InterruptedNotice is one line for `git hegel status`, or "".

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/git-hegel/git-hegel/gitstore"
 )
 
 // scanConfig is what the scan needs to know about the repository's
@@ -23,7 +25,12 @@ type scanConfig struct {
 	symlinks   bool  // core.symlinks
 	maxSize    int64 // untracked files larger than this are left out
 	workers    int
+	// progress counts the files scanned, hashed and written (nil: none).
+	progress gitstore.Progress
 }
+
+// prog is the progress to tell, never nil.
+func (c scanConfig) prog() gitstore.Progress { return gitstore.OrNoProgress(c.progress) }
 
 // Per-entry verdicts of the scan.
 const (
@@ -91,6 +98,9 @@ type scanner struct {
 // directories (in parallel where the filesystem allows), lstat for tracked
 // files, ignore rules for the rest. Nothing is read or hashed yet.
 func scan(fsys wtFS, idx *gitIndex, rules *ignoreRules, cfg scanConfig) (*scanResult, error) {
+	cfg.progress = gitstore.OrNoProgress(cfg.progress)
+	cfg.progress.Start("Scanning files", 0)
+	defer cfg.progress.Done()
 	s := &scanner{cfg: cfg, fs: fsys, idx: idx, idxMtime: idx.ModTime}
 	n := len(idx.Entries)
 	s.res.state = make([]uint8, n)
@@ -267,6 +277,8 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 		return nil, nil
 	}
 	var subs []scanJob
+	looked := 0
+	defer func() { s.cfg.progress.Add(looked) }()
 	for i, d := range ds {
 		p := join(j.dir, d.name)
 		c, isKid := kids[d.name]
@@ -275,6 +287,7 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 		}
 		switch decisions[i] {
 		case trackedFile:
+			looked++
 			st := sts[i]
 			e := &s.idx.Entries[c.file]
 			switch {
@@ -300,6 +313,7 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 				// untracked content on the next scan; here, deleted.
 			}
 		case untracked:
+			looked++
 			st := sts[i]
 			if st.kind != kindFile && st.kind != kindSymlink {
 				continue

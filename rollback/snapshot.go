@@ -68,6 +68,12 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	if store {
+		// Blobs and trees go into one batch: a pack when there are many
+		// (gitstore.Batch), stored before take returns.
+		sn.obj.beginBatch()
+		defer sn.obj.abortBatch()
+	}
 	sn.trace(fmt.Sprintf("scan (%d entries)", len(idx.Entries)))
 	type item struct {
 		path  string
@@ -86,6 +92,12 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		items = append(items, item{u.path, u.st, -1 - k, filemode.Regular})
 	}
 	cache := loadStatCache(sn.gitDir)
+	prog := sn.cfg.prog()
+	if store {
+		prog.Start("Writing objects", len(items))
+	} else {
+		prog.Start("Hashing files", len(items))
+	}
 	var reused atomic.Int64
 	results := make([]hashed, len(items))
 	workers := 1
@@ -103,6 +115,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		go func() {
 			defer wg.Done()
 			for k := range next {
+				prog.Add(1)
 				it := items[k]
 				mode := sn.modeOf(it.st.kind, it.st.exec, it.base)
 				if h, ok := cache.lookup(it.path, it.st, sn.cfg); ok && (!store || sn.obj.has(h)) {
@@ -128,6 +141,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	}
 	close(next)
 	wg.Wait()
+	prog.Done()
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -247,6 +261,9 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 			return nil, err
 		}
 		if err := sn.obj.flushTrees(snap.worktree); err != nil {
+			return nil, err
+		}
+		if err := sn.obj.finishBatch(); err != nil {
 			return nil, err
 		}
 		sn.trace("write trees")

@@ -23,6 +23,32 @@ type objects struct {
 	s   gitstorer.EncodedObjectStorer // the same objects, for go-git's decoders
 	mem map[plumbing.Hash][]byte      // tree objects built or read by this process
 	db  *gitstore.Objects
+	// batch, while a snapshot is stored, collects its blobs and trees
+	// into one pack (gitstore.Batch); nil otherwise.
+	batch *gitstore.Batch
+}
+
+// beginBatch makes write and flushTrees collect into one batch until
+// finishBatch (or abortBatch).
+func (o *objects) beginBatch() { o.batch = o.db.NewBatch() }
+
+// finishBatch stores what the batch collected; its objects are readable
+// afterwards.
+func (o *objects) finishBatch() error {
+	b := o.batch
+	o.batch = nil
+	if b == nil {
+		return nil
+	}
+	return b.Finish()
+}
+
+// abortBatch drops an unfinished batch.
+func (o *objects) abortBatch() {
+	if o.batch != nil {
+		o.batch.Abort()
+		o.batch = nil
+	}
 }
 
 func newObjects(r *gitstore.Repo) *objects {
@@ -47,6 +73,9 @@ func (o *objects) has(h plumbing.Hash) bool {
 // write stores data as an object named h (already computed by the caller)
 // unless the repository has it, in which case it is freshened.
 func (o *objects) write(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
+	if o.batch != nil {
+		return o.batch.Write(t, h, data)
+	}
 	return o.db.WriteHashed(t, h, data)
 }
 
@@ -78,12 +107,16 @@ func (o *objects) read(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
 // repository does not have (gitstore.Objects.WriteTrees: top down, an
 // existing tree skipped with everything below it, written by height).
 func (o *objects) flushTrees(root plumbing.Hash) error {
-	return o.db.WriteTrees(root, func(h plumbing.Hash) ([]byte, bool) {
+	lookup := func(h plumbing.Hash) ([]byte, bool) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		b, ok := o.mem[h]
 		return b, ok
-	})
+	}
+	if o.batch != nil {
+		return o.batch.WriteTrees(root, lookup)
+	}
+	return o.db.WriteTrees(root, lookup)
 }
 
 // treeEntry is one entry of a tree object.

@@ -233,6 +233,9 @@ func (w *workspace) writeIndex(idx *gitIndex) error {
 		return fmt.Errorf("cannot write the index: %w", err)
 	}
 	err = encodeIndex(f, idx)
+	if err == nil {
+		err = w.r.SyncFile(gitstore.FsyncIndex, f) // core.fsync's index component, as git
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -21,6 +21,7 @@ func checkpointFlags(fs *pflag.FlagSet) {
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/rollback.md)")
 	fs.BoolP("null", "z", false, "show: list the files as NUL-terminated records, paths unquoted (see the manual)")
 	fs.BoolP("yes", "y", false, "drop: do not ask for confirmation")
+	progressFlags(fs)
 }
 
 // checkpoints returns the checkpoint manager for r.
@@ -34,7 +35,8 @@ func (c *cmdCtx) checkpoints(r *gitstore.Repo) *rollback.Manager {
 	if c.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
-	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note, QuotePath: c.quotePath})
+	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note, QuotePath: c.quotePath,
+		Progress: c.progress()})
 }
 
 // note prints a line about something that happened besides what was asked
@@ -49,6 +51,11 @@ func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
 // it off). The manager is built on first use and lives as long as the
 // command (its open pack files close when the process ends).
 func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
+	if !r.Config().Bool("hegel", "checkpoints", true) {
+		// Nothing to do: building the manager (ignore rules, GC setting)
+		// would be most of a transition's own cost.
+		return func(*engine.State) error { return nil }
+	}
 	var m *rollback.Manager
 	return func(st *engine.State) error {
 		if m == nil {
@@ -61,7 +68,7 @@ func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
 // checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
 // show <id|node>`, `checkpoint drop <id>`.
 var checkpointSubs = []*subcommand{
-	{name: "", args: "[-m <message>] [--task NAME]", flags: []string{"message", "task"}, run: runCheckpointTake},
+	{name: "", args: "[-m <message>] [--task NAME] [-q | --[no-]progress]", flags: []string{"message", "task", "quiet", "progress", "no-progress"}, run: runCheckpointTake},
 	{name: "list", args: "[--json] [--task NAME]", flags: []string{"json", "task"}, run: runCheckpointList},
 	{name: "show", args: "<id|node> [--json | -z] [--task NAME]", flags: []string{"json", "null", "task"}, min: 1,
 		operands: []valueKind{kindCheckpointOrNode}, run: runCheckpointShow},
@@ -172,7 +179,7 @@ func (c *cmdCtx) age(t time.Time) string {
 	if d < 0 {
 		d = 0
 	}
-	return humanDuration(d) + " ago"
+	return engine.HumanDuration(d) + " ago"
 }
 
 // The `checkpoint --json` output (docs/rollback.md).

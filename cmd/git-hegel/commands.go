@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -60,6 +61,8 @@ type cmdCtx struct {
 	repo *gitstore.Repo
 	// sub is the verb run (stash pop), "" for a command without verbs.
 	sub string
+	// meter draws progress (progress.go), made on first use.
+	meter *progressMeter
 }
 
 var groups = []string{"Workflows", "Running steps", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
@@ -118,14 +121,14 @@ func init() {
 			setFlags: stashFlags, subs: stashSubs, defaultSub: "push"},
 		{name: "checkpoint", summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
 			setFlags: flags(checkpointFlags, taskFlag), subs: checkpointSubs, defaultSub: ""},
-		{name: "rollback", args: "[<node> | --to <checkpoint> | --all] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] [--task NAME] | --undo",
+		{name: "rollback", args: "[<node> | --to <checkpoint> | --all] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] [--task NAME] [-q | --[no-]progress] | --undo",
 			summary: "Go back to the start of a node, or the whole workflow: files, index, HEAD and workflow state", group: "Workflows",
 			setFlags: flags(rollbackFlags, taskFlag), run: runRollback, operands: []valueKind{kindRollbackNode}},
-		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
+		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
 			setFlags: syncFlags, run: runFetch, operands: []valueKind{kindRemote}},
-		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
+		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
-		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
+		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
 
 		{name: "run", args: "[<workflow>] [-p PROMPT] [--context FILE]... [--set KEY=VALUE]... [--adapter NAME] [-y] [--task NAME] [--on-complete CMD]",
@@ -179,10 +182,12 @@ func init() {
 		{name: "restore-task", args: "[<task>] [--json]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
 			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
 
-		{name: "status", args: "[-v] [--json] [--task NAME]", summary: "Show the active workflow", group: "Inspect",
+		{name: "status", args: "[-v] [--json] [--task NAME] [--watch [--interval D]]", summary: "Show the active workflow", group: "Inspect",
 			setFlags: flags(taskFlag, func(fs *pflag.FlagSet) {
 				fs.BoolP("verbose", "v", false, "also count uncommitted files (scans the working tree)")
 				fs.Bool("json", false, "print JSON (schema: docs/json.md)")
+				fs.BoolP("watch", "w", false, "show it again every --interval, in place on a terminal, until Ctrl-C")
+				fs.Duration("interval", 2*time.Second, "how often --watch refreshes")
 			}),
 			run: runStatus},
 		{name: "workflows", args: "[<name>] [--json]", summary: "List the workflows you can start, or show one", group: "Inspect",
@@ -193,6 +198,8 @@ func init() {
 		{name: "stats", args: "[--date DAY | --since DATE] [--by day|week|workflow] [--json]",
 			summary: "Summarize the runs of a day or period: counts, durations, success rate, per-node time and failures", group: "Inspect",
 			setFlags: statsFlags, run: runStats},
+		{name: "web", args: "[--port N] [--open] [--no-auth]", summary: "Serve a dashboard of the tasks, their gates and workflow graphs on 127.0.0.1", group: "Inspect",
+			setFlags: webFlags, run: runWeb},
 		{name: "hook", args: "<EventName> [--agent claude|codex|cursor]", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
 			setFlags: hookFlags, run: runHook, operands: []valueKind{kindHookEvent}},
 		{name: "hooks", summary: "Install or remove git-hegel's hooks in Claude Code, Codex or Cursor", group: "Agents",

@@ -117,7 +117,7 @@ func completionCases(ids []string) []completionCase {
 		{"hegel stash drop -", append([]string{"--yes"}, common...)},
 		{"hegel fetch ", []string{"origin", "upstream"}},
 		{"hegel sync up", []string{"upstream"}},
-		{"hegel status -", append([]string{"--json", "--task=", "--verbose"}, common...)},
+		{"hegel status -", append([]string{"--interval=", "--json", "--task=", "--verbose", "--watch"}, common...)},
 		{"hegel status --color=", []string{"--color=always", "--color=auto", "--color=never"}},
 		{"hegel completion ", []string{"bash", "fish", "zsh"}},
 		{"hegel help ch", []string{"checkpoint"}},

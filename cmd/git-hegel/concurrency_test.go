@@ -28,7 +28,7 @@ nodes:
         to: done
 `
 
-func isolatedEnv(t *testing.T) []string {
+func isolatedEnv(t testing.TB) []string {
 	home := t.TempDir()
 	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644)
 	return append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1",

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -136,7 +134,7 @@ func runLog(c *cmdCtx, args []string) error {
 	bw := bufio.NewWriter(c.Stdout)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	for _, rec := range recs {
-		id, dur := c.paint(c.Stdout, "id", rec.ShortID()), humanDuration(time.Duration(rec.DurationMS)*time.Millisecond)
+		id, dur := c.paint(c.Stdout, "id", rec.ShortID()), engine.HumanDuration(time.Duration(rec.DurationMS)*time.Millisecond)
 		if rec.Open {
 			id = strings.Repeat("-", 8)
 			dur += " so far"
@@ -275,8 +273,8 @@ func runStats(c *cmdCtx, args []string) error {
 func printSummary(w *bufio.Writer, s engine.Summary) {
 	fmt.Fprintf(w, "Runs on %s: %d\n", s.Label, s.Total)
 	fmt.Fprintf(w, "  completed %d, failed %d, aborted %d, rolled back %d; open %d\n", s.Completed, s.Failed, s.Aborted, s.RolledBack, s.Active)
-	fmt.Fprintf(w, "Success rate: %s\n", percent(s.SuccessRate))
-	fmt.Fprintf(w, "Time: %s in all, %s on average\n", humanDuration(ms(s.TotalMS)), humanDuration(ms(s.AverageMS)))
+	fmt.Fprintf(w, "Success rate: %s\n", engine.Percent(s.SuccessRate))
+	fmt.Fprintf(w, "Time: %s in all, %s on average\n", engine.HumanDuration(ms(s.TotalMS)), engine.HumanDuration(ms(s.AverageMS)))
 	fmt.Fprintf(w, "Most used workflow: %s\n", s.MostUsed)
 	if len(s.Workflows) > 0 {
 		names := make([]string, 0, len(s.Workflows))
@@ -299,15 +297,9 @@ func printSummary(w *bufio.Writer, s engine.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NODE\tRUNS\tMEDIAN TIME\tATTEMPTS\tRETRIES\tFAILURE RATE")
 	for _, n := range s.Nodes {
-		fmt.Fprintf(tw, "  %s/%s\t%d\t%s\t%d\t%d\t%s\n", n.Workflow, n.Node, n.Runs, humanDuration(ms(n.MedianMS)), n.Attempts, n.Retries, percent(n.FailureRate))
+		fmt.Fprintf(tw, "  %s/%s\t%d\t%s\t%d\t%d\t%s\n", n.Workflow, n.Node, n.Runs, engine.HumanDuration(ms(n.MedianMS)), n.Attempts, n.Retries, engine.Percent(n.FailureRate))
 	}
 	tw.Flush()
 }
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
-
-// percent prints a rate to one decimal, without a trailing ".0".
-func percent(r float64) string {
-	s := strconv.FormatFloat(math.Round(r*1000)/10, 'f', 1, 64)
-	return strings.TrimSuffix(s, ".0") + "%"
-}

@@ -119,7 +119,7 @@ func taskJSON(st *engine.State, now time.Time) *workflowJSON {
 		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status,
 		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,
 		StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
-		SecondsInPhase: int64(phaseDuration(st, now).Seconds()),
+		SecondsInPhase: int64(st.TimeInPhase(now).Seconds()),
 		TaskType:       st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
 		Worktree: st.Worktree, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
 		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,

@@ -24,6 +24,7 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
 	fs.Bool("all", false, "roll the whole workflow back to its first checkpoint and end it (rolled_back)")
 	fs.Bool("recurse-submodules", false, "also check out, in each submodule, the commit the checkpoint recorded")
+	progressFlags(fs)
 }
 
 // promptLimit is how many changed files a rollback lists before asking.
@@ -160,6 +161,9 @@ func (c *cmdCtx) recoverRollback(m *rollback.Manager, e *engine.Engine, j *rollb
 // noteInterruptedRollback tells `git hegel status` users about a rollback
 // that did not finish (on stderr, so --json output stays parseable).
 func (c *cmdCtx) noteInterruptedRollback(r *gitstore.Repo) {
+	if !rollback.MayBeInterrupted(r) {
+		return
+	}
 	m := c.checkpoints(r)
 	defer m.Close()
 	if n := m.InterruptedNotice(); n != "" {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
@@ -14,6 +13,17 @@ func runStatus(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 0); err != nil {
 		return err
 	}
+	if c.boolFlag("watch") {
+		return runStatusWatch(c)
+	}
+	if c.flags.Changed("interval") {
+		return usagef(c.name, "--interval goes with --watch")
+	}
+	return statusOnce(c)
+}
+
+// statusOnce prints the status once.
+func statusOnce(c *cmdCtx) error {
 	e, r, err := c.engine()
 	if err != nil {
 		return err
@@ -93,7 +103,7 @@ func runStatus(c *cmdCtx, args []string) error {
 		fmt.Fprintln(c.Stdout, line)
 	}
 	c.printStateDetail(e, t)
-	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", humanDuration(phaseDuration(st, c.Now())))
+	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", engine.HumanDuration(st.TimeInPhase(c.Now())))
 	fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
 	fmt.Fprintf(c.Stdout, "Task: %s\n", st.Task)
 	if uncommitted != nil {
@@ -113,34 +123,6 @@ func historyLine(h []string) string {
 	parts := append([]string(nil), h...)
 	parts[len(parts)-1] = "[" + parts[len(parts)-1] + "]"
 	return strings.Join(parts, " → ")
-}
-
-// phaseDuration is the time spent in the current node; a finished workflow
-// stops the clock.
-func phaseDuration(st *engine.State, now time.Time) time.Duration {
-	end := now
-	if st.EndedAt != nil {
-		end = *st.EndedAt
-	}
-	d := end.Sub(st.PhaseStartTime)
-	if d < 0 {
-		return 0
-	}
-	return d
-}
-
-// humanDuration prints at most two units: "45s", "3m 12s", "2h 5m", "3d 4h".
-func humanDuration(d time.Duration) string {
-	s := int64(d.Seconds())
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm %ds", s/60, s%60)
-	case s < 86400:
-		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
-	}
-	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
 }
 
 func branchLine(h gitstore.Head) string {

@@ -19,6 +19,7 @@ func syncFlags(fs *pflag.FlagSet) {
 	fs.Bool("checkpoints", false, "also carry checkpoints (refs/hegel/checkpoints/*), which hold uncommitted files and can be large")
 	fs.Bool("strict", false, "exit with status 1 when a remote ref was skipped (a name git-hegel never writes)")
 	fs.Bool("json", false, "print what moved, merged, and was refused as JSON (schema: docs/json.md)")
+	progressFlags(fs)
 }
 
 // syncSetup opens the repository and resolves the remote argument.
@@ -35,6 +36,7 @@ func (c *cmdCtx) syncSetup(args []string) (*gitstore.Repo, *gitstore.Remote, git
 	if err != nil {
 		return nil, nil, o, err
 	}
+	o.Progress, o.RemoteProgress = c.progress(), c.remoteProgress()
 	o.Checkpoints = c.boolFlag("checkpoints")
 	if o.Checkpoints {
 		// Only rollback knows the checkpoint chain's format.

@@ -93,23 +93,7 @@ func orDash(s string) string {
 }
 
 // ownerLabel names the worktree that owns a task.
-func (c *cmdCtx) ownerLabel(e *engine.Engine, st *engine.State) string {
-	switch {
-	case e.Owns(st):
-		return "this worktree"
-	case st.Worktree == "" && st.WorktreeID == "":
-		return "-"
-	case !sameInstance(st.WorktreeID, e.WorktreeID):
-		return "another clone"
-	}
-	return st.Worktree
-}
-
-func sameInstance(a, b string) bool {
-	ia, _, _ := strings.Cut(a, ":")
-	ib, _, _ := strings.Cut(b, ":")
-	return ia == ib
-}
+func (c *cmdCtx) ownerLabel(e *engine.Engine, st *engine.State) string { return e.OwnerLabel(st) }
 
 func runShow(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 1); err != nil {

@@ -49,6 +49,13 @@ type bench struct {
 	features  map[string]bool // git-hegel subcommands that exist
 	rows      []row
 	details   []*detail
+
+	// against is a second git-hegel binary (-against): every round is run
+	// once more with it, right after (or before) the first, and twins
+	// maps each git-hegel command's statistics to the other binary's.
+	against    string
+	againstEnv []string
+	twins      map[*stats]*stats
 }
 
 func main() {
@@ -65,6 +72,7 @@ func main() {
 	list := flag.Bool("list", false, "list the scenarios and exit")
 	verbose := flag.Bool("v", false, "print progress")
 	prebuilt := flag.String("bin", "", "time this git-hegel binary instead of building ./cmd/git-hegel")
+	against := flag.String("against", "", "also time this other git-hegel binary in the same rounds (a build to compare with)")
 	flag.Parse()
 
 	if *list {
@@ -78,7 +86,8 @@ func main() {
 		return
 	}
 	b := &bench{quick: *quick, runs: *runs, slow: *slow, verbose: *verbose,
-		repos: map[string]string{}, basePacks: map[string]map[string]bool{}, features: map[string]bool{}}
+		repos: map[string]string{}, basePacks: map[string]map[string]bool{}, features: map[string]bool{},
+		twins: map[*stats]*stats{}}
 	if b.runs <= 0 {
 		b.runs = 61
 		if b.quick {
@@ -94,6 +103,11 @@ func main() {
 	}
 	if err := b.setup(*workdir, *prebuilt); err != nil {
 		fatalf("%v", err)
+	}
+	if *against != "" {
+		if err := b.setupAgainst(*against); err != nil {
+			fatalf("-against: %v", err)
+		}
 	}
 	if *workdir == "" && !*keep {
 		defer os.RemoveAll(b.work)
@@ -209,6 +223,25 @@ func (b *bench) setup(workdir, prebuilt string) error {
 		c.Env = b.env
 		b.features[sub] = c.Run() == nil
 	}
+	return nil
+}
+
+// setupAgainst copies the binary to compare with into its own directory,
+// which its rounds put first on PATH.
+func (b *bench) setupAgainst(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(b.work, "bin-against")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b.against = filepath.Join(dir, "git-hegel")
+	if err := os.WriteFile(b.against, data, 0o755); err != nil {
+		return err
+	}
+	b.againstEnv = []string{"PATH=" + dir + string(os.PathListSeparator) + strings.TrimPrefix(b.env[0], "PATH=")}
 	return nil
 }
 
@@ -358,11 +391,15 @@ func (b *bench) runAll() int {
 			continue
 		}
 		b.logf("scenario %s took %v", s.name, time.Since(t0).Round(time.Millisecond))
-		b.rows = append(b.rows, rows...)
+		b.rows = append(b.rows, b.withTwins(rows)...)
 	}
 	b.print(os.Stdout, skipped)
-	fmt.Printf("\n%s; %s; %s/%s, %d CPUs; %d runs per command; total %v; load average %s at start, %s at end\n",
-		gitVersion(b), goVersion(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), b.runs, time.Since(start).Round(time.Second), load0, loadAvg())
+	against := ""
+	if b.against != "" {
+		against = "; rows marked [against] are the -against binary's, timed in the same rounds"
+	}
+	fmt.Printf("\n%s; %s; %s/%s, %d CPUs; %d runs per command; total %v; load average %s at start, %s at end%s\n",
+		gitVersion(b), goVersion(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), b.runs, time.Since(start).Round(time.Second), load0, loadAvg(), against)
 	if failed {
 		return 1
 	}

@@ -20,6 +20,11 @@ type row struct {
 	limit    float64 // ratio the row passes at or under; 0: information only
 	low      float64 // and at or over (0: no lower bound)
 	note     string
+	// h and b are the statistics compared (nil for rows built otherwise);
+	// kind says how ("time", "size", "rss"), so that withTwins can build
+	// the same row for the -against binary.
+	h, b *stats
+	kind string
 }
 
 // detail is one command's statistics, printed under the table.
@@ -50,7 +55,8 @@ func fmtRatio(x float64) string {
 // timeRow compares the median wall times of h and base.
 func timeRow(scenario, repo string, h, base *stats, limit float64) row {
 	r := row{scenario: scenario, repo: repo, hegel: fmtDur(h.median()), base: fmtDur(base.median()),
-		ratio: ratio(h.median(), base.median()), minRatio: ratio(h.min(), base.min()), limit: limit}
+		ratio: ratio(h.median(), base.median()), minRatio: ratio(h.min(), base.min()), limit: limit,
+		h: h, b: base, kind: "time"}
 	if limit > 0 {
 		r.target = fmt.Sprintf("≤ %.3g×", limit)
 	}
@@ -61,6 +67,7 @@ func timeRow(scenario, repo string, h, base *stats, limit float64) row {
 // must be within limit of each other, whichever is faster.
 func sizeRow(scenario, repos string, big, small *stats, limit float64) row {
 	r := timeRow(scenario, repos, big, small, limit)
+	r.kind = "size"
 	r.low = 1 / limit
 	r.target = fmt.Sprintf("%.2f–%.2f×", r.low, limit)
 	return r
@@ -68,7 +75,8 @@ func sizeRow(scenario, repos string, big, small *stats, limit float64) row {
 
 // rssRow compares peak RSS.
 func rssRow(scenario, repo string, h, base *stats, limit float64) row {
-	r := row{scenario: scenario, repo: repo, hegel: fmtKiB(h.peakRSS()), base: fmtKiB(base.peakRSS()), limit: limit}
+	r := row{scenario: scenario, repo: repo, hegel: fmtKiB(h.peakRSS()), base: fmtKiB(base.peakRSS()), limit: limit,
+		h: h, b: base, kind: "rss"}
 	if base.peakRSS() > 0 {
 		r.ratio = float64(h.peakRSS()) / float64(base.peakRSS())
 	}
@@ -95,7 +103,50 @@ func ratio(a, b time.Duration) float64 {
 func (b *bench) keep(scenario, repo string, ss ...*stats) {
 	for _, s := range ss {
 		b.details = append(b.details, &detail{scenario, repo, s})
+		if t := b.twins[s]; t != nil {
+			b.details = append(b.details, &detail{scenario, repo, t})
+		}
 	}
+}
+
+// withTwins follows each row whose git-hegel side has an -against twin
+// with the same row for that binary, and a row comparing the two builds.
+func (b *bench) withTwins(rows []row) []row {
+	if b.against == "" {
+		return rows
+	}
+	twin := func(s *stats) *stats {
+		if t := b.twins[s]; t != nil {
+			return t
+		}
+		return s
+	}
+	var out []row
+	compared := map[*stats]bool{}
+	for _, r := range rows {
+		out = append(out, r)
+		if r.h == nil || (b.twins[r.h] == nil && b.twins[r.b] == nil) {
+			continue
+		}
+		var t row
+		switch r.kind {
+		case "time":
+			t = timeRow(r.scenario, r.repo, twin(r.h), twin(r.b), r.limit)
+		case "size":
+			t = sizeRow(r.scenario, r.repo, twin(r.h), twin(r.b), r.limit)
+		case "rss":
+			t = rssRow(r.scenario, r.repo, twin(r.h), twin(r.b), r.limit)
+		}
+		t.scenario += againstMark
+		t.target = r.target
+		out = append(out, t)
+		if r.kind == "time" && b.twins[r.h] != nil && !compared[r.h] {
+			compared[r.h] = true
+			c := timeRow(r.h.label+": this build vs -against", r.repo, r.h, b.twins[r.h], 0)
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (b *bench) print(w io.Writer, skipped []string) {

@@ -50,7 +50,7 @@ var scenarios = []scenario{
 	{name: "fold", issue: 12, needs: "hook", run: runFold,
 		doc: "git hegel next folding 10,000 journaled agent events into the task's ref (checkpoints off): under 200 ms"},
 	{name: "rollback", issue: 4, needs: "rollback", run: runRollback,
-		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states, 100k files"},
+		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states (≤1.0×), 100k files"},
 	{name: "tasks", issue: 8, needs: "tasks", run: runTasks,
 		doc: "git hegel tasks and tasks --archived with 1,000 tasks stored, 500 archived: under 100 ms"},
 	{name: "history", issue: 10, needs: "log", run: runHistory,
@@ -170,6 +170,10 @@ var hegelVersion = []string{"git", "hegel", "version"}
 // stateBound: status, next and stash push/pop/drop cost at most this many
 // times `git hegel version`, on any repository size.
 const stateBound = 1.15
+
+// rollbackBound is the rollback row's target (issue 14): at most git reset
+// --hard's time between the same states.
+const rollbackBound = 1.0
 
 func hegelCmd(args ...string) []string { return append([]string{"git", "hegel"}, args...) }
 
@@ -760,7 +764,9 @@ func runRollback(b *bench) ([]row, error) {
 		return nil, err
 	}
 	return []row{
-		timeRow(fmt.Sprintf("rollback (%d files) vs git reset --hard", len(changed)), label, ss[0], ss[1], 1.5),
+		// Issue 14's target: no slower than git (docs/benchmarks.md has
+		// where the time goes, and why it is not met yet).
+		timeRow(fmt.Sprintf("rollback (%d files) vs git reset --hard", len(changed)), label, ss[0], ss[1], rollbackBound),
 		rssRow(fmt.Sprintf("rollback (%d files) vs git reset --hard", len(changed)), label, ss[0], ss[1], 2.0),
 	}, nil
 }

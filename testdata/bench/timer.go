@@ -100,17 +100,40 @@ func (b *bench) measure(round []step, runs int, o measureOpts) ([]*stats, error)
 			order = append(order, s)
 		}
 	}
+	var twin []step
+	if b.against != "" {
+		twin = b.againstRound(round)
+		for _, st := range twin {
+			if st.label != "" && byLabel[st.label] == nil {
+				s := &stats{label: st.label}
+				byLabel[st.label] = s
+				b.twins[byLabel[strings.TrimSuffix(st.label, againstMark)]] = s
+			}
+		}
+	}
+	rotated := func(round []step, r int) []step {
+		if o.rotate && r > 0 && len(round) > 0 {
+			blk := max(1, o.block)
+			k := (r % max(1, len(round)/blk)) * blk
+			return append(slices.Clone(round[k:]), round[:k]...)
+		}
+		return round
+	}
 	for r := -1; r < runs; r++ {
 		if r == 0 && o.budget > 0 && time.Since(warmStart)*time.Duration(runs) > o.budget {
 			// Slow commands: fewer runs, so the default set stays within
 			// its time, but never fewer than 5.
 			runs = max(5, int(o.budget/time.Since(warmStart)))
 		}
-		steps := round
-		if o.rotate && r > 0 {
-			blk := max(1, o.block)
-			k := (r % (len(round) / blk)) * blk
-			steps = append(slices.Clone(round[k:]), round[:k]...)
+		steps := rotated(round, r)
+		if twin != nil {
+			// The other binary's copy of the round, before or after,
+			// alternately, so neither always runs first.
+			if r%2 == 0 {
+				steps = append(slices.Clone(steps), rotated(twin, r)...)
+			} else {
+				steps = append(slices.Clone(rotated(twin, r)), steps...)
+			}
 		}
 		for _, st := range steps {
 			if st.do != nil {
@@ -134,6 +157,37 @@ func (b *bench) measure(round []step, runs int, o measureOpts) ([]*stats, error)
 		}
 	}
 	return order, nil
+}
+
+// againstMark ends the labels of the -against binary's commands.
+const againstMark = " [against]"
+
+// againstRound is round for the -against binary: its git-hegel commands
+// run with that binary first on PATH (or named directly), timed under
+// their label plus againstMark; untimed steps stay; timed commands of
+// other programs are dropped (the baselines are timed once, in round).
+func (b *bench) againstRound(round []step) []step {
+	var out []step
+	for _, st := range round {
+		isHegel := len(st.argv) >= 2 && st.argv[0] == "git" && st.argv[1] == "hegel"
+		direct := len(st.argv) >= 1 && st.argv[0] == b.bin
+		switch {
+		case st.do != nil:
+			out = append(out, st)
+		case isHegel || direct:
+			st.env = append(slices.Clone(st.env), b.againstEnv...)
+			if direct {
+				st.argv = append([]string{b.against}, st.argv[1:]...)
+			}
+			if st.label != "" {
+				st.label += againstMark
+			}
+			out = append(out, st)
+		case st.label == "":
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // run executes one step through the launcher and returns its wall time

@@ -1,0 +1,79 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// Decisions from the task page: approve, reject, answer. Each is the
+// engine operation `git hegel approve|reject|answer --task <task>` runs,
+// with the same checks and the same commit, under the user's git
+// identity (git config user.name, as the command line records it).
+
+// action wraps a form handler: on success it leaves a message for the
+// task page and redirects there (a reload does not send the form again);
+// on failure it answers with the error and what to do.
+func (s *Server) action(fn func(*request, *engine.Engine) (string, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := s.open(r)
+		if err != nil {
+			s.errorPage(w, r, http.StatusInternalServerError, err, nil)
+			return
+		}
+		name := r.PathValue("name")
+		if err := engine.CheckTaskName(name); err != nil {
+			s.errorPage(w, r, http.StatusBadRequest, err, nil)
+			return
+		}
+		e := req.repo.Engine
+		e.Selected = name
+		msg, err := fn(req, e)
+		if err != nil {
+			s.logf("%s %s: %v", r.Method, r.URL.Path, err)
+			s.errorPage(w, r, statusOf(err), err, req.warnings)
+			return
+		}
+		for _, warn := range req.warnings {
+			msg += "\nwarning: " + warn
+		}
+		if len(msg) > 2000 {
+			msg = msg[:2000] + "…"
+		}
+		http.SetCookie(w, &http.Cookie{Name: s.cookieName("flash"), Value: url.QueryEscape(msg), Path: "/", MaxAge: 60, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.Redirect(w, r, "/task/"+url.PathEscape(name), http.StatusSeeOther)
+	}
+}
+
+func (s *Server) approve(req *request, e *engine.Engine) (string, error) {
+	v, err := e.Approve(strings.TrimSpace(req.PostForm.Get("comment")))
+	if err != nil {
+		return "", err
+	}
+	a := v.State.Approvals[len(v.State.Approvals)-1]
+	return fmt.Sprintf("Approved %s by %s; task %s is now at %s (%s)", a.Node, a.By, v.Task, v.Node, v.State.Status), nil
+}
+
+func (s *Server) reject(req *request, e *engine.Engine) (string, error) {
+	reason := strings.TrimSpace(req.PostForm.Get("reason"))
+	if reason == "" {
+		return "", engine.BadName(fmt.Errorf("A rejection needs a reason"))
+	}
+	v, err := e.Reject(reason, strings.TrimSpace(req.PostForm.Get("to")))
+	if err != nil {
+		return "", err
+	}
+	ev := v.State.RollbackHistory[len(v.State.RollbackHistory)-1]
+	return fmt.Sprintf("Rejected at %s; task %s was sent back to %s", ev.From, v.Task, ev.To), nil
+}
+
+func (s *Server) answer(req *request, e *engine.Engine) (string, error) {
+	q, v, err := e.Answer(req.PostForm.Get("answer"))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Answered %q; task %s is %s at %s", firstLine(q.Question), v.Task, v.State.Status, v.Node), nil
+}

@@ -1,0 +1,162 @@
+package gitstore
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// MaxTaskLog bounds how many commits TaskLog reads when asked for all.
+const MaxTaskLog = 10000
+
+// TaskLog returns the commits of a task's ref (its archive ref when
+// archived), newest first along first parents, as `git log
+// --first-parent refs/hegel/tasks/<task>` lists them: at most limit
+// (0: MaxTaskLog). more is set when older commits were left out. A chain
+// that ends early (a shallow clone, a damaged object) ends the list.
+func (r *Repo) TaskLog(name string, archived bool, limit int) (ops []engine.Operation, more bool, err error) {
+	ref := TaskRef(name)
+	if archived {
+		ref = ArchiveRef(name)
+	}
+	h, err := r.refs.Read(ref)
+	if err != nil {
+		return nil, false, err
+	}
+	if limit <= 0 || limit > MaxTaskLog {
+		limit = MaxTaskLog
+	}
+	for !h.IsZero() {
+		if len(ops) == limit {
+			return ops, true, nil
+		}
+		op, parent, err := r.readOperation(h)
+		if err != nil {
+			if len(ops) == 0 {
+				return nil, false, fmt.Errorf("%s: %s", ref, oneLine(err.Error()))
+			}
+			return ops, false, nil
+		}
+		ops = append(ops, op)
+		h = parent
+	}
+	return ops, false, nil
+}
+
+// readOperation reads one commit: its subject, author, committer time and
+// first parent.
+func (r *Repo) readOperation(h plumbing.Hash) (engine.Operation, plumbing.Hash, error) {
+	op := engine.Operation{Commit: h.String()}
+	// A loose object's size is read by inflating it: asking first and
+	// reading after inflated every commit twice, and a task page lists up
+	// to a thousand (the 500-operation page took twice as long). A loose
+	// commit was written here or unpacked from a fetch that checked its
+	// size, so it is read and then checked; a packed one is checked first,
+	// from its header.
+	limit := r.commitLimit()
+	loose := r.objects.IsLoose(h)
+	if !loose {
+		if err := checkSize(r.storage, h, "commit "+h.String(), limit, "syncMaxCommitSize"); err != nil {
+			return op, plumbing.ZeroHash, err
+		}
+	}
+	data, err := r.objects.Read(plumbing.CommitObject, h)
+	if err != nil {
+		return op, plumbing.ZeroHash, err
+	}
+	if loose && limit > 0 && int64(len(data)) > limit {
+		return op, plumbing.ZeroHash, &TooLargeError{What: "commit " + h.String(), Size: int64(len(data)), Limit: limit, Key: "syncMaxCommitSize"}
+	}
+	var parent plumbing.Hash
+	parents := 0
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(line) == 0 {
+			break // the message follows
+		}
+		key, val, _ := bytes.Cut(line, []byte{' '})
+		switch string(key) {
+		case "parent":
+			if parents == 0 {
+				p, ok := parseHex(string(val))
+				if !ok {
+					return op, plumbing.ZeroHash, fmt.Errorf("commit %s: bad parent line", h)
+				}
+				parent = p
+			}
+			parents++
+		case "author":
+			if i := bytes.IndexByte(val, '<'); i >= 0 {
+				op.Author = strings.TrimSpace(string(val[:i]))
+			}
+		case "committer":
+			if i := bytes.LastIndexByte(val, '>'); i >= 0 {
+				if f := bytes.Fields(val[i+1:]); len(f) > 0 {
+					if s, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+						op.Time = time.Unix(s, 0).UTC()
+					}
+				}
+			}
+		}
+	}
+	subject, _, _ := bytes.Cut(data, []byte{'\n'})
+	op.Subject = strings.TrimSpace(string(subject))
+	op.Merge = parents > 1
+	return op, parent, nil
+}
+
+// ReadArchivedFile implements engine.ArchiveStore.
+func (s Tasks) ReadArchivedFile(name, path string, limit int64) ([]byte, error) {
+	r := s.r
+	h, err := r.refs.Read(ArchiveRef(name))
+	if err != nil {
+		return nil, err
+	}
+	keep, err := r.artifactsOf(h)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := keep[artifactsDir]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", path, engine.ErrNotFound)
+	}
+	tree := l.hash
+	parts := strings.Split(path, "/")
+	for i, part := range parts {
+		ents, err := readTree(r.storage, tree)
+		if err != nil {
+			return nil, err
+		}
+		var found *rawEntry
+		for j := range ents {
+			if ents[j].name == part {
+				found = &ents[j]
+				break
+			}
+		}
+		last := i == len(parts)-1
+		if found == nil || found.isDir() != !last {
+			return nil, fmt.Errorf("%s: %w", path, engine.ErrNotFound)
+		}
+		if !last {
+			tree = found.hash
+			continue
+		}
+		if n, err := r.storage.EncodedObjectSize(found.hash); err == nil && limit > 0 && n > limit {
+			return nil, fmt.Errorf("the archived copy of %s is %s, more than the %s shown", path, byteSize(n), byteSize(limit))
+		}
+		return r.objects.Read(plumbing.BlobObject, found.hash)
+	}
+	return nil, fmt.Errorf("%s: %w", path, engine.ErrNotFound)
+}
