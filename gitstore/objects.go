@@ -162,10 +162,18 @@ func (o *Objects) readAny(h plumbing.Hash) (plumbing.ObjectType, []byte, error) 
 	return t, b, err
 }
 
+// maxRescans bounds how often a read looks at the pack directories again
+// while a concurrent repack keeps changing them.
+const maxRescans = 20
+
 func (o *Objects) readUncached(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	// git's order: packs, loose, then packs again after a rescan (someone
-	// may just have packed it), then loose again (or loosened it).
-	for attempt := 0; attempt < 2; attempt++ {
+	// may just have packed it), then loose again (or loosened it). A
+	// rescan that raced a repack (a listed pack deleted before it was
+	// opened, its replacement written after the listing) is repeated: a
+	// reachable object is always in a pack or loose, but one look at the
+	// directory can miss both.
+	for attempt := 0; ; attempt++ {
 		set := o.currentPacks()
 		if attempt > 0 {
 			set = o.scanPacks(true)
@@ -183,6 +191,9 @@ func (o *Objects) readUncached(h plumbing.Hash) (plumbing.ObjectType, []byte, er
 		t, b, err := o.readLoose(h)
 		if err == nil || !errors.Is(err, fs.ErrNotExist) {
 			return t, b, err
+		}
+		if attempt > 0 && (!set.unsettled || attempt >= maxRescans) {
+			break
 		}
 	}
 	return plumbing.InvalidObject, nil, missing(h)

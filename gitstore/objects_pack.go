@@ -641,6 +641,11 @@ type packSet struct {
 	byPath  map[string]*pack
 	dirs    map[string]time.Time // pack directory → its mtime at the scan
 	scanned time.Time
+	// unsettled: a pack listed by the scan was gone when it was opened,
+	// or a directory changed while it was scanned. A concurrent repack
+	// may then have written the pack that replaced it after the listing,
+	// so a reader that misses an object scans again.
+	unsettled bool
 }
 
 // unchanged reports whether no pack directory can have changed since s
@@ -696,9 +701,14 @@ func (o *Objects) scanPacks(force bool) *packSet {
 			}
 			p, err := openPack(idx)
 			if err != nil {
-				continue // being written or deleted: the next scan sees it settled
+				// Being written or deleted: the next scan sees it settled.
+				next.unsettled = true
+				continue
 			}
 			next.add(p)
+		}
+		if fi, err := os.Stat(d); err == nil && !fi.ModTime().Equal(next.dirs[d]) {
+			next.unsettled = true
 		}
 	}
 	sort.SliceStable(next.packs, func(i, j int) bool { return next.packs[i].mtime.After(next.packs[j].mtime) })
