@@ -66,14 +66,14 @@ func runWorkflows(c *cmdCtx, args []string) error {
 		if wf.Runnable() {
 			run = "  [run]"
 		}
-		fmt.Fprintf(c.Stdout, "%-*s %s%s%s\n", width, wf.Name, mainPath(wf), run, src)
+		fmt.Fprintf(c.Stdout, "%-*s  %s%s%s\n", width, wf.Name, mainPath(wf), run, src)
 	}
 	for _, b := range broken {
 		name := b.Name
 		if name == "" {
 			name = "-"
 		}
-		fmt.Fprintf(c.Stdout, "%-*s broken: %s\n", width, name, b.Err)
+		fmt.Fprintf(c.Stdout, "%-*s  broken: %s\n", width, name, b.Err)
 	}
 	return nil
 }
