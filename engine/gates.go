@@ -81,18 +81,7 @@ func (e *Engine) Approve(comment string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.touchSession(func(s *Session) {
-		s.Totals.Transitions++
-		if st.Status == StatusCompleted {
-			s.Totals.WorkflowsCompleted++
-		}
-	}); err != nil {
-		return nil, err
-	}
-	e.afterMove(st, wf)
-	v := e.view(st, wf)
-	v.Skipped = skipped
-	return v, nil
+	return e.moved(st, wf, skipped)
 }
 
 // Reject records a rejection at the gate and sends the task back to to
@@ -177,6 +166,31 @@ func keepVisited(done, history []string) []string {
 		}
 	}
 	return out
+}
+
+// moved finishes a move made by approve, skip or resume: it counts the
+// transition in the session's totals, does what follows entering a node
+// and returns the task's view.
+func (e *Engine) moved(st *State, wf *Workflow, skipped []SkippedNode) (*View, error) {
+	if err := e.touchSession(func(s *Session) { countMove(s, st) }); err != nil {
+		return nil, err
+	}
+	e.afterMove(st, wf)
+	v := e.view(st, wf)
+	v.Skipped = skipped
+	return v, nil
+}
+
+// countMove adds a transition, and the workflow it finished if it did,
+// to the session's totals.
+func countMove(s *Session, st *State) {
+	s.Totals.Transitions++
+	switch st.Status {
+	case StatusCompleted:
+		s.Totals.WorkflowsCompleted++
+	case StatusAborted:
+		s.Totals.WorkflowsAborted++
+	}
 }
 
 // afterMove does what follows entering a node: warn about missing inputs,

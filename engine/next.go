@@ -148,15 +148,8 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		return nil, err
 	}
 	if err := e.touchSession(func(s *Session) {
-		if gate != nil {
-			return
-		}
-		s.Totals.Transitions++
-		switch st.Status {
-		case StatusCompleted:
-			s.Totals.WorkflowsCompleted++
-		case StatusAborted:
-			s.Totals.WorkflowsAborted++
+		if gate == nil {
+			countMove(s, st)
 		}
 	}); err != nil {
 		return nil, err

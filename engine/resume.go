@@ -205,18 +205,7 @@ func (e *Engine) Skip(reason string, force bool) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.touchSession(func(s *Session) {
-		s.Totals.Transitions++
-		if st.Status == StatusCompleted {
-			s.Totals.WorkflowsCompleted++
-		}
-	}); err != nil {
-		return nil, err
-	}
-	e.afterMove(st, wf)
-	v := e.view(st, wf)
-	v.Skipped = skipped
-	return v, nil
+	return e.moved(st, wf, skipped)
 }
 
 // RollbackAll rolls the whole workflow back to its first checkpoint (seed

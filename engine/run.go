@@ -760,16 +760,8 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 // node entered, the warning about missing inputs.
 func (rn *run) moved(st *State) {
 	e := rn.e
-	_ = e.touchSession(func(s *Session) {
-		s.Totals.Transitions++
-		if st.Status == StatusCompleted {
-			s.Totals.WorkflowsCompleted++
-		}
-	})
-	if st.Status == StatusActive {
-		e.warnRequires(st, rn.wf)
-		e.checkpoint(st)
-	}
+	_ = e.touchSession(func(s *Session) { countMove(s, st) })
+	e.afterMove(st, rn.wf)
 }
 
 // confirmWaiting asks again the confirmation a task waits for, and moves

@@ -68,28 +68,29 @@ func (r *Repo) withEntries(keep map[string]leaf, put map[string][]byte) (map[str
 // ReadTaskFile implements engine.TaskFileReader: the entry at path
 // ("results/plan") of the live task's tree, else the archived one's.
 func (s Tasks) ReadTaskFile(task, path string) ([]byte, error) {
-	if err := engine.CheckTaskName(task); err != nil {
+	ref, h, err := s.liveOrArchived(task)
+	if err != nil {
 		return nil, err
 	}
-	for _, ref := range []plumbing.ReferenceName{TaskRef(task), ArchiveRef(task)} {
-		h, err := s.r.refs.Read(ref)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return s.r.taskFile(ref, h, path)
-	}
-	return nil, fmt.Errorf("task %s: %w", task, ErrNotFound)
+	return s.r.taskFile(ref, h, path)
 }
 
 // ReadTaskDir implements engine.TaskDirReader: every regular file of dir
 // ("results") in the live task's tree, else the archived one's, read
 // with one look at the ref (the runner hands a step all earlier results).
 func (s Tasks) ReadTaskDir(task, dir string) (map[string][]byte, error) {
-	if err := engine.CheckTaskName(task); err != nil {
+	ref, h, err := s.liveOrArchived(task)
+	if err != nil {
 		return nil, err
+	}
+	return s.r.taskDir(ref, h, dir)
+}
+
+// liveOrArchived is the task's ref and commit: the live one, else the
+// archived one.
+func (s Tasks) liveOrArchived(task string) (plumbing.ReferenceName, plumbing.Hash, error) {
+	if err := engine.CheckTaskName(task); err != nil {
+		return "", plumbing.ZeroHash, err
 	}
 	for _, ref := range []plumbing.ReferenceName{TaskRef(task), ArchiveRef(task)} {
 		h, err := s.r.refs.Read(ref)
@@ -97,11 +98,11 @@ func (s Tasks) ReadTaskDir(task, dir string) (map[string][]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return "", plumbing.ZeroHash, err
 		}
-		return s.r.taskDir(ref, h, dir)
+		return ref, h, nil
 	}
-	return nil, fmt.Errorf("task %s: %w", task, ErrNotFound)
+	return "", plumbing.ZeroHash, fmt.Errorf("task %s: %w", task, ErrNotFound)
 }
 
 // taskDir reads the regular files of dir in task commit h's tree.
