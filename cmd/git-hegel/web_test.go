@@ -496,9 +496,13 @@ func TestWebHistoryStats(t *testing.T) {
 		t.Errorf("status=aborted shows %d rows", strings.Count(only, "<tr data-task"))
 	}
 	wantPage(t, w.get("/history?task=run1"), 200, `data-task="run1"`)
-	wantPage(t, w.get("/history?since=2.days.ago&status=completed"), 200, `data-task="run0"`)
-	if strings.Contains(w.get("/history?since=2.days.ago&status=completed").Body.String(), `data-task="run1"`) {
-		t.Error("since=2.days.ago kept a run of three days ago")
+	// The runs sit at fixed hours of past days, so the bound is a fixed
+	// time too (a relative one, 2.days.ago, falls before or after run1
+	// depending on the time of day the test runs): yesterday's midnight.
+	since := "/history?status=completed&since=" + time.Now().UTC().AddDate(0, 0, -1).Truncate(24*time.Hour).Format(time.RFC3339)
+	wantPage(t, w.get(since), 200, `data-task="run0"`)
+	if strings.Contains(w.get(since).Body.String(), `data-task="run1"`) {
+		t.Error("since yesterday's midnight kept a run of two days ago")
 	}
 	wantPage(t, w.get("/history?status=bogus"), 400, `id="filter-error"`, "Unknown status")
 	wantPage(t, w.get("/history?since=not+a+date"), 400, `id="filter-error"`)
