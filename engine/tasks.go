@@ -67,7 +67,17 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 		if l.Err == nil && l.State.Finished() && !l.Archived && !o.All {
 			continue
 		}
-		out = append(out, e.info(l, active))
+		ti := e.info(l, active)
+		if ti.Err == nil && !ti.Archived && ti.State.Active() {
+			// An open task's node must be in the definition it stores
+			// (issue 10: tasks reports such a task as damaged). The
+			// definition's shape is remembered, so this is a cache read
+			// per task, not a parse.
+			if t, err := e.Tasks.LoadTask(l.Name); err == nil {
+				ti.Err = e.CheckTask(t)
+			}
+		}
+		out = append(out, ti)
 	}
 	slices.SortStableFunc(out, compareTasks)
 	return out, nil
