@@ -118,7 +118,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 				prog.Add(1)
 				it := items[k]
 				mode := sn.modeOf(it.st.kind, it.st.exec, it.base)
-				if h, ok := cache.lookup(it.path, it.st, sn.cfg); ok && (!store || sn.obj.has(h)) {
+				if h, ok := cache.lookup(it.path, it.st, sn.cfg); ok && (!store || sn.obj.stored(h)) {
 					results[k] = hashed{hash: h, mode: mode}
 					reused.Add(1)
 					continue

@@ -63,11 +63,22 @@ func hashObject(t plumbing.ObjectType, data []byte) plumbing.Hash {
 	return gitstore.HashObject(t, data)
 }
 
-// has reports whether the repository has h, freshening it (git's rule
-// for a writer that skips an object it has): callers skip writing what
-// it reports.
+// has reports whether h can be read, freshening it where it is stored:
+// the check a restore makes before it starts (an object of a pack a
+// concurrent repack deleted still reads through this process's mapping).
 func (o *objects) has(h plumbing.Hash) bool {
 	return o.db.Freshen(h) || o.db.Has(h)
+}
+
+// stored reports whether h is on disk now, freshening it (git's rule for
+// a writer that skips an object it has): a writer skips writing only what
+// it reports. Not has: an object found only in a pack that a concurrent
+// repack has deleted reads in this process, but a checkpoint that
+// skipped it would name an object no other process can read; and one
+// that cannot be freshened (a read-only alternate) is written again, as
+// git writes it.
+func (o *objects) stored(h plumbing.Hash) bool {
+	return o.db.Freshen(h)
 }
 
 // write stores data as an object named h (already computed by the caller)
