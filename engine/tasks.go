@@ -49,6 +49,8 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 	}
 	var out []TaskInfo
 	archivedNow := map[string]bool{}
+	// Most tasks share a few definitions: each shape is read once.
+	shapes := &memoShapes{backing: e.Shapes, m: map[string][]byte{}}
 	for _, l := range listed {
 		if l.Err == nil && !l.Archived && l.State.Finished() && e.Archive != nil {
 			if t, err := e.Tasks.LoadTask(l.Name); err == nil {
@@ -74,7 +76,7 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 			// definition's shape is remembered, so this is a cache read
 			// per task, not a parse.
 			if t, err := e.Tasks.LoadTask(l.Name); err == nil {
-				ti.Err = e.CheckTask(t)
+				ti.Err = CheckStored(t.State, t.Definition, shapes)
 			}
 		}
 		out = append(out, ti)

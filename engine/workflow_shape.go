@@ -125,3 +125,31 @@ func (e *Engine) CheckTask(t *Task) error {
 	}
 	return CheckStored(t.State, t.Definition, e.Shapes)
 }
+
+// memoShapes is a ShapeStore that keeps what it read or stored in memory,
+// over backing (which may be nil), for a command that checks many tasks.
+type memoShapes struct {
+	backing ShapeStore
+	m       map[string][]byte
+}
+
+func (s *memoShapes) LoadShape(key string) []byte {
+	if b, ok := s.m[key]; ok {
+		return b
+	}
+	var b []byte
+	if s.backing != nil {
+		b = s.backing.LoadShape(key)
+	}
+	if b != nil {
+		s.m[key] = b
+	}
+	return b
+}
+
+func (s *memoShapes) SaveShape(key string, data []byte) {
+	s.m[key] = data
+	if s.backing != nil {
+		s.backing.SaveShape(key, data)
+	}
+}
