@@ -241,6 +241,9 @@ func describeRepair(rep *gitstore.Repair) string {
 		return b.String()
 	case rep.RestoredAt != "":
 		fmt.Fprintf(&b, "restored the version %s of %s (%s)", short(rep.Restored), rep.RestoredAt, rep.RestoredMsg)
+	case rep.RestoredMsg == "":
+		// A checkpoint chain rewritten without its damaged entries.
+		fmt.Fprintf(&b, "rewrote the chain, now at %s", short(rep.Restored))
 	default:
 		fmt.Fprintf(&b, "kept as %s: %s", short(rep.Restored), rep.RestoredMsg)
 	}
