@@ -88,10 +88,10 @@ func (h *History) readTip() (plumbing.Hash, plumbing.Hash, error) {
 		root = n.tree
 		ents, err := h.tree(root)
 		if err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, h.damaged(fmt.Sprintf("%s: %s", HistoryRef, oneLine(err.Error())))
+			return plumbing.ZeroHash, plumbing.ZeroHash, h.damagedBy(err)
 		}
 		if err := checkVersion(h.r, ents); err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, h.damaged(fmt.Sprintf("%s: %s", HistoryRef, oneLine(err.Error())))
+			return plumbing.ZeroHash, plumbing.ZeroHash, h.damagedBy(err)
 		}
 	}
 	h.tip, h.root, h.tipRead = tip, root, true
@@ -100,6 +100,11 @@ func (h *History) readTip() (plumbing.Hash, plumbing.Hash, error) {
 
 func (h *History) damaged(msg string) error {
 	return engine.Damaged(string(HistoryRef), "", msg)
+}
+
+// damagedBy reports the history as damaged by a failed read.
+func (h *History) damagedBy(err error) error {
+	return h.damaged(fmt.Sprintf("%s: %s", HistoryRef, oneLine(err.Error())))
 }
 
 // checkVersion refuses a tree whose version blob is missing or unknown.
@@ -177,14 +182,14 @@ func (h *History) HistoryDays() ([]string, error) {
 	for _, dir := range []string{historyEntriesDir, historySummariesDir} {
 		top, ok, err := h.walk(root, dir)
 		if err != nil {
-			return nil, h.damaged(fmt.Sprintf("%s: %s", HistoryRef, oneLine(err.Error())))
+			return nil, h.damagedBy(err)
 		}
 		if !ok || !top.isDir() {
 			continue
 		}
 		years, err := h.tree(top.hash)
 		if err != nil {
-			return nil, h.damaged(fmt.Sprintf("%s: %s", HistoryRef, oneLine(err.Error())))
+			return nil, h.damagedBy(err)
 		}
 		for _, y := range years {
 			if !y.isDir() {
@@ -192,7 +197,7 @@ func (h *History) HistoryDays() ([]string, error) {
 			}
 			months, err := h.tree(y.hash)
 			if err != nil {
-				return nil, h.damaged(fmt.Sprintf("%s: %s", HistoryRef, oneLine(err.Error())))
+				return nil, h.damagedBy(err)
 			}
 			for _, m := range months {
 				if !m.isDir() {
@@ -200,7 +205,7 @@ func (h *History) HistoryDays() ([]string, error) {
 				}
 				days, err := h.tree(m.hash)
 				if err != nil {
-					return nil, h.damaged(fmt.Sprintf("%s: %s", HistoryRef, oneLine(err.Error())))
+					return nil, h.damagedBy(err)
 				}
 				for _, d := range days {
 					name := strings.TrimSuffix(d.name, historyEntryExt)

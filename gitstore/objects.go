@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -332,7 +331,7 @@ func (o *Objects) writeAll(objs []Object, check bool) error {
 		}
 		return o.writeLoose(p.Type, p.Hash, p.Data)
 	}
-	if o.mem != nil || len(objs) < 2 {
+	if o.mem != nil {
 		for _, p := range objs {
 			if err := write(p); err != nil {
 				return err
@@ -340,25 +339,7 @@ func (o *Objects) writeAll(objs []Object, check bool) error {
 		}
 		return nil
 	}
-	var (
-		wg       sync.WaitGroup
-		next     atomic.Int64
-		errOnce  sync.Once
-		firstErr error
-	)
-	for w := 0; w < min(len(objs), 2*runtime.GOMAXPROCS(0)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(objs); i = int(next.Add(1) - 1) {
-				if err := write(objs[i]); err != nil {
-					errOnce.Do(func() { firstErr = err })
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return firstErr
+	return parallel(len(objs), func(i int) error { return write(objs[i]) })
 }
 
 // objectDirs is the object directory then its alternates.
