@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -70,38 +69,27 @@ func (g *graph) node(h plumbing.Hash) (*gnode, error) {
 // lenient: validation (checkCommit) is stricter.
 func parseCommitHeader(h plumbing.Hash, data []byte) (*gnode, error) {
 	n := &gnode{hash: h}
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if len(line) == 0 {
-			break // end of headers
-		}
-		key, val, _ := bytes.Cut(line, []byte{' '})
+	_, err := eachHeader(data, func(key, val []byte) error {
 		switch string(key) {
 		case "tree":
 			t, ok := parseHex(string(val))
 			if !ok {
-				return nil, fmt.Errorf("commit %s: bad tree line", h)
+				return fmt.Errorf("commit %s: bad tree line", h)
 			}
 			n.tree = t
 		case "parent":
 			p, ok := parseHex(string(val))
 			if !ok {
-				return nil, fmt.Errorf("commit %s: bad parent line", h)
+				return fmt.Errorf("commit %s: bad parent line", h)
 			}
 			n.parents = append(n.parents, p)
 		case "committer":
-			if i := bytes.LastIndexByte(val, '>'); i >= 0 {
-				f := bytes.Fields(val[i+1:])
-				if len(f) > 0 {
-					n.when, _ = strconv.ParseInt(string(f[0]), 10, 64)
-				}
-			}
+			n.when, _ = identTime(val)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if n.tree.IsZero() {
 		return nil, fmt.Errorf("commit %s has no tree", h)

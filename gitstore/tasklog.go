@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -75,23 +74,13 @@ func (r *Repo) readOperation(h plumbing.Hash) (engine.Operation, plumbing.Hash, 
 	}
 	var parent plumbing.Hash
 	parents := 0
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if len(line) == 0 {
-			break // the message follows
-		}
-		key, val, _ := bytes.Cut(line, []byte{' '})
+	data, err = eachHeader(data, func(key, val []byte) error {
 		switch string(key) {
 		case "parent":
 			if parents == 0 {
 				p, ok := parseHex(string(val))
 				if !ok {
-					return op, plumbing.ZeroHash, fmt.Errorf("commit %s: bad parent line", h)
+					return fmt.Errorf("commit %s: bad parent line", h)
 				}
 				parent = p
 			}
@@ -101,14 +90,14 @@ func (r *Repo) readOperation(h plumbing.Hash) (engine.Operation, plumbing.Hash, 
 				op.Author = strings.TrimSpace(string(val[:i]))
 			}
 		case "committer":
-			if i := bytes.LastIndexByte(val, '>'); i >= 0 {
-				if f := bytes.Fields(val[i+1:]); len(f) > 0 {
-					if s, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
-						op.Time = time.Unix(s, 0).UTC()
-					}
-				}
+			if s, ok := identTime(val); ok {
+				op.Time = time.Unix(s, 0).UTC()
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return op, plumbing.ZeroHash, err
 	}
 	subject, _, _ := bytes.Cut(data, []byte{'\n'})
 	op.Subject = strings.TrimSpace(string(subject))
