@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/adler32"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -240,6 +241,16 @@ func (o *Objects) packEntry(t plumbing.ObjectType, data []byte) ([]byte, error) 
 		n >>= 7
 	}
 	buf.WriteByte(c)
+	if t == plumbing.TreeObject {
+		// Trees are stored, not compressed: a rollback reads every tree
+		// of its checkpoint that differs from the working tree's, and
+		// inflating them was most of its diff (docs/benchmarks.md,
+		// "2026-11-25: rollback scan"); deflating them most of a
+		// checkpoint's tree writing. Made of hashes, they shrink by only
+		// a third anyway.
+		writeStoredZlib(&buf, data)
+		return buf.Bytes(), nil
+	}
 	zw, _ := o.zw.Get().(*zlib.Writer)
 	if zw == nil {
 		zw, _ = zlib.NewWriterLevel(&buf, o.level)
@@ -419,4 +430,25 @@ func (p *packOut) writeIdx(o *Objects, path string, packSum plumbing.Hash) error
 		return fmt.Errorf("cannot write a pack index: %w", err)
 	}
 	return nil
+}
+
+// writeStoredZlib writes data as a zlib stream of stored (uncompressed)
+// deflate blocks (RFC 1950 and 1951, block type 00): what zlib writes at
+// level 0, without a compressor's allocation per object.
+func writeStoredZlib(buf *bytes.Buffer, data []byte) {
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], adler32.Checksum(data))
+	buf.Grow(len(data) + 6 + 5*(len(data)/0xffff+1))
+	buf.Write([]byte{0x78, 0x01}) // deflate, 32K window, no dictionary, fastest
+	for first := true; first || len(data) > 0; first = false {
+		n := min(len(data), 0xffff)
+		final := byte(0)
+		if n == len(data) {
+			final = 1
+		}
+		buf.Write([]byte{final, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)})
+		buf.Write(data[:n])
+		data = data[n:]
+	}
+	buf.Write(sum[:])
 }

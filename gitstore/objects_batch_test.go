@@ -1,7 +1,10 @@
 package gitstore
 
 import (
+	"bytes"
+	"compress/zlib"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -125,5 +128,30 @@ func TestBatchSkipsWhatTheRepositoryHas(t *testing.T) {
 	}
 	if got := runGit(t, r.WorkTree, "verify-pack", "-v", idx[0]); strings.Contains(got, h.String()) {
 		t.Errorf("the pack holds %s, which was loose already", h)
+	}
+}
+
+// Trees go into a batch's pack stored, not deflated (a rollback inflates
+// every tree of its checkpoint it diffs): the stream must still be one
+// zlib and git accept, whatever the size, including several blocks.
+func TestStoredZlibRoundTrips(t *testing.T) {
+	for _, n := range []int{0, 1, 3540, 0xffff, 0xffff + 1, 3*0xffff + 17} {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i*7 + i>>8)
+		}
+		var buf bytes.Buffer
+		writeStoredZlib(&buf, data)
+		zr, err := zlib.NewReader(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%d bytes: read back %d bytes, %v", n, len(got), err)
+		}
+		if err := zr.Close(); err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
 	}
 }
