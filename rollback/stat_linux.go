@@ -1,8 +1,10 @@
 package rollback
 
 import (
+	"bytes"
+	"encoding/binary"
 	"io/fs"
-	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,36 +29,42 @@ func fromStatT(st *syscall.Stat_t) statData {
 
 // scanDirOS reads a directory and lstats the wanted entries relative to
 // the open directory (fstatat), which spares the kernel a walk down the
-// whole path for each file.
+// whole path for each file. The directory is read with getdents64 into a
+// large buffer and the entries parsed here, not through os.File: that
+// costs open, one getdents64 per 8 KiB and close, where os.File added
+// two fcntl pairs, an epoll registration and a DirEntry per name
+// (docs/benchmarks.md, "2026-11-25: rollback scan"). The names of a
+// directory share one allocation.
 func scanDirOS(dir string, decide func([]dirent) []bool) ([]dirent, []fstat, error) {
-	f, err := os.Open(dir)
+	fd, err := openDir(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer f.Close()
-	ds, err := f.ReadDir(-1)
+	defer unix.Close(fd)
+	out, err := readDirents(fd)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
 	}
-	fd := int(f.Fd())
-	out := make([]dirent, len(ds))
-	for i, d := range ds {
-		out[i] = dirent{name: d.Name(), kind: kindOf(d.Type())}
+	var st unix.Stat_t
+	for i := range out {
+		if out[i].kind != kindNone {
+			continue
+		}
+		// DT_UNKNOWN (filesystems that do not fill d_type): lstat it,
+		// as os.ReadDir does.
+		if err := fstatat(fd, out[i].name, &st); err == nil {
+			out[i].kind = kindOf(fileModeOf(st.Mode))
+		} else if err != unix.ENOENT {
+			return nil, nil, &fs.PathError{Op: "lstat", Path: dir + "/" + out[i].name, Err: err}
+		}
 	}
 	want := decide(out)
-	sts := make([]fstat, len(ds))
-	var st unix.Stat_t
+	sts := make([]fstat, len(out))
 	for i := range out {
 		if !want[i] {
 			continue
 		}
-		for {
-			err = unix.Fstatat(fd, out[i].name, &st, unix.AT_SYMLINK_NOFOLLOW)
-			if err != unix.EINTR {
-				break
-			}
-		}
-		if err != nil {
+		if err := fstatat(fd, out[i].name, &st); err != nil {
 			if err == unix.ENOENT {
 				continue // deleted meanwhile: kindNone
 			}
@@ -66,6 +74,102 @@ func scanDirOS(dir string, decide func([]dirent) []bool) ([]dirent, []fstat, err
 		out[i].kind = sts[i].kind
 	}
 	return out, sts, nil
+}
+
+// openDir opens a directory for reading its entries, as os.Open does
+// (following a symbolic link, which the scan never hands it but for the
+// top of the working tree).
+func openDir(dir string) (int, error) {
+	for {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+func fstatat(fd int, name string, st *unix.Stat_t) error {
+	for {
+		err := unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// direntBufs are getdents64 buffers: 32 KiB holds a directory of several
+// hundred entries in one call.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// readDirents lists the directory open at fd, without "." and "..". An
+// entry whose type the filesystem did not say (DT_UNKNOWN) has kindNone.
+func readDirents(fd int) ([]dirent, error) {
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
+	var (
+		names []byte // every name, one after another
+		ends  []int  // where each ends in names
+		kinds []fileKind
+	)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			break
+		}
+		// struct linux_dirent64: d_ino u64, d_off s64, d_reclen u16,
+		// d_type u8, d_name NUL-terminated.
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen < 19 || off+reclen > n {
+				return nil, unix.EIO // a record the kernel would never write
+			}
+			rec := buf[off : off+reclen]
+			off += reclen
+			if binary.NativeEndian.Uint64(rec) == 0 {
+				continue // a deleted entry
+			}
+			name := rec[19:]
+			if k := bytes.IndexByte(name, 0); k >= 0 {
+				name = name[:k]
+			}
+			if len(name) == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			names = append(names, name...)
+			ends = append(ends, len(names))
+			kinds = append(kinds, direntKind(rec[18]))
+		}
+	}
+	all := string(names)
+	out := make([]dirent, len(ends))
+	start := 0
+	for i, e := range ends {
+		out[i] = dirent{name: all[start:e], kind: kinds[i]}
+		start = e
+	}
+	return out, nil
+}
+
+// direntKind is the kind d_type gives; kindNone for DT_UNKNOWN.
+func direntKind(t byte) fileKind {
+	switch t {
+	case unix.DT_REG:
+		return kindFile
+	case unix.DT_DIR:
+		return kindDir
+	case unix.DT_LNK:
+		return kindSymlink
+	case unix.DT_UNKNOWN:
+		return kindNone
+	}
+	return kindOther
 }
 
 func fromUnixStat(st *unix.Stat_t) statData {
