@@ -244,11 +244,28 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		}
 		return untracked[-1-int(wt[k])].path
 	}
-	if snap.indexTree, err = buildTreeOf(len(inIndex), indexPath, indexLeaf, mem); err != nil {
-		return nil, fmt.Errorf("cannot record the index: %w", err)
+	// The two trees are built at the same time (each into its own map):
+	// on 100,000 files each takes some 15 ms of hashing and encoding.
+	var (
+		idxMem, wtMem = mem, map[plumbing.Hash][]byte{}
+		idxErr, wtErr error
+		built         sync.WaitGroup
+	)
+	built.Add(1)
+	go func() {
+		defer built.Done()
+		snap.worktree, wtErr = buildTreeOf(len(wt), wtPath, wtLeaf, wtMem)
+	}()
+	snap.indexTree, idxErr = buildTreeOf(len(inIndex), indexPath, indexLeaf, idxMem)
+	built.Wait()
+	if idxErr != nil {
+		return nil, fmt.Errorf("cannot record the index: %w", idxErr)
 	}
-	if snap.worktree, err = buildTreeOf(len(wt), wtPath, wtLeaf, mem); err != nil {
-		return nil, fmt.Errorf("cannot record the working tree: %w", err)
+	if wtErr != nil {
+		return nil, fmt.Errorf("cannot record the working tree: %w", wtErr)
+	}
+	for h, b := range wtMem {
+		mem[h] = b
 	}
 	sn.obj.mu.Lock()
 	for h, b := range mem {
