@@ -88,9 +88,21 @@ func decodeIndex(data []byte) (*gitIndex, error) {
 		return nil, bad("file too short")
 	}
 	body, sum := data[:len(data)-sha1.Size], data[len(data)-sha1.Size:]
-	if h := sha1.Sum(body); !bytes.Equal(h[:], sum) {
+	// The checksum (some 6 ms on 100,000 entries) is computed while the
+	// entries are decoded; nothing decoded is used before it matches.
+	summed := make(chan bool, 1)
+	go func() {
+		h := sha1.Sum(body)
+		summed <- bytes.Equal(h[:], sum)
+	}()
+	idx, err := decodeIndexBody(body, bad)
+	if !<-summed {
 		return nil, bad("checksum mismatch")
 	}
+	return idx, err
+}
+
+func decodeIndexBody(body []byte, bad func(format string, a ...any) error) (*gitIndex, error) {
 	if string(body[:4]) != "DIRC" {
 		return nil, bad("bad signature")
 	}

@@ -166,7 +166,7 @@ func (s *scanner) children(j scanJob) map[string]child {
 	if j.dir != "" {
 		prefix = len(j.dir) + 1
 	}
-	out := make(map[string]child)
+	out := make(map[string]child, min(j.hi-j.lo, 256))
 	es := s.idx.Entries
 	for i := j.lo; i < j.hi; {
 		rest := es[i].Name[prefix:]
@@ -243,11 +243,10 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 			}
 		}
 		for i, d := range ents {
-			p := join(j.dir, d.name)
 			c, isKid := kids[d.name]
 			switch {
 			case d.name == ".git":
-			case reservedPath(p):
+			case strings.HasPrefix(d.name, "state.json") && reservedPath(join(j.dir, d.name)):
 			case isKid && c.file >= 0 && d.kind != kindDir:
 				if s.res.state[c.file] == entryUnseen {
 					decisions[i] = trackedFile
@@ -280,7 +279,6 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 	looked := 0
 	defer func() { s.cfg.progress.Add(looked) }()
 	for i, d := range ds {
-		p := join(j.dir, d.name)
 		c, isKid := kids[d.name]
 		if !isKid {
 			c = child{file: -1}
@@ -318,6 +316,7 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 			if st.kind != kindFile && st.kind != kindSymlink {
 				continue
 			}
+			p := join(j.dir, d.name)
 			if err := checkPath(p); err != nil {
 				s.skip(skippedFile{Path: p, Reason: "git cannot store this name"})
 				continue
@@ -333,7 +332,7 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 			if d.kind != kindDir {
 				continue
 			}
-			sub := scanJob{dir: p, rules: rules, ignored: j.ignored}
+			sub := scanJob{dir: join(j.dir, d.name), rules: rules, ignored: j.ignored}
 			sub.parts = append(append(make([]string, 0, len(j.parts)+1), j.parts...), d.name)
 			if c.hi > c.lo {
 				sub.lo, sub.hi = c.lo, c.hi
