@@ -26,22 +26,37 @@ var ErrBadTree = errors.New("malformed tree")
 // that read trees from untrusted sources add their own checks. Names alias
 // data, which must not change afterwards.
 func ParseTree(data []byte) ([]TreeEntry, error) {
-	out := make([]TreeEntry, 0, len(data)/40+1)
+	out := make([]TreeEntry, 0, MaxTreeEntries(data))
+	err := EachTreeEntry(data, func(e TreeEntry) { out = append(out, e) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MaxTreeEntries is how many entries tree data can hold at most (the
+// shortest is 28 bytes: "40000 x", NUL, 20 bytes of hash): a capacity
+// that never grows, where len/40 grew every tree of short names.
+func MaxTreeEntries(data []byte) int { return len(data)/28 + 1 }
+
+// EachTreeEntry calls fn for each entry of a tree object, in order, with
+// the checks of ParseTree, and allocates nothing itself. Names alias data.
+func EachTreeEntry(data []byte, fn func(TreeEntry)) error {
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		if sp <= 0 || sp > 7 {
-			return nil, fmt.Errorf("%w: bad entry header", ErrBadTree)
+			return fmt.Errorf("%w: bad entry header", ErrBadTree)
 		}
 		var m uint32
 		for _, c := range data[:sp] {
 			if c < '0' || c > '7' {
-				return nil, fmt.Errorf("%w: bad mode %q", ErrBadTree, data[:sp])
+				return fmt.Errorf("%w: bad mode %q", ErrBadTree, data[:sp])
 			}
 			m = m<<3 | uint32(c-'0')
 		}
 		nul := bytes.IndexByte(data[sp+1:], 0)
 		if nul < 0 || sp+1+nul+1+20 > len(data) {
-			return nil, fmt.Errorf("%w: truncated entry", ErrBadTree)
+			return fmt.Errorf("%w: truncated entry", ErrBadTree)
 		}
 		e := TreeEntry{Mode: filemode.FileMode(m)}
 		if nul > 0 {
@@ -49,9 +64,9 @@ func ParseTree(data []byte) ([]TreeEntry, error) {
 		}
 		copy(e.Hash[:], data[sp+1+nul+1:])
 		data = data[sp+1+nul+1+20:]
-		out = append(out, e)
+		fn(e)
 	}
-	return out, nil
+	return nil
 }
 
 // ModeString is a mode as a tree entry spells it, and whether git stores

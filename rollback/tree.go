@@ -180,18 +180,19 @@ var errBadTree = gitstore.ErrBadTree
 // .gitmodules as a symbolic link. Names alias data, which must not change
 // afterwards (trees are kept, unmodified, in objects.mem).
 func parseTree(data []byte, strict bool) ([]treeEntry, error) {
-	ents, err := gitstore.ParseTree(data)
-	if err != nil {
+	// One pass and one slice (no gitstore.TreeEntry slice to copy from):
+	// a rollback parses thousands of trees.
+	out := make([]treeEntry, 0, gitstore.MaxTreeEntries(data))
+	if err := gitstore.EachTreeEntry(data, func(g gitstore.TreeEntry) {
+		out = append(out, treeEntry{name: g.Name, mode: g.Mode, hash: g.Hash})
+	}); err != nil {
 		return nil, err
 	}
-	out := make([]treeEntry, len(ents))
-	for i, g := range ents {
-		e := treeEntry{name: g.Name, mode: g.Mode, hash: g.Hash}
-		out[i] = e
-		if !strict {
-			continue
-		}
-		if _, ok := modeNames[e.mode]; !ok {
+	if !strict {
+		return out, nil
+	}
+	for i, e := range out {
+		if _, ok := gitstore.ModeString(e.mode); !ok {
 			return nil, fmt.Errorf("%w: %q has mode %o", ErrUnsafePath, e.name, uint32(e.mode))
 		}
 		if err := checkName(e.name); err != nil {
@@ -435,15 +436,17 @@ func (d *differ) level(a, b plumbing.Hash, dir string, out *[]change) error {
 			j++
 		default:
 			x, y := ea[i], eb[j]
-			p := join(dir, x.name)
 			i++
 			j++
 			switch {
 			case x.mode == filemode.Dir:
-				if err := d.sub(x.hash, y.hash, p, out); err != nil {
-					return err
+				if x.hash != y.hash {
+					if err := d.sub(x.hash, y.hash, join(dir, x.name), out); err != nil {
+						return err
+					}
 				}
 			case x.mode != y.mode || x.hash != y.hash:
+				p := join(dir, x.name)
 				*out = append(*out, change{path: p, from: leaf{p, x.mode, x.hash}, to: leaf{p, y.mode, y.hash}})
 			}
 		}
