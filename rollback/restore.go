@@ -667,25 +667,35 @@ func (w *workspace) writeLeaf(l leaf) (fstat, error) {
 	if err != nil {
 		return fstat{}, fmt.Errorf("cannot restore %s: %w", quotePath(l.path), err)
 	}
-	if st, err := w.fs.lstat(l.path); err == nil {
-		if st.kind == kindDir {
-			if err := w.removeEmptyTree(l.path); err != nil {
-				return fstat{}, fmt.Errorf("cannot restore %s: a directory that is not empty is in the way", quotePath(l.path))
+	// Created exclusively: the old file was removed before (applyWorktree),
+	// so the first try succeeds unless something is in the way, which is
+	// then replaced. (An lstat first cost a path walk per file.)
+	st, err := w.createLeaf(l, data)
+	if errors.Is(err, fs.ErrExist) {
+		if st, err := w.fs.lstat(l.path); err == nil {
+			if st.kind == kindDir {
+				if err := w.removeEmptyTree(l.path); err != nil {
+					return fstat{}, fmt.Errorf("cannot restore %s: a directory that is not empty is in the way", quotePath(l.path))
+				}
+			} else if err := w.fs.remove(l.path); err != nil {
+				return fstat{}, fmt.Errorf("cannot restore %s: %w", quotePath(l.path), err)
 			}
-		} else if err := w.fs.remove(l.path); err != nil {
-			return fstat{}, fmt.Errorf("cannot restore %s: %w", quotePath(l.path), err)
 		}
-	}
-	var st fstat
-	if l.mode == filemode.Symlink && w.cfg.symlinks {
-		st, err = w.fs.symlink(string(data), l.path)
-	} else {
-		st, err = w.fs.writeFile(l.path, data, l.mode == filemode.Executable)
+		st, err = w.createLeaf(l, data)
 	}
 	if err != nil {
 		return fstat{}, fmt.Errorf("cannot restore %s: %w", quotePath(l.path), err)
 	}
 	return st, nil
+}
+
+// createLeaf creates l's file or link, failing (fs.ErrExist) if anything
+// is there.
+func (w *workspace) createLeaf(l leaf, data []byte) (fstat, error) {
+	if l.mode == filemode.Symlink && w.cfg.symlinks {
+		return w.fs.symlink(string(data), l.path)
+	}
+	return w.fs.writeFile(l.path, data, l.mode == filemode.Executable)
 }
 
 // emptyBlob is the blob of an empty file: what the index records for an
