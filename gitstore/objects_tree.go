@@ -264,11 +264,11 @@ func (o *Objects) writeTrees(root plumbing.Hash, lookup func(plumbing.Hash) ([]b
 	return nil
 }
 
-// readTree reads the tree h as go-git's entry type, through the object
+// treeEntries reads the tree h as go-git's entry type, through the object
 // layer's own parser: go-git's object.GetTree decodes through a buffered
 // reader and allocates per entry, which for the 1,000-entry stash list was
 // most of a stash push's own CPU (docs/benchmarks.md, 2026-11-25).
-func (r *Repo) readTree(h plumbing.Hash) ([]object.TreeEntry, error) {
+func (r *Repo) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
 	data, err := r.objects.Read(plumbing.TreeObject, h)
 	if err != nil {
 		return nil, err

@@ -89,7 +89,7 @@ func (s Stashes) loadAt(h plumbing.Hash) (*stashTip, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", StashRef, h, oneLine(err.Error()))
 	}
-	root, err := s.r.readTree(c.TreeHash)
+	root, err := s.r.treeEntries(c.TreeHash)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read tree %s: %s", StashRef, c.TreeHash, oneLine(err.Error()))
 	}
@@ -101,7 +101,7 @@ func (s Stashes) loadAt(h plumbing.Hash) (*stashTip, error) {
 			if e.Mode != filemode.Dir {
 				return nil, fmt.Errorf("%s: %s is not a directory", StashRef, stashEntriesDir)
 			}
-			sub, err := s.r.readTree(e.Hash)
+			sub, err := s.r.treeEntries(e.Hash)
 			if err != nil {
 				return nil, fmt.Errorf("%s: cannot read %s/: %s", StashRef, stashEntriesDir, oneLine(err.Error()))
 			}
@@ -111,7 +111,7 @@ func (s Stashes) loadAt(h plumbing.Hash) (*stashTip, error) {
 			if e.Mode != filemode.Dir {
 				return nil, fmt.Errorf("%s: %s is not a directory", StashRef, stashFilesDir)
 			}
-			sub, err := s.r.readTree(e.Hash)
+			sub, err := s.r.treeEntries(e.Hash)
 			if err != nil {
 				return nil, fmt.Errorf("%s: cannot read %s/: %s", StashRef, stashFilesDir, oneLine(err.Error()))
 			}
