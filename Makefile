@@ -48,8 +48,9 @@ bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with gi
 	$(GO) test -run '^$$' -bench '^BenchmarkWeb' -benchtime=30x ./cmd/git-hegel/
 	$(GO) run ./testdata/bench
 
-fuzz: ## Fuzz the workflow YAML loader for 60s
+fuzz: ## Fuzz the workflow YAML loader and the log's state reader, 60s each
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/
+	$(GO) test -run '^$$' -fuzz FuzzChainStateOf -fuzztime 60s ./gitstore/
 
 man: ## Check that the man page renders without warnings
 	@if command -v groff >/dev/null; then \

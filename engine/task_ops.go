@@ -12,9 +12,17 @@ type ChainCommit struct {
 	At      time.Time
 	Who     string
 	Message string
-	// State is the task's state in that commit (nil when it cannot be
-	// read).
-	State *State
+	// State is what the log shows of the task's state in that commit
+	// (nil when it cannot be read).
+	State *ChainState
+}
+
+// ChainState is the part of a task's state a log line shows: reading only
+// these two fields keeps `log <task>` from decoding every commit's whole
+// state, whose history grows with each operation.
+type ChainState struct {
+	CurrentNode string `json:"current_node"`
+	Status      string `json:"status"`
 }
 
 // TaskOp is one operation on a task: a commit of its chain, read.
@@ -29,7 +37,7 @@ type TaskOp struct {
 // TaskOps reads a task's chain, given oldest first, into operations.
 func TaskOps(chain []ChainCommit) []TaskOp {
 	out := make([]TaskOp, 0, len(chain))
-	var prev *State
+	var prev *ChainState
 	for _, c := range chain {
 		op := TaskOp{ChainCommit: c}
 		subject, _, _ := strings.Cut(c.Message, "\n")

@@ -43,7 +43,7 @@ func (r *Repo) readDocAt(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, err
 	if err != nil {
 		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", ref, h, oneLine(err.Error()))
 	}
-	tree, err := object.GetTree(r.storage, c.TreeHash)
+	tree, err := r.treeEntries(c.TreeHash)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read tree %s: %s", ref, c.TreeHash, oneLine(err.Error()))
 	}
@@ -63,12 +63,12 @@ func (r *Repo) readDocAt(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, err
 	return d, nil
 }
 
-func (r *Repo) readTreeFiles(t *object.Tree, prefix string, out map[string][]byte) error {
-	for _, e := range t.Entries {
+func (r *Repo) readTreeFiles(t []object.TreeEntry, prefix string, out map[string][]byte) error {
+	for _, e := range t {
 		p := prefix + e.Name
 		switch e.Mode {
 		case filemode.Dir:
-			sub, err := object.GetTree(r.storage, e.Hash)
+			sub, err := r.treeEntries(e.Hash)
 			if err != nil {
 				return fmt.Errorf("cannot read tree %s: %s", p, oneLine(err.Error()))
 			}

@@ -89,33 +89,33 @@ func (s Stashes) loadAt(h plumbing.Hash) (*stashTip, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s points at %s, which is not a readable commit: %s", StashRef, h, oneLine(err.Error()))
 	}
-	root, err := object.GetTree(s.r.storage, c.TreeHash)
+	root, err := s.r.treeEntries(c.TreeHash)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read tree %s: %s", StashRef, c.TreeHash, oneLine(err.Error()))
 	}
 	t := &stashTip{commit: h, tree: c.TreeHash}
 	version := false
-	for _, e := range root.Entries {
+	for _, e := range root {
 		switch e.Name {
 		case stashEntriesDir:
 			if e.Mode != filemode.Dir {
 				return nil, fmt.Errorf("%s: %s is not a directory", StashRef, stashEntriesDir)
 			}
-			sub, err := object.GetTree(s.r.storage, e.Hash)
+			sub, err := s.r.treeEntries(e.Hash)
 			if err != nil {
 				return nil, fmt.Errorf("%s: cannot read %s/: %s", StashRef, stashEntriesDir, oneLine(err.Error()))
 			}
-			t.entries = append([]object.TreeEntry(nil), sub.Entries...)
+			t.entries = sub
 			continue
 		case stashFilesDir:
 			if e.Mode != filemode.Dir {
 				return nil, fmt.Errorf("%s: %s is not a directory", StashRef, stashFilesDir)
 			}
-			sub, err := object.GetTree(s.r.storage, e.Hash)
+			sub, err := s.r.treeEntries(e.Hash)
 			if err != nil {
 				return nil, fmt.Errorf("%s: cannot read %s/: %s", StashRef, stashFilesDir, oneLine(err.Error()))
 			}
-			t.files = append([]object.TreeEntry(nil), sub.Entries...)
+			t.files = sub
 			continue
 		case versionFile:
 			b, err := s.r.readBlob(e.Hash)
@@ -261,11 +261,7 @@ func (s Stashes) commitFiles(t *stashTip, entries, files []object.TreeEntry, sub
 }
 
 func (r *Repo) storeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
-	data, err := encodeObject(&object.Tree{Entries: entries})
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return r.objects.Write(plumbing.TreeObject, data)
+	return r.objects.Write(plumbing.TreeObject, encodeTreeAsIs(entries))
 }
 
 // update applies fn to the current stash list and commits the result,

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -29,17 +28,13 @@ func (r *Repo) TaskChain(name string) (plumbing.ReferenceName, []engine.ChainCom
 	}
 	var out []engine.ChainCommit
 	for h := tip; !h.IsZero() && len(out) < maxChain; {
-		c, err := object.GetCommit(r.storage, h)
+		ci, err := r.readChainCommit(h)
 		if err != nil {
 			return ref, nil, engine.Damaged(string(ref), name, string(ref)+": commit "+h.String()+" cannot be read: "+oneLine(err.Error()))
 		}
-		cc := engine.ChainCommit{Commit: h.String(), At: c.Committer.When, Who: c.Author.Name, Message: c.Message}
-		cc.State = r.stateIn(c.TreeHash)
-		out = append(out, cc)
-		h = plumbing.ZeroHash
-		if len(c.ParentHashes) > 0 {
-			h = c.ParentHashes[0]
-		}
+		out = append(out, engine.ChainCommit{Commit: h.String(), At: ci.when, Who: ci.author, Message: ci.message,
+			State: r.chainStateIn(ci.tree)})
+		h = ci.parent
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
@@ -47,25 +42,44 @@ func (r *Repo) TaskChain(name string) (plumbing.ReferenceName, []engine.ChainCom
 	return ref, out, nil
 }
 
-// stateIn reads state.json of a task tree (nil when it cannot).
-func (r *Repo) stateIn(tree plumbing.Hash) *engine.State {
+// chainStateIn reads the node and status in state.json of a task tree
+// (nil when it cannot).
+func (r *Repo) chainStateIn(tree plumbing.Hash) *engine.ChainState {
+	b := r.stateBlobIn(tree)
+	if b == nil {
+		return nil
+	}
+	st, _ := chainStateOf(b)
+	return st
+}
+
+// stateBlobIn reads state.json of a task tree (nil when it cannot).
+func (r *Repo) stateBlobIn(tree plumbing.Hash) []byte {
 	ents, err := readTree(r.storage, tree)
 	if err != nil {
 		return nil
 	}
 	for _, e := range ents {
-		if e.name != stateFile {
-			continue
+		if e.name == stateFile {
+			b, err := r.readBlob(e.hash)
+			if err != nil {
+				return nil
+			}
+			return b
 		}
-		b, err := r.readBlob(e.hash)
-		if err != nil {
-			return nil
-		}
-		var st engine.State
-		if json.Unmarshal(b, &st) != nil {
-			return nil
-		}
-		return &st
 	}
 	return nil
+}
+
+// stateIn reads state.json of a task tree in full (nil when it cannot).
+func (r *Repo) stateIn(tree plumbing.Hash) *engine.State {
+	b := r.stateBlobIn(tree)
+	if b == nil {
+		return nil
+	}
+	var st engine.State
+	if json.Unmarshal(b, &st) != nil {
+		return nil
+	}
+	return &st
 }

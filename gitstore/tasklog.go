@@ -51,7 +51,28 @@ func (r *Repo) TaskLog(name string, archived bool, limit int) (ops []engine.Oper
 // readOperation reads one commit: its subject, author, committer time and
 // first parent.
 func (r *Repo) readOperation(h plumbing.Hash) (engine.Operation, plumbing.Hash, error) {
-	op := engine.Operation{Commit: h.String()}
+	ci, err := r.readChainCommit(h)
+	if err != nil {
+		return engine.Operation{Commit: h.String()}, plumbing.ZeroHash, err
+	}
+	subject, _, _ := strings.Cut(ci.message, "\n")
+	return engine.Operation{Commit: h.String(), Author: ci.author, Time: ci.when,
+		Subject: strings.TrimSpace(subject), Merge: ci.parents > 1}, ci.parent, nil
+}
+
+// chainCommit is what the task log and `log <task>` read of a commit.
+type chainCommit struct {
+	tree, parent plumbing.Hash // parent: the first, zero for none
+	parents      int
+	author       string    // the author's name
+	when         time.Time // committer time, UTC
+	message      string
+}
+
+// readChainCommit reads a commit of a task's chain from its raw header,
+// without go-git's full decode.
+func (r *Repo) readChainCommit(h plumbing.Hash) (chainCommit, error) {
+	var ci chainCommit
 	// A loose object's size is read by inflating it: asking first and
 	// reading after inflated every commit twice, and a task page lists up
 	// to a thousand (the 500-operation page took twice as long). A loose
@@ -62,47 +83,49 @@ func (r *Repo) readOperation(h plumbing.Hash) (engine.Operation, plumbing.Hash, 
 	loose := r.objects.IsLoose(h)
 	if !loose {
 		if err := checkSize(r.storage, h, "commit "+h.String(), limit, "syncMaxCommitSize"); err != nil {
-			return op, plumbing.ZeroHash, err
+			return ci, err
 		}
 	}
 	data, err := r.objects.Read(plumbing.CommitObject, h)
 	if err != nil {
-		return op, plumbing.ZeroHash, err
+		return ci, err
 	}
 	if loose && limit > 0 && int64(len(data)) > limit {
-		return op, plumbing.ZeroHash, &TooLargeError{What: "commit " + h.String(), Size: int64(len(data)), Limit: limit, Key: "syncMaxCommitSize"}
+		return ci, &TooLargeError{What: "commit " + h.String(), Size: int64(len(data)), Limit: limit, Key: "syncMaxCommitSize"}
 	}
-	var parent plumbing.Hash
-	parents := 0
 	data, err = eachHeader(data, func(key, val []byte) error {
 		switch string(key) {
+		case "tree":
+			t, ok := parseHex(string(val))
+			if !ok {
+				return fmt.Errorf("commit %s: bad tree line", h)
+			}
+			ci.tree = t
 		case "parent":
-			if parents == 0 {
+			if ci.parents == 0 {
 				p, ok := parseHex(string(val))
 				if !ok {
 					return fmt.Errorf("commit %s: bad parent line", h)
 				}
-				parent = p
+				ci.parent = p
 			}
-			parents++
+			ci.parents++
 		case "author":
 			if i := bytes.IndexByte(val, '<'); i >= 0 {
-				op.Author = strings.TrimSpace(string(val[:i]))
+				ci.author = strings.TrimSpace(string(val[:i]))
 			}
 		case "committer":
 			if s, ok := identTime(val); ok {
-				op.Time = time.Unix(s, 0).UTC()
+				ci.when = time.Unix(s, 0).UTC()
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return op, plumbing.ZeroHash, err
+		return ci, err
 	}
-	subject, _, _ := bytes.Cut(data, []byte{'\n'})
-	op.Subject = strings.TrimSpace(string(subject))
-	op.Merge = parents > 1
-	return op, parent, nil
+	ci.message = string(data)
+	return ci, nil
 }
 
 // ReadArchivedFile implements engine.ArchiveStore.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -76,11 +77,37 @@ func flagError(cmd string, err error) error {
 	case errors.As(err, &needsValue):
 		return usagef(cmd, "option '%s' requires a value", needsValue.GetSpecifiedName())
 	case errors.As(err, &invalid):
-		return usagef(cmd, "option '%s' %v", invalid.GetFlag().Name, errors.Unwrap(invalid))
+		return usagef(cmd, "%s", invalidValue(invalid))
 	case errors.As(err, &syntax):
 		return usagef(cmd, "unknown option '%s'", strings.TrimLeft(syntax.GetSpecifiedFlag(), "-"))
 	}
 	return usagef(cmd, "%s", err.Error())
+}
+
+// invalidValue words a value a flag refused: pflag's own text for the
+// built-in types is strconv's ("strconv.ParseBool: parsing …").
+func invalidValue(e *pflag.InvalidValueError) string {
+	f := e.GetFlag()
+	name := "option '" + f.Name + "'"
+	var num *strconv.NumError
+	if errors.As(e, &num) {
+		switch f.Value.Type() {
+		case "bool":
+			return fmt.Sprintf("%s expects true or false, not '%s'", name, e.GetValue())
+		case "int", "int64", "int32", "uint", "uint64", "uint32", "count":
+			if errors.Is(num.Err, strconv.ErrRange) {
+				return fmt.Sprintf("%s: %s is out of range", name, e.GetValue())
+			}
+			return fmt.Sprintf("%s expects a whole number, not '%s'", name, e.GetValue())
+		case "float64", "float32":
+			return fmt.Sprintf("%s expects a number, not '%s'", name, e.GetValue())
+		}
+		return fmt.Sprintf("%s: invalid value '%s'", name, e.GetValue())
+	}
+	if f.Value.Type() == "duration" {
+		return fmt.Sprintf("%s expects a duration such as 90s or 5m, not '%s'", name, e.GetValue())
+	}
+	return fmt.Sprintf("%s %v", name, errors.Unwrap(e))
 }
 
 // silentError ends a command with a code after it already said everything

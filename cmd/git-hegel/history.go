@@ -264,14 +264,22 @@ func runStats(c *cmdCtx, args []string) error {
 		if i > 0 {
 			fmt.Fprintln(bw)
 		}
-		printSummary(bw, s)
+		printSummary(bw, s, by)
 	}
 	return bw.Flush()
 }
 
-// printSummary prints one summary for people.
-func printSummary(w *bufio.Writer, s engine.Summary) {
-	fmt.Fprintf(w, "Runs on %s: %d\n", s.Label, s.Total)
+// printSummary prints one summary for people: the runs on a day, in a
+// week, or of a workflow.
+func printSummary(w *bufio.Writer, s engine.Summary, by string) {
+	head := "Runs on"
+	switch by {
+	case engine.ByWeek:
+		head = "Runs in"
+	case engine.ByWorkflow:
+		head = "Runs of"
+	}
+	fmt.Fprintf(w, "%s %s: %d\n", head, s.Label, s.Total)
 	fmt.Fprintf(w, "  completed %d, failed %d, aborted %d, rolled back %d; open %d\n", s.Completed, s.Failed, s.Aborted, s.RolledBack, s.Active)
 	fmt.Fprintf(w, "Success rate: %s\n", engine.Percent(s.SuccessRate))
 	fmt.Fprintf(w, "Time: %s in all, %s on average\n", engine.HumanDuration(ms(s.TotalMS)), engine.HumanDuration(ms(s.AverageMS)))

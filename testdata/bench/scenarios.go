@@ -34,11 +34,11 @@ var scenarios = []scenario{
 	{name: "next", issue: 2, run: func(b *bench) ([]row, error) { return runNext(b, "next", "") },
 		doc: "git hegel next again (self-loop) vs git hegel version (≤1.15×) and git rev-parse HEAD, 1k and 100k files; 100k/1k"},
 	{name: "next-checkpoints-off", issue: 2, run: func(b *bench) ([]row, error) { return runNext(b, "next-checkpoints-off", "off") },
-		doc: "as next, with git config hegel.checkpoints off"},
+		doc: "as next, with git config hegel.checkpoints off; and vs version plus git writing the same objects and refs (≤1.15×)"},
 	{name: "next-diagnostics", issue: 2, run: runNextDiagnostics,
 		doc: "where next's time goes (information): next on disk and on tmpfs, git update-ref with fsync"},
 	{name: "stash", issue: 3, needs: "stash", run: runStash,
-		doc: "stash push / pop / drop -y with 1,000 stashes stored vs git hegel version (≤1.15×), 1k and 100k files"},
+		doc: "stash push / pop / drop -y with 1,000 stashes stored vs git hegel version (≤1.15×), and vs version plus git writing the same objects and refs (≤1.15×), 1k and 100k files"},
 	{name: "stash-list", issue: 3, needs: "stash", run: runStashList,
 		doc: "git hegel stash list with 10,000 stashes stored: under 100 ms"},
 	{name: "checkpoint", issue: 4, needs: "checkpoint", run: runCheckpoint,
@@ -171,6 +171,23 @@ var hegelVersion = []string{"git", "hegel", "version"}
 // times `git hegel version`, on any repository size.
 const stateBound = 1.15
 
+// floorBound is the proposed bound on a writing state command: at most
+// this many times `git hegel version` plus what git itself pays to write
+// the same objects and refs (floor.go; docs/benchmarks.md, 2026-11-25).
+const floorBound = 1.15
+
+// stashFloors are the writes of each stash command in the stash
+// scenario's loop, counted with strace: loose objects, and files replaced
+// under a lock (refs and .hegel/state.json).
+var stashFloors = []struct {
+	of             string
+	objects, files int
+}{
+	{"stash push", 7, 3},
+	{"stash pop", 4, 3},
+	{"stash drop -y", 1, 1},
+}
+
 // rollbackBound is the rollback row's target (issue 14): at most git reset
 // --hard's time between the same states.
 const rollbackBound = 1.0
@@ -215,34 +232,58 @@ func runStartup(b *bench) ([]row, error) {
 // size, all in the same rounds, and returns a row per size plus the
 // across-sizes row. prepare runs on each repository first.
 func (b *bench) runSized(name string, args []string, prepare func(dir string) error) ([]row, error) {
+	return b.runSizedFloor(name, args, prepare, nil)
+}
+
+// floorSpec is what a writing command writes (floor.go).
+type floorSpec struct{ objects, files int }
+
+// runSizedFloor is runSized for a command that writes: with floor set,
+// each size also gets a row against `git hegel version` plus what git
+// pays to write the same (floorBound).
+func (b *bench) runSizedFloor(name string, args []string, prepare func(dir string) error, floor *floorSpec) ([]row, error) {
 	repos, err := b.sizedRepos()
 	if err != nil {
 		return nil, err
+	}
+	per := 3
+	if floor != nil {
+		per = 6
 	}
 	var round []step
 	for _, r := range repos {
 		if err := prepare(r.dir); err != nil {
 			return nil, err
 		}
+		l := " @" + r.label
 		round = append(round,
-			timed("git hegel "+strings.Join(args, " ")+" @"+r.label, r.dir, hegelCmd(args...)...),
-			timed("git hegel version @"+r.label, r.dir, hegelVersion...),
-			timed("git rev-parse HEAD @"+r.label, r.dir, revParse...))
+			timed("git hegel "+strings.Join(args, " ")+l, r.dir, hegelCmd(args...)...),
+			timed("git hegel version"+l, r.dir, hegelVersion...),
+			timed("git rev-parse HEAD"+l, r.dir, revParse...))
+		if floor != nil {
+			round = append(round, b.gitFloor(r.dir, l, name, floor.objects, floor.files)...)
+			round = append(round, timed("git version"+l, r.dir, "git", "version"))
+		}
 	}
-	ss, err := b.measure(round, b.runs, measureOpts{rotate: true})
+	ss, err := b.measure(round, b.runs, measureOpts{rotate: true, block: len(round) / len(repos)})
 	if err != nil {
 		return nil, err
 	}
 	var rows []row
 	for i, r := range repos {
-		cmd, ver, rp := ss[3*i], ss[3*i+1], ss[3*i+2]
-		b.keep(name, r.label, cmd, ver, rp)
+		at := ss[per*i : per*(i+1)]
+		cmd, ver, rp := at[0], at[1], at[2]
+		b.keep(name, r.label, at...)
 		rows = append(rows,
 			timeRow(name+" vs git hegel version", r.label, cmd, ver, stateBound),
 			timeRow(name+" vs rev-parse", r.label, cmd, rp, 0))
+		if floor != nil {
+			fl := floorStats(name+" floor", ver, at[3], at[4], at[5])
+			rows = append(rows, timeRow(name+" vs version + git's writes"+writes(floor.objects, floor.files), r.label, cmd, fl, floorBound))
+		}
 	}
 	if len(repos) == 2 {
-		rows = append(rows, sizeRow(name+" 100k vs 1k", "100k/1k", ss[3], ss[0], 1.10))
+		rows = append(rows, sizeRow(name+" 100k vs 1k", "100k/1k", ss[per], ss[0], 1.10))
 	}
 	return rows, nil
 }
@@ -273,7 +314,12 @@ func runNext(b *bench, name, checkpoints string) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.runSized(name, []string{"next", "again"}, func(dir string) error {
+	var floor *floorSpec
+	if checkpoints == "off" {
+		// The task's blob, tree and commit; its ref and the session file.
+		floor = &floorSpec{objects: 3, files: 2}
+	}
+	rows, err := b.runSizedFloor(name, []string{"next", "again"}, func(dir string) error {
 		if err := b.startLoop(dir); err != nil {
 			return err
 		}
@@ -282,7 +328,7 @@ func runNext(b *bench, name, checkpoints string) ([]row, error) {
 			return err
 		}
 		return nil
-	})
+	}, floor)
 	for _, r := range repos {
 		if err := b.resetHegel(r.dir); err != nil {
 			return nil, err
@@ -467,6 +513,12 @@ func runStash(b *bench) ([]row, error) {
 			setup(d, hegelCmd(stashCLI.push...)...),
 			timed("stash drop -y"+l, d, hegelCmd(stashCLI.drop...)...),
 		)
+		// What git pays to write what each command writes here (counted
+		// with strace: loose objects; refs plus the session file).
+		for _, f := range stashFloors {
+			round = append(round, b.gitFloor(d, l, f.of, f.objects, f.files)...)
+		}
+		round = append(round, timed("git version"+l, d, "git", "version"))
 	}
 	ss, err := b.measure(round, b.runs, measureOpts{rotate: true, block: len(round) / len(repos)})
 	if err != nil {
@@ -474,18 +526,25 @@ func runStash(b *bench) ([]row, error) {
 	}
 	var rows []row
 	label := fmt.Sprintf(" (%d stored)", stashes)
+	per := 5 + 2*len(stashFloors) // stats per repository
 	for i, r := range repos {
-		push, ver, pop, drop := ss[4*i], ss[4*i+1], ss[4*i+2], ss[4*i+3]
-		b.keep("stash", r.label, push, ver, pop, drop)
+		at := ss[per*i : per*(i+1)]
+		push, ver, pop, drop, gv := at[0], at[1], at[2], at[3], at[per-1]
+		b.keep("stash", r.label, at...)
 		rows = append(rows,
 			timeRow("stash push"+label+" vs version", r.label, push, ver, stateBound),
 			timeRow("stash pop"+label+" vs version", r.label, pop, ver, stateBound),
 			timeRow("stash drop -y"+label+" vs version", r.label, drop, ver, stateBound))
+		for k, cmd := range []*stats{push, pop, drop} {
+			f := stashFloors[k]
+			floor := floorStats(f.of+" floor", ver, at[4+2*k], at[5+2*k], gv)
+			rows = append(rows, timeRow(f.of+" vs version + git's writes"+writes(f.objects, f.files), r.label, cmd, floor, floorBound))
+		}
 	}
 	if len(repos) == 2 {
 		for k, name := range []string{"stash push", "stash pop", "stash drop -y"} {
 			idx := []int{0, 2, 3}[k]
-			rows = append(rows, sizeRow(name+" 100k vs 1k", "100k/1k", ss[4+idx], ss[idx], 1.10))
+			rows = append(rows, sizeRow(name+" 100k vs 1k", "100k/1k", ss[per+idx], ss[idx], 1.10))
 		}
 	}
 	return rows, nil
