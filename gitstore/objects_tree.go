@@ -36,9 +36,10 @@ func ParseTree(data []byte) ([]TreeEntry, error) {
 	return out, nil
 }
 
-// MaxTreeEntries is how many entries tree data can hold at most (the
-// shortest is 28 bytes: "40000 x", NUL, 20 bytes of hash): a capacity
-// that never grows, where len/40 grew every tree of short names.
+// MaxTreeEntries is how many entries tree data holds at most when git
+// wrote it (its shortest entry is 28 bytes: "40000 x", NUL, 20 bytes of
+// hash): a capacity that does not grow, where len/40 grew every tree of
+// short names. Only a hint: a malformed tree of shorter entries grows it.
 func MaxTreeEntries(data []byte) int { return len(data)/28 + 1 }
 
 // EachTreeEntry calls fn for each entry of a tree object, in order, with
