@@ -55,7 +55,7 @@ func (o osFS) scanDir(p string, decide func([]dirent) []bool) ([]dirent, []fstat
 	return scanDirOS(o.full(p), decide)
 }
 
-func (o osFS) readFile(p string) ([]byte, error) { return os.ReadFile(o.full(p)) }
+func (o osFS) readFile(p string) ([]byte, error) { return readFileOS(o.full(p)) }
 
 func (o osFS) readlink(p string) (string, error) {
 	t, err := os.Readlink(o.full(p))
@@ -67,24 +67,9 @@ func (o osFS) writeFile(p string, data []byte, exec bool) (fstat, error) {
 	if exec {
 		perm = 0o777
 	}
-	// O_EXCL: never write through a link or over a file that appeared
-	// since the plan was made.
-	f, err := os.OpenFile(o.full(p), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return fstat{}, err
-	}
-	_, err = f.Write(data)
-	var fi fs.FileInfo
-	if err == nil {
-		fi, err = f.Stat()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fstat{}, err
-	}
-	return statOf(fi), nil
+	// O_EXCL (writeFileOS): never write through a link or over a file
+	// that appeared since the plan was made.
+	return writeFileOS(o.full(p), data, perm)
 }
 
 func (o osFS) symlink(target, p string) (fstat, error) {

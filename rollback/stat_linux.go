@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io/fs"
+	"os"
 	"sync"
 	"syscall"
 
@@ -80,8 +81,12 @@ func scanDirOS(dir string, decide func([]dirent) []bool) ([]dirent, []fstat, err
 // (following a symbolic link, which the scan never hands it but for the
 // top of the working tree).
 func openDir(dir string) (int, error) {
+	return openRetry(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+func openRetry(name string, flags int, perm uint32) (int, error) {
 	for {
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(name, flags, perm)
 		if err != unix.EINTR {
 			return fd, err
 		}
@@ -170,6 +175,78 @@ func direntKind(t byte) fileKind {
 		return kindNone
 	}
 	return kindOther
+}
+
+// readFileOS reads a whole file as os.ReadFile does (following a link),
+// without os.File: open, fstat, read until EOF, close, where os.File
+// added two fcntl pairs and an epoll registration per file.
+func readFileOS(name string) ([]byte, error) {
+	fd, err := openRetry(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer unix.Close(fd)
+	size := 0
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		size = int(st.Size)
+	}
+	// One byte more than the size, so that a file read whole shows its
+	// end on the next read without a buffer to grow (as os.ReadFile).
+	buf := make([]byte, 0, size+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// writeFileOS creates name exclusively (O_EXCL: never through a link or
+// over a file that is there), writes data and returns its stat, without
+// os.File (see readFileOS).
+func writeFileOS(name string, data []byte, perm os.FileMode) (fstat, error) {
+	fd, err := openRetry(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return fstat{}, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	fail := func(op string, err error) (fstat, error) {
+		unix.Close(fd)
+		return fstat{}, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	for rest := data; len(rest) > 0; {
+		n, err := unix.Write(fd, rest)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fail("write", err)
+		}
+		rest = rest[n:]
+	}
+	var st unix.Stat_t
+	for {
+		if err = unix.Fstat(fd, &st); err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return fail("stat", err)
+	}
+	if err := unix.Close(fd); err != nil {
+		return fstat{}, &fs.PathError{Op: "close", Path: name, Err: err}
+	}
+	return fstat{kind: kindOf(fileModeOf(st.Mode)), exec: st.Mode&0o100 != 0, size: st.Size, stat: fromUnixStat(&st), hasStat: true}, nil
 }
 
 func fromUnixStat(st *unix.Stat_t) statData {

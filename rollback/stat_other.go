@@ -37,4 +37,26 @@ func scanDirOS(dir string, decide func([]dirent) []bool) ([]dirent, []fstat, err
 	return out, sts, nil
 }
 
-var _ = fs.ModeDir
+// readFileOS reads a whole file.
+func readFileOS(name string) ([]byte, error) { return os.ReadFile(name) }
+
+// writeFileOS creates name exclusively (O_EXCL: never through a link or
+// over a file that is there), writes data and returns its lstat.
+func writeFileOS(name string, data []byte, perm os.FileMode) (fstat, error) {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fstat{}, err
+	}
+	_, err = f.Write(data)
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fstat{}, err
+	}
+	return statOf(fi), nil
+}
