@@ -29,9 +29,29 @@ var ErrBadTree = errors.New("malformed tree")
 // data, which must not change afterwards.
 func ParseTree(data []byte) ([]TreeEntry, error) {
 	out := make([]TreeEntry, 0, MaxTreeEntries(data))
-	err := EachTreeEntry(data, func(e TreeEntry) { out = append(out, e) })
-	if err != nil {
-		return nil, err
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp <= 0 || sp > 7 {
+			return nil, fmt.Errorf("%w: bad entry header", ErrBadTree)
+		}
+		var m uint32
+		for _, c := range data[:sp] {
+			if c < '0' || c > '7' {
+				return nil, fmt.Errorf("%w: bad mode %q", ErrBadTree, data[:sp])
+			}
+			m = m<<3 | uint32(c-'0')
+		}
+		nul := bytes.IndexByte(data[sp+1:], 0)
+		if nul < 0 || sp+1+nul+1+20 > len(data) {
+			return nil, fmt.Errorf("%w: truncated entry", ErrBadTree)
+		}
+		e := TreeEntry{Mode: filemode.FileMode(m)}
+		if nul > 0 {
+			e.Name = unsafe.String(&data[sp+1], nul)
+		}
+		copy(e.Hash[:], data[sp+1+nul+1:])
+		data = data[sp+1+nul+1+20:]
+		out = append(out, e)
 	}
 	return out, nil
 }
@@ -41,36 +61,6 @@ func ParseTree(data []byte) ([]TreeEntry, error) {
 // hash): a capacity that does not grow, where len/40 grew every tree of
 // short names. Only a hint: a malformed tree of shorter entries grows it.
 func MaxTreeEntries(data []byte) int { return len(data)/28 + 1 }
-
-// EachTreeEntry calls fn for each entry of a tree object, in order, with
-// the checks of ParseTree, and allocates nothing itself. Names alias data.
-func EachTreeEntry(data []byte, fn func(TreeEntry)) error {
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp <= 0 || sp > 7 {
-			return fmt.Errorf("%w: bad entry header", ErrBadTree)
-		}
-		var m uint32
-		for _, c := range data[:sp] {
-			if c < '0' || c > '7' {
-				return fmt.Errorf("%w: bad mode %q", ErrBadTree, data[:sp])
-			}
-			m = m<<3 | uint32(c-'0')
-		}
-		nul := bytes.IndexByte(data[sp+1:], 0)
-		if nul < 0 || sp+1+nul+1+20 > len(data) {
-			return fmt.Errorf("%w: truncated entry", ErrBadTree)
-		}
-		e := TreeEntry{Mode: filemode.FileMode(m)}
-		if nul > 0 {
-			e.Name = unsafe.String(&data[sp+1], nul)
-		}
-		copy(e.Hash[:], data[sp+1+nul+1:])
-		data = data[sp+1+nul+1+20:]
-		fn(e)
-	}
-	return nil
-}
 
 // ModeString is a mode as a tree entry spells it, and whether git stores
 // entries of that mode at all.

@@ -691,18 +691,18 @@ func (m *Manager) readCheckpoint(h plumbing.Hash) (*Checkpoint, plumbing.Hash, e
 	var meta, ver []byte
 	for _, e := range ents {
 		switch {
-		case e.name == metaFile && e.mode == filemode.Regular:
-			if meta, err = m.w.obj.read(plumbing.BlobObject, e.hash); err != nil {
+		case e.Name == metaFile && e.Mode == filemode.Regular:
+			if meta, err = m.w.obj.read(plumbing.BlobObject, e.Hash); err != nil {
 				return nil, plumbing.ZeroHash, err
 			}
-		case e.name == versionFile && e.mode == filemode.Regular:
-			if ver, err = m.w.obj.read(plumbing.BlobObject, e.hash); err != nil {
+		case e.Name == versionFile && e.Mode == filemode.Regular:
+			if ver, err = m.w.obj.read(plumbing.BlobObject, e.Hash); err != nil {
 				return nil, plumbing.ZeroHash, err
 			}
-		case e.name == indexDir && e.mode == filemode.Dir:
-			cp.IndexTree = e.hash
-		case e.name == worktreeDir && e.mode == filemode.Dir:
-			cp.WorkTree = e.hash
+		case e.Name == indexDir && e.Mode == filemode.Dir:
+			cp.IndexTree = e.Hash
+		case e.Name == worktreeDir && e.Mode == filemode.Dir:
+			cp.WorkTree = e.Hash
 		}
 	}
 	if v := strings.TrimSpace(string(ver)); v != gitstore.FormatVersion {

@@ -66,7 +66,7 @@ func (m *Manager) isCheckpointCommit(h plumbing.Hash) bool {
 		return false
 	}
 	for _, e := range ents {
-		if e.name == metaFile {
+		if e.Name == metaFile {
 			return true
 		}
 	}

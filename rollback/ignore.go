@@ -142,8 +142,8 @@ func (t *treeIgnore) tree(dir string) (plumbing.Hash, error) {
 			return plumbing.ZeroHash, err
 		}
 		for _, e := range ents {
-			if e.name == name && e.mode == filemode.Dir {
-				h = e.hash
+			if e.Name == name && e.Mode == filemode.Dir {
+				h = e.Hash
 			}
 		}
 	}
@@ -175,8 +175,8 @@ func (t *treeIgnore) rulesIn(dir string, parts []string) (*ignoreRules, error) {
 			return nil, err
 		}
 		for _, e := range ents {
-			if e.name == ".gitignore" && e.mode == filemode.Regular {
-				b, err := t.r.o.read(plumbing.BlobObject, e.hash)
+			if e.Name == ".gitignore" && e.Mode == filemode.Regular {
+				b, err := t.r.o.read(plumbing.BlobObject, e.Hash)
 				if err != nil {
 					return nil, err
 				}

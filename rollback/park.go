@@ -148,7 +148,7 @@ func (m *Manager) writeParkedRoot(cp *Checkpoint, base plumbing.Hash) (plumbing.
 	}
 	leaves := []leaf{{path: baseDir, mode: filemode.Dir, hash: base}}
 	for _, e := range ents {
-		leaves = append(leaves, leaf{path: e.name, mode: e.mode, hash: e.hash})
+		leaves = append(leaves, leaf{path: e.Name, mode: e.Mode, hash: e.Hash})
 	}
 	sortLeaves(leaves)
 	mem := map[plumbing.Hash][]byte{}
@@ -321,16 +321,16 @@ func (m *Manager) readParked(root plumbing.Hash) (*Checkpoint, plumbing.Hash, er
 	var base plumbing.Hash
 	for _, e := range ents {
 		switch {
-		case e.name == metaFile && e.mode == filemode.Regular:
-			meta, err = m.w.obj.read(plumbing.BlobObject, e.hash)
-		case e.name == versionFile && e.mode == filemode.Regular:
-			ver, err = m.w.obj.read(plumbing.BlobObject, e.hash)
-		case e.name == indexDir && e.mode == filemode.Dir:
-			cp.IndexTree = e.hash
-		case e.name == worktreeDir && e.mode == filemode.Dir:
-			cp.WorkTree = e.hash
-		case e.name == baseDir && e.mode == filemode.Dir:
-			base = e.hash
+		case e.Name == metaFile && e.Mode == filemode.Regular:
+			meta, err = m.w.obj.read(plumbing.BlobObject, e.Hash)
+		case e.Name == versionFile && e.Mode == filemode.Regular:
+			ver, err = m.w.obj.read(plumbing.BlobObject, e.Hash)
+		case e.Name == indexDir && e.Mode == filemode.Dir:
+			cp.IndexTree = e.Hash
+		case e.Name == worktreeDir && e.Mode == filemode.Dir:
+			cp.WorkTree = e.Hash
+		case e.Name == baseDir && e.Mode == filemode.Dir:
+			base = e.Hash
 		}
 		if err != nil {
 			return nil, plumbing.ZeroHash, err

@@ -42,8 +42,8 @@ func prefetch(o *objects, a, b plumbing.Hash) error {
 		}
 		m := make(map[string]plumbing.Hash)
 		for _, e := range ents {
-			if e.mode == filemode.Dir {
-				m[e.name] = e.hash
+			if e.Mode == filemode.Dir {
+				m[e.Name] = e.Hash
 			}
 		}
 		return m

@@ -131,12 +131,10 @@ func (o *objects) flushTrees(root plumbing.Hash) error {
 	return o.db.WriteTrees(root, lookup)
 }
 
-// treeEntry is one entry of a tree object.
-type treeEntry struct {
-	name string
-	mode filemode.FileMode
-	hash plumbing.Hash
-}
+// treeEntry is one entry of a tree object: gitstore's type, so that a
+// parsed tree is used as gitstore.ParseTree returns it (a rollback parses
+// thousands; a copy into a type of our own was a fifth of its diff).
+type treeEntry = gitstore.TreeEntry
 
 // leaf is a file, symbolic link or submodule at a full path.
 type leaf struct {
@@ -180,32 +178,28 @@ var errBadTree = gitstore.ErrBadTree
 // .gitmodules as a symbolic link. Names alias data, which must not change
 // afterwards (trees are kept, unmodified, in objects.mem).
 func parseTree(data []byte, strict bool) ([]treeEntry, error) {
-	// One pass and one slice (no gitstore.TreeEntry slice to copy from):
-	// a rollback parses thousands of trees.
-	out := make([]treeEntry, 0, gitstore.MaxTreeEntries(data))
-	if err := gitstore.EachTreeEntry(data, func(g gitstore.TreeEntry) {
-		out = append(out, treeEntry{name: g.Name, mode: g.Mode, hash: g.Hash})
-	}); err != nil {
+	out, err := gitstore.ParseTree(data)
+	if err != nil {
 		return nil, err
 	}
 	if !strict {
 		return out, nil
 	}
 	for i, e := range out {
-		if _, ok := gitstore.ModeString(e.mode); !ok {
-			return nil, fmt.Errorf("%w: %q has mode %o", ErrUnsafePath, e.name, uint32(e.mode))
+		if _, ok := gitstore.ModeString(e.Mode); !ok {
+			return nil, fmt.Errorf("%w: %q has mode %o", ErrUnsafePath, e.Name, uint32(e.Mode))
 		}
-		if err := checkName(e.name); err != nil {
+		if err := checkName(e.Name); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnsafePath, err)
 		}
-		if e.mode == filemode.Symlink && strings.EqualFold(e.name, ".gitmodules") {
+		if e.Mode == filemode.Symlink && strings.EqualFold(e.Name, ".gitmodules") {
 			return nil, fmt.Errorf("%w: .gitmodules is a symbolic link", ErrUnsafePath)
 		}
 		if i > 0 && gitCompare(out[i-1], e) >= 0 {
-			return nil, fmt.Errorf("%w: entries out of order or repeated at %q", ErrUnsafePath, e.name)
+			return nil, fmt.Errorf("%w: entries out of order or repeated at %q", ErrUnsafePath, e.Name)
 		}
-		if e.mode == filemode.Dir && fileNamed(out[:i], e.name) {
-			return nil, fmt.Errorf("%w: %q appears twice", ErrUnsafePath, e.name)
+		if e.Mode == filemode.Dir && fileNamed(out[:i], e.Name) {
+			return nil, fmt.Errorf("%w: %q appears twice", ErrUnsafePath, e.Name)
 		}
 	}
 	return out, nil
@@ -214,7 +208,7 @@ func parseTree(data []byte, strict bool) ([]treeEntry, error) {
 // gitCompare orders tree entries as git does: by name, a directory's name
 // compared as if it ended in a slash.
 func gitCompare(a, b treeEntry) int {
-	return gitstore.CompareTreeEntries(gitstore.TreeEntry{Name: a.name, Mode: a.mode}, gitstore.TreeEntry{Name: b.name, Mode: b.mode})
+	return gitstore.CompareTreeEntries(a, b)
 }
 
 // fileNamed reports whether a non-directory named name precedes a
@@ -223,12 +217,12 @@ func gitCompare(a, b treeEntry) int {
 // the first entry that does not.
 func fileNamed(before []treeEntry, name string) bool {
 	for i := len(before) - 1; i >= 0; i-- {
-		o := before[i].name
+		o := before[i].Name
 		if !strings.HasPrefix(o, name) {
 			return false
 		}
 		if len(o) == len(name) {
-			return before[i].mode != filemode.Dir
+			return before[i].Mode != filemode.Dir
 		}
 		if o[len(name)] >= '/' {
 			return false
@@ -264,9 +258,9 @@ func (r *treeReader) entries(h plumbing.Hash, dir string) ([]treeEntry, error) {
 	if r.strict && r.foldCase {
 		folded := make(map[string]bool, len(ents))
 		for _, e := range ents {
-			k := strings.ToLower(e.name)
+			k := strings.ToLower(e.Name)
 			if folded[k] {
-				return nil, fmt.Errorf("%w: %q differs from another entry in %s/ only in case", ErrUnsafePath, e.name, dir)
+				return nil, fmt.Errorf("%w: %q differs from another entry in %s/ only in case", ErrUnsafePath, e.Name, dir)
 			}
 			folded[k] = true
 		}
@@ -281,14 +275,14 @@ func (r *treeReader) walkLeaves(h plumbing.Hash, prefix string, fn func(leaf) er
 		return err
 	}
 	for _, e := range ents {
-		p := join(prefix, e.name)
-		if e.mode == filemode.Dir {
-			if err := r.walkLeaves(e.hash, p, fn); err != nil {
+		p := join(prefix, e.Name)
+		if e.Mode == filemode.Dir {
+			if err := r.walkLeaves(e.Hash, p, fn); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := fn(leaf{path: p, mode: e.mode, hash: e.hash}); err != nil {
+		if err := fn(leaf{path: p, mode: e.Mode, hash: e.Hash}); err != nil {
 			return err
 		}
 	}
@@ -321,7 +315,11 @@ func diffTrees(ra, rb *treeReader, a, b plumbing.Hash) ([]change, error) {
 	}
 	d := &differ{ra: ra, rb: rb}
 	if rb.o.db.OnDisk() {
-		d.slots = make(chan struct{}, runtime.GOMAXPROCS(0)-1)
+		// As many as there are cores: the caller's goroutine only waits
+		// once its own level is done, and a slot is held for a whole
+		// subtree (a single top directory, as most repositories have,
+		// took the only one of GOMAXPROCS-1 and left one core idle).
+		d.slots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	}
 	var out []change
 	err := d.level(a, b, "", &out)
@@ -390,21 +388,21 @@ func (d *differ) level(a, b plumbing.Hash, dir string, out *[]change) error {
 		}
 	}
 	removeAll := func(e treeEntry, p string) error {
-		if e.mode != filemode.Dir {
-			*out = append(*out, change{path: p, from: leaf{p, e.mode, e.hash}})
+		if e.Mode != filemode.Dir {
+			*out = append(*out, change{path: p, from: leaf{p, e.Mode, e.Hash}})
 			return nil
 		}
-		return ra.walkLeaves(e.hash, p, func(l leaf) error {
+		return ra.walkLeaves(e.Hash, p, func(l leaf) error {
 			*out = append(*out, change{path: l.path, from: l})
 			return nil
 		})
 	}
 	addAll := func(e treeEntry, p string) error {
-		if e.mode != filemode.Dir {
-			*out = append(*out, change{path: p, to: leaf{p, e.mode, e.hash}})
+		if e.Mode != filemode.Dir {
+			*out = append(*out, change{path: p, to: leaf{p, e.Mode, e.Hash}})
 			return nil
 		}
-		return rb.walkLeaves(e.hash, p, func(l leaf) error {
+		return rb.walkLeaves(e.Hash, p, func(l leaf) error {
 			*out = append(*out, change{path: l.path, to: l})
 			return nil
 		})
@@ -425,12 +423,12 @@ func (d *differ) level(a, b plumbing.Hash, dir string, out *[]change) error {
 		}
 		switch {
 		case c < 0:
-			if err := removeAll(ea[i], join(dir, ea[i].name)); err != nil {
+			if err := removeAll(ea[i], join(dir, ea[i].Name)); err != nil {
 				return err
 			}
 			i++
 		case c > 0:
-			if err := addAll(eb[j], join(dir, eb[j].name)); err != nil {
+			if err := addAll(eb[j], join(dir, eb[j].Name)); err != nil {
 				return err
 			}
 			j++
@@ -439,15 +437,15 @@ func (d *differ) level(a, b plumbing.Hash, dir string, out *[]change) error {
 			i++
 			j++
 			switch {
-			case x.mode == filemode.Dir:
-				if x.hash != y.hash {
-					if err := d.sub(x.hash, y.hash, join(dir, x.name), out); err != nil {
+			case x.Mode == filemode.Dir:
+				if x.Hash != y.Hash {
+					if err := d.sub(x.Hash, y.Hash, join(dir, x.Name), out); err != nil {
 						return err
 					}
 				}
-			case x.mode != y.mode || x.hash != y.hash:
-				p := join(dir, x.name)
-				*out = append(*out, change{path: p, from: leaf{p, x.mode, x.hash}, to: leaf{p, y.mode, y.hash}})
+			case x.Mode != y.Mode || x.Hash != y.Hash:
+				p := join(dir, x.Name)
+				*out = append(*out, change{path: p, from: leaf{p, x.Mode, x.Hash}, to: leaf{p, y.Mode, y.Hash}})
 			}
 		}
 	}
