@@ -213,6 +213,7 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 		rules     = j.rules
 		nested    bool
 		decisions []decision
+		kidOf     []child // per entry: what the index has there (file -1: no file)
 	)
 	ignored := func(name string, isDir bool) bool {
 		if j.ignored {
@@ -226,6 +227,7 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 	decide := func(ents []dirent) []bool {
 		want := make([]bool, len(ents))
 		decisions = make([]decision, len(ents))
+		kidOf = make([]child, len(ents))
 		// First whether this is another repository, and the .gitignore
 		// whose patterns apply to everything here.
 		for _, d := range ents {
@@ -244,6 +246,10 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 		}
 		for i, d := range ents {
 			c, isKid := kids[d.name]
+			if !isKid {
+				c = child{file: -1}
+			}
+			kidOf[i] = c
 			switch {
 			case d.name == ".git":
 			case strings.HasPrefix(d.name, "state.json") && reservedPath(join(j.dir, d.name)):
@@ -279,10 +285,7 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 	looked := 0
 	defer func() { s.cfg.progress.Add(looked) }()
 	for i, d := range ds {
-		c, isKid := kids[d.name]
-		if !isKid {
-			c = child{file: -1}
-		}
+		c := kidOf[i]
 		switch decisions[i] {
 		case trackedFile:
 			looked++
