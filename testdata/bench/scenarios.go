@@ -823,8 +823,9 @@ func runRollback(b *bench) ([]row, error) {
 		return nil, err
 	}
 	return []row{
-		// Issue 14's target: no slower than git (docs/benchmarks.md has
-		// where the time goes, and why it is not met yet).
+		// Issue 14's target: no slower than git (docs/benchmarks.md,
+		// "2026-11-25: rollback scan", has where the time goes; met at
+		// load below about 2, by a few percent).
 		timeRow(fmt.Sprintf("rollback (%d files) vs git reset --hard", len(changed)), label, ss[0], ss[1], rollbackBound),
 		rssRow(fmt.Sprintf("rollback (%d files) vs git reset --hard", len(changed)), label, ss[0], ss[1], 2.0),
 	}, nil
