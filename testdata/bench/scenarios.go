@@ -171,10 +171,12 @@ var hegelVersion = []string{"git", "hegel", "version"}
 // times `git hegel version`, on any repository size.
 const stateBound = 1.15
 
-// floorBound is the proposed bound on a writing state command: at most
-// this many times `git hegel version` plus what git itself pays to write
-// the same objects and refs (floor.go; docs/benchmarks.md, 2026-11-25).
-const floorBound = 1.15
+// floorBound is the proposed bound on a writing state command (next,
+// stash push/pop/drop), which cannot meet stateBound: at most this many
+// times `git hegel version` plus what git itself pays to write the same
+// objects and refs (floor.go; docs/benchmarks.md, 2026-11-25: measured
+// 1.10–1.49×, decision 121).
+const floorBound = 1.5
 
 // stashFloors are the writes of each stash command in the stash
 // scenario's loop, counted with strace: loose objects, and files replaced
