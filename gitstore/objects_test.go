@@ -251,15 +251,21 @@ func TestObjectsWriteRecreatesPrunedDirectory(t *testing.T) {
 }
 
 // GIT_OBJECT_DIRECTORY takes the writes; GIT_ALTERNATE_OBJECT_DIRECTORIES
-// and objects/info/alternates are read.
+// and the object directory's info/alternates are read. (As git does, the
+// alternates file read is the one in GIT_OBJECT_DIRECTORY: the test had
+// it in .git/objects, and passed only when the three repositories' empty
+// commits were made in the same second and so were one object.)
 func TestObjectsEnvironment(t *testing.T) {
 	_, src := stashDiskRepo(t)
+	stashGit(t, src, "commit", "-q", "--allow-empty", "-m", "only in src")
 	h1 := strings.TrimSpace(stashGit(t, src, "rev-parse", "HEAD"))
 	_, alt2 := stashDiskRepo(t)
+	stashGit(t, alt2, "commit", "-q", "--allow-empty", "-m", "only in alt2")
 	h2 := strings.TrimSpace(stashGit(t, alt2, "rev-parse", "HEAD"))
 	_, dir := stashDiskRepo(t)
-	os.WriteFile(filepath.Join(dir, ".git", "objects", "info", "alternates"), []byte(filepath.Join(src, ".git", "objects")+"\n"), 0o644)
 	objdir := t.TempDir()
+	os.MkdirAll(filepath.Join(objdir, "info"), 0o755)
+	os.WriteFile(filepath.Join(objdir, "info", "alternates"), []byte(filepath.Join(src, ".git", "objects")+"\n"), 0o644)
 	env := map[string]string{
 		"GIT_OBJECT_DIRECTORY":             objdir,
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES": filepath.Join(alt2, ".git", "objects"),
