@@ -46,7 +46,7 @@ func (r *Repo) UpdateDetachedHead(old, new plumbing.Hash) error {
 		return r.storage.SetReference(plumbing.NewHashReference(plumbing.HEAD, new))
 	}
 	refs := newFileRefs(osfsAt(r.GitDir))
-	refs.perm, refs.warn, refs.dur, refs.flush = r.shared, r.warnf, r.dur, r.objects.Flush
+	refs.perm, refs.warn, refs.dur, refs.flush, refs.owner = r.shared, r.warnf, r.dur, r.objects.Flush, r.owner
 	return refs.update(plumbing.HEAD, old, new, refUpdate{})
 }
 

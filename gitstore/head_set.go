@@ -67,7 +67,7 @@ func (r *Repo) SetHead(old, new HeadState) error {
 		return r.storage.SetReference(plumbing.NewHashReference(plumbing.HEAD, new.Commit))
 	}
 	fr := newFileRefs(osfsAt(r.GitDir))
-	fr.perm, fr.warn, fr.dur, fr.flush = r.shared, r.warnf, r.dur, r.objects.Flush
+	fr.perm, fr.warn, fr.dur, fr.flush, fr.owner = r.shared, r.warnf, r.dur, r.objects.Flush, r.owner
 	const headFile, lockFile = "HEAD", "HEAD" + lockSuffix
 	if err := fr.acquireLock(plumbing.HEAD, lockFile); err != nil {
 		return err

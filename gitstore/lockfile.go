@@ -24,8 +24,11 @@ import (
 // host is the host name and machine id, boot the kernel's boot id, ns the
 // pid namespace (a container's), start the process's start time in clock
 // ticks since boot (so a pid reused by another process is not mistaken for
-// the owner). The marker is written to a temporary file and hard-linked to
-// the lock's name, so a git-hegel lock never exists without it.
+// the owner). A lock is a hard link to a file holding the marker, made
+// with link(2), which fails if the name exists as O_EXCL does, so a
+// git-hegel lock never exists without its marker: the process's owner
+// file where it can be linked (lockowner_file.go), else a temporary file
+// written for that lock.
 //
 // Git never reads a lock file's content (a ref lock's content becomes the
 // ref only when git itself renames its own lock into place), so plain git
@@ -334,6 +337,16 @@ func createLock(lockPath string, perm SharedPerm) error {
 	return err
 }
 
+// createLockVia creates lockPath as a link to the process's owner file
+// (lockowner_file.go), or with a marker file of its own where that cannot
+// be done.
+func createLockVia(own *ownerFile, lockPath string, perm SharedPerm) error {
+	if err := own.linkTo(lockPath); !errors.Is(err, errNoLink) {
+		return err
+	}
+	return createLock(lockPath, perm)
+}
+
 // lockWait is how long a lock held by someone else is waited for before
 // giving up (git's core.filesRefLockTimeout is 100 ms; git-hegel
 // processes hold their locks for a few file operations each).
@@ -344,12 +357,12 @@ const lockWait = 3 * time.Second
 // owner dead is removed at once, with a warning, instead of waited for.
 // The error on timeout (wrapping ErrLocked) names the lock, its owner,
 // and how to remove it by hand.
-func acquireFileLock(lockPath string, perm SharedPerm, timeout time.Duration, warn func(string)) error {
+func acquireFileLock(lockPath string, perm SharedPerm, timeout time.Duration, warn func(string), own *ownerFile) error {
 	deadline := time.Now().Add(timeout)
 	backoff := lockBackoffStart
 	checked := false
 	for missing := 0; ; {
-		err := createLock(lockPath, perm)
+		err := createLockVia(own, lockPath, perm)
 		if err == nil {
 			return nil
 		}
@@ -395,7 +408,7 @@ func jitter(d time.Duration) time.Duration {
 // CreateLock creates the lock file path (git's <file>.lock protocol)
 // holding this process's owner marker; fs.ErrExist if someone holds it.
 // Its shared permissions are the repository's.
-func (r *Repo) CreateLock(path string) error { return createLock(path, r.shared) }
+func (r *Repo) CreateLock(path string) error { return createLockVia(r.owner, path, r.shared) }
 
 // BreakDeadLock removes the lock file at path if git-hegel created it and
 // its owner is provably dead (RemoveDeadLock), saying so through Warn,

@@ -76,6 +76,9 @@ type fileRefs struct {
 	// core.fsyncMethod=batch.
 	dur   *Durability
 	flush func() error
+	// owner is the process's lock owner file, linked to each lock (nil:
+	// each lock gets a marker file of its own).
+	owner *ownerFile
 }
 
 var _ refBackend = (*fileRefs)(nil)
@@ -448,7 +451,7 @@ func (r *fileRefs) acquireLock(name plumbing.ReferenceName, lockPath string) err
 		timeout = defaultLockTimeout
 	}
 	if p, ok := r.osPath(lockPath); ok {
-		if err := acquireFileLock(p, r.perm, timeout, r.warn); err != nil {
+		if err := acquireFileLock(p, r.perm, timeout, r.warn, r.owner); err != nil {
 			if errors.Is(err, ErrLocked) {
 				return fmt.Errorf("cannot lock ref %s: %w", name, err)
 			}

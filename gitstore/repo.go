@@ -55,6 +55,9 @@ type Repo struct {
 	instance string
 	// dur is core.fsync and core.fsyncMethod (fsync.go); nil in memory.
 	dur *Durability
+	// owner is this process's lock owner file for the repository
+	// (lockowner_file.go); nil in memory.
+	owner *ownerFile
 }
 
 // Open finds and opens the repository enclosing dir. It refuses, with one
@@ -118,9 +121,10 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		dur:      dur,
 	}
 	dur.warn = r.warnf
+	r.owner = ownerFor(l.CommonDir, shared)
 	refs := newFileRefs(commonFS)
 	refs.perm, refs.warn, refs.logs = shared, r.warnf, newReflogs(commonFS, r)
-	refs.dur, refs.flush = dur, objects.Flush
+	refs.dur, refs.flush, refs.owner = dur, objects.Flush, r.owner
 	r.refs = refs
 	if abs, err := filepath.Abs(dir); err == nil {
 		if rel, err := filepath.Rel(l.WorkTree, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {

@@ -128,7 +128,7 @@ func (s *Sessions) lock() (func(), error) {
 	if s.r.WorkTree != "" {
 		p := filepath.Join(s.r.WorkTree, filepath.FromSlash(name))
 		// The work tree is not the git dir: no shared permissions.
-		if err := acquireFileLock(p, SharedPerm{}, sessionLockWait, s.r.warnf); err != nil {
+		if err := acquireFileLock(p, SharedPerm{}, sessionLockWait, s.r.warnf, s.r.owner); err != nil {
 			if errors.Is(err, ErrLocked) {
 				return nil, fmt.Errorf("cannot lock %s: %s", s.file(), strings.TrimPrefix(err.Error(), ErrLocked.Error()+": "))
 			}

@@ -296,6 +296,7 @@ func (cmd *command) flagSet(env *Env) *pflag.FlagSet {
 
 // run executes one git-hegel invocation and returns the exit code.
 func run(args []string, env *Env) int {
+	defer gitstore.ReleaseLockOwners()
 	err := dispatch(args, env)
 	if err != nil {
 		if msg := message(err); msg != "" {

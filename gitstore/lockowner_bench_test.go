@@ -1,0 +1,38 @@
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkLockCycle takes and releases a ref lock: with a marker file of
+// its own per lock (temp file linked to the lock's name), and as a link to
+// the process's owner file (lockowner_file.go).
+//
+//	go test -run '^$' -bench BenchmarkLockCycle -benchtime 2000x ./gitstore/
+func BenchmarkLockCycle(b *testing.B) {
+	for _, mode := range []string{"marker-file", "owner-link"} {
+		b.Run(mode, func(b *testing.B) {
+			dir := b.TempDir()
+			lock := filepath.Join(dir, "refs", "hegel", "x.lock")
+			if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			var own *ownerFile
+			if mode == "owner-link" {
+				own = &ownerFile{dir: filepath.Join(dir, ownersDir)}
+				defer own.close()
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := createLockVia(own, lock, SharedPerm{}); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.Remove(lock); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
