@@ -272,20 +272,27 @@ func withoutArtifacts(keep map[string]leaf) map[string]leaf {
 	return out
 }
 
-// ArchivedFiles implements engine.ArchiveStore.
-func (s Tasks) ArchivedFiles(name string) ([]engine.ArchivedFile, error) {
-	r := s.r
+// archivedArtifacts is the tree of an archived task's artifacts (ok
+// false when it kept none).
+func (r *Repo) archivedArtifacts(name string) (tree plumbing.Hash, ok bool, err error) {
 	h, err := r.refs.Read(ArchiveRef(name))
 	if err != nil {
-		return nil, err
+		return plumbing.ZeroHash, false, err
 	}
 	keep, err := r.artifactsOf(h)
 	if err != nil {
-		return nil, err
+		return plumbing.ZeroHash, false, err
 	}
 	l, ok := keep[artifactsDir]
-	if !ok {
-		return nil, nil
+	return l.hash, ok, nil
+}
+
+// ArchivedFiles implements engine.ArchiveStore.
+func (s Tasks) ArchivedFiles(name string) ([]engine.ArchivedFile, error) {
+	r := s.r
+	tree, ok, err := r.archivedArtifacts(name)
+	if err != nil || !ok {
+		return nil, err
 	}
 	var out []engine.ArchivedFile
 	var walk func(tree plumbing.Hash, prefix string) error
@@ -309,7 +316,7 @@ func (s Tasks) ArchivedFiles(name string) ([]engine.ArchivedFile, error) {
 		}
 		return nil
 	}
-	return out, walk(l.hash, "")
+	return out, walk(tree, "")
 }
 
 // DeleteTask implements engine.ArchiveStore. The record is written first,

@@ -2,8 +2,66 @@ package gitstore
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
+
+// commitFields is what the readers of raw commits (the sync graph, the
+// task log, log <task>) take from one.
+type commitFields struct {
+	tree    plumbing.Hash
+	parents []plumbing.Hash
+	author  []byte // the author line's value, aliasing the commit
+	when    int64  // committer time, seconds
+	message []byte // what follows the header, aliasing the commit
+}
+
+// parseCommitFields reads a raw commit's tree, parents, author, committer
+// time and message. It is lenient about everything else: validation
+// (checkCommit) is stricter. A commit without a tree is an error.
+func parseCommitFields(h plumbing.Hash, data []byte) (commitFields, error) {
+	var c commitFields
+	msg, err := eachHeader(data, func(key, val []byte) error {
+		switch string(key) {
+		case "tree":
+			t, ok := parseHex(string(val))
+			if !ok {
+				return fmt.Errorf("commit %s: bad tree line", h)
+			}
+			c.tree = t
+		case "parent":
+			p, ok := parseHex(string(val))
+			if !ok {
+				return fmt.Errorf("commit %s: bad parent line", h)
+			}
+			c.parents = append(c.parents, p)
+		case "author":
+			c.author = val
+		case "committer":
+			c.when, _ = identTime(val)
+		}
+		return nil
+	})
+	if err != nil {
+		return c, err
+	}
+	if c.tree.IsZero() {
+		return c, fmt.Errorf("commit %s has no tree", h)
+	}
+	c.message = msg
+	return c, nil
+}
+
+// identName is the name of an author or committer line's value ("Name
+// <email> 1700000000 +0000").
+func identName(val []byte) string {
+	if i := bytes.IndexByte(val, '<'); i >= 0 {
+		return string(bytes.TrimSpace(val[:i]))
+	}
+	return ""
+}
 
 // eachHeader calls fn with the key and value of each header line of a raw
 // commit, in order, and returns what follows the blank line that ends the

@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -197,11 +196,4 @@ func sweepOwnerFiles(dir string) {
 			os.Remove(p)
 		}
 	}
-}
-
-// String describes the owner file for tests and messages.
-func (o *ownerFile) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return fmt.Sprintf("owner file %q (broken %v)", o.path, o.broken)
 }

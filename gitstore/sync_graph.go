@@ -65,36 +65,14 @@ func (g *graph) node(h plumbing.Hash) (*gnode, error) {
 	return n, nil
 }
 
-// parseCommitHeader reads what the walks need from a raw commit. It is
-// lenient: validation (checkCommit) is stricter.
+// parseCommitHeader reads what the walks need from a raw commit
+// (parseCommitFields).
 func parseCommitHeader(h plumbing.Hash, data []byte) (*gnode, error) {
-	n := &gnode{hash: h}
-	_, err := eachHeader(data, func(key, val []byte) error {
-		switch string(key) {
-		case "tree":
-			t, ok := parseHex(string(val))
-			if !ok {
-				return fmt.Errorf("commit %s: bad tree line", h)
-			}
-			n.tree = t
-		case "parent":
-			p, ok := parseHex(string(val))
-			if !ok {
-				return fmt.Errorf("commit %s: bad parent line", h)
-			}
-			n.parents = append(n.parents, p)
-		case "committer":
-			n.when, _ = identTime(val)
-		}
-		return nil
-	})
+	c, err := parseCommitFields(h, data)
 	if err != nil {
 		return nil, err
 	}
-	if n.tree.IsZero() {
-		return nil, fmt.Errorf("commit %s has no tree", h)
-	}
-	return n, nil
+	return &gnode{hash: h, parents: c.parents, tree: c.tree, when: c.when}, nil
 }
 
 // readCommitHeader reads a commit's header, up to and including the blank

@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -93,57 +92,31 @@ func (r *Repo) readChainCommit(h plumbing.Hash) (chainCommit, error) {
 	if loose && limit > 0 && int64(len(data)) > limit {
 		return ci, &TooLargeError{What: "commit " + h.String(), Size: int64(len(data)), Limit: limit, Key: "syncMaxCommitSize"}
 	}
-	data, err = eachHeader(data, func(key, val []byte) error {
-		switch string(key) {
-		case "tree":
-			t, ok := parseHex(string(val))
-			if !ok {
-				return fmt.Errorf("commit %s: bad tree line", h)
-			}
-			ci.tree = t
-		case "parent":
-			if ci.parents == 0 {
-				p, ok := parseHex(string(val))
-				if !ok {
-					return fmt.Errorf("commit %s: bad parent line", h)
-				}
-				ci.parent = p
-			}
-			ci.parents++
-		case "author":
-			if i := bytes.IndexByte(val, '<'); i >= 0 {
-				ci.author = strings.TrimSpace(string(val[:i]))
-			}
-		case "committer":
-			if s, ok := identTime(val); ok {
-				ci.when = time.Unix(s, 0).UTC()
-			}
-		}
-		return nil
-	})
+	c, err := parseCommitFields(h, data)
 	if err != nil {
 		return ci, err
 	}
-	ci.message = string(data)
+	ci.tree, ci.parents, ci.author = c.tree, len(c.parents), identName(c.author)
+	if len(c.parents) > 0 {
+		ci.parent = c.parents[0]
+	}
+	if c.when != 0 {
+		ci.when = time.Unix(c.when, 0).UTC()
+	}
+	ci.message = string(c.message)
 	return ci, nil
 }
 
 // ReadArchivedFile implements engine.ArchiveStore.
 func (s Tasks) ReadArchivedFile(name, path string, limit int64) ([]byte, error) {
 	r := s.r
-	h, err := r.refs.Read(ArchiveRef(name))
+	tree, ok, err := r.archivedArtifacts(name)
 	if err != nil {
 		return nil, err
 	}
-	keep, err := r.artifactsOf(h)
-	if err != nil {
-		return nil, err
-	}
-	l, ok := keep[artifactsDir]
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", path, engine.ErrNotFound)
 	}
-	tree := l.hash
 	parts := strings.Split(path, "/")
 	for i, part := range parts {
 		ents, err := readTree(r.storage, tree)
