@@ -14,7 +14,7 @@ import (
 // A writing state command (next, stash push/pop/drop) must create files:
 // a loose object each for the blobs, trees and commit it writes, and a
 // lock plus a new file for each ref (and for the session file) it moves.
-// On this machine's ext4 creating a file costs from 20 µs to over 1 ms,
+// On this machine's ext4 creating a file costs from 20 µs to 0.7 ms,
 // depending on how many files were deleted in the last minutes (the
 // allocator skips recently freed inodes one by one), so no writer can stay
 // within 1.15× of `git hegel version`, which creates none. The floor is
