@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 )
 
 // Checks: a node's `check:` commands run when the node is about to end,
@@ -73,19 +72,12 @@ func (e *Engine) runChecks(ctx context.Context, t *Task, wf *Workflow, node stri
 	if e.Exec == nil {
 		return nil, fmt.Errorf("'%s' has checks, and they cannot be run here; nothing changed", node)
 	}
-	env, files, err := e.stepEnv(t, wf, node, "")
+	env, files, err := e.stepEnv(t, wf, node, "", true)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range n.Checks {
-		d, err := e.runData(t.State, c.Template)
-		if err != nil {
-			return nil, err
-		}
-		cmd, err := renderTemplate(c.Template, c.Line, "check: ", n, t.State, wf, e.Guides, d, ShellQuote)
-		if err != nil {
-			return nil, err
-		}
+		cmd := c.Command
 		if out != nil {
 			fmt.Fprintf(out, "check: %s\n", cmd)
 		}
@@ -149,8 +141,9 @@ const ResultsDirEnv = "HEGEL_RESULTS_DIR"
 
 // stepEnv is the environment of a handler or check at node: the task,
 // the node, the step number and the total, and the results so far as
-// files. adapter names the adapter for adapter steps.
-func (e *Engine) stepEnv(t *Task, wf *Workflow, node, adapter string) ([]string, map[string][]byte, error) {
+// files. adapter names the adapter for adapter steps; values adds the
+// run's values as variables (commands and checks: command_env.go).
+func (e *Engine) stepEnv(t *Task, wf *Workflow, node, adapter string, values bool) ([]string, map[string][]byte, error) {
 	step, total := StepOf(wf, t.State)
 	env := []string{
 		"HEGEL_TASK=" + t.State.Task,
@@ -170,14 +163,18 @@ func (e *Engine) stepEnv(t *Task, wf *Workflow, node, adapter string) ([]string,
 	for n, r := range results {
 		files[n] = []byte(r)
 	}
-	return env, files, nil
-}
-
-// ShellQuote quotes s as one word for sh (single quotes); an empty value
-// stays empty, so {{#if}} and optional words behave as in prompts.
-func ShellQuote(s string) string {
-	if s == "" {
-		return ""
+	if values {
+		in, err := e.loadInputs(t.State.Task, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		st := t.State
+		venv, skipped := ValueEnv(CommandValues{Prompt: in.Prompt, Context: in.Context, Vars: in.Vars, Results: results,
+			Task: map[string]string{"mode": st.Mode, "description": st.Description, "type": st.TaskType, "priority": st.Priority}})
+		for _, s := range skipped {
+			e.warn(s)
+		}
+		env = append(env, venv...)
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return env, files, nil
 }

@@ -21,7 +21,7 @@ func (e *Engine) RenderPrompt(st *State, wf *Workflow) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, e.Guides, d, nil)
+	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, e.Guides, d)
 }
 
 // RenderNodePrompt renders node n's prompt for a task in state st, taking
@@ -31,7 +31,7 @@ func RenderNodePrompt(n *Node, st *State, wf *Workflow, src GuideSource) (string
 	if n.Template == nil {
 		return n.Prompt, nil
 	}
-	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, src, runData{in: &runInputs{}, results: stepResults(st)}, nil)
+	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, src, runData{in: &runInputs{}, results: stepResults(st)})
 }
 
 // runData is what a template may use from a run: its inputs and the
@@ -60,8 +60,8 @@ func (e *Engine) runData(st *State, t *Template) (runData, error) {
 
 // renderTemplate renders t, one of node n's templates whose text starts
 // at file line line; what prefixes messages about it ("" for the prompt,
-// "run: command: " ...). quote, if set, is applied to every value.
-func renderTemplate(t *Template, line int, what string, n *Node, st *State, wf *Workflow, src GuideSource, rd runData, quote func(string) string) (string, error) {
+// "run: confirm: ").
+func renderTemplate(t *Template, line int, what string, n *Node, st *State, wf *Workflow, src GuideSource, rd runData) (string, error) {
 	opt, err := optionalValues(src, t.Optional)
 	if err != nil {
 		return "", err
@@ -79,7 +79,6 @@ func renderTemplate(t *Template, line int, what string, n *Node, st *State, wf *
 			"name": st.Task, "description": st.Description, "type": st.TaskType,
 			"workflow": st.Workflow, "mode": st.Mode, "node": st.CurrentNode, "priority": st.Priority,
 		},
-		Quote: quote,
 	}
 	out, err := t.Render(d)
 	if err != nil {

@@ -336,6 +336,15 @@ func checkContextSize(o RunOptions) error {
 	if n > MaxInputBytes {
 		return badNamef("The context is %s; the most a run keeps is %s", Size(int64(n)), Size(MaxInputBytes))
 	}
+	return varsCollide(o.Vars)
+}
+
+// varsCollide refuses --set keys that commands would see as one
+// variable.
+func varsCollide(vars map[string]string) error {
+	if a, b := VarCollision(vars); a != "" {
+		return badNamef("--set %s and --set %s would both be %s%s to commands; use one of them", a, b, EnvVarPrefix, EnvName(a))
+	}
 	return nil
 }
 
@@ -392,6 +401,9 @@ func (rn *run) storeInputs(t *Task) (*Task, error) {
 		vars := map[string]string{}
 		maps.Copy(vars, stored.Vars)
 		maps.Copy(vars, o.Vars)
+		if err := varsCollide(vars); err != nil {
+			return nil, err
+		}
 		b, err := json.MarshalIndent(vars, "", "  ")
 		if err != nil {
 			return nil, err
@@ -502,7 +514,7 @@ func (rn *run) step(ctx context.Context, t *Task) bool {
 	text := ""
 	if n.Run.Kind == HandlerConfirm {
 		var err error
-		if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: ", nil); err != nil {
+		if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: "); err != nil {
 			rn.stop(RunFailed, t, err)
 			return false
 		}
@@ -576,7 +588,7 @@ func (rn *run) handle(ctx context.Context, t *Task, n *Node) (*stepRun, error) {
 	prompt := ""
 	if n.Template != nil {
 		var err error
-		if prompt, err = rn.render(t, n, n.Template, n.PromptLine, "", nil); err != nil {
+		if prompt, err = rn.render(t, n, n.Template, n.PromptLine, ""); err != nil {
 			return nil, err
 		}
 	}
@@ -589,11 +601,7 @@ func (rn *run) handle(ctx context.Context, t *Task, n *Node) (*stepRun, error) {
 		handler, adapterName = "adapter "+a.Name, a.Name
 		p.Command, p.Timeout = a.Command, a.Timeout
 	case HandlerCommand:
-		cmd, err := rn.render(t, n, h.Template, h.Line, "run: command: ", ShellQuote)
-		if err != nil {
-			return nil, err
-		}
-		p.Command = cmd
+		p.Command = h.Text
 	}
 	if h.Timeout > 0 {
 		p.Timeout = h.Timeout
@@ -601,7 +609,7 @@ func (rn *run) handle(ctx context.Context, t *Task, n *Node) (*stepRun, error) {
 	if prompt != "" {
 		p.Stdin = []byte(prompt + "\n")
 	}
-	env, files, err := e.stepEnv(t, rn.wf, n.Name, adapterName)
+	env, files, err := e.stepEnv(t, rn.wf, n.Name, adapterName, h.Kind == HandlerCommand)
 	if err != nil {
 		return nil, err
 	}
@@ -643,12 +651,12 @@ func roundSeconds(d time.Duration) float64 {
 }
 
 // render renders one of node n's templates for the task.
-func (rn *run) render(t *Task, n *Node, tpl *Template, line int, what string, quote func(string) string) (string, error) {
+func (rn *run) render(t *Task, n *Node, tpl *Template, line int, what string) (string, error) {
 	d, err := rn.e.runData(t.State, tpl)
 	if err != nil {
 		return "", err
 	}
-	return renderTemplate(tpl, line, what, n, t.State, rn.wf, rn.e.Guides, d, quote)
+	return renderTemplate(tpl, line, what, n, t.State, rn.wf, rn.e.Guides, d)
 }
 
 // check runs the node's checks, reporting each.
@@ -778,7 +786,7 @@ func (rn *run) confirmWaiting(ctx context.Context, t *Task) bool {
 		text := ""
 		if n := wf.Nodes[node]; n.Run != nil && n.Run.Kind == HandlerConfirm {
 			var err error
-			if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: ", nil); err != nil {
+			if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: "); err != nil {
 				rn.stop(RunFailed, t, err)
 				return false
 			}

@@ -13,8 +13,8 @@ import (
 	hbsparser "github.com/mailgun/raymond/v2/parser"
 )
 
-// The prompt templates. Every prompt (and, with the step runner, every
-// command) is a Handlebars template rendered by github.com/mailgun/raymond
+// The prompt templates. Every prompt (and a confirm step's question) is a
+// Handlebars template rendered by github.com/mailgun/raymond
 // (docs/decisions.md says why), with three additions taken from hegel's
 // workflow format:
 //
@@ -319,9 +319,6 @@ type RenderData struct {
 	Results  map[string]string
 	Task     map[string]string // keys: taskFields
 	Vars     map[string]string
-	// Quote, if set, is applied to every value inserted (commands quote
-	// them for the shell, so a result cannot become shell syntax).
-	Quote func(string) string
 }
 
 // Render fills the template in. Text is inserted as is, never escaped.
@@ -336,19 +333,15 @@ func (t *Template) Render(d RenderData) (string, error) {
 		return "", err
 	}
 	guides = append(guides, l.guides...)
-	q := d.Quote
-	if q == nil {
-		q = func(s string) string { return s }
-	}
 	ctx := map[string]interface{}{}
 	for k, v := range d.Optional {
-		ctx[k] = raymond.SafeString(q(v))
+		ctx[k] = raymond.SafeString(v)
 	}
-	ctx[tplPrompt] = raymond.SafeString(q(d.Prompt))
-	ctx[tplContext] = raymond.SafeString(q(d.Context))
-	ctx[tplResults] = safeMap(d.Results, q)
-	ctx[tplTask] = safeMap(d.Task, q)
-	ctx[tplVars] = safeMap(d.Vars, q)
+	ctx[tplPrompt] = raymond.SafeString(d.Prompt)
+	ctx[tplContext] = raymond.SafeString(d.Context)
+	ctx[tplResults] = safeMap(d.Results)
+	ctx[tplTask] = safeMap(d.Task)
+	ctx[tplVars] = safeMap(d.Vars)
 	for _, g := range guides {
 		if _, done := ctx[g.Name]; done {
 			continue
@@ -360,7 +353,7 @@ func (t *Template) Render(d RenderData) (string, error) {
 		if err != nil {
 			return "", &TemplateError{g.Line, err.Error()}
 		}
-		ctx[g.Name] = raymond.SafeString(q(strings.TrimRight(text, "\n")))
+		ctx[g.Name] = raymond.SafeString(strings.TrimRight(text, "\n"))
 	}
 	out, err := tpl.Exec(ctx)
 	if err != nil {
@@ -407,10 +400,10 @@ func (l *partialLoader) register(refs []TemplateRef, stack []string) error {
 	return nil
 }
 
-func safeMap(m map[string]string, q func(string) string) map[string]interface{} {
+func safeMap(m map[string]string) map[string]interface{} {
 	out := make(map[string]interface{}, len(m))
 	for k, v := range m {
-		out[k] = raymond.SafeString(q(v))
+		out[k] = raymond.SafeString(v)
 	}
 	return out
 }
