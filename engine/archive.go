@@ -30,7 +30,7 @@ func (e *Engine) finish(t *Task, wf *Workflow) {
 	if e.Archive == nil || t.Archived {
 		return
 	}
-	if _, err := e.archive(t, wf, e.artifactCopies(wf)); err != nil {
+	if _, err := e.archive(t, wf, e.artifactCopies(t.State.Task, wf)); err != nil {
 		e.warn(fmt.Sprintf("task %s finished but was not archived: %v; the next command that sees it archives it", t.State.Task, err))
 	}
 }
@@ -55,9 +55,15 @@ func (e *Engine) archive(t *Task, wf *Workflow, files []ArchivedFile) (*Task, er
 // artifactCopies reads every artifact the workflow names from this
 // worktree, as the files are at completion. Missing files are left out;
 // one that is not a regular file or is too large is left out with a
-// warning.
-func (e *Engine) artifactCopies(wf *Workflow) []ArchivedFile {
+// warning. The archive is pushed with the task, so a definition this
+// machine does not trust chooses no file to take out (a remote could
+// name .env): its artifacts are not copied at all.
+func (e *Engine) artifactCopies(task string, wf *Workflow) []ArchivedFile {
 	if e.Files == nil || wf == nil {
+		return nil
+	}
+	if len(wf.Artifacts()) > 0 && !e.TrustOf(wf.Raw).Trusted {
+		e.warn(fmt.Sprintf("artifacts of task %s not archived: its workflow definition is not trusted here ('git hegel trust %s' before it ends keeps them)", task, task))
 		return nil
 	}
 	var out []ArchivedFile

@@ -69,6 +69,9 @@ func (e *Engine) runChecks(ctx context.Context, t *Task, wf *Workflow, node stri
 	if n == nil || len(n.Checks) == 0 {
 		return nil, nil
 	}
+	if !e.TrustOf(wf.Raw).Trusted {
+		return nil, &TrustError{Task: t.State.Task, Node: node, Field: "check", Origin: e.origin(t.State.Task)}
+	}
 	if e.Exec == nil {
 		return nil, fmt.Errorf("'%s' has checks, and they cannot be run here; nothing changed", node)
 	}

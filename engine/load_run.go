@@ -42,7 +42,8 @@ type Handler struct {
 	Adapter string // adapter steps: the adapter's name, or DefaultAdapter
 	// Text is the command to run (command steps: as written, with
 	// `\{{` read as `{{`) or the question (confirm steps: a template,
-	// Template is it parsed); Line is the file line its first line is on.
+	// Template is it parsed); Line is the file line its first line (or the
+	// adapter's name) is on.
 	Text     string
 	Template *Template
 	Line     int
@@ -158,6 +159,7 @@ func (p *parser) handler(n *yaml.Node, prefix string) (*Handler, error) {
 			if h.Adapter, err = p.line(f.value, rprefix, "adapter", true); err != nil {
 				return nil, err
 			}
+			h.Line = textLine(f.value)
 			if !validName(h.Adapter) {
 				return nil, p.errAt(f.value, "%sinvalid adapter name %s: %s (or %q for the run's adapter)", rprefix, quote(h.Adapter), nameRule, DefaultAdapter)
 			}

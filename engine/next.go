@@ -80,6 +80,16 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	if missing := e.checkArtifact(wf, from); missing != nil && !o.Force {
 		return nil, missing
 	}
+	// Nothing runs for a task this worktree may not change, nor for a
+	// definition this machine does not trust (--force runs nothing).
+	if _, err := e.checkOwner(cur.State, updateOpts{}); err != nil {
+		return nil, err
+	}
+	if !o.Force {
+		if err := e.MayRunNode(cur.State.Task, wf, from); err != nil {
+			return nil, err
+		}
+	}
 	if !o.Force {
 		ctx := o.Ctx
 		if ctx == nil {

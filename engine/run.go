@@ -259,16 +259,27 @@ func (rn *run) begin() (*Task, error) {
 // takeSelected returns the task the run continues: the active one, or
 // the one --task names, which this worktree takes as its active task
 // first (as git hegel switch does: a cancelled run's task is parked, and
-// continuing it makes it this worktree's again).
+// continuing it makes it this worktree's again). A definition this
+// machine does not trust is refused before anything changes.
 func (rn *run) takeSelected() (*Task, error) {
 	e := rn.e
 	name := e.Selected
 	if name == "" {
-		return e.Current()
+		t, err := e.Current()
+		if err != nil {
+			return nil, err
+		}
+		return t, rn.trusted(t)
 	}
 	t, err := e.Lookup(name)
-	if err != nil || !t.State.Active() || t.State.Status == StatusStashed {
+	if err != nil {
 		return t, err
+	}
+	if err := rn.trusted(t); err != nil {
+		return nil, err
+	}
+	if !t.State.Active() || t.State.Status == StatusStashed {
+		return t, nil
 	}
 	if sess, err := e.Session.LoadSession(); err == nil && sess.ActiveTask == name && e.owns(t.State) {
 		return t, nil
@@ -279,6 +290,16 @@ func (rn *run) takeSelected() (*Task, error) {
 	}
 	rn.report.Parked = v.Parked
 	return e.Lookup(name)
+}
+
+// trusted refuses a task whose definition runs processes and is not
+// trusted here (trust.go).
+func (rn *run) trusted(t *Task) error {
+	wf, err := definition(t)
+	if err != nil {
+		return err
+	}
+	return rn.e.MayRun(t.State.Task, wf, t.State.CurrentNode)
 }
 
 // runnable refuses a task whose status no run can continue.
@@ -505,6 +526,10 @@ func (rn *run) step(ctx context.Context, t *Task) bool {
 	claim, to, ok := wf.RunClaim(node)
 	if !ok {
 		rn.stop(RunFailed, t, fmt.Errorf("'%s' has no transition to move on by", node))
+		return false
+	}
+	if err := e.MayRunNode(rn.task, wf, node); err != nil {
+		rn.stop(RunFailed, t, err)
 		return false
 	}
 	stepStart := e.now()

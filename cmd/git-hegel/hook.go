@@ -204,7 +204,9 @@ func (hr *hookRun) rebuild() error {
 		Task: st.Task, Commit: t.Rev, Workflow: st.Workflow, Run: engine.RunKey(st),
 		Node: st.CurrentNode, Status: st.Status, PhaseStart: st.PhaseStartTime,
 	}
-	if n, ok := wf.Nodes[st.CurrentNode]; ok {
+	// A rule's text reaches the agent: an untrusted definition's do not
+	// (engine/trust.go); its session start gets a notice, not the prompt.
+	if n, ok := wf.Nodes[st.CurrentNode]; ok && e.TrustOf(t.Definition).Trusted {
 		for _, rule := range n.Rules {
 			if engine.EventRule(rule.Type) {
 				c.Rules = append(c.Rules, rule)

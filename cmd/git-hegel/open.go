@@ -75,6 +75,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	if c.name != "start" {
 		e.Selected = c.stringFlag("task")
 	}
+	e.Trust = r.Trust()
 	e.Rewind = &rewinder{c: c, r: r, e: e}
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.
