@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -43,7 +44,16 @@ func (e *Engine) archive(t *Task, wf *Workflow, files []ArchivedFile) (*Task, er
 	drop := !e.KeepCheckpoints && (st.Status == StatusCompleted || st.Status == StatusAborted)
 	msg := fmt.Sprintf("archive: %s at %s", st.Status, st.CurrentNode)
 	if len(files) > 0 {
-		msg += fmt.Sprintf(" (%d %s)", len(files), plural(len(files), "artifact", "artifacts"))
+		// The archive is pushed with the task: its message says what
+		// left the worktree.
+		names := make([]string, 0, len(files))
+		for _, f := range files {
+			names = append(names, QuotePath(f.Path, true))
+		}
+		if len(names) > maxNamedArtifacts {
+			names = append(names[:maxNamedArtifacts], fmt.Sprintf("and %d more", len(files)-maxNamedArtifacts))
+		}
+		msg += fmt.Sprintf(" (%d %s: %s)", len(files), plural(len(files), "artifact", "artifacts"), strings.Join(names, ", "))
 	}
 	rev, err := e.Archive.ArchiveTask(t, files, msg, drop)
 	if err != nil {
@@ -52,22 +62,44 @@ func (e *Engine) archive(t *Task, wf *Workflow, files []ArchivedFile) (*Task, er
 	return &Task{State: st, Definition: t.Definition, Rev: rev, Archived: true}, nil
 }
 
+// maxNamedArtifacts bounds the artifacts an archive's message names.
+const maxNamedArtifacts = 10
+
 // artifactCopies reads every artifact the workflow names from this
 // worktree, as the files are at completion. Missing files are left out;
 // one that is not a regular file or is too large is left out with a
-// warning. The archive is pushed with the task, so a definition this
-// machine does not trust chooses no file to take out (a remote could
-// name .env): its artifacts are not copied at all.
+// warning. The archive is pushed with the task, so nothing that should
+// stay on this machine is copied: no file git ignores (a .env, a key),
+// nothing through a symbolic link or outside the worktree (Files and the
+// path rules of the definition see to those), and nothing a definition
+// this machine does not trust names (a remote could name .env).
 func (e *Engine) artifactCopies(task string, wf *Workflow) []ArchivedFile {
 	if e.Files == nil || wf == nil {
 		return nil
 	}
-	if len(wf.Artifacts()) > 0 && !e.TrustOf(wf.Raw).Trusted {
+	paths := wf.Artifacts()
+	if len(paths) == 0 {
+		return nil
+	}
+	if !e.TrustOf(wf.Raw).Trusted {
 		e.warn(fmt.Sprintf("artifacts of task %s not archived: its workflow definition is not trusted here ('git hegel trust %s' before it ends keeps them)", task, task))
 		return nil
 	}
+	ignored, err := e.Files.Ignored(paths)
+	if err != nil {
+		e.warn(fmt.Sprintf("artifacts of task %s not archived: cannot tell which files git ignores: %v", task, err))
+		return nil
+	}
 	var out []ArchivedFile
-	for _, p := range wf.Artifacts() {
+	for _, p := range paths {
+		if err := checkArtifactPath(p); err != nil {
+			e.warn(fmt.Sprintf("artifact %s not archived: %v", QuotePath(p, true), err))
+			continue
+		}
+		if ignored[p] {
+			e.warn(fmt.Sprintf("artifact %s not archived: git ignores it, and an ignored file never leaves this machine", QuotePath(p, true)))
+			continue
+		}
 		data, err := e.Files.ReadFile(p, MaxArtifactSize)
 		switch {
 		case errors.Is(err, ErrNotFound):

@@ -104,6 +104,10 @@ type Files interface {
 	ReadFile(path string, limit int64) ([]byte, error)
 	// Size returns a regular file's size (ErrNotFound when missing).
 	Size(path string) (int64, error)
+	// Ignored returns the paths among paths that git's ignore rules
+	// (.gitignore files, info/exclude, core.excludesFile) ignore: such a
+	// file is never copied into the archive, which syncs.
+	Ignored(paths []string) (map[string]bool, error)
 }
 
 // Rewinder restores files, index and HEAD to a checkpoint.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -172,5 +173,62 @@ func TestSpoofedOwner(t *testing.T) {
 	}
 	if store.adopted["spoof"] != "" {
 		t.Errorf("adopted by a refused next: %q", store.adopted["spoof"])
+	}
+}
+
+const artifactWF = `start_node: a
+nodes:
+  a:
+    prompt: Write them.
+    artifact: SPEC.md
+    transitions:
+      - when: a_complete
+        to: b
+  b:
+    prompt: More.
+    artifact: .env
+    transitions:
+      - when: b_complete
+        to: done
+`
+
+// The archive, which syncs, never takes a file git ignores, nor any file
+// a definition this machine does not trust names; its message lists
+// what it took.
+func TestArtifactsStayHome(t *testing.T) {
+	te := newTestEngine(t, map[string][]byte{"w.yaml": []byte(artifactWF)})
+	te.Trust = &fakeTrust{}
+	te.files["SPEC.md"] = "spec\n"
+	te.files[".env"] = "ignored:TOKEN=secret\n"
+	te.Start("w", "", "t")
+	te.Next("")
+	if _, err := te.Next(""); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := te.tasks.ArchivedFiles("t")
+	if len(files) != 1 || files[0].Path != "SPEC.md" {
+		t.Errorf("archived %+v", files)
+	}
+	if last := te.tasks.archived[len(te.tasks.archived)-1]; last != "archive: completed at done (1 artifact: SPEC.md)" {
+		t.Errorf("archive message %q", last)
+	}
+	if !slices.ContainsFunc(te.warnings, func(w string) bool { return strings.HasPrefix(w, "artifact .env not archived: git ignores it") }) {
+		t.Errorf("warnings %q", te.warnings)
+	}
+
+	// A fetched definition names the artifacts: none is taken.
+	te2 := newTestEngine(t, map[string][]byte{"w.yaml": []byte(localWF)})
+	te2.Trust = &fakeTrust{}
+	te2.files["SPEC.md"] = "spec\n"
+	te2.Start("w", "", "t")
+	te2.fetch(t, "t", strings.Replace(localWF, "    transitions:", "    artifact: SPEC.md\n    transitions:", 1))
+	if _, err := te2.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := te2.tasks.ArchivedFiles("t"); len(files) != 0 {
+		t.Errorf("archived %+v from an untrusted definition", files)
+	}
+	if last := te2.tasks.archived[len(te2.tasks.archived)-1]; last != "archive: aborted at aborted" {
+		t.Errorf("archive message %q", last)
 	}
 }
