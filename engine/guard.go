@@ -20,6 +20,12 @@ func (e *Engine) guard(st *State, wf *Workflow, to, claim string) (string, error
 	if !ok || len(n.Rules) == 0 || to == NodeAborted || claim == RestartCycle {
 		return "", nil // giving up or starting over is never blocked
 	}
+	if !e.TrustOf(wf.Raw).Trusted {
+		// A violation is instructions to whoever runs next, an agent
+		// included: an untrusted definition's rules are not applied
+		// (trust.go), as the hooks do not apply them.
+		return "", nil
+	}
 	now := e.now()
 	in := RuleInput{
 		Node:          st.CurrentNode,

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeTrust is a TrustStore in memory.
@@ -230,5 +231,18 @@ func TestArtifactsStayHome(t *testing.T) {
 	}
 	if last := te2.tasks.archived[len(te2.tasks.archived)-1]; last != "archive: aborted at aborted" {
 		t.Errorf("archive message %q", last)
+	}
+}
+
+// An untrusted definition's guard rules are not applied: their text
+// would reach whoever runs next.
+func TestUntrustedRulesNotApplied(t *testing.T) {
+	te := newTestEngine(t, map[string][]byte{"w.yaml": []byte(localWF)})
+	te.Trust = &fakeTrust{}
+	te.Start("w", "", "t")
+	te.fetch(t, "t", strings.Replace(localWF, "    transitions:", "    rules:\n      - type: phase_timeout\n        max_duration: 1\n    transitions:", 1))
+	te.now = te.now.Add(time.Hour)
+	if v, err := te.Next(""); err != nil || v.Node != NodeDone {
+		t.Fatalf("next: %+v %v", v, err)
 	}
 }

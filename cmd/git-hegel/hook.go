@@ -96,7 +96,7 @@ type hookRun struct {
 func (hr *hookRun) run() error {
 	h, tgt := hr.h, hr.tgt
 	hr.cache = gitstore.ReadHookCache(tgt.Layout.GitDir, tgt.ActiveTask, tgt.Commit)
-	if hr.cache == nil {
+	if hr.cache == nil || hr.cache.Untrusted {
 		if err := hr.rebuild(); err != nil {
 			return err
 		}
@@ -206,7 +206,8 @@ func (hr *hookRun) rebuild() error {
 	}
 	// A rule's text reaches the agent: an untrusted definition's do not
 	// (engine/trust.go); its session start gets a notice, not the prompt.
-	if n, ok := wf.Nodes[st.CurrentNode]; ok && e.TrustOf(t.Definition).Trusted {
+	c.Untrusted = !e.TrustOf(t.Definition).Trusted
+	if n, ok := wf.Nodes[st.CurrentNode]; ok && !c.Untrusted {
 		for _, rule := range n.Rules {
 			if engine.EventRule(rule.Type) {
 				c.Rules = append(c.Rules, rule)
