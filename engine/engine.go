@@ -634,12 +634,13 @@ func (e *Engine) view(st *State, wf *Workflow) *View {
 	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode,
 		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
 	// A prompt is instructions to whoever reads it, a coding agent
-	// included: an untrusted definition's never reaches it.
-	if st.CurrentNode == NodeDone || st.CurrentNode == NodeAborted {
-		// Their text is git-hegel's own, whoever wrote the definition.
-	} else if notice := e.PromptTrusted(st.Task, wf); notice != "" {
-		v.Prompt, v.Untrusted = notice, true
-		return v
+	// included: an untrusted definition's never reaches it. (The text of
+	// done and aborted is git-hegel's own, whoever wrote the definition.)
+	if st.CurrentNode != NodeDone && st.CurrentNode != NodeAborted {
+		if notice := e.PromptTrusted(st.Task, wf); notice != "" {
+			v.Prompt, v.Untrusted = notice, true
+			return v
+		}
 	}
 	prompt, err := e.RenderPrompt(st, wf)
 	if err != nil {

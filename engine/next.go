@@ -89,8 +89,6 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		if err := e.MayRunNode(cur.State.Task, wf, from); err != nil {
 			return nil, err
 		}
-	}
-	if !o.Force {
 		ctx := o.Ctx
 		if ctx == nil {
 			ctx = context.Background()
