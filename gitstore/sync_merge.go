@@ -129,10 +129,10 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 		if err != nil {
 			return describeRefError(name, err)
 		}
-		s.record(ref, res)
 		if ref.kind == kindTask && ref.archived() {
-			s.dropArchivedTask(ref, res.next)
+			res.held = s.dropArchivedTask(ref, res.next)
 		}
+		s.record(ref, res)
 		return nil
 	}
 	return fmt.Errorf("%s kept changing while merging %s's version; try again", name, s.rem.Name)

@@ -338,6 +338,9 @@ type syncHeldJSON struct {
 	OwnerPath   string `json:"owner_path,omitempty"`
 	YoursStash  string `json:"yours_stash,omitempty"`
 	StillActive bool   `json:"still_active"`
+	// For a task the remote archived while it was open here.
+	WasNode    string `json:"was_node,omitempty"`
+	ArchivedBy string `json:"archived_by,omitempty"`
 }
 
 type syncIssueJSON struct {

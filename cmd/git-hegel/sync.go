@@ -229,7 +229,8 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp) *syncJSON {
 		tj := syncTaskJSON{Task: t.Task, Change: string(t.Change), Stash: t.StashID, Archived: t.Archived}
 		if h := t.Held; h != nil {
 			tj.Held = &syncHeldJSON{Worktree: h.Worktree, WorktreeID: h.WorktreeID, Node: h.Node, Status: h.Status,
-				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == ""}
+				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == "" && !t.Archived,
+				WasNode: h.WasNode, ArchivedBy: h.ArchivedBy}
 		}
 		j.Merged.Tasks = append(j.Merged.Tasks, tj)
 	}
