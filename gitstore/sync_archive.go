@@ -128,6 +128,12 @@ func (s *syncer) dropArchivedTask(ref hegelRef, archive plumbing.Hash) *engine.T
 			held.Node, held.Status = t.State.CurrentNode, t.State.Status
 		}
 	}
+	if id := s.stashHolding(name, ours.State); id != "" {
+		// The other clone saved this state already (both sides had
+		// moved on), and the stash list just merged brought it.
+		held.YoursStash = id
+		return held
+	}
 	st := &engine.Stash{
 		Message:    "before " + s.rem.Name + " archived it",
 		Timestamp:  s.r.Now(),
