@@ -150,6 +150,10 @@ type RefIssue struct {
 	// Check is git's fsck message id when git's own object checks refused
 	// the ref ("gitmodulesUrl", "badDateOverflow"), else "".
 	Check string
+	// RemovedTracking is the tracking ref (refs/hegel-remotes/…) that a
+	// plain git fetch had written with the refused data, removed after
+	// the refusal ("" when there was none).
+	RemovedTracking string
 }
 
 // FetchSummary is one line about what fetching changed locally, "" when

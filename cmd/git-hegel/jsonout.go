@@ -347,4 +347,7 @@ type syncIssueJSON struct {
 	Ref    string `json:"ref"`
 	Reason string `json:"reason"`
 	Check  string `json:"check,omitempty"`
+	// RemovedTrackingRef: the tracking ref a plain git fetch had written
+	// with the refused data, removed.
+	RemovedTrackingRef string `json:"removed_tracking_ref,omitempty"`
 }

@@ -139,8 +139,13 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 			c.warn(fmt.Sprintf("skipped %s from %s: %s", sk.Ref, rep.Remote, sk.Reason))
 		}
 		if isRefused {
+			removed := false
 			for _, x := range rep.Refused {
 				fmt.Fprintln(c.Stderr, "error: "+gitstore.RefusedLine(rep.Remote, x))
+				removed = removed || x.RemovedTracking != ""
+			}
+			if removed && c.repo != nil {
+				c.hintFetchFsck(c.repo)
 			}
 			return &silentError{code: exitFailed}
 		}
@@ -238,7 +243,7 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp) *syncJSON {
 	j.Merged.CheckpointsKept = append(j.Merged.CheckpointsKept, rep.CheckpointsKept...)
 	j.Pushed = append(j.Pushed, rep.Pushed...)
 	for _, x := range rep.Refused {
-		j.Refused = append(j.Refused, syncIssueJSON{Ref: x.Ref, Reason: x.Reason, Check: x.Check})
+		j.Refused = append(j.Refused, syncIssueJSON{Ref: x.Ref, Reason: x.Reason, Check: x.Check, RemovedTrackingRef: x.RemovedTracking})
 	}
 	for _, x := range rep.Skipped {
 		j.Skipped = append(j.Skipped, syncIssueJSON{Ref: x.Ref, Reason: x.Reason})
