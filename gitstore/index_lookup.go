@@ -29,7 +29,7 @@ func (r *Repo) indexHas(names ...string) (string, error) {
 		return "", fmt.Errorf("cannot read the index: %s", oneLine(err.Error()))
 	}
 	defer f.Close()
-	got, err := scanIndexNames(bufio.NewReaderSize(f, 16<<10), names)
+	got, err := scanIndexNames(bufio.NewReaderSize(f, 4<<10), names)
 	if err != nil {
 		return "", fmt.Errorf("cannot read the index %s: %s", r.IndexFile, oneLine(err.Error()))
 	}
