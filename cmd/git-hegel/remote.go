@@ -32,6 +32,9 @@ func runRemoteSetup(c *cmdCtx, args []string) error {
 		return err
 	}
 	if c.boolFlag("undo") {
+		if c.boolFlag("fsck-objects") {
+			return usagef(c.name, "--fsck-objects and --undo cannot be used together")
+		}
 		removed, err := r.UndoRemoteSetup(rem.Name)
 		if err != nil {
 			return err
