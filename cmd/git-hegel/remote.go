@@ -10,7 +10,7 @@ import (
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
-// git hegel remote setup [<remote>] [--undo] (docs/sync.md, "Plain git").
+// git hegel remote setup [<remote>] [--fsck-objects] [--undo] (docs/sync.md, "Plain git").
 
 // remoteSubs are the verbs of git hegel remote.
 var remoteSubs = []*subcommand{
