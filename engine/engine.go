@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Engine runs workflows for one worktree. It decides; the stores it is given
@@ -124,7 +126,7 @@ type ErrNoMatch struct {
 func (e *ErrNoMatch) Error() string {
 	msg := fmt.Sprintf("No transition from '%s' matches '%s'; staying at '%s'", e.Node, e.Claim, e.Node)
 	if len(e.Valid) > 0 {
-		msg += fmt.Sprintf(" (try: %s)", joinQuoted(e.Valid))
+		msg += fmt.Sprintf(" (try: %s)", text.JoinQuoted(e.Valid))
 	}
 	return msg
 }
@@ -709,17 +711,6 @@ func claims(wf *Workflow, node string) []string {
 		out = append(out, tr.When)
 	}
 	return out
-}
-
-func joinQuoted(items []string) string {
-	s := ""
-	for i, it := range items {
-		if i > 0 {
-			s += ", "
-		}
-		s += "'" + it + "'"
-	}
-	return s
 }
 
 func appendOnce(list []string, s string) []string {

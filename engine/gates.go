@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Gates: a node with `gate: approval` stops `next` until a person approves
@@ -105,12 +107,12 @@ func (e *Engine) Reject(reason, to string) (*View, error) {
 		target := to
 		if target == "" {
 			if len(st.History) < 2 {
-				return "", fmt.Errorf("No node before '%s' to send task %s back to; name one with --to NODE (nodes: %s)", from, st.Task, joinQuoted(wf.Order))
+				return "", fmt.Errorf("No node before '%s' to send task %s back to; name one with --to NODE (nodes: %s)", from, st.Task, text.JoinQuoted(wf.Order))
 			}
 			target = st.History[len(st.History)-2]
 		}
 		if _, ok := wf.Nodes[target]; !ok {
-			return "", fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, target, joinQuoted(wf.Order))
+			return "", fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, target, text.JoinQuoted(wf.Order))
 		}
 		now := e.now().UTC()
 		st.Approvals = append(st.Approvals, Approval{Node: from, By: user, At: now, Comment: reason, Rejected: true})

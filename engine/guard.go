@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // How guard rules, agent events and hegel's end nodes plug into the state
@@ -148,7 +150,7 @@ func (e *Engine) Done() (*View, error) {
 		for _, tr := range wf.Nodes[st.CurrentNode].Transitions {
 			to = append(to, tr.To)
 		}
-		return nil, fmt.Errorf("'%s' cannot finish the workflow directly (it leads to %s); run 'git hegel next' to move on", st.CurrentNode, joinQuoted(to))
+		return nil, fmt.Errorf("'%s' cannot finish the workflow directly (it leads to %s); run 'git hegel next' to move on", st.CurrentNode, text.JoinQuoted(to))
 	}
 	return e.Next(claim)
 }

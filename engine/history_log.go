@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // HistoryFilter selects runs for `git hegel log`. Empty fields select
@@ -49,7 +51,7 @@ func CheckHistoryStatus(s string) (string, error) {
 			all = append(all, o)
 		}
 	}
-	return "", badNamef("Unknown status '%s' (use %s)", s, joinQuoted(all))
+	return "", badNamef("Unknown status '%s' (use %s)", s, text.JoinQuoted(all))
 }
 
 func (f *HistoryFilter) match(h *HistoryEntry) bool {

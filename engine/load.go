@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // defError is a definition error. Every one names a file and a line so an
@@ -25,7 +27,7 @@ type defError struct {
 // Error names the file as git names paths (QuotePath): a file name with a
 // newline in it cannot break the message's one line.
 func (e *defError) Error() string {
-	return fmt.Sprintf("%s:%d: %s", QuotePath(e.file, true), e.line, e.msg)
+	return fmt.Sprintf("%s:%d: %s", text.QuotePath(e.file, true), e.line, e.msg)
 }
 
 // ParseWorkflow parses and validates one definition. filename is used in
@@ -48,7 +50,7 @@ type ParseOptions struct {
 // ParseWorkflowWith is ParseWorkflow with options.
 func ParseWorkflowWith(name, filename string, data []byte, opts ParseOptions) (*Workflow, error) {
 	if !validName(name) {
-		return nil, &defError{filename, 1, fmt.Sprintf("invalid workflow name %s: %s", quote(name), nameRule)}
+		return nil, &defError{filename, 1, fmt.Sprintf("invalid workflow name %s: %s", text.Quote(name), nameRule)}
 	}
 	root, err := parseYAML(filename, data)
 	if err != nil {
@@ -247,13 +249,13 @@ func (p *parser) fields(n *yaml.Node, subject, prefix, what string, known []stri
 		name := dk.Value
 		if known != nil {
 			if first, dup := seen[name]; dup {
-				return nil, p.errAt(k, "%sduplicate %s %s (first at line %d)", prefix, what, quote(name), first.Line)
+				return nil, p.errAt(k, "%sduplicate %s %s (first at line %d)", prefix, what, text.Quote(name), first.Line)
 			}
 			if !slices.Contains(known, name) {
 				if p.strict {
-					return nil, p.errAt(k, "%sunknown %s %s %s", prefix, what, quote(name), hint(name, known))
+					return nil, p.errAt(k, "%sunknown %s %s %s", prefix, what, text.Quote(name), hint(name, known))
 				}
-				p.warnAt(k, "%sunknown %s %s ignored %s", prefix, what, quote(name), hint(name, known))
+				p.warnAt(k, "%sunknown %s %s ignored %s", prefix, what, text.Quote(name), hint(name, known))
 				continue
 			}
 			seen[name] = k
@@ -343,7 +345,7 @@ func (p *parser) nodes(n *yaml.Node) ([]*draftNode, error) {
 	seen := map[string]*yaml.Node{}
 	for _, f := range fs {
 		if first, dup := seen[f.name]; dup {
-			return nil, p.errAt(f.key, "node %s defined twice (first at line %d)", quote(f.name), first.Line)
+			return nil, p.errAt(f.key, "node %s defined twice (first at line %d)", text.Quote(f.name), first.Line)
 		}
 		seen[f.name] = f.key
 		if f.name == NodeDone || f.name == NodeAborted {
@@ -353,7 +355,7 @@ func (p *parser) nodes(n *yaml.Node) ([]*draftNode, error) {
 			continue
 		}
 		if !validName(f.name) {
-			return nil, p.errAt(f.key, "invalid node name %s: %s", quote(f.name), nameRule)
+			return nil, p.errAt(f.key, "invalid node name %s: %s", text.Quote(f.name), nameRule)
 		}
 		dn, err := p.node(f)
 		if err != nil {
@@ -465,7 +467,7 @@ func (p *parser) transitions(dn *draftNode, n *yaml.Node, prefix string) error {
 			}
 		}
 		if !validName(t.When) {
-			return p.errAt(when, "%sinvalid claim %s: %s", prefix, quote(t.When), nameRule)
+			return p.errAt(when, "%sinvalid claim %s: %s", prefix, text.Quote(t.When), nameRule)
 		}
 		dn.node.Transitions = append(dn.node.Transitions, t)
 		dn.toPos = append(dn.toPos, to)
@@ -496,19 +498,9 @@ func describe(n *yaml.Node) string {
 	case isNull(n):
 		return "nothing"
 	case n.Kind == yaml.ScalarNode:
-		return quote(n.Value)
+		return text.Quote(n.Value)
 	}
 	return "an unsupported YAML node"
-}
-
-// quote is %q for text from the file, shortened so that one absurd value
-// cannot bury the rest of the message.
-func quote(s string) string {
-	const limit = 80
-	if r := []rune(s); len(r) > limit {
-		return fmt.Sprintf("%q...", string(r[:limit]))
-	}
-	return fmt.Sprintf("%q", s)
 }
 
 // hint suggests the known key a typo was probably meant to be, or lists

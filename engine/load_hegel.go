@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // The parts of the workflow format that come from hegel's files: prompt
@@ -23,7 +25,7 @@ type Warning struct {
 
 // String names the file as git names paths, like definition errors.
 func (w Warning) String() string {
-	return fmt.Sprintf("%s:%d: %s", QuotePath(w.File, true), w.Line, w.Msg)
+	return fmt.Sprintf("%s:%d: %s", text.QuotePath(w.File, true), w.Line, w.Msg)
 }
 
 // prompt reads a node's prompt or prompt_hbs (one, never both) and parses
@@ -210,7 +212,7 @@ func (p *parser) rules(n *yaml.Node, prefix string) ([]Rule, error) {
 		}
 		known, ok := ruleFields[typ]
 		if !ok {
-			return nil, p.errAt(typeNode, "%sunknown rule type %s %s", prefix, quote(typ), hint(typ, RuleTypes))
+			return nil, p.errAt(typeNode, "%sunknown rule type %s %s", prefix, text.Quote(typ), hint(typ, RuleTypes))
 		}
 		rprefix := fmt.Sprintf("%srule %s: ", prefix, typ)
 		fs, err := p.fields(item, prefix+"each rule", rprefix, "field", known)
@@ -230,7 +232,7 @@ func (p *parser) rules(n *yaml.Node, prefix string) ([]Rule, error) {
 				}
 				re, err := regexp.Compile(pat)
 				if err != nil {
-					return nil, p.errAt(f.value, "%sinvalid %s %s: %s", rprefix, f.name, quote(pat), strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+					return nil, p.errAt(f.value, "%sinvalid %s %s: %s", rprefix, f.name, text.Quote(pat), strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 				}
 				if pat != "" {
 					r.re = re
@@ -281,7 +283,7 @@ func (p *parser) positive(n *yaml.Node, prefix, what string) (int64, error) {
 	}
 	v, err := strconv.ParseInt(strings.TrimSpace(d.Value), 10, 64)
 	if err != nil {
-		return 0, p.errAt(n, "%s%s must be a whole number, got %s", prefix, what, quote(d.Value))
+		return 0, p.errAt(n, "%s%s must be a whole number, got %s", prefix, what, text.Quote(d.Value))
 	}
 	if v < 1 || v > maxRuleNumber {
 		return 0, p.errAt(n, "%s%s must be between 1 and %d, got %d", prefix, what, maxRuleNumber, v)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // The workflow keys of seed 04's stage metadata and issue 9's gates and
@@ -57,7 +59,7 @@ func (p *parser) topMeta(d *draft, f field) error {
 	case "default_task_type":
 		d.meta.defaultPos = f.value
 		if d.meta.defaultType, err = p.line(f.value, "", "default_task_type", true); err == nil && !validName(d.meta.defaultType) {
-			err = p.errAt(f.value, "invalid task type %s: %s", quote(d.meta.defaultType), nameRule)
+			err = p.errAt(f.value, "invalid task type %s: %s", text.Quote(d.meta.defaultType), nameRule)
 		}
 	}
 	return err
@@ -101,7 +103,7 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 		var g string
 		if g, err = p.line(f.value, prefix, f.name, true); err == nil {
 			if g != GateApproval {
-				return p.errAt(f.value, "%sunknown gate %s (the gate a node may have: %q)", prefix, quote(g), GateApproval)
+				return p.errAt(f.value, "%sunknown gate %s (the gate a node may have: %q)", prefix, text.Quote(g), GateApproval)
 			}
 			m.Gate = g
 		}
@@ -129,10 +131,10 @@ func (p *parser) checkMeta(d *draft) error {
 	types := d.meta.types
 	if d.meta.defaultPos != nil {
 		if len(types) == 0 {
-			return p.errAt(d.meta.defaultPos, "default_task_type %s, but the workflow declares no task_types", quote(d.meta.defaultType))
+			return p.errAt(d.meta.defaultPos, "default_task_type %s, but the workflow declares no task_types", text.Quote(d.meta.defaultType))
 		}
 		if !slices.Contains(types, d.meta.defaultType) {
-			return p.errAt(d.meta.defaultPos, "default_task_type %s is not one of task_types (%s)", quote(d.meta.defaultType), joinQuoted(types))
+			return p.errAt(d.meta.defaultPos, "default_task_type %s is not one of task_types (%s)", text.Quote(d.meta.defaultType), text.JoinQuoted(types))
 		}
 	} else if len(types) > 0 {
 		d.meta.defaultType = types[0]
@@ -141,9 +143,9 @@ func (p *parser) checkMeta(d *draft) error {
 		for i, t := range dn.node.SkipFor {
 			if !slices.Contains(types, t) {
 				if len(types) == 0 {
-					return p.errAt(dn.meta.skipFor[i], "node %q: skip_for names task type %s, but the workflow declares no task_types", dn.node.Name, quote(t))
+					return p.errAt(dn.meta.skipFor[i], "node %q: skip_for names task type %s, but the workflow declares no task_types", dn.node.Name, text.Quote(t))
 				}
-				return p.errAt(dn.meta.skipFor[i], "node %q: skip_for names task type %s, which task_types does not declare (%s)", dn.node.Name, quote(t), joinQuoted(types))
+				return p.errAt(dn.meta.skipFor[i], "node %q: skip_for names task type %s, which task_types does not declare (%s)", dn.node.Name, text.Quote(t), text.JoinQuoted(types))
 			}
 		}
 		if dn.meta.approvers != nil && dn.node.Gate == "" {
@@ -183,11 +185,11 @@ func (p *parser) nameList(n *yaml.Node, prefix, key, what string) ([]string, []*
 	}
 	for i, it := range items {
 		if !validName(it) {
-			return nil, nil, p.errAt(pos[i], "%sinvalid %s %s: %s", prefix, what, quote(it), nameRule)
+			return nil, nil, p.errAt(pos[i], "%sinvalid %s %s: %s", prefix, what, text.Quote(it), nameRule)
 		}
 		for j := range i {
 			if items[j] == it {
-				return nil, nil, p.errAt(pos[i], "%s%s lists %s twice", prefix, key, quote(it))
+				return nil, nil, p.errAt(pos[i], "%s%s lists %s twice", prefix, key, text.Quote(it))
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // The step runner's keys (issue 11): a node's `run:` handler and its
@@ -143,7 +145,7 @@ func (p *parser) handler(n *yaml.Node, prefix string) (*Handler, error) {
 			}
 			d, err := time.ParseDuration(s)
 			if err != nil || d <= 0 {
-				return nil, p.errAt(f.value, "%stimeout %s is not a duration such as 90s or 10m", rprefix, quote(s))
+				return nil, p.errAt(f.value, "%stimeout %s is not a duration such as 90s or 10m", rprefix, text.Quote(s))
 			}
 			h.Timeout = d
 			continue
@@ -158,7 +160,7 @@ func (p *parser) handler(n *yaml.Node, prefix string) (*Handler, error) {
 				return nil, err
 			}
 			if !validName(h.Adapter) {
-				return nil, p.errAt(f.value, "%sinvalid adapter name %s: %s (or %q for the run's adapter)", rprefix, quote(h.Adapter), nameRule, DefaultAdapter)
+				return nil, p.errAt(f.value, "%sinvalid adapter name %s: %s (or %q for the run's adapter)", rprefix, text.Quote(h.Adapter), nameRule, DefaultAdapter)
 			}
 		case HandlerCommand, HandlerConfirm:
 			s, err := p.scalar(f.value, rprefix, f.name)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Rollback bookkeeping. The engine decides whether a rollback may happen
@@ -141,7 +143,7 @@ func (e *Engine) applyRollback(st *State, wf *Workflow, req *RollbackRequest) (s
 		}
 	}
 	if !wf.HasNode(req.Node) {
-		return "", badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, req.Node, joinQuoted(wf.Order))
+		return "", badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, req.Node, text.JoinQuoted(wf.Order))
 	}
 	if wf.IsTerminal(req.Node) && !req.Undo {
 		return "", badNamef("Cannot roll back to '%s': it ends the workflow", req.Node)

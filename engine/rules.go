@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Guard rules: per-node checks (hegel's five types) that catch an agent
@@ -183,7 +185,7 @@ func checkRepeated(r *Rule, in RuleInput) *Violation {
 	}
 	match := ""
 	if pat != "" {
-		match = fmt.Sprintf(" matching %s", quote(pat))
+		match = fmt.Sprintf(" matching %s", text.Quote(pat))
 	}
 	return &Violation{
 		Summary: fmt.Sprintf("%d %s%s in the last %s (limit: fewer than %d)", len(hits), what, match, roundDuration(time.Duration(r.Window)*time.Second), r.Threshold),

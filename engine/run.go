@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // The step runner (issue 11, seed 03): `git hegel run` executes a
@@ -1049,6 +1051,6 @@ func (rn *run) complete(ctx context.Context) {
 	res := rn.e.Exec.Run(context.WithoutCancel(ctx), &Process{Command: rn.o.OnComplete, Stdin: append(b, '\n'), Env: env,
 		Stdout: rn.r.Stderr, Stderr: rn.r.Stderr, Timeout: time.Minute})
 	if !res.OK() {
-		rep.Callback = fmt.Errorf("the completion callback %s %s", quote(rn.o.OnComplete), exitWhy(res))
+		rep.Callback = fmt.Errorf("the completion callback %s %s", text.Quote(rn.o.OnComplete), exitWhy(res))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // GateApproval is the one gate a node may have: `next` stops there until a
@@ -113,18 +115,18 @@ func checkArtifactPath(p string) error {
 	case p == "":
 		return fmt.Errorf("is empty")
 	case strings.HasPrefix(p, "/") || (len(p) > 1 && p[1] == ':'):
-		return fmt.Errorf("%s is absolute; give a path relative to the top of the worktree", quote(p))
+		return fmt.Errorf("%s is absolute; give a path relative to the top of the worktree", text.Quote(p))
 	case strings.ContainsAny(p, "\\\x00\r\n"):
-		return fmt.Errorf("%s must be a slash-separated path on one line", quote(p))
+		return fmt.Errorf("%s must be a slash-separated path on one line", text.Quote(p))
 	}
 	for _, part := range strings.Split(p, "/") {
 		switch {
 		case part == "" || part == ".":
-			return fmt.Errorf("%s has an empty or '.' part", quote(p))
+			return fmt.Errorf("%s has an empty or '.' part", text.Quote(p))
 		case part == "..":
-			return fmt.Errorf("%s contains '..'; artifacts stay inside the worktree", quote(p))
+			return fmt.Errorf("%s contains '..'; artifacts stay inside the worktree", text.Quote(p))
 		case isDotGit(part):
-			return fmt.Errorf("%s points into .git", quote(p))
+			return fmt.Errorf("%s points into .git", text.Quote(p))
 		}
 	}
 	return nil

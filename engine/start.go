@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Priorities a task may have; "" reads as PriorityNormal.
@@ -61,14 +63,14 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	if node == "" {
 		node = wf.StartNode
 	} else if _, ok := wf.Nodes[node]; !ok {
-		return nil, badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, joinQuoted(wf.Order))
+		return nil, badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, text.JoinQuoted(wf.Order))
 	}
 	typ, err := taskType(wf, o.Type)
 	if err != nil {
 		return nil, err
 	}
 	if o.Priority != "" && !slices.Contains(Priorities, o.Priority) {
-		return nil, badNamef("Unknown priority '%s' (use %s)", o.Priority, joinQuoted(Priorities))
+		return nil, badNamef("Unknown priority '%s' (use %s)", o.Priority, text.JoinQuoted(Priorities))
 	}
 	now := e.now()
 	task := o.Task
@@ -190,7 +192,7 @@ func taskType(wf *Workflow, typ string) (string, error) {
 	case len(wf.TaskTypes) == 0:
 		return "", badNamef("Workflow '%s' has no task types, so --type does not apply (the pipeline workflow has them)", wf.Name)
 	case !wf.AcceptsType(typ):
-		return "", badNamef("Unknown task type '%s' for workflow '%s' (types: %s)", typ, wf.Name, joinQuoted(wf.TaskTypes))
+		return "", badNamef("Unknown task type '%s' for workflow '%s' (types: %s)", typ, wf.Name, text.JoinQuoted(wf.TaskTypes))
 	}
 	return typ, nil
 }

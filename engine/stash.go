@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // StatusStashed marks a task whose state was parked with `git hegel stash`:
@@ -499,7 +501,7 @@ func RelativeTime(then, now time.Time) string {
 	const day = 24 * time.Hour
 	d := now.Sub(then)
 	plural := func(n int64, unit string) string {
-		return Plural(int(n), unit, unit+"s") + " ago"
+		return text.Plural(int(n), unit, unit+"s") + " ago"
 	}
 	switch {
 	case d < time.Minute:

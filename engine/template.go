@@ -11,6 +11,8 @@ import (
 	"github.com/mailgun/raymond/v2"
 	"github.com/mailgun/raymond/v2/ast"
 	hbsparser "github.com/mailgun/raymond/v2/parser"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // The prompt templates. Every prompt (and, with the step runner, every
@@ -249,7 +251,7 @@ func (c *refCollector) expression(e *ast.Expression, block bool) {
 	if p, ok := e.Path.(*ast.PathExpression); ok {
 		if helper {
 			if !slices.Contains(builtinHelpers, p.Original) {
-				c.fail(p.Line, "unknown helper %s (known: %s)", quote(p.Original), strings.Join(builtinHelpers, ", "))
+				c.fail(p.Line, "unknown helper %s (known: %s)", text.Quote(p.Original), strings.Join(builtinHelpers, ", "))
 			}
 		} else if !(len(p.Parts) == 1 && slices.Contains(builtinHelpers, p.Parts[0]) && p.Parts[0] != "log") {
 			c.path(p)
@@ -272,7 +274,7 @@ func (c *refCollector) path(p *ast.PathExpression) {
 	switch {
 	case guideNameRe().MatchString(head):
 		if len(p.Parts) > 1 {
-			c.fail(p.Line, "guide %s has no fields: write {{%s}}", quote(head), head)
+			c.fail(p.Line, "guide %s has no fields: write {{%s}}", text.Quote(head), head)
 			return
 		}
 		c.t.Guides = append(c.t.Guides, TemplateRef{head, p.Line})
@@ -285,7 +287,7 @@ func (c *refCollector) path(p *ast.PathExpression) {
 		c.input(tplResults)
 	case head == tplTask:
 		if len(p.Parts) != 2 || !slices.Contains(taskFields, p.Parts[1]) {
-			c.fail(p.Line, "unknown name %s (task fields: %s)", quote(p.Original), strings.Join(taskFields, ", "))
+			c.fail(p.Line, "unknown name %s (task fields: %s)", text.Quote(p.Original), strings.Join(taskFields, ", "))
 		}
 	case head == tplVars:
 		if len(p.Parts) != 2 {
@@ -294,7 +296,7 @@ func (c *refCollector) path(p *ast.PathExpression) {
 		c.input(tplVars)
 	case head == tplPrompt || head == tplContext:
 		if len(p.Parts) != 1 {
-			c.fail(p.Line, "%s has no fields: write {{%s}}", quote(head), head)
+			c.fail(p.Line, "%s has no fields: write {{%s}}", text.Quote(head), head)
 		}
 		c.input(head)
 	case c.optional[head]:
@@ -381,13 +383,13 @@ type partialLoader struct {
 func (l *partialLoader) register(refs []TemplateRef, stack []string) error {
 	for _, r := range refs {
 		if slices.Contains(stack, r.Name) {
-			return &TemplateError{r.Line, fmt.Sprintf("partial %s includes itself (%s)", quote(r.Name), strings.Join(append(stack, r.Name), " > "))}
+			return &TemplateError{r.Line, fmt.Sprintf("partial %s includes itself (%s)", text.Quote(r.Name), strings.Join(append(stack, r.Name), " > "))}
 		}
 		if l.done[r.Name] {
 			continue
 		}
 		if l.load == nil {
-			return &TemplateError{r.Line, fmt.Sprintf("no partial %s", quote(r.Name))}
+			return &TemplateError{r.Line, fmt.Sprintf("no partial %s", text.Quote(r.Name))}
 		}
 		src, err := l.load(r.Name)
 		if err != nil {
@@ -395,7 +397,7 @@ func (l *partialLoader) register(refs []TemplateRef, stack []string) error {
 		}
 		sub, err := ParseTemplate(src, true)
 		if err != nil {
-			return &TemplateError{r.Line, fmt.Sprintf("partial %s: %v", quote(r.Name), err)}
+			return &TemplateError{r.Line, fmt.Sprintf("partial %s: %v", text.Quote(r.Name), err)}
 		}
 		l.tpl.RegisterPartial(r.Name, sub.hbs)
 		l.guides = append(l.guides, sub.Guides...)

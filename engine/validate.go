@@ -1,5 +1,9 @@
 package engine
 
+import (
+	"github.com/git-hegel/git-hegel/engine/text"
+)
+
 // check validates what can only be judged with the whole file read: the
 // graph. Each pass reports the first problem in file order.
 func (p *parser) check(d *draft) error {
@@ -17,12 +21,12 @@ func (p *parser) check(d *draft) error {
 		defined[dn.node.Name] = dn
 	}
 	if _, ok := defined[d.start]; !ok {
-		return p.errAt(d.startNode, "start_node %s is not a defined node", quote(d.start))
+		return p.errAt(d.startNode, "start_node %s is not a defined node", text.Quote(d.start))
 	}
 	for _, dn := range d.nodes {
 		for i, t := range dn.node.Transitions {
 			if _, ok := defined[t.To]; !ok && t.To != NodeDone && t.To != NodeAborted {
-				return p.errAt(dn.toPos[i], "node %q: transition to unknown node %s", dn.node.Name, quote(t.To))
+				return p.errAt(dn.toPos[i], "node %q: transition to unknown node %s", dn.node.Name, text.Quote(t.To))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // What `git hegel doctor` checks in refs/hegel/ (docs/history.md,
@@ -750,7 +751,7 @@ func (r *Repo) repairCheckpoints(ref plumbing.ReferenceName, now time.Time) (*Re
 		}
 	}
 	rep.Aside = r.moveAsideIfWhole(strings.TrimPrefix(string(ref), HegelRefPrefix), tip, now)
-	msg := "doctor: rewrote the chain without " + engine.Plural(rep.LostCount, "damaged checkpoint", "damaged checkpoints")
+	msg := "doctor: rewrote the chain without " + text.Plural(rep.LostCount, "damaged checkpoint", "damaged checkpoints")
 	if prev.IsZero() {
 		rep.Moved = true
 		msg = "doctor: no checkpoint of the chain is whole"

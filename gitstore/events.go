@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Folded agent events live in the task's tree, one blob per fold and run:
@@ -153,7 +154,7 @@ func (s *Events) foldInto(task, id string, last time.Time, blob []byte, n int) e
 		if err != nil {
 			return err
 		}
-		_, _, err = s.r.writeTaskTree(ref, h, d.Files, newKeep, fmt.Sprintf("events: %s from %s", engine.Plural(n, "event", "events"), node))
+		_, _, err = s.r.writeTaskTree(ref, h, d.Files, newKeep, fmt.Sprintf("events: %s from %s", text.Plural(n, "event", "events"), node))
 		if errors.Is(err, ErrConflict) {
 			continue
 		}

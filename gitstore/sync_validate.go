@@ -15,6 +15,7 @@ import (
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // RefusedError reports remote refs that were left out because their data
@@ -472,5 +473,5 @@ func byteSize(n int64) string {
 	case n >= 1<<10:
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
-	return engine.Plural(int(n), "byte", "bytes")
+	return text.Plural(int(n), "byte", "bytes")
 }

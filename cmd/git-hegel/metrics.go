@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // `git hegel metrics`: per phase of a task's run, time, tool calls, shell
@@ -83,7 +84,7 @@ func runMetrics(c *cmdCtx, args []string) error {
 }
 
 func (c *cmdCtx) printMetrics(m *engine.TaskMetrics) {
-	fmt.Fprintf(c.Stdout, "Task %s (%s, %s): %s, %s\n", m.Task, m.Workflow, m.Status, engine.Plural(len(m.Phases), "phase", "phases"), engine.HumanDuration(m.Total.Duration()))
+	fmt.Fprintf(c.Stdout, "Task %s (%s, %s): %s, %s\n", m.Task, m.Workflow, m.Status, text.Plural(len(m.Phases), "phase", "phases"), engine.HumanDuration(m.Total.Duration()))
 	for _, p := range m.Phases {
 		cur := ""
 		if p.Current {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -147,7 +148,7 @@ func (c *cmdCtx) runOutcome(ctx context.Context, rep *engine.RunReport) error {
 	}
 	switch rep.Outcome {
 	case engine.RunCompleted:
-		fmt.Fprintf(c.Stderr, "Completed %s (task %s): %s\n", rep.Workflow, rep.Task, engine.Plural(rep.Total, "step", "steps"))
+		fmt.Fprintf(c.Stderr, "Completed %s (task %s): %s\n", rep.Workflow, rep.Task, text.Plural(rep.Total, "step", "steps"))
 		return nil
 	case engine.RunCancelled:
 		fmt.Fprintln(c.Stderr, rep.Err.Error())

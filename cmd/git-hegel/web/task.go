@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/rollback"
 )
 
@@ -161,9 +162,9 @@ func (s *Server) task(req *request) (string, any, error) {
 		row := artifactRow{Node: a.Node, Path: a.Path, Present: a.Present}
 		switch {
 		case a.Present && d.Archived:
-			row.State = engine.Plural(int(a.Size), "byte", "bytes") + ", archived copy"
+			row.State = text.Plural(int(a.Size), "byte", "bytes") + ", archived copy"
 		case a.Present:
-			row.State = engine.Plural(int(a.Size), "byte", "bytes") + ", in the worktree"
+			row.State = text.Plural(int(a.Size), "byte", "bytes") + ", in the worktree"
 		case skipped[a.Node]:
 			row.State = "skipped"
 		default:

@@ -1,6 +1,7 @@
-package engine
+package text
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -85,4 +86,26 @@ func mustQuote(c byte, full bool) bool {
 func Percent(r float64) string {
 	s := strconv.FormatFloat(math.Round(r*1000)/10, 'f', 1, 64)
 	return strings.TrimSuffix(s, ".0") + "%"
+}
+
+// Quote is %q for text taken from a file or an argument, shortened so
+// that one absurd value cannot bury the rest of the message.
+func Quote(s string) string {
+	const limit = 80
+	if r := []rune(s); len(r) > limit {
+		return fmt.Sprintf("%q...", string(r[:limit]))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// JoinQuoted lists items in single quotes, separated by commas: 'a', 'b'.
+func JoinQuoted(items []string) string {
+	s := ""
+	for i, it := range items {
+		if i > 0 {
+			s += ", "
+		}
+		s += "'" + it + "'"
+	}
+	return s
 }
