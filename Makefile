@@ -49,7 +49,7 @@ bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with gi
 	$(GO) run ./testdata/bench
 
 fuzz: ## Fuzz the workflow YAML loader and the log's state reader, 60s each
-	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/
+	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/workflow/
 	$(GO) test -run '^$$' -fuzz FuzzChainStateOf -fuzztime 60s ./gitstore/
 
 man: ## Check that the man page renders without warnings

@@ -72,6 +72,3 @@ func (h *Hook) Relativize(root string) {
 		h.Events[i].File = relPath(h.Events[i].File, root)
 	}
 }
-
-// TaskWorkflow parses the workflow a stored task runs.
-func TaskWorkflow(t *Task) (*Workflow, error) { return definition(t) }

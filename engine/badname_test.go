@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 func TestBadName(t *testing.T) {
@@ -47,7 +49,7 @@ func TestBadNamesFromCommands(t *testing.T) {
 }
 
 func TestWorkflowFileNamesQuoted(t *testing.T) {
-	r, _ := NewRegistry(map[string][]byte{".hegel/workflows/a\nb.yaml": []byte("nodes: {}\n")})
+	r, _ := workflow.NewRegistry(map[string][]byte{".hegel/workflows/a\nb.yaml": []byte("nodes: {}\n")})
 	b := r.Broken()
 	if len(b) != 1 {
 		t.Fatalf("broken = %v", b)

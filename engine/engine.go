@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Engine runs workflows for one worktree. It decides; the stores it is given
@@ -28,10 +30,10 @@ type Engine struct {
 	History HistoryStore
 	// Shapes remembers the shapes of stored definitions, so CheckTask
 	// need not parse them (nil: it parses every time).
-	Shapes ShapeStore
+	Shapes workflow.ShapeStore
 	// Workflows loads the registry (built-ins plus the user's files). It
 	// is called only by commands that need a definition by name.
-	Workflows func() (*Registry, error)
+	Workflows func() (*workflow.Registry, error)
 	// Worktree is this worktree's absolute path, recorded for display.
 	Worktree string
 	// WorktreeID identifies this worktree stably ("main",
@@ -52,7 +54,7 @@ type Engine struct {
 	Warn func(msg string)
 	// Guides supplies the user's guides, partials and optional context
 	// for rendering prompts (nil: built-ins only).
-	Guides GuideSource
+	Guides workflow.GuideSource
 	// Events is the agent event log (nil: no agent events); Force,
 	// NoCommitGuard and CommitTimes configure the guard rules (rules.go).
 	Events        EventStore
@@ -294,7 +296,7 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 
 // Prev returns to the node before the current one in the history.
 func (e *Engine) Prev() (*View, error) {
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "prev"); err != nil {
 			return "", err
 		}
@@ -319,7 +321,7 @@ func (e *Engine) Prev() (*View, error) {
 
 // Restart goes back to the workflow's start node with a fresh history.
 func (e *Engine) Restart() (*View, error) {
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "restart"); err != nil {
 			return "", err
 		}
@@ -358,12 +360,12 @@ func (e *Engine) Repeat() (*View, error) {
 // up.
 func (e *Engine) Abort() (*State, error) {
 	var from string
-	st, _, err := e.updateOpts(updateOpts{damaged: true}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.updateOpts(updateOpts{damaged: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Status == StatusStashed || !st.Active() {
 			return "", fmt.Errorf("No active workflow to abort (task %s is %s)", st.Task, st.Status)
 		}
 		from = st.CurrentNode
-		e.enter(st, wf, NodeAborted)
+		e.enter(st, wf, workflow.NodeAborted)
 		return fmt.Sprintf("abort: at %s", from), nil
 	})
 	if err != nil {
@@ -421,7 +423,7 @@ type updateOpts struct {
 	damaged bool
 	// wf, if set, is the definition of the task as passed in, parsed
 	// already: the first attempt does not parse it again.
-	wf *Workflow
+	wf *workflow.Definition
 	// put are tree entries written in the same commit (Task.Put).
 	put map[string][]byte
 }
@@ -429,11 +431,11 @@ type updateOpts struct {
 // update applies fn to the current task with compare-and-swap, reloading
 // and reapplying fn when another process wrote first, so concurrent
 // commands behave as if they had run one after the other.
-func (e *Engine) update(fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+func (e *Engine) update(fn func(*State, *workflow.Definition) (string, error)) (*State, *workflow.Definition, error) {
 	return e.updateOpts(updateOpts{}, fn)
 }
 
-func (e *Engine) updateOpts(o updateOpts, fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+func (e *Engine) updateOpts(o updateOpts, fn func(*State, *workflow.Definition) (string, error)) (*State, *workflow.Definition, error) {
 	e.foldEvents()
 	cur, err := e.Current()
 	if err != nil {
@@ -443,7 +445,7 @@ func (e *Engine) updateOpts(o updateOpts, fn func(*State, *Workflow) (string, er
 }
 
 // updateTask is update for a given task, starting from cur as loaded.
-func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *workflow.Definition) (string, error)) (*State, *workflow.Definition, error) {
 	var err error
 	name := cur.State.Task
 	const attempts = 50
@@ -496,7 +498,7 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) 
 
 // checkLoaded reports a stored state that breaks the rules: commands
 // refuse to build on it (abort can still end it).
-func checkLoaded(t *Task, wf *Workflow) error {
+func checkLoaded(t *Task, wf *workflow.Definition) error {
 	if err := ValidateState(t.State, wf); err != nil {
 		return fmt.Errorf("%w. Nothing changed; 'git hegel show %s' shows it, 'git hegel abort' ends it", err, t.State.Task)
 	}
@@ -535,12 +537,12 @@ func ownerOf(st *State) string {
 // that breaks the rules (ValidateState), stores it as the next revision of
 // old, and when the write ended the run (done, aborted, rolled back) it
 // runs finish. It returns the stored task.
-func (e *Engine) save(old *Task, st *State, wf *Workflow, msg string) (*Task, error) {
+func (e *Engine) save(old *Task, st *State, wf *workflow.Definition, msg string) (*Task, error) {
 	return e.saveWith(old, st, wf, msg, nil)
 }
 
 // saveWith is save writing the tree entries put in the same commit.
-func (e *Engine) saveWith(old *Task, st *State, wf *Workflow, msg string, put map[string][]byte) (*Task, error) {
+func (e *Engine) saveWith(old *Task, st *State, wf *workflow.Definition, msg string, put map[string][]byte) (*Task, error) {
 	if err := ValidateState(st, wf); err != nil {
 		return nil, fmt.Errorf("%w; refusing to write it, nothing changed", err)
 	}
@@ -559,9 +561,9 @@ func (e *Engine) saveWith(old *Task, st *State, wf *Workflow, msg string, put ma
 
 // enter moves st to node, keeping status and timestamps consistent: the
 // node left counts as completed, the node entered starts at attempt 1.
-func (e *Engine) enter(st *State, wf *Workflow, node string) {
+func (e *Engine) enter(st *State, wf *workflow.Definition, node string) {
 	now := e.now()
-	if from := st.CurrentNode; from != "" && from != node && !wf.IsTerminal(from) && node != NodeAborted {
+	if from := st.CurrentNode; from != "" && from != node && !wf.IsTerminal(from) && node != workflow.NodeAborted {
 		// Completed now, so no longer failed: a node is never both.
 		st.CompletedNodes = appendOnce(st.CompletedNodes, from)
 		st.FailedNodes = remove(st.FailedNodes, from)
@@ -579,10 +581,10 @@ func (e *Engine) enter(st *State, wf *Workflow, node string) {
 	st.LastFailure = ""
 	st.PendingClaim = ""
 	switch node {
-	case NodeDone:
+	case workflow.NodeDone:
 		st.Status = StatusCompleted
 		st.EndedAt = &now
-	case NodeAborted:
+	case workflow.NodeAborted:
 		st.Status = StatusAborted
 		st.EndedAt = &now
 	default:
@@ -607,7 +609,7 @@ func (e *Engine) reopen(st *State) {
 	st.PendingClaim = ""
 	st.PauseReason = ""
 	st.PhaseStartTime = e.now()
-	if st.logPhase(st.PhaseStartTime) && st.CurrentNode != NodeDone && st.CurrentNode != NodeAborted {
+	if st.logPhase(st.PhaseStartTime) && st.CurrentNode != workflow.NodeDone && st.CurrentNode != workflow.NodeAborted {
 		st.countAttempt(st.CurrentNode)
 	}
 	st.Attempt = 1
@@ -635,7 +637,7 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 // view is what a command shows after it moved (or showed) a task. A retry
 // starts with why the last attempt failed, so an agent trying again knows
 // what went wrong.
-func (e *Engine) view(st *State, wf *Workflow) *View {
+func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 	prompt, err := e.RenderPrompt(st, wf)
 	if err != nil {
 		e.warn(err.Error() + " (showing the prompt as written)")
@@ -685,12 +687,12 @@ func (e *Engine) suffix() string {
 
 // definition parses the workflow a task runs: the copy stored with it, so
 // editing or deleting a workflow file never breaks a running task.
-func definition(t *Task) (*Workflow, error) {
+func definition(t *Task) (*workflow.Definition, error) {
 	ns := "tasks"
 	if t.Archived {
 		ns = "archive"
 	}
-	wf, err := ParseWorkflow(t.State.Workflow, "refs/hegel/"+ns+"/"+t.State.Task+":workflow.yaml", t.Definition)
+	wf, err := workflow.Parse(t.State.Workflow, "refs/hegel/"+ns+"/"+t.State.Task+":yaml", t.Definition)
 	if err != nil {
 		return nil, fmt.Errorf("Task '%s' holds an invalid workflow definition: %v", t.State.Task, err)
 	}
@@ -701,7 +703,7 @@ func finishedError(st *State) error {
 	return fmt.Errorf("Workflow '%s' is %s (at '%s'). Start a new one with 'git hegel start <workflow>'", st.Mode, st.Status, st.CurrentNode)
 }
 
-func claims(wf *Workflow, node string) []string {
+func claims(wf *workflow.Definition, node string) []string {
 	n, ok := wf.Nodes[node]
 	if !ok {
 		return nil
@@ -768,3 +770,6 @@ func sameInstance(a, b string) bool {
 	ib, _, _ := strings.Cut(b, ":")
 	return ia == ib
 }
+
+// TaskWorkflow parses the workflow a stored task runs.
+func TaskWorkflow(t *Task) (*workflow.Definition, error) { return definition(t) }

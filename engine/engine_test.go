@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -28,7 +30,7 @@ func newTestEngine(t *testing.T, user map[string][]byte) *testEnv {
 		Tasks:     te.tasks,
 		Archive:   te.tasks,
 		Session:   te.sess,
-		Workflows: func() (*Registry, error) { return NewRegistry(user) },
+		Workflows: func() (*workflow.Registry, error) { return workflow.NewRegistry(user) },
 		Worktree:  "/work/tree",
 		Now:       func() time.Time { return te.now },
 		NewSuffix: func() string { return "abc123" },
@@ -207,7 +209,7 @@ func TestAbortAndReset(t *testing.T) {
 		t.Fatalf("abort: %v %v", st, err)
 	}
 	cur := te.state(t)
-	if cur.Status != StatusAborted || cur.CurrentNode != NodeAborted {
+	if cur.Status != StatusAborted || cur.CurrentNode != workflow.NodeAborted {
 		t.Errorf("after abort: %+v", cur)
 	}
 	if _, err := te.Abort(); err == nil {

@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Fail records a failed attempt at the current node (galangal's retry
@@ -13,7 +15,7 @@ import (
 // resumed.
 func (e *Engine) Fail(reason string) (*View, error) {
 	reason = strings.TrimSpace(reason)
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "fail"); err != nil {
 			return "", err
 		}
@@ -32,7 +34,7 @@ func (e *Engine) Fail(reason string) (*View, error) {
 // failAttempt records a failed attempt at st's node: the attempt that
 // reaches the node's max_attempts fails the task. It returns the history
 // message after the command's name ("code attempt 1 of 3 (why)").
-func (e *Engine) failAttempt(st *State, wf *Workflow, why string) string {
+func (e *Engine) failAttempt(st *State, wf *workflow.Definition, why string) string {
 	node := st.CurrentNode
 	max := wf.Attempts(node, e.MaxAttempts)
 	attempt := max1(st.Attempt)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine/text"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Gates: a node with `gate: approval` stops `next` until a person approves
@@ -21,7 +23,7 @@ type GateView struct {
 	Approvers       []string // empty: anyone
 }
 
-func gateView(wf *Workflow, st *State) *GateView {
+func gateView(wf *workflow.Definition, st *State) *GateView {
 	to, _ := wf.Transition(st.CurrentNode, st.PendingClaim)
 	return &GateView{Node: st.CurrentNode, Claim: st.PendingClaim, To: to, Approvers: wf.Nodes[st.CurrentNode].Approvers}
 }
@@ -59,7 +61,7 @@ func (e *Engine) Approve(comment string) (*View, error) {
 		return nil, err
 	}
 	var skipped []SkippedNode
-	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "approve"); err != nil {
 			return "", err
 		}
@@ -96,7 +98,7 @@ func (e *Engine) Reject(reason, to string) (*View, error) {
 	if strings.TrimSpace(reason) == "" {
 		return nil, badNamef("A rejection needs a reason: git hegel reject -m REASON")
 	}
-	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "reject"); err != nil {
 			return "", err
 		}
@@ -131,7 +133,7 @@ func (e *Engine) Reject(reason, to string) (*View, error) {
 }
 
 // mayDecide checks the node's approvers list, if it has one.
-func (e *Engine) mayDecide(wf *Workflow, node, user string, st *State) error {
+func (e *Engine) mayDecide(wf *workflow.Definition, node, user string, st *State) error {
 	n := wf.Nodes[node]
 	if n == nil || len(n.Approvers) == 0 || slices.Contains(n.Approvers, user) {
 		return nil
@@ -146,7 +148,7 @@ func (e *Engine) mayDecide(wf *Workflow, node, user string, st *State) error {
 
 // goBack returns st to node: to its last visit in the history if it has
 // one (the history is cut back, as a rollback does), else as a new entry.
-func (e *Engine) goBack(st *State, wf *Workflow, node string) {
+func (e *Engine) goBack(st *State, wf *workflow.Definition, node string) {
 	h := cutBack(st.History, node)
 	if h == nil {
 		e.enter(st, wf, node)
@@ -173,7 +175,7 @@ func keepVisited(done, history []string) []string {
 // moved finishes a move made by approve, skip or resume: it counts the
 // transition in the session's totals, does what follows entering a node
 // and returns the task's view.
-func (e *Engine) moved(st *State, wf *Workflow, skipped []SkippedNode) (*View, error) {
+func (e *Engine) moved(st *State, wf *workflow.Definition, skipped []SkippedNode) (*View, error) {
 	if err := e.touchSession(func(s *Session) { countMove(s, st) }); err != nil {
 		return nil, err
 	}
@@ -197,7 +199,7 @@ func countMove(s *Session, st *State) {
 
 // afterMove does what follows entering a node: warn about missing inputs,
 // take the checkpoint.
-func (e *Engine) afterMove(st *State, wf *Workflow) {
+func (e *Engine) afterMove(st *State, wf *workflow.Definition) {
 	if st.Status == StatusActive {
 		e.warnRequires(st, wf)
 		e.checkpoint(st)
@@ -210,7 +212,7 @@ func (e *Engine) Ask(question string) (*State, error) {
 	if question == "" {
 		return nil, badNamef("The question is empty")
 	}
-	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "ask"); err != nil {
 			return "", err
 		}
@@ -229,7 +231,7 @@ func (e *Engine) Answer(answer string) (*Question, *View, error) {
 		return nil, nil, badNamef("The answer is empty")
 	}
 	var q Question
-	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "answer"); err != nil {
 			return "", err
 		}

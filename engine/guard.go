@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // How guard rules, agent events and hegel's end nodes plug into the state
@@ -17,9 +19,9 @@ import (
 // that e.Force bypasses are recorded in st.Overrides and named in the
 // returned commit-message suffix; any other violation blocks the move
 // (a *GuardError) and is journaled for the metrics.
-func (e *Engine) guard(st *State, wf *Workflow, to, claim string) (string, error) {
+func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string) (string, error) {
 	n, ok := wf.Nodes[st.CurrentNode]
-	if !ok || len(n.Rules) == 0 || to == NodeAborted || claim == RestartCycle {
+	if !ok || len(n.Rules) == 0 || to == workflow.NodeAborted || claim == workflow.RestartCycle {
 		return "", nil // giving up or starting over is never blocked
 	}
 	now := e.now()
@@ -95,7 +97,7 @@ func (e *Engine) foldEvents() {
 
 // settle ends the run when st reached a node without transitions, as
 // reaching done does.
-func (e *Engine) settle(st *State, wf *Workflow) {
+func (e *Engine) settle(st *State, wf *workflow.Definition) {
 	n, ok := wf.Nodes[st.CurrentNode]
 	if !ok || !n.Terminal || st.Status != StatusActive {
 		return
@@ -108,7 +110,7 @@ func (e *Engine) settle(st *State, wf *Workflow) {
 // LookbackStart is when the phase k phases back started (1: the current
 // one). Past the recorded phases, or for AllCommits, it is the run's start.
 func LookbackStart(st *State, k int) time.Time {
-	if k >= AllCommits {
+	if k >= workflow.AllCommits {
 		return st.StartedAt
 	}
 	if len(st.PhaseLog) == 0 {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // fakeHistory is an in-memory HistoryStore: entries by day, and digests
@@ -140,7 +142,7 @@ func TestHistoryEntryOfAFailedRunGivenUp(t *testing.T) {
 	if _, err := te.Start("minimal", "", "t"); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < DefaultMaxAttempts; i++ {
+	for i := 0; i < workflow.DefaultMaxAttempts; i++ {
 		te.step(t, time.Minute, func() error { _, err := te.Fail("tests fail"); return err })
 	}
 	if len(h.entries) != 0 {
@@ -291,7 +293,7 @@ func TestLogFiltersAndOpenTasks(t *testing.T) {
 		}
 		te.now = te.now.Add(time.Minute)
 		if fail {
-			for i := 0; i < DefaultMaxAttempts; i++ {
+			for i := 0; i < workflow.DefaultMaxAttempts; i++ {
 				if _, err := te.Fail("boom"); err != nil {
 					t.Fatal(err)
 				}

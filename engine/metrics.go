@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Metrics: what happened in each phase of a task's run, from its phase log,
@@ -70,7 +72,7 @@ func ComputeMetrics(st *State, events []Event, commits []time.Time, now time.Tim
 		acc[i] = newPhaseAcc(PhaseMetrics{Node: v.Node, Start: v.Start, End: pe, Current: i == len(visits)-1 && st.Active()})
 	}
 	// A task that ended at done or aborted: that last visit is no phase.
-	if n := len(acc); n > 1 && (visits[n-1].Node == NodeDone || visits[n-1].Node == NodeAborted) {
+	if n := len(acc); n > 1 && (visits[n-1].Node == workflow.NodeDone || visits[n-1].Node == workflow.NodeAborted) {
 		acc = acc[:n-1]
 	}
 	total := newPhaseAcc(PhaseMetrics{Node: "total", Start: visits[0].Start, End: end})
@@ -246,7 +248,7 @@ func PathGraph(st *State, format string, now time.Time) (string, error) {
 			if n == current {
 				attrs += ", style=bold"
 			}
-			if n == NodeDone || n == NodeAborted {
+			if n == workflow.NodeDone || n == workflow.NodeAborted {
 				attrs += ", shape=doublecircle"
 			}
 			fmt.Fprintf(&b, "  %q [%s];\n", n, attrs)
@@ -262,7 +264,7 @@ func PathGraph(st *State, format string, now time.Time) (string, error) {
 			ids[n] = fmt.Sprintf("n%d", i)
 			text := strings.ReplaceAll(nodeLabel(n), "\n", "<br/>")
 			shape := "[\"%s\"]"
-			if n == NodeDone || n == NodeAborted {
+			if n == workflow.NodeDone || n == workflow.NodeAborted {
 				shape = "((\"%s\"))"
 			}
 			fmt.Fprintf(&b, "  %s"+shape+"\n", ids[n], text)

@@ -5,14 +5,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 func TestComputeMetrics(t *testing.T) {
 	m := func(d int) time.Time { return t0.Add(time.Duration(d) * time.Minute) }
 	ended := m(30)
 	st := &State{
-		Task: "t", Workflow: "discovery", Status: StatusCompleted, CurrentNode: NodeDone, EndedAt: &ended,
-		PhaseLog:  []PhaseVisit{{"spec", m(0)}, {"plan", m(10)}, {"spec", m(15)}, {"plan", m(20)}, {NodeDone, m(30)}},
+		Task: "t", Workflow: "discovery", Status: StatusCompleted, CurrentNode: workflow.NodeDone, EndedAt: &ended,
+		PhaseLog:  []PhaseVisit{{"spec", m(0)}, {"plan", m(10)}, {"spec", m(15)}, {"plan", m(20)}, {workflow.NodeDone, m(30)}},
 		Overrides: []Override{{Node: "plan", What: "rule:require_commits", At: m(30)}},
 	}
 	evs := []Event{
@@ -22,7 +24,7 @@ func TestComputeMetrics(t *testing.T) {
 		{Time: m(4), Kind: EventStop, TokensIn: 100, TokensOut: 10, TokensCached: 1000, Node: "spec"},
 		// On the boundary between spec and plan, folded at spec: spec's.
 		{Time: m(10), Kind: EventPostTool, Tool: "Read", Action: ActionRead, File: "SPEC.md", Node: "spec"},
-		{Time: m(12), Kind: EventViolation, Rule: RuleRepeatedCommand, Node: "plan"},
+		{Time: m(12), Kind: EventViolation, Rule: workflow.RuleRepeatedCommand, Node: "plan"},
 		{Time: m(16), Kind: EventPostTool, Tool: "Write", Action: ActionEdit, File: "SPEC.md", Node: "spec"},
 	}
 	got := ComputeMetrics(st, evs, []time.Time{m(5), m(25), m(40)}, m(50))
@@ -38,7 +40,7 @@ func TestComputeMetrics(t *testing.T) {
 	if !slices.Equal(p0.Tools, []Count{{"Bash", 2}, {"Edit", 1}, {"Read", 1}}) {
 		t.Errorf("tools %v", p0.Tools)
 	}
-	if p1.Node != "plan" || !slices.Equal(p1.Violations, []Count{{RuleRepeatedCommand, 1}}) || p1.ToolCalls != 0 {
+	if p1.Node != "plan" || !slices.Equal(p1.Violations, []Count{{workflow.RuleRepeatedCommand, 1}}) || p1.ToolCalls != 0 {
 		t.Errorf("plan phase %+v", p1)
 	}
 	if p2.Node != "spec" || p2.EditCount != 1 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Resume strategies (seed 05).
@@ -43,7 +45,7 @@ func ValidStrategy(s string) bool {
 
 // Pause stops the task on purpose; resume (or next) goes on.
 func (e *Engine) Pause(reason string) (*State, error) {
-	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "pause"); err != nil {
 			return "", err
 		}
@@ -93,7 +95,7 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 		}
 	}
 	var skipped []SkippedNode
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "resume"); err != nil {
 			return "", err
 		}
@@ -150,7 +152,7 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 
 // skip passes over node, recording why, and arrives at to (or the first
 // node after it the task's type does not skip).
-func (e *Engine) skip(st *State, wf *Workflow, node, to, why string) (string, []SkippedNode) {
+func (e *Engine) skip(st *State, wf *workflow.Definition, node, to, why string) (string, []SkippedNode) {
 	st.SkippedNodes = append(st.SkippedNodes, SkippedNode{Node: node, Reason: why, At: e.now().UTC()})
 	failed := slices.Contains(st.FailedNodes, node)
 	more := e.arrive(st, wf, to, "")
@@ -166,7 +168,7 @@ func (e *Engine) skip(st *State, wf *Workflow, node, to, why string) (string, []
 // type skips it; anything else needs force, which is recorded.
 func (e *Engine) Skip(reason string, force bool) (*View, error) {
 	var skipped []SkippedNode
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "skip"); err != nil {
 			return "", err
 		}
@@ -239,7 +241,7 @@ func (e *Engine) RollbackAll(reason string) (*State, error) {
 	if _, err := e.Rewind.Rewind("", why); err != nil {
 		return nil, err
 	}
-	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Finished() {
 			return "", finishedError(st)
 		}
@@ -251,7 +253,7 @@ func (e *Engine) RollbackAll(reason string) (*State, error) {
 }
 
 // firstTransition is where a skipped node leads: its first transition.
-func firstTransition(wf *Workflow, node string) (string, error) {
+func firstTransition(wf *workflow.Definition, node string) (string, error) {
 	n, ok := wf.Nodes[node]
 	if !ok || len(n.Transitions) == 0 {
 		return "", fmt.Errorf("'%s' has no transition to skip along; it ends the workflow", node)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Rollback bookkeeping. The engine decides whether a rollback may happen
@@ -100,7 +102,7 @@ func (e *Engine) ApplyRollback(r *RollbackRequest) (*View, error) {
 	if req.At.IsZero() {
 		req.At = e.now()
 	}
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Task != req.Task {
 			return "", fmt.Errorf("The active task is now '%s', not '%s'", st.Task, req.Task)
 		}
@@ -131,7 +133,7 @@ func RollbackEventFor(req *RollbackRequest, from string) RollbackEvent {
 	return RollbackEvent{Timestamp: req.At.UTC(), From: from, To: req.Node, Reason: req.Reason}
 }
 
-func (e *Engine) applyRollback(st *State, wf *Workflow, req *RollbackRequest) (string, error) {
+func (e *Engine) applyRollback(st *State, wf *workflow.Definition, req *RollbackRequest) (string, error) {
 	at := req.At
 	if at.IsZero() {
 		at = e.now()
@@ -171,9 +173,9 @@ func (e *Engine) applyRollback(st *State, wf *Workflow, req *RollbackRequest) (s
 	e.reopen(st)
 	st.CompletedNodes = keepVisited(st.CompletedNodes, st.History)
 	switch {
-	case req.Node == NodeDone:
+	case req.Node == workflow.NodeDone:
 		st.Status, st.EndedAt = StatusCompleted, &at
-	case req.Node == NodeAborted:
+	case req.Node == workflow.NodeAborted:
 		st.Status, st.EndedAt = StatusAborted, &at
 	case !req.Undo:
 		// Seed 05: after a rollback the task waits, paused, until resume

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Guard rules: per-node checks (hegel's five types) that catch an agent
@@ -37,7 +39,7 @@ func (f Force) Bypasses(ruleType string) bool {
 
 // Violation is a rule found broken.
 type Violation struct {
-	Rule    Rule
+	Rule    workflow.Rule
 	Node    string
 	Summary string  // what was observed, one line
 	Comply  string  // how to comply, one line
@@ -67,7 +69,7 @@ const maxRecent = 5
 
 // CheckRules returns the violations of rules, in rule order. skip leaves
 // out a rule type (nil: none).
-func CheckRules(rules []Rule, in RuleInput, skip func(ruleType string) bool) ([]Violation, error) {
+func CheckRules(rules []workflow.Rule, in RuleInput, skip func(ruleType string) bool) ([]Violation, error) {
 	var out []Violation
 	for i := range rules {
 		r := &rules[i]
@@ -86,9 +88,9 @@ func CheckRules(rules []Rule, in RuleInput, skip func(ruleType string) bool) ([]
 	return out, nil
 }
 
-func checkRule(r *Rule, in RuleInput) (*Violation, error) {
+func checkRule(r *workflow.Rule, in RuleInput) (*Violation, error) {
 	switch r.Type {
-	case RuleRequireCommits:
+	case workflow.RuleRequireCommits:
 		if in.CommitsSince == nil {
 			return nil, nil
 		}
@@ -105,7 +107,7 @@ func checkRule(r *Rule, in RuleInput) (*Violation, error) {
 		}
 		span := "this phase"
 		switch {
-		case r.LookbackPhases >= AllCommits:
+		case r.LookbackPhases >= workflow.AllCommits:
 			span = "this run"
 		case r.LookbackPhases > 1:
 			span = fmt.Sprintf("the last %d phases", r.LookbackPhases)
@@ -114,9 +116,9 @@ func checkRule(r *Rule, in RuleInput) (*Violation, error) {
 			Summary: fmt.Sprintf("no commit on the branch during %s (since %s)", span, since.UTC().Format("2006-01-02 15:04:05 UTC")),
 			Comply:  "commit the work of this phase (git commit), then run the command again",
 		}, nil
-	case RuleRepeatedCommand, RuleRepeatedFileEdit:
+	case workflow.RuleRepeatedCommand, workflow.RuleRepeatedFileEdit:
 		return checkRepeated(r, in), nil
-	case RulePhaseTimeout:
+	case workflow.RulePhaseTimeout:
 		d := in.Now.Sub(in.PhaseStart)
 		limit := time.Duration(r.MaxDuration) * time.Second
 		if d <= limit {
@@ -126,7 +128,7 @@ func checkRule(r *Rule, in RuleInput) (*Violation, error) {
 			Summary: fmt.Sprintf("the phase has run %s, longer than its %s limit", roundDuration(d), roundDuration(limit)),
 			Comply:  "check whether the approach is working: narrow the goal, or ask for help, before going on",
 		}, nil
-	case RuleTokenBudget:
+	case workflow.RuleTokenBudget:
 		total := in.ExtraTokens
 		var recent []Event
 		for i := range in.Events {
@@ -151,12 +153,12 @@ func checkRule(r *Rule, in RuleInput) (*Violation, error) {
 
 // checkRepeated counts matching events in the rule's window, which ends
 // now and never reaches back past the phase's start.
-func checkRepeated(r *Rule, in RuleInput) *Violation {
+func checkRepeated(r *workflow.Rule, in RuleInput) *Violation {
 	from := in.Now.Add(-time.Duration(r.Window) * time.Second)
 	if in.PhaseStart.After(from) {
 		from = in.PhaseStart
 	}
-	re := r.matcher()
+	re := r.Matcher()
 	var hits []Event
 	for i := range in.Events {
 		ev := &in.Events[i]
@@ -165,9 +167,9 @@ func checkRepeated(r *Rule, in RuleInput) *Violation {
 		}
 		var subject string
 		switch {
-		case r.Type == RuleRepeatedCommand && ev.IsCommand() && !ev.IsHegel():
+		case r.Type == workflow.RuleRepeatedCommand && ev.IsCommand() && !ev.IsHegel():
 			subject = ev.Command
-		case r.Type == RuleRepeatedFileEdit && ev.IsEdit():
+		case r.Type == workflow.RuleRepeatedFileEdit && ev.IsEdit():
 			subject = ev.File
 		default:
 			continue
@@ -180,7 +182,7 @@ func checkRepeated(r *Rule, in RuleInput) *Violation {
 		return nil
 	}
 	what, pat, comply := "commands", r.Pattern, "read the last failure, write down what you expect to change, then change one thing before running it again"
-	if r.Type == RuleRepeatedFileEdit {
+	if r.Type == workflow.RuleRepeatedFileEdit {
 		what, pat, comply = "file edits", r.PathPattern, "write down what the file must do (ideally as a failing test), then make one deliberate change"
 	}
 	match := ""
@@ -195,14 +197,14 @@ func checkRepeated(r *Rule, in RuleInput) *Violation {
 }
 
 // EventRule reports whether a rule type is checked on agent events.
-func EventRule(ruleType string) bool { return ruleType != RuleRequireCommits }
+func EventRule(ruleType string) bool { return ruleType != workflow.RuleRequireCommits }
 
 // MaxWindow is the longest time back any of rules looks at events (0: the
 // rules need no events).
-func MaxWindow(rules []Rule) time.Duration {
+func MaxWindow(rules []workflow.Rule) time.Duration {
 	var w time.Duration
 	for _, r := range rules {
-		if r.Type == RuleRepeatedCommand || r.Type == RuleRepeatedFileEdit {
+		if r.Type == workflow.RuleRepeatedCommand || r.Type == workflow.RuleRepeatedFileEdit {
 			w = max(w, time.Duration(r.Window)*time.Second)
 		}
 	}
@@ -220,9 +222,9 @@ func (v *Violation) RecentLines() []string {
 	for _, ev := range v.Recent {
 		what := ev.Command
 		switch {
-		case v.Rule.Type == RuleRepeatedFileEdit:
+		case v.Rule.Type == workflow.RuleRepeatedFileEdit:
 			what = ev.File + " (" + ev.Tool + ")"
-		case v.Rule.Type == RuleTokenBudget:
+		case v.Rule.Type == workflow.RuleTokenBudget:
 			what = fmt.Sprintf("%s in, %s out (%s)", groupDigits(ev.TokensIn), groupDigits(ev.TokensOut), ev.Hook)
 		}
 		out = append(out, ev.Time.UTC().Format("15:04:05")+"  "+oneLineText(what))
@@ -231,17 +233,17 @@ func (v *Violation) RecentLines() []string {
 }
 
 // AgentMessage is what an agent is told about violations on a hook.
-func AgentMessage(vs []Violation, workflow string) string {
+func AgentMessage(vs []Violation, wfName string) string {
 	var b strings.Builder
 	for i, v := range vs {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		fmt.Fprintf(&b, "git-hegel (workflow %s): %s.\nStop and reconsider: %s.", workflow, v.Describe(), v.Comply)
+		fmt.Fprintf(&b, "git-hegel (workflow %s): %s.\nStop and reconsider: %s.", wfName, v.Describe(), v.Comply)
 		if lines := v.RecentLines(); len(lines) > 0 {
 			b.WriteString("\nRecent:\n  " + strings.Join(lines, "\n  "))
 		}
-		if v.Rule.Type == RulePhaseTimeout || v.Rule.Type == RuleTokenBudget {
+		if v.Rule.Type == workflow.RulePhaseTimeout || v.Rule.Type == workflow.RuleTokenBudget {
 			fmt.Fprintf(&b, "\nIf the phase's work is done, move on with `git hegel next` (add `--force %s` if this rule still blocks it).", v.Rule.Type)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // fakeEvents is an in-memory EventStore: a journal folded on Fold.
@@ -72,45 +74,45 @@ func TestCheckRulesEachType(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		rule    Rule
+		rule    workflow.Rule
 		in      RuleInput
 		violate string // "" when satisfied; else a substring of Summary
 		recent  int
 	}{
-		{"require_commits satisfied", Rule{Type: RuleRequireCommits, LookbackPhases: 1},
+		{"require_commits satisfied", workflow.Rule{Type: workflow.RuleRequireCommits, LookbackPhases: 1},
 			RuleInput{CommitsSince: commits(t0.Add(time.Minute))}, "", 0},
-		{"require_commits violated", Rule{Type: RuleRequireCommits, LookbackPhases: 1},
+		{"require_commits violated", workflow.Rule{Type: workflow.RuleRequireCommits, LookbackPhases: 1},
 			RuleInput{CommitsSince: commits(t0.Add(-time.Minute))}, "no commit on the branch during this phase", 0},
-		{"require_commits looks back two phases", Rule{Type: RuleRequireCommits, LookbackPhases: 2},
+		{"require_commits looks back two phases", workflow.Rule{Type: workflow.RuleRequireCommits, LookbackPhases: 2},
 			RuleInput{CommitsSince: commits(t0.Add(-time.Minute)), LookbackStart: func(k int) time.Time { return t0.Add(-time.Hour) }}, "", 0},
-		{"require_commits 999 is the run", Rule{Type: RuleRequireCommits, LookbackPhases: AllCommits},
+		{"require_commits 999 is the run", workflow.Rule{Type: workflow.RuleRequireCommits, LookbackPhases: workflow.AllCommits},
 			RuleInput{CommitsSince: commits(), LookbackStart: func(k int) time.Time { return t0.Add(-time.Hour) }}, "during this run", 0},
-		{"require_commits unchecked without git", Rule{Type: RuleRequireCommits, LookbackPhases: 1}, RuleInput{}, "", 0},
+		{"require_commits unchecked without git", workflow.Rule{Type: workflow.RuleRequireCommits, LookbackPhases: 1}, RuleInput{}, "", 0},
 
-		{"repeated_command below threshold", Rule{Type: RuleRepeatedCommand, Pattern: "go test", Threshold: 3, Window: 120},
+		{"repeated_command below threshold", workflow.Rule{Type: workflow.RuleRepeatedCommand, Pattern: "go test", Threshold: 3, Window: 120},
 			RuleInput{Events: []Event{cmdEvent(at(100), "go test ./..."), cmdEvent(at(50), "go test ./x"), cmdEvent(at(40), "go build")}}, "", 0},
-		{"repeated_command at threshold", Rule{Type: RuleRepeatedCommand, Pattern: "go (test|build)", Threshold: 3, Window: 120},
+		{"repeated_command at threshold", workflow.Rule{Type: workflow.RuleRepeatedCommand, Pattern: "go (test|build)", Threshold: 3, Window: 120},
 			RuleInput{Events: []Event{cmdEvent(at(100), "go test ./..."), cmdEvent(at(50), "go test ./x"), cmdEvent(at(40), "go build")}}, `3 commands matching "go (test|build)" in the last 2m0s`, 3},
-		{"repeated_command outside the window", Rule{Type: RuleRepeatedCommand, Threshold: 2, Window: 60},
+		{"repeated_command outside the window", workflow.Rule{Type: workflow.RuleRepeatedCommand, Threshold: 2, Window: 60},
 			RuleInput{Events: []Event{cmdEvent(at(300), "make"), cmdEvent(at(30), "make")}}, "", 0},
-		{"repeated_command never counts git hegel", Rule{Type: RuleRepeatedCommand, Threshold: 2, Window: 60},
+		{"repeated_command never counts git hegel", workflow.Rule{Type: workflow.RuleRepeatedCommand, Threshold: 2, Window: 60},
 			RuleInput{Events: []Event{cmdEvent(at(30), "git hegel status"), cmdEvent(at(20), "git hegel status")}}, "", 0},
-		{"repeated_command stays in the phase", Rule{Type: RuleRepeatedCommand, Threshold: 2, Window: 3600},
+		{"repeated_command stays in the phase", workflow.Rule{Type: workflow.RuleRepeatedCommand, Threshold: 2, Window: 3600},
 			RuleInput{PhaseStart: at(60), Events: []Event{cmdEvent(at(120), "make"), cmdEvent(at(30), "make")}}, "", 0},
 
-		{"repeated_file_edit below threshold", Rule{Type: RuleRepeatedFileEdit, PathPattern: `^src/`, Threshold: 3, Window: 240},
+		{"repeated_file_edit below threshold", workflow.Rule{Type: workflow.RuleRepeatedFileEdit, PathPattern: `^src/`, Threshold: 3, Window: 240},
 			RuleInput{Events: []Event{editEvent(at(100), "src/a.go"), editEvent(at(50), "docs/x.md"), editEvent(at(40), "src/b.go")}}, "", 0},
-		{"repeated_file_edit violated", Rule{Type: RuleRepeatedFileEdit, Threshold: 3, Window: 240},
+		{"repeated_file_edit violated", workflow.Rule{Type: workflow.RuleRepeatedFileEdit, Threshold: 3, Window: 240},
 			RuleInput{Events: []Event{editEvent(at(100), "src/a.go"), editEvent(at(50), "docs/x.md"), editEvent(at(40), "src/b.go")}}, "3 file edits in the last 4m0s", 3},
 
-		{"phase_timeout within", Rule{Type: RulePhaseTimeout, MaxDuration: 600}, RuleInput{}, "", 0},
-		{"phase_timeout over", Rule{Type: RulePhaseTimeout, MaxDuration: 599}, RuleInput{}, "has run 10m0s, longer than its 9m59s limit", 0},
+		{"phase_timeout within", workflow.Rule{Type: workflow.RulePhaseTimeout, MaxDuration: 600}, RuleInput{}, "", 0},
+		{"phase_timeout over", workflow.Rule{Type: workflow.RulePhaseTimeout, MaxDuration: 599}, RuleInput{}, "has run 10m0s, longer than its 9m59s limit", 0},
 
-		{"token_budget within", Rule{Type: RuleTokenBudget, MaxTokens: 1000},
+		{"token_budget within", workflow.Rule{Type: workflow.RuleTokenBudget, MaxTokens: 1000},
 			RuleInput{Events: []Event{{Time: at(10), Kind: EventStop, TokensIn: 600, TokensOut: 400}}}, "", 0},
-		{"token_budget over", Rule{Type: RuleTokenBudget, MaxTokens: 1000},
+		{"token_budget over", workflow.Rule{Type: workflow.RuleTokenBudget, MaxTokens: 1000},
 			RuleInput{Events: []Event{{Time: at(10), Kind: EventStop, TokensIn: 600, TokensOut: 401}}}, "used 1,001 tokens, over its budget of 1,000", 1},
-		{"token_budget counts folded tokens", Rule{Type: RuleTokenBudget, MaxTokens: 1000},
+		{"token_budget counts folded tokens", workflow.Rule{Type: workflow.RuleTokenBudget, MaxTokens: 1000},
 			RuleInput{ExtraTokens: 2000}, "used 2,000 tokens", 0},
 	}
 	for _, tc := range tests {
@@ -120,7 +122,7 @@ func TestCheckRulesEachType(t *testing.T) {
 			if in.PhaseStart.IsZero() {
 				in.PhaseStart = start
 			}
-			vs, err := CheckRules([]Rule{tc.rule}, in, nil)
+			vs, err := CheckRules([]workflow.Rule{tc.rule}, in, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +141,7 @@ func TestCheckRulesEachType(t *testing.T) {
 		})
 	}
 	// skip leaves a type out.
-	vs, _ := CheckRules([]Rule{{Type: RulePhaseTimeout, MaxDuration: 1}}, RuleInput{Now: now, PhaseStart: start}, func(s string) bool { return s == RulePhaseTimeout })
+	vs, _ := CheckRules([]workflow.Rule{{Type: workflow.RulePhaseTimeout, MaxDuration: 1}}, RuleInput{Now: now, PhaseStart: start}, func(s string) bool { return s == workflow.RulePhaseTimeout })
 	if len(vs) != 0 {
 		t.Errorf("skipped rule reported: %v", vs)
 	}
@@ -220,13 +222,13 @@ func TestNextGuardRules(t *testing.T) {
 			recorded = append(recorded, ev.Rule)
 		}
 	}
-	if !slices.Equal(recorded, []string{RuleRequireCommits, RuleRepeatedCommand}) {
+	if !slices.Equal(recorded, []string{workflow.RuleRequireCommits, workflow.RuleRepeatedCommand}) {
 		t.Errorf("recorded violations %v", recorded)
 	}
 
 	// Forcing one type leaves the other blocking.
-	te.Force = Force{Rules: []string{RuleRepeatedCommand}}
-	if _, err = te.Next(""); !errors.As(err, &ge) || len(ge.Violations) != 1 || ge.Violations[0].Rule.Type != RuleRequireCommits {
+	te.Force = Force{Rules: []string{workflow.RuleRepeatedCommand}}
+	if _, err = te.Next(""); !errors.As(err, &ge) || len(ge.Violations) != 1 || ge.Violations[0].Rule.Type != workflow.RuleRequireCommits {
 		t.Fatalf("forced repeated_command: %v", err)
 	}
 	if !strings.Contains(err.Error(), "To bypass it: git hegel next --force require_commits") {
@@ -259,7 +261,7 @@ func TestNextForceAllAndCommitGuard(t *testing.T) {
 	te.NoCommitGuard = true
 	_, err := te.Next("")
 	var ge *GuardError
-	if !errors.As(err, &ge) || len(ge.Violations) != 1 || ge.Violations[0].Rule.Type != RulePhaseTimeout {
+	if !errors.As(err, &ge) || len(ge.Violations) != 1 || ge.Violations[0].Rule.Type != workflow.RulePhaseTimeout {
 		t.Fatalf("with commitGuard off: %v", err)
 	}
 	// Giving up is never blocked.
@@ -282,39 +284,12 @@ func TestNextForceAllAndCommitGuard(t *testing.T) {
 	}
 }
 
-// fakeGuides is a GuideSource of fixed user files.
-type fakeGuides struct {
-	guides, partials, optional map[string]string
-}
-
-func (f *fakeGuides) get(m map[string]string, name string) ([]byte, error) {
-	if v, ok := m[name]; ok {
-		return []byte(v), nil
-	}
-	return nil, ErrNotFound
-}
-
-func (f *fakeGuides) UserGuideNames() ([]string, error)    { return sortedKeys(f.guides), nil }
-func (f *fakeGuides) UserGuide(n string) ([]byte, error)   { return f.get(f.guides, n) }
-func (f *fakeGuides) UserPartialNames() ([]string, error)  { return sortedKeys(f.partials), nil }
-func (f *fakeGuides) UserPartial(n string) ([]byte, error) { return f.get(f.partials, n) }
-func (f *fakeGuides) Optional(n string) ([]byte, error)    { return f.get(f.optional, n) }
-
-func sortedKeys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 func TestDoneAndEndNodes(t *testing.T) {
 	te := newTestEngine(t, nil)
 	g := &fakeGuides{partials: map[string]string{"checklist": "- tests pass"}}
 	te.Guides = g
-	te.Workflows = func() (*Registry, error) {
-		return LoadRegistry(map[string][]byte{".hegel/workflows/full.yaml": hegelFile(t, "full.yaml")}, LoadOptions{UserPartials: []string{"checklist"}}), nil
+	te.Workflows = func() (*workflow.Registry, error) {
+		return workflow.LoadRegistry(map[string][]byte{".hegel/workflows/full.yaml": hegelFile(t, "full.yaml")}, workflow.LoadOptions{UserPartials: []string{"checklist"}}), nil
 	}
 	if _, err := te.Start("full", "review", "t"); err != nil {
 		t.Fatal(err)
@@ -340,7 +315,7 @@ func TestDoneAndEndNodes(t *testing.T) {
 		t.Fatalf("prev: %v %s", err, te.state(t).Status)
 	}
 	// restart_cycle goes back to the start node from anywhere.
-	v, err = te.Next(RestartCycle)
+	v, err = te.Next(workflow.RestartCycle)
 	if err != nil || v.Node != "draft" {
 		t.Fatalf("restart_cycle: %v %v", v, err)
 	}
@@ -367,7 +342,7 @@ func TestPhaseLogAndLookback(t *testing.T) {
 	if !slices.Equal(st.PhaseLog, want) {
 		t.Fatalf("phase log %v", st.PhaseLog)
 	}
-	for k, w := range map[int]time.Time{1: t0.Add(2 * time.Minute), 2: t0.Add(time.Minute), 3: t0, 4: t0, AllCommits: t0} {
+	for k, w := range map[int]time.Time{1: t0.Add(2 * time.Minute), 2: t0.Add(time.Minute), 3: t0, 4: t0, workflow.AllCommits: t0} {
 		if got := LookbackStart(st, k); !got.Equal(w) {
 			t.Errorf("LookbackStart(%d) = %v, want %v", k, got, w)
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Priorities a task may have; "" reads as PriorityNormal.
@@ -163,7 +165,7 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 // write failed: the task is this worktree's, open, untouched since it was
 // started at node, and the session does not point at it. Anything else
 // is another task of the same name, and nil is returned.
-func (e *Engine) adopt(old *Task, wf *Workflow, node string) *View {
+func (e *Engine) adopt(old *Task, wf *workflow.Definition, node string) *View {
 	st := old.State
 	if !e.owns(st) || st.Workflow != wf.Name || len(st.History) != 1 || st.History[0] != node || st.Status != StatusActive {
 		return nil
@@ -185,7 +187,7 @@ func (e *Engine) adopt(old *Task, wf *Workflow, node string) *View {
 }
 
 // taskType checks the type start was given against the workflow's.
-func taskType(wf *Workflow, typ string) (string, error) {
+func taskType(wf *workflow.Definition, typ string) (string, error) {
 	switch {
 	case typ == "":
 		return wf.DefaultTaskType, nil

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // StatusStashed marks a task whose state was parked with `git hegel stash`:
@@ -356,7 +358,7 @@ func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) 
 	if ent.Damaged != "" {
 		return nil, nil, fmt.Errorf("Cannot restore %s: damaged entry %s: %s", ent.Ref(), ent.ID, ent.Damaged)
 	}
-	wf, err := ParseWorkflow(ent.State.Workflow, "stash "+ent.ID+":workflow", ent.Definition)
+	wf, err := workflow.Parse(ent.State.Workflow, "stash "+ent.ID+":workflow", ent.Definition)
 	if err != nil {
 		return nil, nil, fmt.Errorf("Cannot restore %s: its workflow definition is invalid: %v", ent.Ref(), err)
 	}

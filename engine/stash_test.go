@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // In-memory stores for the stash tests. Names carry a stash prefix so they
@@ -200,7 +202,7 @@ func (env *stashEnv) engine(wt string) *Engine {
 		Tasks:     env.tasks,
 		Session:   &stashMemSession{},
 		Stashes:   env.stashes,
-		Workflows: func() (*Registry, error) { return NewRegistry(nil) },
+		Workflows: func() (*workflow.Registry, error) { return workflow.NewRegistry(nil) },
 		Worktree:  wt,
 		Now:       func() time.Time { return env.clock },
 		NewSuffix: func() string { n++; return fmt.Sprintf("s%d", n) },
@@ -338,7 +340,7 @@ func TestStashAtTerminalNode(t *testing.T) {
 	for {
 		v, err := e.Next("")
 		mustOK(t, err)
-		if v.Node == NodeDone {
+		if v.Node == workflow.NodeDone {
 			break
 		}
 	}
@@ -349,7 +351,7 @@ func TestStashAtTerminalNode(t *testing.T) {
 	}
 	_, v, err := e.StashPop("0", false)
 	mustOK(t, err)
-	if v.Node != NodeDone {
+	if v.Node != workflow.NodeDone {
 		t.Fatalf("restored at %s", v.Node)
 	}
 	cur, err := e.Current()

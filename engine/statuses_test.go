@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // gated is a two-node workflow whose second node is conditional and has an
@@ -52,10 +54,10 @@ func (te *testEnv) stateIn(status string) *State {
 		st.FailedNodes = []string{"plan"}
 		st.Attempt = 3
 	case StatusCompleted:
-		st.CurrentNode, st.History, st.EndedAt = NodeDone, []string{"spec", "plan", "done"}, &at
+		st.CurrentNode, st.History, st.EndedAt = workflow.NodeDone, []string{"spec", "plan", "done"}, &at
 		st.CompletedNodes = []string{"spec", "plan"}
 	case StatusAborted:
-		st.CurrentNode, st.History, st.EndedAt = NodeAborted, []string{"spec", "plan", "aborted"}, &at
+		st.CurrentNode, st.History, st.EndedAt = workflow.NodeAborted, []string{"spec", "plan", "aborted"}, &at
 	case StatusRolledBack:
 		st.CurrentNode, st.History, st.EndedAt, st.CompletedNodes = "spec", []string{"spec"}, &at, nil
 	}

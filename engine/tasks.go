@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Many tasks per repository: listing them, showing one, describing one.
@@ -168,7 +170,7 @@ func compareTasks(a, b TaskInfo) int {
 // TaskDetail is everything `git hegel show` prints about one task.
 type TaskDetail struct {
 	*Task
-	Workflow  *Workflow
+	Workflow  *workflow.Definition
 	Artifacts []ArtifactInfo
 	// Problems is what ValidateState finds wrong with the stored state.
 	Problems error
@@ -268,7 +270,7 @@ func (e *Engine) Describe(name, text string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Status == StatusStashed {
 			return "", fmt.Errorf("Task '%s' is stashed; its description travels with the stash. Restore it with 'git hegel stash pop' first", st.Task)
 		}

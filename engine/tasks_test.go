@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // pipelineArtifacts writes every artifact the pipeline names.
@@ -273,7 +275,7 @@ func TestListTasksOrderAndArchive(t *testing.T) {
 	te.StartTask(StartOptions{Workflow: "minimal", Task: "paused"})
 	te.Pause("")
 	// A task that finished before archiving existed, still in tasks/.
-	old := &State{Task: "old", Workflow: "minimal", Mode: "minimal", CurrentNode: NodeDone, History: []string{"spec", "plan", "done"},
+	old := &State{Task: "old", Workflow: "minimal", Mode: "minimal", CurrentNode: workflow.NodeDone, History: []string{"spec", "plan", "done"},
 		Status: StatusCompleted, StartedAt: t0, EndedAt: &t0, UpdatedAt: t0, Attempt: 1, Worktree: "/elsewhere"}
 	te.put(t, string(builtin(t, "minimal").Raw), old)
 

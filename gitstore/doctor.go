@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // What `git hegel doctor` checks in refs/hegel/ (docs/history.md,
@@ -150,7 +151,7 @@ func (r *Repo) validTask(ref plumbing.ReferenceName, name string, h plumbing.Has
 	if t.State.Task != name {
 		return fmt.Errorf("its state names the task '%s'", t.State.Task)
 	}
-	wf, err := engine.ParseWorkflow(t.State.Workflow, string(ref)+":workflow.yaml", t.Definition)
+	wf, err := workflow.Parse(t.State.Workflow, string(ref)+":workflow.yaml", t.Definition)
 	if err != nil {
 		return fmt.Errorf("its workflow definition does not load: %s", oneLine(err.Error()))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/storage"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // stashGitEnv is the environment real git runs with in these tests: no
@@ -96,7 +97,7 @@ func stashEngine(r *Repo, wt string, now func() time.Time) *engine.Engine {
 		Tasks:     r.Tasks(),
 		Session:   r.Sessions(),
 		Stashes:   r.Stashes(),
-		Workflows: func() (*engine.Registry, error) { return engine.NewRegistry(nil) },
+		Workflows: func() (*workflow.Registry, error) { return workflow.NewRegistry(nil) },
 		Worktree:  wt,
 		Now:       now,
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // RefusedError reports remote refs that were left out because their data
@@ -200,7 +201,7 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 		if !utf8.Valid(def) {
 			return fmt.Errorf("%s is not UTF-8", workflowFile)
 		}
-		wf, err := engine.ParseWorkflow(st.Workflow, workflowFile, def)
+		wf, err := workflow.Parse(st.Workflow, workflowFile, def)
 		if err != nil {
 			return fmt.Errorf("invalid workflow definition: %s", oneLine(err.Error()))
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -277,7 +278,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return []candidate{{engine.AgentClaude, "Claude Code"}, {engine.AgentCodex, "OpenAI Codex CLI"}, {engine.AgentCursor, "Cursor"}}
 	case kindRuleType:
 		var out []candidate
-		for _, t := range engine.RuleTypes {
+		for _, t := range workflow.RuleTypes {
 			out = append(out, candidate{t, "bypass only this rule type"})
 		}
 		return out
@@ -293,11 +294,11 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return out
 	case kindGuide:
 		r, err := gitstore.Open(c.Dir, c.Getenv)
-		var src engine.GuideSource
+		var src workflow.GuideSource
 		if err == nil {
 			src = r.Sessions()
 		}
-		gs, _ := engine.Guides(src, "")
+		gs, _ := workflow.Guides(src, "")
 		var out []candidate
 		for _, g := range gs {
 			out = append(out, candidate{g.Name, g.Title})
@@ -332,7 +333,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		}
 		var out []candidate
 		for _, sub := range r.Config().Subsections("hegel") {
-			if name, ok := strings.CutPrefix(sub, "adapter."); ok && engine.ValidAdapterName(name) {
+			if name, ok := strings.CutPrefix(sub, "adapter."); ok && workflow.ValidAdapterName(name) {
 				cmd, _ := r.Config().Get("hegel", sub, "command")
 				out = append(out, candidate{name, cmd})
 			}
@@ -399,7 +400,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return nil
 	}
 	if kind == kindResultNode {
-		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)
+		wf, err := workflow.Parse(t.State.Workflow, "", t.Definition)
 		if err != nil {
 			return nil
 		}
@@ -414,7 +415,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return out
 	}
 	if kind == kindTaskNode {
-		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)
+		wf, err := workflow.Parse(t.State.Workflow, "", t.Definition)
 		if err != nil {
 			return nil
 		}
@@ -425,7 +426,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return out
 	}
 	if kind == kindClaim {
-		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)
+		wf, err := workflow.Parse(t.State.Workflow, "", t.Definition)
 		if err != nil {
 			return nil
 		}

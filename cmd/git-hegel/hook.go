@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -232,7 +233,7 @@ func (hr *hookRun) rebuild() error {
 // lookBack is how far back the hook reads events: the rules' longest
 // window, or the quiet period within which a reported violation is not
 // reported again.
-func lookBack(rules []engine.Rule) time.Duration {
+func lookBack(rules []workflow.Rule) time.Duration {
 	return max(engine.MaxWindow(rules), quietPeriod)
 }
 
@@ -302,7 +303,7 @@ func (hr *hookRun) violations(j *gitstore.Journal) ([]engine.Violation, error) {
 	var out []engine.Violation
 	for _, v := range vs {
 		quiet := quietPeriod
-		if v.Rule.Type == engine.RuleRepeatedCommand || v.Rule.Type == engine.RuleRepeatedFileEdit {
+		if v.Rule.Type == workflow.RuleRepeatedCommand || v.Rule.Type == workflow.RuleRepeatedFileEdit {
 			quiet = time.Duration(v.Rule.Window) * time.Second
 		}
 		if !reportedSince(evs, v.Rule.Type, hr.now.Add(-quiet)) {

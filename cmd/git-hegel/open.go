@@ -5,6 +5,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -47,7 +48,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Shapes:  r,
 		Session: s,
 		Stashes: r.Stashes(),
-		Workflows: func() (*engine.Registry, error) {
+		Workflows: func() (*workflow.Registry, error) {
 			return loadRegistry(r, s)
 		},
 		Guides:          s,
@@ -61,7 +62,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Checkpoint:      c.checkpointHook(r),
 		Warn:            c.warn,
 		Files:           r.Files(),
-		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", engine.DefaultMaxAttempts)),
+		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", workflow.DefaultMaxAttempts)),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
 		User: func() string {
 			n, _ := cfg.Get("user", "", "name")
@@ -93,7 +94,7 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 
 // loadRegistry loads the workflows with the repository's settings: strict
 // parsing (hegel.strictWorkflows) and the user's guides and partials.
-func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*engine.Registry, error) {
+func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*workflow.Registry, error) {
 	files, unreadable := s.WorkflowFilesAll()
 	guides, err := s.UserGuideNames()
 	if err != nil {
@@ -103,7 +104,7 @@ func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*engine.Registry, err
 	if err != nil {
 		return nil, err
 	}
-	return engine.LoadRegistry(files, engine.LoadOptions{
+	return workflow.LoadRegistry(files, workflow.LoadOptions{
 		Strict:       r.Config().Bool("hegel", "strictworkflows", false),
 		UserGuides:   guides,
 		UserPartials: partials,

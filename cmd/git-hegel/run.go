@@ -19,6 +19,7 @@ import (
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -73,7 +74,7 @@ func runRun(c *cmdCtx, args []string) error {
 		}
 		o.Vars[k] = v
 	}
-	if a := o.Adapter; c.flags.Changed("adapter") && !engine.ValidAdapterName(a) {
+	if a := o.Adapter; c.flags.Changed("adapter") && !workflow.ValidAdapterName(a) {
 		return usagef(c.name, "invalid adapter name '%s'", a)
 	}
 	stdinUsed := false

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -188,5 +189,5 @@ func maxAttempts(e *engine.Engine, t *engine.Task) int {
 	if v, err := e.ViewOf(t); err == nil {
 		return v.MaxAttempts
 	}
-	return max(e.MaxAttempts, engine.DefaultMaxAttempts)
+	return max(e.MaxAttempts, workflow.DefaultMaxAttempts)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 func startFlags(fs *pflag.FlagSet) {
@@ -85,16 +86,16 @@ func (c *cmdCtx) force(args []string) (engine.Force, []string, error) {
 	for _, v := range vals {
 		switch {
 		case v == forceAll:
-			if len(args) > 0 && contains(engine.RuleTypes, args[0]) {
+			if len(args) > 0 && contains(workflow.RuleTypes, args[0]) {
 				f.Rules = append(f.Rules, args[0])
 				args = args[1:]
 			} else {
 				f.All = true
 			}
-		case contains(engine.RuleTypes, v):
+		case contains(workflow.RuleTypes, v):
 			f.Rules = append(f.Rules, v)
 		default:
-			return f, nil, usagef(c.name, "unknown rule type '%s' for --force (one of %s)", v, strings.Join(engine.RuleTypes, ", "))
+			return f, nil, usagef(c.name, "unknown rule type '%s' for --force (one of %s)", v, strings.Join(workflow.RuleTypes, ", "))
 		}
 	}
 	return f, args, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/rollback"
 )
 
@@ -279,7 +280,7 @@ func checkpointRowOf(cp *rollback.Checkpoint, now time.Time) checkpointRow {
 
 // marksOf is what the graph highlights for a task: where it is, where it
 // went, what it skipped.
-func marksOf(st *engine.State, wf *engine.Workflow) *GraphMarks {
+func marksOf(st *engine.State, wf *workflow.Definition) *GraphMarks {
 	m := &GraphMarks{Current: st.CurrentNode, Visited: map[string]bool{}, Skipped: map[string]bool{}, TypeSkip: map[string]bool{}, Taken: map[[2]string]int{}}
 	path := st.History
 	if len(st.PhaseLog) > 0 {

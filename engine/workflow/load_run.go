@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"fmt"
@@ -67,7 +67,7 @@ type RunMeta struct {
 }
 
 // HasHandler reports whether `git hegel run` can execute node.
-func (w *Workflow) HasHandler(node string) bool {
+func (w *Definition) HasHandler(node string) bool {
 	n, ok := w.Nodes[node]
 	return ok && n.Run != nil
 }
@@ -79,21 +79,30 @@ func ValidAdapterName(s string) bool { return validName(s) && s != DefaultAdapte
 // Needs reports whether one of the workflow's templates uses the run
 // input name ("prompt" or "context") outside any block, so that a run
 // cannot do without it.
-func (w *Workflow) Needs(input string) bool {
+func (w *Definition) Needs(input string) bool {
 	for _, name := range w.Order {
-		for _, u := range w.Nodes[name].templates() {
-			if slices.Contains(u.t.Needs, input) {
-				return true
-			}
+		if slices.Contains(w.Nodes[name].Needed(), input) {
+			return true
 		}
 	}
 	return false
 }
 
+// Needed lists the inputs (DataPrompt, DataContext) the node's templates
+// cannot be rendered without, template by template, in the order they
+// appear.
+func (n *Node) Needed() []string {
+	var out []string
+	for _, u := range n.templates() {
+		out = append(out, u.t.Needs...)
+	}
+	return out
+}
+
 // Runnable reports whether `git hegel run` can take the workflow from its
 // start to an end: every node it defines has a handler. (A node without
 // one stops a run with "Missing step handler".)
-func (w *Workflow) Runnable() bool {
+func (w *Definition) Runnable() bool {
 	handlers := 0
 	for _, name := range w.Order {
 		n := w.Nodes[name]

@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"fmt"
@@ -11,13 +11,13 @@ import (
 // the user's files layered on top. A file that cannot be loaded is kept as
 // broken, with its error, and never stops the others.
 type Registry struct {
-	byName   map[string]*Workflow
-	broken   map[string]*BrokenWorkflow
+	byName   map[string]*Definition
+	broken   map[string]*BrokenFile
 	warnings []Warning
 }
 
-// BrokenWorkflow is a user file that could not be loaded.
-type BrokenWorkflow struct {
+// BrokenFile is a user file that could not be loaded.
+type BrokenFile struct {
 	Name   string // the workflow name its file name gives ("" if none)
 	Source string // the file
 	Err    error  // file:line: problem
@@ -47,7 +47,7 @@ func NewRegistry(user map[string][]byte) (*Registry, error) {
 // like a built-in replaces it, also when it is broken: starting it then
 // reports the file's error rather than quietly running the built-in.
 func LoadRegistry(user map[string][]byte, opts LoadOptions) *Registry {
-	r := &Registry{byName: map[string]*Workflow{}, broken: map[string]*BrokenWorkflow{}}
+	r := &Registry{byName: map[string]*Definition{}, broken: map[string]*BrokenFile{}}
 	guides := func(n string) bool { return HasBuiltinGuide(n) || slices.Contains(opts.UserGuides, n) }
 	partials := func(n string) bool { return HasBuiltinPartial(n) || slices.Contains(opts.UserPartials, n) }
 	for _, w := range Builtins() {
@@ -79,7 +79,7 @@ func LoadRegistry(user map[string][]byte, opts LoadOptions) *Registry {
 			continue
 		}
 		fromUser[name] = f
-		w, err := ParseWorkflowWith(name, f, user[f], ParseOptions{Strict: opts.Strict})
+		w, err := ParseWith(name, f, user[f], ParseOptions{Strict: opts.Strict})
 		if err == nil {
 			err = w.guideProblem(guides, partials)
 		}
@@ -103,7 +103,7 @@ func (r *Registry) addBroken(name, file string, err error) {
 	if key == "" {
 		key = "file:" + file
 	}
-	r.broken[key] = &BrokenWorkflow{Name: name, Source: file, Err: err}
+	r.broken[key] = &BrokenFile{Name: name, Source: file, Err: err}
 }
 
 // workflowName derives a workflow's name from its file name. Both "/" and
@@ -119,34 +119,34 @@ func workflowName(file string) (string, bool) {
 }
 
 // Get returns the workflow called name.
-func (r *Registry) Get(name string) (*Workflow, bool) {
+func (r *Registry) Get(name string) (*Definition, bool) {
 	w, ok := r.byName[name]
 	return w, ok
 }
 
 // GetBroken returns the broken file that defines name, if any.
-func (r *Registry) GetBroken(name string) (*BrokenWorkflow, bool) {
+func (r *Registry) GetBroken(name string) (*BrokenFile, bool) {
 	b, ok := r.broken[name]
 	return b, ok
 }
 
 // List returns every loadable workflow, sorted by name.
-func (r *Registry) List() []*Workflow {
-	out := make([]*Workflow, 0, len(r.byName))
+func (r *Registry) List() []*Definition {
+	out := make([]*Definition, 0, len(r.byName))
 	for _, w := range r.byName {
 		out = append(out, w)
 	}
-	slices.SortFunc(out, func(a, b *Workflow) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *Definition) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
 // Broken returns the files that could not be loaded, sorted by file.
-func (r *Registry) Broken() []*BrokenWorkflow {
-	out := make([]*BrokenWorkflow, 0, len(r.broken))
+func (r *Registry) Broken() []*BrokenFile {
+	out := make([]*BrokenFile, 0, len(r.broken))
 	for _, b := range r.broken {
 		out = append(out, b)
 	}
-	slices.SortFunc(out, func(a, b *BrokenWorkflow) int { return strings.Compare(a.Source, b.Source) })
+	slices.SortFunc(out, func(a, b *BrokenFile) int { return strings.Compare(a.Source, b.Source) })
 	return out
 }
 

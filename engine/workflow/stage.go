@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ type StageMeta struct {
 }
 
 // Label is the node's display name, or its name.
-func (w *Workflow) Label(node string) string {
+func (w *Definition) Label(node string) string {
 	if n, ok := w.Nodes[node]; ok && n.DisplayName != "" {
 		return n.DisplayName
 	}
@@ -50,17 +50,17 @@ func (w *Workflow) Label(node string) string {
 }
 
 // AcceptsType reports whether a task of type t may run this workflow.
-func (w *Workflow) AcceptsType(t string) bool { return slices.Contains(w.TaskTypes, t) }
+func (w *Definition) AcceptsType(t string) bool { return slices.Contains(w.TaskTypes, t) }
 
 // SkippedFor reports whether tasks of type t skip node.
-func (w *Workflow) SkippedFor(node, t string) bool {
+func (w *Definition) SkippedFor(node, t string) bool {
 	n, ok := w.Nodes[node]
 	return ok && t != "" && slices.Contains(n.SkipFor, t)
 }
 
 // Skips returns, for each task type the workflow declares, the nodes it
 // skips, in file order.
-func (w *Workflow) Skips() map[string][]string {
+func (w *Definition) Skips() map[string][]string {
 	out := map[string][]string{}
 	for _, t := range w.TaskTypes {
 		out[t] = []string{}
@@ -75,7 +75,7 @@ func (w *Workflow) Skips() map[string][]string {
 
 // Attempts is how many attempts node gets: its max_attempts, else def
 // (hegel.maxAttempts), else DefaultMaxAttempts.
-func (w *Workflow) Attempts(node string, def int) int {
+func (w *Definition) Attempts(node string, def int) int {
 	if n, ok := w.Nodes[node]; ok && n.MaxAttempts > 0 {
 		return n.MaxAttempts
 	}
@@ -87,7 +87,7 @@ func (w *Workflow) Attempts(node string, def int) int {
 
 // Artifacts returns every file the workflow names as an artifact, in node
 // order, each once.
-func (w *Workflow) Artifacts() []string {
+func (w *Definition) Artifacts() []string {
 	var out []string
 	for _, name := range w.Order {
 		if a := w.Nodes[name].Artifact; a != "" && !slices.Contains(out, a) {
@@ -98,7 +98,7 @@ func (w *Workflow) Artifacts() []string {
 }
 
 // producer returns the node whose artifact is path, or "".
-func (w *Workflow) producer(path string) string {
+func (w *Definition) Producer(path string) string {
 	for _, name := range w.Order {
 		if w.Nodes[name].Artifact == path {
 			return name

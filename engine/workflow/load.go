@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"bytes"
@@ -30,14 +30,14 @@ func (e *defError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", text.QuotePath(e.file, true), e.line, e.msg)
 }
 
-// ParseWorkflow parses and validates one definition. filename is used in
+// Parse parses and validates one definition. filename is used in
 // error messages (and as Source) only.
 //
 // The YAML is walked as a yaml.Node tree rather than decoded into structs so
 // that duplicate keys, unknown keys and every other mistake can be reported
 // with the line it is on.
-func ParseWorkflow(name, filename string, data []byte) (*Workflow, error) {
-	return ParseWorkflowWith(name, filename, data, ParseOptions{})
+func Parse(name, filename string, data []byte) (*Definition, error) {
+	return ParseWith(name, filename, data, ParseOptions{})
 }
 
 // ParseOptions changes how strictly a definition is read.
@@ -47,8 +47,8 @@ type ParseOptions struct {
 	Strict bool
 }
 
-// ParseWorkflowWith is ParseWorkflow with options.
-func ParseWorkflowWith(name, filename string, data []byte, opts ParseOptions) (*Workflow, error) {
+// ParseWith is Parse with options.
+func ParseWith(name, filename string, data []byte, opts ParseOptions) (*Definition, error) {
 	if !validName(name) {
 		return nil, &defError{filename, 1, fmt.Sprintf("invalid workflow name %s: %s", text.Quote(name), nameRule)}
 	}
@@ -68,7 +68,7 @@ func ParseWorkflowWith(name, filename string, data []byte, opts ParseOptions) (*
 		return nil, err
 	}
 	slices.SortStableFunc(p.warnings, func(a, b Warning) int { return a.Line - b.Line })
-	w := &Workflow{
+	w := &Definition{
 		Name:      name,
 		Mode:      name,
 		StartNode: d.start,

@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"fmt"
@@ -162,10 +162,10 @@ type Rule struct {
 	re *regexp.Regexp
 }
 
-// matcher returns the rule's compiled pattern (nil: matches everything).
+// Matcher returns the rule's compiled pattern (nil: matches everything).
 // Rules parsed from a file carry it; rules decoded from JSON compile it
 // on each call, which never mutates a shared built-in.
-func (r *Rule) matcher() *regexp.Regexp {
+func (r *Rule) Matcher() *regexp.Regexp {
 	if r.re != nil {
 		return r.re
 	}
@@ -313,7 +313,7 @@ func (p *parser) checkTemplates(d *draft) error {
 
 // guideProblem reports the first guide or partial a workflow uses that
 // is not available, with the file line where it is used.
-func (w *Workflow) guideProblem(guides, partials func(string) bool) error {
+func (w *Definition) guideProblem(guides, partials func(string) bool) error {
 	for _, name := range w.Order {
 		for _, u := range w.Nodes[name].templates() {
 			for _, g := range u.t.Guides {

@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"fmt"
@@ -137,7 +137,7 @@ func TestParseWorkflowErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// Strict: unknown keys are errors, as before hegel's format.
-			w, err := ParseWorkflowWith("wf", "wf.yaml", []byte(tc.yaml), ParseOptions{Strict: true})
+			w, err := ParseWith("wf", "wf.yaml", []byte(tc.yaml), ParseOptions{Strict: true})
 			if err == nil {
 				t.Fatalf("parsed without error:\n%s\nnodes: %v", tc.yaml, w.Order)
 			}
@@ -150,7 +150,7 @@ func TestParseWorkflowErrors(t *testing.T) {
 
 func TestParseWorkflowBadName(t *testing.T) {
 	for _, name := range []string{"", "Foo", "a.b", "a/b", strings.Repeat("x", 65)} {
-		_, err := ParseWorkflow(name, "x.yaml", []byte(y(twoNodes...)))
+		_, err := Parse(name, "x.yaml", []byte(y(twoNodes...)))
 		want := `x.yaml:1: invalid workflow name "` + name + `": ` + nameRule
 		if err == nil || err.Error() != want {
 			t.Errorf("name %q: got %v, want %s", name, err, want)
@@ -160,7 +160,7 @@ func TestParseWorkflowBadName(t *testing.T) {
 
 func TestParseWorkflowValid(t *testing.T) {
 	src := y(twoNodes...)
-	w, err := ParseWorkflow("wf", "dir/wf.yaml", []byte(src))
+	w, err := Parse("wf", "dir/wf.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestParseWorkflowDetails(t *testing.T) {
 	// The alias in b must refer to an anchor defined earlier.
 	src = strings.Replace(src, "prompt: x", "prompt: &p Shared text", 1)
 	src = strings.Replace(src, "to: done\n      - when: 'give_up'", "to: '7'\n      - when: 'give_up'", 1)
-	w, err := ParseWorkflow("details", "d.yaml", []byte(src))
+	w, err := Parse("details", "d.yaml", []byte(src))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, src)
 	}

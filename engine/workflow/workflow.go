@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"fmt"
@@ -48,9 +48,9 @@ type Node struct {
 	RunMeta
 }
 
-// Workflow is a parsed, validated workflow definition. Treat it as read-only:
+// Definition is a parsed, validated workflow definition. Treat it as read-only:
 // built-ins are shared between callers.
-type Workflow struct {
+type Definition struct {
 	Name      string // file base name without .yaml/.yml, or the built-in's name
 	Mode      string // shown to users; defaults to Name
 	StartNode string
@@ -73,7 +73,7 @@ type Workflow struct {
 
 // IsTerminal reports whether reaching node ends the run: the implicit
 // done and aborted, and defined nodes without transitions.
-func (w *Workflow) IsTerminal(node string) bool {
+func (w *Definition) IsTerminal(node string) bool {
 	if node == NodeDone || node == NodeAborted {
 		return true
 	}
@@ -86,14 +86,14 @@ func (w *Workflow) IsTerminal(node string) bool {
 const RestartCycle = "restart_cycle"
 
 // HasNode reports whether a task of this workflow may be at node.
-func (w *Workflow) HasNode(node string) bool {
+func (w *Definition) HasNode(node string) bool {
 	_, ok := w.Nodes[node]
 	return ok || w.IsTerminal(node)
 }
 
 // Transition returns the target of the first transition of node whose When
 // equals claim.
-func (w *Workflow) Transition(node, claim string) (to string, ok bool) {
+func (w *Definition) Transition(node, claim string) (to string, ok bool) {
 	n, found := w.Nodes[node]
 	if !found {
 		return "", false
@@ -111,7 +111,7 @@ func (w *Workflow) Transition(node, claim string) (to string, ok bool) {
 
 // DoneClaim returns the claim of node's first transition to an end (done,
 // or a node without transitions), for `git hegel done`.
-func (w *Workflow) DoneClaim(node string) (string, bool) {
+func (w *Definition) DoneClaim(node string) (string, bool) {
 	n, ok := w.Nodes[node]
 	if !ok {
 		return "", false
@@ -126,7 +126,7 @@ func (w *Workflow) DoneClaim(node string) (string, bool) {
 
 // Prompt returns the instructions for node. The terminal nodes get a fixed
 // text because users cannot define them.
-func (w *Workflow) Prompt(node string) string {
+func (w *Definition) Prompt(node string) string {
 	switch node {
 	case NodeDone:
 		return fmt.Sprintf("The %s workflow is complete; there is nothing more to do in it.\n"+
@@ -146,7 +146,7 @@ func (w *Workflow) Prompt(node string) string {
 }
 
 // Summary returns the one-line description of node, or "" if it has none.
-func (w *Workflow) Summary(node string) string {
+func (w *Definition) Summary(node string) string {
 	switch node {
 	case NodeDone:
 		return "Workflow complete"

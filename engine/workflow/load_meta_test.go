@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"slices"
@@ -44,7 +44,7 @@ func editTyped(n int, repl ...string) string {
 }
 
 func TestParseStageMetadata(t *testing.T) {
-	w, err := ParseWorkflow("wf", "wf.yaml", []byte(y(typed...)))
+	w, err := Parse("wf", "wf.yaml", []byte(y(typed...)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestParseStageMetadata(t *testing.T) {
 		t.Error("Label")
 	}
 	// Without default_task_type the first type is the default.
-	w, err = ParseWorkflow("wf", "wf.yaml", []byte(editTyped(3)))
+	w, err = Parse("wf", "wf.yaml", []byte(editTyped(3)))
 	if err != nil || w.DefaultTaskType != "feature" {
 		t.Errorf("default without default_task_type: %q %v", w.DefaultTaskType, err)
 	}
@@ -126,8 +126,8 @@ func TestParseStageMetadataErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// Strict, so a misspelt key is an error here rather than a
-			// warning (ParseWorkflow warns; hegel.strictWorkflows refuses).
-			w, err := ParseWorkflowWith("wf", "wf.yaml", []byte(tc.yaml), ParseOptions{Strict: true})
+			// warning (Parse warns; hegel.strictWorkflows refuses).
+			w, err := ParseWith("wf", "wf.yaml", []byte(tc.yaml), ParseOptions{Strict: true})
 			if err == nil {
 				t.Fatalf("parsed without error:\n%s\nnodes: %v", tc.yaml, w.Order)
 			}

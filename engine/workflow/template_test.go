@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"strings"
@@ -114,45 +114,10 @@ func TestWorkflowTemplateErrorsHaveFileLines(t *testing.T) {
 			`w.yaml:5: node "a": has both prompt and prompt_hbs; keep one`},
 	}
 	for _, tc := range tests {
-		_, err := ParseWorkflow("w", "w.yaml", []byte(tc.yaml))
+		_, err := Parse("w", "w.yaml", []byte(tc.yaml))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("got %v\nwant %s", err, tc.want)
 		}
-	}
-}
-
-func TestRenderNodePromptUsesUserFiles(t *testing.T) {
-	src := []byte(y(
-		"start_node: a",
-		"nodes:",
-		"  a:",
-		"    prompt_hbs: |",
-		"      {{LEXICON}}",
-		"      {{#if style}}Style: {{style}}{{/if}}",
-		"      {{> sign}}",
-		"    transitions: [{when: a_complete, to: done}]",
-	))
-	w, err := ParseWorkflow("w", "w.yaml", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &fakeGuides{
-		guides:   map[string]string{"LEXICON": "Our own principles."},
-		partials: map[string]string{"sign": "-- {{task.name}}"},
-		optional: map[string]string{"style": "terse\n"},
-	}
-	out, err := RenderNodePrompt(w.Nodes["a"], &State{Task: "t9", CurrentNode: "a"}, w, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "Our own principles.\nStyle: terse\n-- t9"; out != want {
-		t.Errorf("got %q, want %q", out, want)
-	}
-	// Without the user's files the built-in guide is used, and the missing
-	// partial is an error naming the file line.
-	_, err = RenderNodePrompt(w.Nodes["a"], &State{Task: "t9", CurrentNode: "a"}, w, nil)
-	if err == nil || err.Error() != `w.yaml:7: node "a": unknown partial {{> sign}}: no .hegel/guides/partials/sign.hbs` {
-		t.Errorf("without user files: %v", err)
 	}
 }
 

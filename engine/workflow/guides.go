@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"embed"
@@ -15,6 +15,11 @@ import (
 // partials are Handlebars snippets it includes with {{> name}}. The user's
 // .hegel/guides/NAME.md and .hegel/guides/partials/name.hbs come first;
 // the built-ins below fill in the rest.
+
+// ErrNotFound is what a store wraps when what was asked for is not there:
+// a guide, a partial or a context value here, a task or a stash in
+// engine, which uses this same value.
+var ErrNotFound = errors.New("not found")
 
 //go:embed guides/*.md guides/partials/*.hbs
 var guidesFS embed.FS

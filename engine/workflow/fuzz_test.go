@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func FuzzParseWorkflow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		input := bytes.Clone(data)
-		w, err := ParseWorkflow("fuzz", "fuzz.yaml", data)
+		w, err := Parse("fuzz", "fuzz.yaml", data)
 		if err != nil {
 			msg := err.Error()
 			if bytes.ContainsAny([]byte(msg), "\r\n") || !errPrefix.MatchString(msg) {
@@ -74,7 +74,7 @@ func FuzzParseWorkflow(f *testing.F) {
 				t.Fatalf("node %q unreachable", name)
 			}
 		}
-		again, err := ParseWorkflow("fuzz", "fuzz.yaml", w.Raw)
+		again, err := Parse("fuzz", "fuzz.yaml", w.Raw)
 		if err != nil {
 			t.Fatalf("re-parse failed: %v", err)
 		}

@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"github.com/git-hegel/git-hegel/engine/text"

@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 
 func hegelFile(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "workflows", "hegel", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "workflows", "hegel", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func hegelFile(t *testing.T, name string) []byte {
 }
 
 func TestHegelFormatEveryField(t *testing.T) {
-	w, err := ParseWorkflow("full", "full.yaml", hegelFile(t, "full.yaml"))
+	w, err := Parse("full", "full.yaml", hegelFile(t, "full.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestHegelFormatEveryField(t *testing.T) {
 		t.Errorf("DoneClaim(draft) = %q, %v", c, ok)
 	}
 	// The stored copy parses back the same.
-	again, err := ParseWorkflow("full", "stored", w.Raw)
+	again, err := Parse("full", "stored", w.Raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestHegelFormatEveryField(t *testing.T) {
 }
 
 func TestHegelFormatLoopWarns(t *testing.T) {
-	w, err := ParseWorkflow("loop", "loop.yaml", hegelFile(t, "loop.yaml"))
+	w, err := Parse("loop", "loop.yaml", hegelFile(t, "loop.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestHegelFormatLoopWarns(t *testing.T) {
 
 func TestHegelFormatUnknownKeys(t *testing.T) {
 	data := hegelFile(t, "unknown-keys.yaml")
-	w, err := ParseWorkflow("typos", "typos.yaml", data)
+	w, err := Parse("typos", "typos.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,14 +139,14 @@ func TestHegelFormatUnknownKeys(t *testing.T) {
 	if r := w.Nodes["only"].Rules; len(r) != 1 || r[0].MaxDuration != 600 {
 		t.Errorf("rules = %+v", r)
 	}
-	_, err = ParseWorkflowWith("typos", "typos.yaml", data, ParseOptions{Strict: true})
+	_, err = ParseWith("typos", "typos.yaml", data, ParseOptions{Strict: true})
 	if err == nil || err.Error() != `typos.yaml:4: unknown top-level key "descripton" (expected one of name, mode, start_node, nodes, task_types, default_task_type)` {
 		t.Errorf("strict: %v", err)
 	}
 }
 
 func TestHegelFormatErrors(t *testing.T) {
-	_, err := ParseWorkflow("bad", "bad-regex.yaml", hegelFile(t, "bad-regex.yaml"))
+	_, err := Parse("bad", "bad-regex.yaml", hegelFile(t, "bad-regex.yaml"))
 	if err == nil || err.Error() != `bad-regex.yaml:8: node "code": rule repeated_command: invalid pattern "cargo (build|test": missing closing ): `+"`"+`cargo (build|test`+"`" {
 		t.Errorf("bad regex: %v", err)
 	}

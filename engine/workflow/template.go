@@ -1,4 +1,4 @@
-package engine
+package workflow
 
 import (
 	"fmt"
@@ -47,11 +47,11 @@ import (
 
 // Template data roots: names with a meaning of their own.
 const (
-	tplPrompt  = "prompt"
-	tplContext = "context"
-	tplResults = "results"
-	tplTask    = "task"
-	tplVars    = "vars"
+	DataPrompt  = "prompt"
+	DataContext = "context"
+	DataResults = "results"
+	DataTask    = "task"
+	DataVars    = "vars"
 )
 
 // taskFields are the fields {{task.FIELD}} may name.
@@ -151,7 +151,7 @@ func (c *refCollector) input(name string) {
 	if !slices.Contains(c.t.Inputs, name) {
 		c.t.Inputs = append(c.t.Inputs, name)
 	}
-	if c.depth == 0 && (name == tplPrompt || name == tplContext) && !slices.Contains(c.t.Needs, name) {
+	if c.depth == 0 && (name == DataPrompt || name == DataContext) && !slices.Contains(c.t.Needs, name) {
 		c.t.Needs = append(c.t.Needs, name)
 	}
 }
@@ -278,23 +278,23 @@ func (c *refCollector) path(p *ast.PathExpression) {
 			return
 		}
 		c.t.Guides = append(c.t.Guides, TemplateRef{head, p.Line})
-	case head == tplResults:
+	case head == DataResults:
 		if len(p.Parts) != 2 {
 			c.fail(p.Line, "write {{results.NODE}} to use an earlier step's result")
 			return
 		}
 		c.t.Results = append(c.t.Results, TemplateRef{p.Parts[1], p.Line})
-		c.input(tplResults)
-	case head == tplTask:
+		c.input(DataResults)
+	case head == DataTask:
 		if len(p.Parts) != 2 || !slices.Contains(taskFields, p.Parts[1]) {
 			c.fail(p.Line, "unknown name %s (task fields: %s)", text.Quote(p.Original), strings.Join(taskFields, ", "))
 		}
-	case head == tplVars:
+	case head == DataVars:
 		if len(p.Parts) != 2 {
 			c.fail(p.Line, "write {{vars.KEY}} to use a --set KEY=VALUE")
 		}
-		c.input(tplVars)
-	case head == tplPrompt || head == tplContext:
+		c.input(DataVars)
+	case head == DataPrompt || head == DataContext:
 		if len(p.Parts) != 1 {
 			c.fail(p.Line, "%s has no fields: write {{%s}}", text.Quote(head), head)
 		}
@@ -346,11 +346,11 @@ func (t *Template) Render(d RenderData) (string, error) {
 	for k, v := range d.Optional {
 		ctx[k] = raymond.SafeString(q(v))
 	}
-	ctx[tplPrompt] = raymond.SafeString(q(d.Prompt))
-	ctx[tplContext] = raymond.SafeString(q(d.Context))
-	ctx[tplResults] = safeMap(d.Results, q)
-	ctx[tplTask] = safeMap(d.Task, q)
-	ctx[tplVars] = safeMap(d.Vars, q)
+	ctx[DataPrompt] = raymond.SafeString(q(d.Prompt))
+	ctx[DataContext] = raymond.SafeString(q(d.Context))
+	ctx[DataResults] = safeMap(d.Results, q)
+	ctx[DataTask] = safeMap(d.Task, q)
+	ctx[DataVars] = safeMap(d.Vars, q)
 	for _, g := range guides {
 		if _, done := ctx[g.Name]; done {
 			continue
