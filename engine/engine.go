@@ -15,6 +15,8 @@ import (
 	"github.com/git-hegel/git-hegel/engine/text"
 
 	"github.com/git-hegel/git-hegel/engine/workflow"
+
+	"github.com/git-hegel/git-hegel/engine/agent"
 )
 
 // Engine runs workflows for one worktree. It decides; the stores it is given
@@ -57,7 +59,7 @@ type Engine struct {
 	Guides workflow.GuideSource
 	// Events is the agent event log (nil: no agent events); Force,
 	// NoCommitGuard and CommitTimes configure the guard rules (rules.go).
-	Events        EventStore
+	Events        agent.EventStore
 	Force         Force
 	NoCommitGuard bool
 	CommitTimes   func(since time.Time) ([]time.Time, error)

@@ -2,12 +2,15 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
 
 	"github.com/git-hegel/git-hegel/engine/workflow"
+
+	"github.com/git-hegel/git-hegel/engine/agent"
 )
 
 // How guard rules, agent events and hegel's end nodes plug into the state
@@ -25,7 +28,7 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string) (st
 		return "", nil // giving up or starting over is never blocked
 	}
 	now := e.now()
-	in := RuleInput{
+	in := agent.RuleInput{
 		Node:          st.CurrentNode,
 		Now:           now,
 		PhaseStart:    st.PhaseStartTime,
@@ -44,11 +47,11 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string) (st
 		}
 		in.Events = evs
 	}
-	vs, err := CheckRules(n.Rules, in, nil)
+	vs, err := agent.CheckRules(n.Rules, in, nil)
 	if err != nil {
 		return "", fmt.Errorf("cannot check the guard rules of '%s': %v", st.CurrentNode, err)
 	}
-	var blocking []Violation
+	var blocking []agent.Violation
 	var forced []string
 	for _, v := range vs {
 		if e.Force.Bypasses(v.Rule.Type) {
@@ -60,7 +63,7 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string) (st
 	}
 	if len(blocking) > 0 {
 		e.recordViolations(st, blocking, now)
-		return "", &GuardError{From: st.CurrentNode, Violations: blocking}
+		return "", &agent.GuardError{From: st.CurrentNode, Violations: blocking}
 	}
 	if len(forced) == 0 {
 		return "", nil
@@ -70,13 +73,13 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string) (st
 
 // recordViolations journals violations so metrics can count them; a
 // journal problem only warns.
-func (e *Engine) recordViolations(st *State, vs []Violation, now time.Time) {
+func (e *Engine) recordViolations(st *State, vs []agent.Violation, now time.Time) {
 	if e.Events == nil {
 		return
 	}
-	evs := make([]Event, 0, len(vs))
+	evs := make([]agent.Event, 0, len(vs))
 	for _, v := range vs {
-		evs = append(evs, Event{Time: now.UTC(), Kind: EventViolation, Hook: "next", Task: st.Task, Node: st.CurrentNode, Rule: v.Rule.Type, Detail: v.Summary})
+		evs = append(evs, agent.Event{Time: now.UTC(), Kind: agent.EventViolation, Hook: "next", Task: st.Task, Node: st.CurrentNode, Rule: v.Rule.Type, Detail: v.Summary})
 	}
 	if err := e.Events.Record(evs...); err != nil {
 		e.warn("cannot record the rule violation: " + err.Error())
@@ -155,4 +158,15 @@ func (e *Engine) Done() (*View, error) {
 		return nil, fmt.Errorf("'%s' cannot finish the workflow directly (it leads to %s); run 'git hegel next' to move on", st.CurrentNode, text.JoinQuoted(to))
 	}
 	return e.Next(claim)
+}
+
+// Force says which rules a forced `next` bypasses.
+type Force struct {
+	All   bool     // --force: every rule
+	Rules []string // --force TYPE: rules of these types
+}
+
+// Bypasses reports whether f lets a violation of ruleType through.
+func (f Force) Bypasses(ruleType string) bool {
+	return f.All || slices.Contains(f.Rules, ruleType)
 }

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -63,4 +65,9 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// cmdEvent is a shell command the agent ran at at.
+func cmdEvent(at time.Time, cmd string) agent.Event {
+	return agent.Event{Time: at, Kind: agent.EventPostTool, Tool: "Bash", Action: agent.ActionCommand, Command: cmd, Task: "t"}
 }

@@ -131,7 +131,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 			st.Overrides = append(st.Overrides, Override{Node: f, What: "check", Reason: "moved on without running its checks", At: e.now()})
 		}
 		// The node's guard rules are about the work done here: checked
-		// when next is asked, gate or not (rules.go).
+		// when next is asked, gate or not (guard.go).
 		forced, err := e.guard(st, wf, t, c)
 		if err != nil {
 			return "", err

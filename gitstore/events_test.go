@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
 )
 
 // eventsRepo is a disk repository with task "t" started on the minimal
@@ -28,9 +29,9 @@ func eventsRepo(t *testing.T) (*Repo, *engine.Engine, *Events) {
 	return r, e, r.Events()
 }
 
-func ev(sec int, cmd string) engine.Event {
-	return engine.Event{Time: fixedNow.Add(time.Duration(sec) * time.Second), Kind: engine.EventPostTool,
-		Tool: "Bash", Action: engine.ActionCommand, Command: cmd, Task: "t"}
+func ev(sec int, cmd string) agent.Event {
+	return agent.Event{Time: fixedNow.Add(time.Duration(sec) * time.Second), Kind: agent.EventPostTool,
+		Tool: "Bash", Action: agent.ActionCommand, Command: cmd, Task: "t"}
 }
 
 func taskSubjects(t *testing.T, r *Repo, task string) []string {
@@ -44,7 +45,7 @@ func TestJournalAppendAndTail(t *testing.T) {
 	if evs, err := j.Tail(fixedNow); err != nil || evs != nil {
 		t.Fatalf("missing journal: %v %v", evs, err)
 	}
-	var all []engine.Event
+	var all []agent.Event
 	for i := 0; i < 3000; i++ {
 		all = append(all, ev(i, fmt.Sprintf("cmd %d", i)))
 	}
@@ -293,7 +294,7 @@ func TestTaskSaveCarriesEventsWithoutReadingThem(t *testing.T) {
 
 func TestFoldSplitsLargeSegments(t *testing.T) {
 	r, e, s := eventsRepo(t)
-	var evs []engine.Event
+	var evs []agent.Event
 	for i := 0; i < 12000; i++ { // about 1.9 MB of journal
 		evs = append(evs, ev(i, fmt.Sprintf("go test ./pkg%d/... -run TestSomethingFairlyLong", i)))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -40,8 +41,8 @@ type HookCache struct {
 	Rules      []workflow.Rule `json:"rules,omitempty"`
 	// Recent are the phase's folded events within the rules' longest
 	// window; PhaseTokens sums the tokens of all its folded events.
-	Recent      []engine.Event `json:"recent,omitempty"`
-	PhaseTokens int64          `json:"phase_tokens,omitempty"`
+	Recent      []agent.Event `json:"recent,omitempty"`
+	PhaseTokens int64         `json:"phase_tokens,omitempty"`
 }
 
 // HookTarget is where a hook's events go.

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
@@ -275,7 +276,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 	case kindTaskType:
 		return c.workflowValues(kind, operands)
 	case kindAgent:
-		return []candidate{{engine.AgentClaude, "Claude Code"}, {engine.AgentCodex, "OpenAI Codex CLI"}, {engine.AgentCursor, "Cursor"}}
+		return []candidate{{agent.Claude, "Claude Code"}, {agent.Codex, "OpenAI Codex CLI"}, {agent.Cursor, "Cursor"}}
 	case kindRuleType:
 		var out []candidate
 		for _, t := range workflow.RuleTypes {
@@ -283,7 +284,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		}
 		return out
 	case kindGraphFormat:
-		return []candidate{{engine.GraphDot, "Graphviz"}, {engine.GraphMermaid, "Mermaid"}}
+		return []candidate{{agent.GraphDot, "Graphviz"}, {agent.GraphMermaid, "Mermaid"}}
 	case kindHookEvent:
 		var out []candidate
 		for _, a := range agentConfigs {

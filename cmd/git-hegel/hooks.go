@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
 )
 
 // `git hegel hooks install|uninstall`: write git-hegel's hook commands
@@ -40,14 +40,14 @@ type agentHooks struct {
 }
 
 var agentConfigs = []agentHooks{
-	{name: engine.AgentClaude, project: ".claude/settings.json", user: ".claude/settings.json",
+	{name: agent.Claude, project: ".claude/settings.json", user: ".claude/settings.json",
 		events:  []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"},
 		matcher: map[string]bool{"PostToolUse": true}},
 	// Codex reads matchers as regular expressions and runs a group
 	// without one for every tool.
-	{name: engine.AgentCodex, project: ".codex/hooks.json", user: ".codex/hooks.json",
+	{name: agent.Codex, project: ".codex/hooks.json", user: ".codex/hooks.json",
 		events: []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}},
-	{name: engine.AgentCursor, project: ".cursor/hooks.json", user: ".cursor/hooks.json",
+	{name: agent.Cursor, project: ".cursor/hooks.json", user: ".cursor/hooks.json",
 		events: []string{"sessionStart", "beforeSubmitPrompt", "afterShellExecution", "afterFileEdit", "afterMCPExecution", "stop"},
 		cursor: true},
 }
@@ -110,7 +110,7 @@ func (c *cmdCtx) runHooks(sub string) error {
 // userPath is the agent's user settings file relative to the home
 // directory; Codex honours CODEX_HOME.
 func (a *agentHooks) userPath(getenv func(string) string) string {
-	if a.name == engine.AgentCodex {
+	if a.name == agent.Codex {
 		if home := getenv("CODEX_HOME"); home != "" {
 			return filepath.Join(home, "hooks.json")
 		}
@@ -143,7 +143,7 @@ func (c *cmdCtx) hookAgents(base, sub string) ([]*agentHooks, error) {
 	for _, n := range names {
 		a := agentConfig(n)
 		if a == nil {
-			return nil, usagef(c.name, "unknown agent '%s' (supported: %s)", n, strings.Join(engine.Agents, ", "))
+			return nil, usagef(c.name, "unknown agent '%s' (supported: %s)", n, strings.Join(agent.Names, ", "))
 		}
 		out = append(out, a)
 	}
@@ -159,7 +159,7 @@ func (c *cmdCtx) hookAgents(base, sub string) ([]*agentHooks, error) {
 	}
 	if len(out) == 0 {
 		if sub == "install" {
-			return []*agentHooks{agentConfig(engine.AgentClaude)}, nil
+			return []*agentHooks{agentConfig(agent.Claude)}, nil
 		}
 		for i := range agentConfigs {
 			out = append(out, &agentConfigs[i])
@@ -181,7 +181,7 @@ func (c *cmdCtx) displayPath(path, base, scope string) string {
 
 // hookCommand is the command installed for an event.
 func (a *agentHooks) hookCommand(event string) string {
-	if a.name == engine.AgentClaude {
+	if a.name == agent.Claude {
 		return hookCommandPrefix + event
 	}
 	// Codex's payloads look like Claude Code's; naming the agent keeps

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -184,7 +185,7 @@ func runDone(c *cmdCtx, args []string) error {
 // guardFailure prints what a guard rule saw, and how to comply, before the
 // one-line error.
 func (c *cmdCtx) guardFailure(err error) error {
-	var ge *engine.GuardError
+	var ge *agent.GuardError
 	if errors.As(err, &ge) {
 		fmt.Fprint(c.Stderr, ge.Details())
 	}

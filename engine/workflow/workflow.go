@@ -37,7 +37,7 @@ type Node struct {
 	Template   *Template
 	PromptLine int
 	// Rules are the node's guard rules, checked at next and on agent
-	// events (rules.go).
+	// events (engine/agent's rules.go).
 	Rules []Rule
 	// Terminal is set for a node with no transitions: reaching it ends
 	// the run, as done does.

@@ -1,4 +1,4 @@
-package engine
+package agent
 
 import (
 	"fmt"
@@ -50,26 +50,46 @@ type TaskMetrics struct {
 	Total    PhaseMetrics // sums over the phases (Node, Start, End span the run)
 }
 
-// ComputeMetrics splits events, commit times and overrides over st's
-// phases. now ends a phase still running.
-func ComputeMetrics(st *State, events []Event, commits []time.Time, now time.Time) *TaskMetrics {
-	visits := st.PhaseLog
-	if len(visits) == 0 {
-		// A task from before the phase log: one phase, the current one.
-		visits = []PhaseVisit{{Node: st.CurrentNode, Start: st.PhaseStartTime}}
-	}
-	end := now
-	if st.EndedAt != nil {
-		end = *st.EndedAt
-	}
-	m := &TaskMetrics{Task: st.Task, Workflow: st.Workflow, Status: st.Status}
+// Run is what the metrics read of a task's run: the visits of its phase
+// log, when it ended and the overrides recorded in it (engine.MetricsRun
+// reads them from a task's state).
+type Run struct {
+	Task, Workflow, Status string
+	// Phases are the run's visits to nodes, oldest first; never empty.
+	Phases []Phase
+	// End is when the run ended, or now for a run still going.
+	End time.Time
+	// Open is set while the run goes on: its last phase is current.
+	Open bool
+	// Bypasses are the overrides recorded in the task.
+	Bypasses []Bypass
+}
+
+// Phase is one visit to a node: the node, and when it was entered.
+type Phase struct {
+	Node  string
+	Start time.Time
+}
+
+// Bypass is one override recorded in a task: at Node, at time At, What
+// was bypassed ("artifact", "rule:<type>" ...).
+type Bypass struct {
+	Node, What string
+	At         time.Time
+}
+
+// ComputeMetrics splits events, commit times and the run's bypasses over
+// its phases.
+func ComputeMetrics(r Run, events []Event, commits []time.Time) *TaskMetrics {
+	visits, end := r.Phases, r.End
+	m := &TaskMetrics{Task: r.Task, Workflow: r.Workflow, Status: r.Status}
 	acc := make([]*phaseAcc, len(visits))
 	for i, v := range visits {
 		pe := end
 		if i+1 < len(visits) {
 			pe = visits[i+1].Start
 		}
-		acc[i] = newPhaseAcc(PhaseMetrics{Node: v.Node, Start: v.Start, End: pe, Current: i == len(visits)-1 && st.Active()})
+		acc[i] = newPhaseAcc(PhaseMetrics{Node: v.Node, Start: v.Start, End: pe, Current: i == len(visits)-1 && r.Open})
 	}
 	// A task that ended at done or aborted: that last visit is no phase.
 	if n := len(acc); n > 1 && (visits[n-1].Node == workflow.NodeDone || visits[n-1].Node == workflow.NodeAborted) {
@@ -88,7 +108,7 @@ func ComputeMetrics(st *State, events []Event, commits []time.Time, now time.Tim
 			total.p.Commits++
 		}
 	}
-	for _, o := range st.Overrides {
+	for _, o := range r.Bypasses {
 		if i := phaseOf(acc, o.At, o.Node); i >= 0 {
 			acc[i].bypass[o.What]++
 			total.bypass[o.What]++
@@ -192,15 +212,8 @@ const (
 // in the node it leaves (moves taken more than once are summed and
 // counted). The current node is marked; a finished run ends in done or
 // aborted.
-func PathGraph(st *State, format string, now time.Time) (string, error) {
-	visits := st.PhaseLog
-	if len(visits) == 0 {
-		visits = []PhaseVisit{{Node: st.CurrentNode, Start: st.PhaseStartTime}}
-	}
-	end := now
-	if st.EndedAt != nil {
-		end = *st.EndedAt
-	}
+func PathGraph(r Run, format string) (string, error) {
+	visits, end := r.Phases, r.End
 	type edge struct{ from, to string }
 	var order []string
 	seen := map[string]bool{}
@@ -223,7 +236,7 @@ func PathGraph(st *State, format string, now time.Time) (string, error) {
 	}
 	last := visits[len(visits)-1]
 	current := ""
-	if st.Active() {
+	if r.Open {
 		current = last.Node
 	}
 	label := func(e edge) string {
@@ -242,7 +255,7 @@ func PathGraph(st *State, format string, now time.Time) (string, error) {
 	var b strings.Builder
 	switch format {
 	case GraphDot:
-		fmt.Fprintf(&b, "digraph %q {\n  rankdir=LR;\n  node [shape=box];\n", st.Task)
+		fmt.Fprintf(&b, "digraph %q {\n  rankdir=LR;\n  node [shape=box];\n", r.Task)
 		for _, n := range order {
 			attrs := fmt.Sprintf("label=%q", nodeLabel(n))
 			if n == current {

@@ -1,4 +1,4 @@
-package engine
+package agent
 
 import (
 	"bytes"
@@ -27,13 +27,13 @@ import (
 
 // Agent names.
 const (
-	AgentClaude = "claude"
-	AgentCodex  = "codex"
-	AgentCursor = "cursor"
+	Claude = "claude"
+	Codex  = "codex"
+	Cursor = "cursor"
 )
 
 // Agents lists the supported agents.
-var Agents = []string{AgentClaude, AgentCodex, AgentCursor}
+var Names = []string{Claude, Codex, Cursor}
 
 // HookInput is one hook invocation.
 type HookInput struct {
@@ -124,7 +124,7 @@ func ParseHook(in HookInput) (*Hook, error) {
 	h := &Hook{Agent: agent, Name: name, TranscriptPath: p.TranscriptPath, Cwd: p.Cwd}
 	base := Event{Time: in.Now.UTC(), Hook: name, Agent: agent, Model: p.Model}
 	switch agent {
-	case AgentCursor:
+	case Cursor:
 		h.Session = p.ConversationID
 		h.CursorRoots = p.WorkspaceRoots
 		if h.Cwd == "" && len(p.WorkspaceRoots) > 0 {
@@ -156,14 +156,14 @@ func detectAgent(p *payload, getenv func(string) string) string {
 	switch {
 	case p.ConversationID != "" || p.GenerationID != "" || p.WorkspaceRoots != nil ||
 		(p.HookEventName != "" && p.HookEventName[0] >= 'a' && p.HookEventName[0] <= 'z'):
-		return AgentCursor
+		return Cursor
 	case getenv != nil && getenv("CLAUDE_PROJECT_DIR") != "":
-		return AgentClaude // Claude Code sets it for every hook command
+		return Claude // Claude Code sets it for every hook command
 	case p.TurnID != "" || strings.Contains(filepath.ToSlash(p.TranscriptPath), "/.codex/") ||
 		strings.HasPrefix(filepath.Base(p.TranscriptPath), "rollout-"):
-		return AgentCodex
+		return Codex
 	}
-	return AgentClaude
+	return Claude
 }
 
 func claudeKind(name string) string {
@@ -391,7 +391,7 @@ func TranscriptUsage(agent string, data []byte, lastID string) (Usage, string) {
 			continue
 		}
 		switch {
-		case agent != AgentCodex && l.Message != nil && l.Message.Usage != nil:
+		case agent != Codex && l.Message != nil && l.Message.Usage != nil:
 			m := l.Message.Usage
 			x := Usage{In: m.InputTokens + m.CacheCreationInputTokens, Out: m.OutputTokens, Cached: m.CacheReadInputTokens}
 			id := l.Message.ID

@@ -1,4 +1,4 @@
-package engine
+package agent
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 func (h *Hook) Reply(context, message string) []byte {
 	var out any
 	switch h.Agent {
-	case AgentCursor:
+	case Cursor:
 		switch {
 		case h.Kind == EventSessionStart && context != "":
 			out = map[string]string{"additional_context": context}
@@ -60,7 +60,7 @@ func hookSpecific(event, text string) any {
 // Reports says whether a violation found on this hook can reach the agent
 // (otherwise it is left for a later hook to report).
 func (h *Hook) Reports() bool {
-	if h.Agent == AgentCursor {
+	if h.Agent == Cursor {
 		return h.Kind == EventStop && !h.Again
 	}
 	return h.Kind == EventPostTool || h.Kind == EventPrompt || h.Kind == EventStop

@@ -1,4 +1,4 @@
-package engine
+package agent
 
 import (
 	"os"
@@ -18,7 +18,7 @@ var sampleTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func samplePayload(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "agents", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "agents", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +31,10 @@ func TestParseHookSamples(t *testing.T) {
 	cursor := "c3a1e5d7-2b4f-4e6a-8c0d-1f2e3a4b5c6d"
 	ev := func(kind, hook, agent, session string, f func(*Event)) Event {
 		e := Event{Time: sampleTime, Kind: kind, Hook: hook, Agent: agent, Session: session}
-		if agent == AgentCodex {
+		if agent == Codex {
 			e.Model = "gpt-5-codex"
 		}
-		if agent == AgentCursor {
+		if agent == Cursor {
 			e.Model = "claude-4.5-sonnet"
 		}
 		if f != nil {
@@ -48,64 +48,64 @@ func TestParseHookSamples(t *testing.T) {
 		kind  string
 		want  []Event
 	}{
-		{"claude/SessionStart.json", AgentClaude, EventSessionStart,
-			[]Event{ev(EventSessionStart, "SessionStart", AgentClaude, claude, func(e *Event) { e.Detail = "startup" })}},
-		{"claude/UserPromptSubmit.json", AgentClaude, EventPrompt,
-			[]Event{ev(EventPrompt, "UserPromptSubmit", AgentClaude, claude, nil)}},
-		{"claude/PreToolUse-Bash.json", AgentClaude, EventPreTool, nil},
-		{"claude/PostToolUse-Bash.json", AgentClaude, EventPostTool,
-			[]Event{ev(EventPostTool, "PostToolUse", AgentClaude, claude, func(e *Event) {
+		{"claude/SessionStart.json", Claude, EventSessionStart,
+			[]Event{ev(EventSessionStart, "SessionStart", Claude, claude, func(e *Event) { e.Detail = "startup" })}},
+		{"claude/UserPromptSubmit.json", Claude, EventPrompt,
+			[]Event{ev(EventPrompt, "UserPromptSubmit", Claude, claude, nil)}},
+		{"claude/PreToolUse-Bash.json", Claude, EventPreTool, nil},
+		{"claude/PostToolUse-Bash.json", Claude, EventPostTool,
+			[]Event{ev(EventPostTool, "PostToolUse", Claude, claude, func(e *Event) {
 				e.Tool, e.Action, e.Command = "Bash", ActionCommand, "go test ./report/..."
 			})}},
-		{"claude/PostToolUse-Edit.json", AgentClaude, EventPostTool,
-			[]Event{ev(EventPostTool, "PostToolUse", AgentClaude, claude, func(e *Event) {
+		{"claude/PostToolUse-Edit.json", Claude, EventPostTool,
+			[]Event{ev(EventPostTool, "PostToolUse", Claude, claude, func(e *Event) {
 				e.Tool, e.Action, e.File = "Edit", ActionEdit, "report/json.go"
 			})}},
-		{"claude/PostToolUse-Write.json", AgentClaude, EventPostTool,
-			[]Event{ev(EventPostTool, "PostToolUse", AgentClaude, claude, func(e *Event) {
+		{"claude/PostToolUse-Write.json", Claude, EventPostTool,
+			[]Event{ev(EventPostTool, "PostToolUse", Claude, claude, func(e *Event) {
 				e.Tool, e.Action, e.File = "Write", ActionEdit, "SPEC.md"
 			})}},
-		{"claude/PostToolUse-Read.json", AgentClaude, EventPostTool,
-			[]Event{ev(EventPostTool, "PostToolUse", AgentClaude, claude, func(e *Event) {
+		{"claude/PostToolUse-Read.json", Claude, EventPostTool,
+			[]Event{ev(EventPostTool, "PostToolUse", Claude, claude, func(e *Event) {
 				e.Tool, e.Action, e.File = "Read", ActionRead, "report/report.go"
 			})}},
-		{"claude/Stop.json", AgentClaude, EventStop,
-			[]Event{ev(EventStop, "Stop", AgentClaude, claude, nil)}},
+		{"claude/Stop.json", Claude, EventStop,
+			[]Event{ev(EventStop, "Stop", Claude, claude, nil)}},
 
-		{"codex/SessionStart.json", AgentCodex, EventSessionStart,
-			[]Event{ev(EventSessionStart, "SessionStart", AgentCodex, codex, func(e *Event) { e.Detail = "startup" })}},
-		{"codex/UserPromptSubmit.json", AgentCodex, EventPrompt,
-			[]Event{ev(EventPrompt, "UserPromptSubmit", AgentCodex, codex, nil)}},
-		{"codex/PostToolUse-Bash.json", AgentCodex, EventPostTool,
-			[]Event{ev(EventPostTool, "PostToolUse", AgentCodex, codex, func(e *Event) {
+		{"codex/SessionStart.json", Codex, EventSessionStart,
+			[]Event{ev(EventSessionStart, "SessionStart", Codex, codex, func(e *Event) { e.Detail = "startup" })}},
+		{"codex/UserPromptSubmit.json", Codex, EventPrompt,
+			[]Event{ev(EventPrompt, "UserPromptSubmit", Codex, codex, nil)}},
+		{"codex/PostToolUse-Bash.json", Codex, EventPostTool,
+			[]Event{ev(EventPostTool, "PostToolUse", Codex, codex, func(e *Event) {
 				e.Tool, e.Action, e.Command = "Bash", ActionCommand, "cargo test -p parser"
 			})}},
-		{"codex/PostToolUse-apply_patch.json", AgentCodex, EventPostTool, []Event{
-			ev(EventPostTool, "PostToolUse", AgentCodex, codex, func(e *Event) {
+		{"codex/PostToolUse-apply_patch.json", Codex, EventPostTool, []Event{
+			ev(EventPostTool, "PostToolUse", Codex, codex, func(e *Event) {
 				e.Tool, e.Action, e.File = "apply_patch", ActionEdit, "parser/src/lib.rs"
 			}),
-			ev(EventPostTool, "PostToolUse", AgentCodex, codex, func(e *Event) {
+			ev(EventPostTool, "PostToolUse", Codex, codex, func(e *Event) {
 				e.Tool, e.Action, e.File = "apply_patch", ActionEdit, "parser/tests/trailing.rs"
 			}),
 		}},
-		{"codex/Stop.json", AgentCodex, EventStop,
-			[]Event{ev(EventStop, "Stop", AgentCodex, codex, nil)}},
+		{"codex/Stop.json", Codex, EventStop,
+			[]Event{ev(EventStop, "Stop", Codex, codex, nil)}},
 
-		{"cursor/sessionStart.json", AgentCursor, EventSessionStart,
-			[]Event{ev(EventSessionStart, "sessionStart", AgentCursor, cursor, nil)}},
-		{"cursor/beforeSubmitPrompt.json", AgentCursor, EventPrompt,
-			[]Event{ev(EventPrompt, "beforeSubmitPrompt", AgentCursor, cursor, nil)}},
-		{"cursor/beforeShellExecution.json", AgentCursor, EventPreTool, nil},
-		{"cursor/afterShellExecution.json", AgentCursor, EventPostTool,
-			[]Event{ev(EventPostTool, "afterShellExecution", AgentCursor, cursor, func(e *Event) {
+		{"cursor/sessionStart.json", Cursor, EventSessionStart,
+			[]Event{ev(EventSessionStart, "sessionStart", Cursor, cursor, nil)}},
+		{"cursor/beforeSubmitPrompt.json", Cursor, EventPrompt,
+			[]Event{ev(EventPrompt, "beforeSubmitPrompt", Cursor, cursor, nil)}},
+		{"cursor/beforeShellExecution.json", Cursor, EventPreTool, nil},
+		{"cursor/afterShellExecution.json", Cursor, EventPostTool,
+			[]Event{ev(EventPostTool, "afterShellExecution", Cursor, cursor, func(e *Event) {
 				e.Tool, e.Action, e.Command = "Bash", ActionCommand, "npm test"
 			})}},
-		{"cursor/afterFileEdit.json", AgentCursor, EventPostTool,
-			[]Event{ev(EventPostTool, "afterFileEdit", AgentCursor, cursor, func(e *Event) {
+		{"cursor/afterFileEdit.json", Cursor, EventPostTool,
+			[]Event{ev(EventPostTool, "afterFileEdit", Cursor, cursor, func(e *Event) {
 				e.Tool, e.Action, e.File = "Edit", ActionEdit, "src/settings.ts"
 			})}},
-		{"cursor/stop.json", AgentCursor, EventStop,
-			[]Event{ev(EventStop, "stop", AgentCursor, cursor, nil)}},
+		{"cursor/stop.json", Cursor, EventStop,
+			[]Event{ev(EventStop, "stop", Cursor, cursor, nil)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -136,12 +136,12 @@ func TestParseHookDetection(t *testing.T) {
 	}
 	// Claude Code's environment wins over a payload that could be either.
 	h, err := ParseHook(HookInput{Payload: []byte(`{"session_id":"s","turn_id":"1","hook_event_name":"Stop"}`), Now: sampleTime, Getenv: getenv})
-	if err != nil || h.Agent != AgentClaude {
+	if err != nil || h.Agent != Claude {
 		t.Errorf("with CLAUDE_PROJECT_DIR: %v, %v", h, err)
 	}
 	// --agent overrides detection.
-	h, err = ParseHook(HookInput{Payload: samplePayload(t, "claude/Stop.json"), Agent: AgentCodex, Now: sampleTime})
-	if err != nil || h.Agent != AgentCodex {
+	h, err = ParseHook(HookInput{Payload: samplePayload(t, "claude/Stop.json"), Agent: Codex, Now: sampleTime})
+	if err != nil || h.Agent != Codex {
 		t.Errorf("forced codex: %v, %v", h, err)
 	}
 	// The event argument names a payload that does not.
@@ -185,16 +185,16 @@ func TestParseHookDetails(t *testing.T) {
 }
 
 func TestTranscriptUsage(t *testing.T) {
-	u, last := TranscriptUsage(AgentClaude, samplePayload(t, "claude/transcript.jsonl"), "")
+	u, last := TranscriptUsage(Claude, samplePayload(t, "claude/transcript.jsonl"), "")
 	// msg_01A counts once with its largest figures; msg_01B once.
 	if u.In != 1500+800 || u.Out != 95+210 || u.Cached != 15000+16500 || last != "msg_01B" {
 		t.Errorf("claude usage %+v last %q", u, last)
 	}
 	// A second read starting inside msg_01B's lines does not count it again.
-	if u2, _ := TranscriptUsage(AgentClaude, []byte(`{"type":"assistant","message":{"id":"msg_01B","usage":{"input_tokens":800,"output_tokens":210}}}`+"\n"), last); u2 != (Usage{}) {
+	if u2, _ := TranscriptUsage(Claude, []byte(`{"type":"assistant","message":{"id":"msg_01B","usage":{"input_tokens":800,"output_tokens":210}}}`+"\n"), last); u2 != (Usage{}) {
 		t.Errorf("msg_01B counted twice: %+v", u2)
 	}
-	u, _ = TranscriptUsage(AgentCodex, samplePayload(t, "codex/rollout.jsonl"), "")
+	u, _ = TranscriptUsage(Codex, samplePayload(t, "codex/rollout.jsonl"), "")
 	if u.In != 3000+4000 || u.Out != 400+600 || u.Cached != 6000+8000 {
 		t.Errorf("codex usage %+v", u)
 	}

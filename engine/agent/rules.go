@@ -1,4 +1,4 @@
-package engine
+package agent
 
 import (
 	"fmt"
@@ -25,17 +25,6 @@ import (
 //     file edits.
 //   - phase_timeout {max_duration}: the phase has run longer than that.
 //   - token_budget {max_tokens}: the phase used more tokens (in + out).
-
-// Force says which rules a forced `next` bypasses.
-type Force struct {
-	All   bool     // --force: every rule
-	Rules []string // --force TYPE: rules of these types
-}
-
-// Bypasses reports whether f lets a violation of ruleType through.
-func (f Force) Bypasses(ruleType string) bool {
-	return f.All || slices.Contains(f.Rules, ruleType)
-}
 
 // Violation is a rule found broken.
 type Violation struct {
@@ -233,7 +222,7 @@ func (v *Violation) RecentLines() []string {
 }
 
 // AgentMessage is what an agent is told about violations on a hook.
-func AgentMessage(vs []Violation, wfName string) string {
+func ViolationMessage(vs []Violation, wfName string) string {
 	var b strings.Builder
 	for i, v := range vs {
 		if i > 0 {
