@@ -20,7 +20,10 @@ import (
 )
 
 // Engine runs workflows for one worktree. It decides; the stores it is given
-// do the reading and writing.
+// do the reading and writing. Its fields are what lives as long as the
+// worktree's settings: stores, clocks, callbacks. What one call is told
+// (--task, --force, a claim) is an argument of the method, so one Engine
+// can serve many calls, as the web server's does.
 type Engine struct {
 	Tasks   TaskStore
 	Session SessionStore
@@ -57,16 +60,12 @@ type Engine struct {
 	// Guides supplies the user's guides, partials and optional context
 	// for rendering prompts (nil: built-ins only).
 	Guides workflow.GuideSource
-	// Events is the agent event log (nil: no agent events); Force,
-	// NoCommitGuard and CommitTimes configure the guard rules (rules.go).
-	Events        agent.EventStore
-	Force         Force
-	NoCommitGuard bool
-	CommitTimes   func(since time.Time) ([]time.Time, error)
-
-	// Selected is the task named with --task: commands act on it instead
-	// of this worktree's active task.
-	Selected string
+	// Events is the agent event log (nil: no agent events).
+	Events agent.EventStore
+	// CommitTimes lists the branch's commits since a time, for the
+	// require_commits guard rule (nil: that rule is not checked, as with
+	// git config hegel.commitGuard false).
+	CommitTimes func(since time.Time) ([]time.Time, error)
 	// Files reads this worktree's files: artifacts are checked and copied
 	// into the archive through it. Nil: artifacts are not checked.
 	Files Files
@@ -74,7 +73,7 @@ type Engine struct {
 	// --strategy from-checkpoint and rollback --all. Nil: they refuse.
 	Rewind Rewinder
 	// MaxAttempts is hegel.maxAttempts: attempts per node when the node
-	// does not say (0: DefaultMaxAttempts).
+	// does not say (0: workflow.DefaultMaxAttempts).
 	MaxAttempts int
 	// KeepCheckpoints is hegel.keepCheckpointsOnDone: a completed or
 	// aborted task keeps its checkpoints in the archive.
@@ -110,11 +109,24 @@ type Files interface {
 
 // Rewinder restores files, index and HEAD to a checkpoint.
 type Rewinder interface {
-	// Rewind rolls the current task back to the checkpoint id (its first
-	// when id is ""), after a safety checkpoint that `git hegel rollback
-	// --undo` restores, and records the rollback in the task's state
-	// (ApplyRollback). reason goes into the rollback history.
-	Rewind(id, reason string) (*View, error)
+	// Rewind rolls the task o selects back to the checkpoint id (its
+	// first when id is ""), after a safety checkpoint that `git hegel
+	// rollback --undo` restores, and records the rollback in the task's
+	// state (ApplyRollback). reason goes into the rollback history.
+	Rewind(o TaskOptions, id, reason string) (*View, error)
+}
+
+// TaskOptions are what every command that acts on one task is told per
+// call.
+type TaskOptions struct {
+	// Task is the task named with --task; "" is this worktree's active
+	// task.
+	Task string
+	// Force (--force) changes a task another worktree owns, recorded in
+	// the task; each command may give it a meaning of its own besides
+	// (skip a stage that is not conditional, decide without being an
+	// approver).
+	Force bool
 }
 
 // ErrNoWorkflow means this worktree has no workflow: none was started, or
@@ -160,15 +172,15 @@ var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // one component of a ref name).
 func ValidTaskName(name string) bool { return taskNameRe().MatchString(name) }
 
-// Current returns the task a command acts on: the one named with --task
-// (Selected), else the one this worktree's session points at, or
+// Current returns the task a command acts on: the one named task (--task),
+// else, when task is "", the one this worktree's session points at, or
 // ErrNoWorkflow. A missing or corrupt session, or one naming a task that no
 // longer exists, is rebuilt from the refs: the newest open task owned by
 // this worktree becomes the active one again. A finished task that is not
 // archived yet is archived here, the first time a command sees it.
-func (e *Engine) Current() (*Task, error) {
-	if e.Selected != "" {
-		return e.Lookup(e.Selected)
+func (e *Engine) Current(task string) (*Task, error) {
+	if task != "" {
+		return e.Lookup(task)
 	}
 	sess, err := e.Session.LoadSession()
 	missing := false
@@ -297,8 +309,8 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 }
 
 // Prev returns to the node before the current one in the history.
-func (e *Engine) Prev() (*View, error) {
-	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
+func (e *Engine) Prev(o TaskOptions) (*View, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "prev"); err != nil {
 			return "", err
 		}
@@ -322,8 +334,8 @@ func (e *Engine) Prev() (*View, error) {
 }
 
 // Restart goes back to the workflow's start node with a fresh history.
-func (e *Engine) Restart() (*View, error) {
-	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
+func (e *Engine) Restart(o TaskOptions) (*View, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "restart"); err != nil {
 			return "", err
 		}
@@ -345,8 +357,8 @@ func (e *Engine) Restart() (*View, error) {
 }
 
 // Repeat shows the current node's prompt again; nothing changes.
-func (e *Engine) Repeat() (*View, error) {
-	t, err := e.Current()
+func (e *Engine) Repeat(task string) (*View, error) {
+	t, err := e.Current(task)
 	if err != nil {
 		return nil, err
 	}
@@ -360,9 +372,9 @@ func (e *Engine) Repeat() (*View, error) {
 // Abort ends the workflow at the implicit "aborted" node. It works on a
 // task whose state is invalid too: ending it is how such a task is given
 // up.
-func (e *Engine) Abort() (*State, error) {
+func (e *Engine) Abort(o TaskOptions) (*State, error) {
 	var from string
-	st, _, err := e.updateOpts(updateOpts{damaged: true}, func(st *State, wf *workflow.Definition) (string, error) {
+	st, _, err := e.updateOpts(updateOpts{call: o, damaged: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Status == StatusStashed || !st.Active() {
 			return "", fmt.Errorf("No active workflow to abort (task %s is %s)", st.Task, st.Status)
 		}
@@ -384,10 +396,10 @@ func (e *Engine) Abort() (*State, error) {
 // Reset detaches this worktree from its workflow, aborting it first if it
 // is still active. The task's ref keeps its history. It returns the task
 // that was detached, or nil if there was none.
-func (e *Engine) Reset() (*State, error) {
-	t, d, err := e.currentOrDamaged()
+func (e *Engine) Reset(o TaskOptions) (*State, error) {
+	t, d, err := e.currentOrDamaged(o.Task)
 	if d != nil {
-		return e.resetDamaged(d)
+		return e.resetDamaged(d, o.Task)
 	}
 	if errors.Is(err, ErrNoWorkflow) {
 		return nil, nil
@@ -397,12 +409,12 @@ func (e *Engine) Reset() (*State, error) {
 	}
 	st := t.State
 	if st.Active() {
-		if st, err = e.Abort(); err != nil {
+		if st, err = e.Abort(o); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := e.Session.UpdateSession(func(s *Session) error {
-		if e.Selected == "" || s.ActiveTask == st.Task {
+		if o.Task == "" || s.ActiveTask == st.Task {
 			s.ActiveTask = ""
 		}
 		return nil
@@ -412,11 +424,15 @@ func (e *Engine) Reset() (*State, error) {
 	return st, nil
 }
 
-// Status returns the current task, or ErrNoWorkflow.
-func (e *Engine) Status() (*Task, error) { return e.Current() }
+// Status returns the task a command acts on (Current), or ErrNoWorkflow.
+func (e *Engine) Status(task string) (*Task, error) { return e.Current(task) }
 
-// updateOpts relaxes the checks update makes before it applies a change.
+// updateOpts are the call's options, and what relaxes the checks update
+// makes before it applies a change.
 type updateOpts struct {
+	// call selects the task and says whether another worktree's task may
+	// be changed.
+	call TaskOptions
 	// anyOwner: the change is a person's decision at a gate (approve,
 	// reject, answer), which anyone may make wherever the task runs.
 	anyOwner bool
@@ -430,16 +446,16 @@ type updateOpts struct {
 	put map[string][]byte
 }
 
-// update applies fn to the current task with compare-and-swap, reloading
-// and reapplying fn when another process wrote first, so concurrent
-// commands behave as if they had run one after the other.
-func (e *Engine) update(fn func(*State, *workflow.Definition) (string, error)) (*State, *workflow.Definition, error) {
-	return e.updateOpts(updateOpts{}, fn)
+// update applies fn to the task o selects with compare-and-swap,
+// reloading and reapplying fn when another process wrote first, so
+// concurrent commands behave as if they had run one after the other.
+func (e *Engine) update(o TaskOptions, fn func(*State, *workflow.Definition) (string, error)) (*State, *workflow.Definition, error) {
+	return e.updateOpts(updateOpts{call: o}, fn)
 }
 
 func (e *Engine) updateOpts(o updateOpts, fn func(*State, *workflow.Definition) (string, error)) (*State, *workflow.Definition, error) {
 	e.foldEvents()
-	cur, err := e.Current()
+	cur, err := e.Current(o.call.Task)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -517,12 +533,12 @@ func (e *OwnerError) Error() string {
 }
 
 // checkOwner refuses a change to an open task another worktree owns,
-// unless Force; forced reports that Force was needed.
+// unless the call forces it; forced reports that it had to.
 func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
 	if o.anyOwner || e.owns(st) || ownedByNobody(st) || !st.Active() {
 		return false, nil
 	}
-	if !e.Force.All {
+	if !o.call.Force {
 		return false, &OwnerError{Task: st.Task, Owner: ownerOf(st)}
 	}
 	return true, nil

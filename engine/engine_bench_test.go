@@ -159,7 +159,7 @@ func BenchmarkNextPrev(b *testing.B) {
 		if i%2 == 0 {
 			_, err = e.Next("")
 		} else {
-			_, err = e.Prev()
+			_, err = e.Prev(engine.TaskOptions{})
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -173,7 +173,7 @@ func BenchmarkStatus(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := e.Status(); err != nil {
+		if _, err := e.Status(""); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -225,7 +225,7 @@ func BenchmarkNewRegistry(b *testing.B) {
 func BenchmarkStatusValidate(b *testing.B) {
 	for _, w := range []string{"loop", "pipeline"} {
 		e := benchEngine(b, w)
-		t, err := e.Status()
+		t, err := e.Status("")
 		if err != nil {
 			b.Fatal(err)
 		}

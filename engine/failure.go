@@ -13,9 +13,9 @@ import (
 // went wrong. The attempt that reaches the node's max_attempts fails the
 // task instead (seed 05's ERROR, recoverable): `next` refuses until it is
 // resumed.
-func (e *Engine) Fail(reason string) (*View, error) {
+func (e *Engine) Fail(o TaskOptions, reason string) (*View, error) {
 	reason = strings.TrimSpace(reason)
-	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "fail"); err != nil {
 			return "", err
 		}

@@ -54,19 +54,20 @@ func (e *Engine) user() (string, error) {
 }
 
 // Approve records an approval at the gate the task waits at and moves on
-// along the claim `next` asked for.
-func (e *Engine) Approve(comment string) (*View, error) {
+// along the claim `next` asked for. o.Force decides without being one of
+// the node's approvers (recorded in the task).
+func (e *Engine) Approve(o TaskOptions, comment string) (*View, error) {
 	user, err := e.user()
 	if err != nil {
 		return nil, err
 	}
 	var skipped []SkippedNode
-	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "approve"); err != nil {
 			return "", err
 		}
 		node := st.CurrentNode
-		if err := e.mayDecide(wf, node, user, st); err != nil {
+		if err := e.mayDecide(wf, node, user, st, o.Force); err != nil {
 			return "", err
 		}
 		claim := st.PendingClaim
@@ -89,8 +90,9 @@ func (e *Engine) Approve(comment string) (*View, error) {
 }
 
 // Reject records a rejection at the gate and sends the task back to to
-// (default: the node before the gate), as a rollback event.
-func (e *Engine) Reject(reason, to string) (*View, error) {
+// (default: the node before the gate), as a rollback event. o.Force
+// decides without being one of the node's approvers.
+func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
 	user, err := e.user()
 	if err != nil {
 		return nil, err
@@ -98,12 +100,12 @@ func (e *Engine) Reject(reason, to string) (*View, error) {
 	if strings.TrimSpace(reason) == "" {
 		return nil, badNamef("A rejection needs a reason: git hegel reject -m REASON")
 	}
-	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "reject"); err != nil {
 			return "", err
 		}
 		from := st.CurrentNode
-		if err := e.mayDecide(wf, from, user, st); err != nil {
+		if err := e.mayDecide(wf, from, user, st, o.Force); err != nil {
 			return "", err
 		}
 		target := to
@@ -132,13 +134,14 @@ func (e *Engine) Reject(reason, to string) (*View, error) {
 	return e.view(st, wf), nil
 }
 
-// mayDecide checks the node's approvers list, if it has one.
-func (e *Engine) mayDecide(wf *workflow.Definition, node, user string, st *State) error {
+// mayDecide checks the node's approvers list, if it has one; force lets
+// anyone decide, recorded in the task.
+func (e *Engine) mayDecide(wf *workflow.Definition, node, user string, st *State, force bool) error {
 	n := wf.Nodes[node]
 	if n == nil || len(n.Approvers) == 0 || slices.Contains(n.Approvers, user) {
 		return nil
 	}
-	if e.Force.All {
+	if force {
 		st.Overrides = append(st.Overrides, Override{Node: node, What: "approver", Reason: user + " decided without being an approver", At: e.now().UTC()})
 		return nil
 	}
@@ -207,12 +210,12 @@ func (e *Engine) afterMove(st *State, wf *workflow.Definition) {
 }
 
 // Ask records a question for the human; the task waits for the answer.
-func (e *Engine) Ask(question string) (*State, error) {
+func (e *Engine) Ask(o TaskOptions, question string) (*State, error) {
 	question = strings.TrimSpace(question)
 	if question == "" {
 		return nil, badNamef("The question is empty")
 	}
-	st, _, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
+	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "ask"); err != nil {
 			return "", err
 		}
@@ -225,13 +228,13 @@ func (e *Engine) Ask(question string) (*State, error) {
 
 // Answer records the answer to the open question and makes the task
 // active again.
-func (e *Engine) Answer(answer string) (*Question, *View, error) {
+func (e *Engine) Answer(o TaskOptions, answer string) (*Question, *View, error) {
 	answer = strings.TrimSpace(answer)
 	if answer == "" {
 		return nil, nil, badNamef("The answer is empty")
 	}
 	var q Question
-	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "answer"); err != nil {
 			return "", err
 		}

@@ -18,11 +18,10 @@ import (
 // settles a task that reached an end node.
 
 // guard checks the current node's rules before st leaves it for to by
-// claim. Violations
-// that e.Force bypasses are recorded in st.Overrides and named in the
-// returned commit-message suffix; any other violation blocks the move
-// (a *GuardError) and is journaled for the metrics.
-func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string) (string, error) {
+// claim. Violations that force bypasses are recorded in st.Overrides and
+// named in the returned commit-message suffix; any other violation blocks
+// the move (a *GuardError) and is journaled for the metrics.
+func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string, force Force) (string, error) {
 	n, ok := wf.Nodes[st.CurrentNode]
 	if !ok || len(n.Rules) == 0 || to == workflow.NodeAborted || claim == workflow.RestartCycle {
 		return "", nil // giving up or starting over is never blocked
@@ -34,7 +33,7 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string) (st
 		PhaseStart:    st.PhaseStartTime,
 		LookbackStart: func(k int) time.Time { return LookbackStart(st, k) },
 	}
-	if e.CommitTimes != nil && !e.NoCommitGuard {
+	if e.CommitTimes != nil {
 		in.CommitsSince = func(t time.Time) (int, error) {
 			ts, err := e.CommitTimes(t)
 			return len(ts), err
@@ -54,7 +53,7 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string) (st
 	var blocking []agent.Violation
 	var forced []string
 	for _, v := range vs {
-		if e.Force.Bypasses(v.Rule.Type) {
+		if force.Bypasses(v.Rule.Type) {
 			st.Overrides = append(st.Overrides, Override{Node: st.CurrentNode, What: "rule:" + v.Rule.Type, Reason: v.Summary, At: now})
 			forced = append(forced, v.Rule.Type)
 			continue
@@ -134,10 +133,16 @@ func RunKey(st *State) string {
 	return strings.NewReplacer(":", "", "-", "", ".", "").Replace(st.WorkflowID)
 }
 
+// DoneOptions are the arguments of `git hegel done`.
+type DoneOptions struct {
+	Task  string // --task: the task to finish ("": the active one)
+	Force Force  // --force, --force TYPE: as for next
+}
+
 // Done finishes the workflow from the current node, when it has a
 // transition straight to an end: `git hegel done`.
-func (e *Engine) Done() (*View, error) {
-	t, err := e.Current()
+func (e *Engine) Done(o DoneOptions) (*View, error) {
+	t, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +162,7 @@ func (e *Engine) Done() (*View, error) {
 		}
 		return nil, fmt.Errorf("'%s' cannot finish the workflow directly (it leads to %s); run 'git hegel next' to move on", st.CurrentNode, text.JoinQuoted(to))
 	}
-	return e.Next(claim)
+	return e.NextWith(NextOptions{Task: o.Task, Claim: claim, Force: o.Force})
 }
 
 // Force says which rules a forced `next` bypasses.

@@ -13,11 +13,14 @@ import (
 
 // NextOptions are the arguments of `git hegel next`.
 type NextOptions struct {
+	Task  string // --task: the task to move ("": the active one)
 	Claim string // default "<node>_complete"
-	// Force moves on although the node's artifact is missing or empty;
-	// the override is recorded in the task. e.Force.All (--force) does
-	// the same; it also moves on without running the node's checks.
-	Force bool
+	// Force bypasses the guard rules of the types it names (--force
+	// TYPE). Force.All (--force) bypasses all of them, and also moves on
+	// although the node's artifact is missing or empty, without running
+	// the node's checks, and on a task another worktree owns; each
+	// override is recorded in the task.
+	Force Force
 	// Ctx stops the node's checks when it is cancelled (nil: never);
 	// CheckOutput, if set, gets each check's command line and output.
 	Ctx         context.Context
@@ -62,9 +65,8 @@ func (e *Engine) Next(claim string) (*View, error) { return e.NextWith(NextOptio
 // type skips are passed over; a transition back to a node already
 // visited is recorded as a rollback event.
 func (e *Engine) NextWith(o NextOptions) (*View, error) {
-	o.Force = o.Force || e.Force.All
 	e.foldEvents()
-	cur, err := e.Current()
+	cur, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +81,10 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	if missing := e.checkArtifact(wf, from); missing != nil && !o.Force {
+	if missing := e.checkArtifact(wf, from); missing != nil && !o.Force.All {
 		return nil, missing
 	}
-	if !o.Force {
+	if !o.Force.All {
 		ctx := o.Ctx
 		if ctx == nil {
 			ctx = context.Background()
@@ -110,7 +112,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	// Another process may have moved the task since it was read: the
 	// change is worked out again on the state as stored, like any update.
 	// Only a confirmation cannot be carried over to another move.
-	st, wf, err := e.updateTask(cur, updateOpts{wf: wf}, func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.updateTask(cur, updateOpts{call: TaskOptions{Task: o.Task, Force: o.Force.All}, wf: wf}, func(st *State, wf *workflow.Definition) (string, error) {
 		f, c, t, err := e.nextTarget(st, wf, o)
 		if err != nil {
 			return "", err
@@ -120,19 +122,19 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 			return "", fmt.Errorf("Task %s moved to '%s' meanwhile; nothing changed", st.Task, st.CurrentNode)
 		}
 		missing := e.checkArtifact(wf, f)
-		if missing != nil && !o.Force {
+		if missing != nil && !o.Force.All {
 			return "", missing
 		}
 		skipped, gate = nil, nil
 		if missing != nil {
 			st.Overrides = append(st.Overrides, Override{Node: f, What: "artifact", Reason: missing.state(), At: e.now()})
 		}
-		if o.Force && len(wf.Nodes[f].Checks) > 0 {
+		if o.Force.All && len(wf.Nodes[f].Checks) > 0 {
 			st.Overrides = append(st.Overrides, Override{Node: f, What: "check", Reason: "moved on without running its checks", At: e.now()})
 		}
 		// The node's guard rules are about the work done here: checked
 		// when next is asked, gate or not (guard.go).
-		forced, err := e.guard(st, wf, t, c)
+		forced, err := e.guard(st, wf, t, c, o.Force)
 		if err != nil {
 			return "", err
 		}

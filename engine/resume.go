@@ -44,8 +44,8 @@ func ValidStrategy(s string) bool {
 }
 
 // Pause stops the task on purpose; resume (or next) goes on.
-func (e *Engine) Pause(reason string) (*State, error) {
-	st, _, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
+func (e *Engine) Pause(o TaskOptions, reason string) (*State, error) {
+	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "pause"); err != nil {
 			return "", err
 		}
@@ -62,6 +62,8 @@ func (e *Engine) Pause(reason string) (*State, error) {
 
 // ResumeOptions are the arguments of `git hegel resume`.
 type ResumeOptions struct {
+	Task       string // --task: the task to resume ("": the active one)
+	Force      bool   // --force: resume a task another worktree owns
 	Strategy   string
 	Checkpoint string // from-checkpoint: the checkpoint id ("": the task's first)
 	Reason     string
@@ -74,7 +76,8 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 	if !ValidStrategy(o.Strategy) {
 		return nil, badNamef("Unknown strategy '%s' (use %s)", o.Strategy, joinStrategies(", "))
 	}
-	cur, err := e.Current()
+	call := TaskOptions{Task: o.Task, Force: o.Force}
+	cur, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -90,12 +93,12 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 		if e.Rewind == nil {
 			return nil, fmt.Errorf("Cannot resume from a checkpoint here: the working tree is not available")
 		}
-		if _, err := e.Rewind.Rewind(o.Checkpoint, "resume from checkpoint"); err != nil {
+		if _, err := e.Rewind.Rewind(call, o.Checkpoint, "resume from checkpoint"); err != nil {
 			return nil, err
 		}
 	}
 	var skipped []SkippedNode
-	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.update(call, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "resume"); err != nil {
 			return "", err
 		}
@@ -165,10 +168,10 @@ func (e *Engine) skip(st *State, wf *workflow.Definition, node, to, why string) 
 }
 
 // Skip passes over the current node when it is conditional or the task's
-// type skips it; anything else needs force, which is recorded.
-func (e *Engine) Skip(reason string, force bool) (*View, error) {
+// type skips it; anything else needs o.Force, which is recorded.
+func (e *Engine) Skip(o TaskOptions, reason string) (*View, error) {
 	var skipped []SkippedNode
-	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "skip"); err != nil {
 			return "", err
 		}
@@ -184,7 +187,7 @@ func (e *Engine) Skip(reason string, force bool) (*View, error) {
 			if why == "" {
 				why = "skipped for task type " + st.TaskType
 			}
-		case !force:
+		case !o.Force:
 			typ := st.TaskType
 			if typ == "" {
 				typ = "(none)"
@@ -215,8 +218,8 @@ func (e *Engine) Skip(reason string, force bool) (*View, error) {
 // Rewind (with a safety checkpoint, so `git hegel rollback --undo` undoes
 // it), then the task ends as rolled_back and is archived with its
 // checkpoints kept.
-func (e *Engine) RollbackAll(reason string) (*State, error) {
-	cur, err := e.Current()
+func (e *Engine) RollbackAll(o TaskOptions, reason string) (*State, error) {
+	cur, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -238,10 +241,10 @@ func (e *Engine) RollbackAll(reason string) (*State, error) {
 	if why == "" {
 		why = "rollback --all"
 	}
-	if _, err := e.Rewind.Rewind("", why); err != nil {
+	if _, err := e.Rewind.Rewind(o, "", why); err != nil {
 		return nil, err
 	}
-	st, _, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
+	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Finished() {
 			return "", finishedError(st)
 		}

@@ -60,11 +60,11 @@ type RollbackRequest struct {
 	At time.Time
 }
 
-// CheckRollback validates req against the current task without writing
+// CheckRollback validates req against the task o selects without writing
 // anything: the node exists, a history can be computed, and the loop guard
 // allows it. It returns the task as it is now.
-func (e *Engine) CheckRollback(req *RollbackRequest) (*Task, error) {
-	t, err := e.Current()
+func (e *Engine) CheckRollback(o TaskOptions, req *RollbackRequest) (*Task, error) {
+	t, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (e *Engine) CheckRollback(req *RollbackRequest) (*Task, error) {
 	}
 	// Files are restored before the state is written: refuse now what
 	// the state write would refuse then.
-	if _, err := e.checkOwner(t.State, updateOpts{}); err != nil {
+	if _, err := e.checkOwner(t.State, updateOpts{call: o}); err != nil {
 		return nil, err
 	}
 	st := t.State.Clone()
@@ -93,23 +93,23 @@ func (e *Engine) CheckRollback(req *RollbackRequest) (*Task, error) {
 	return t, nil
 }
 
-// ApplyRollback records req in the current task: the node and history go
-// back, the task is active again, and the event is appended to its
+// ApplyRollback records req in the task o selects: the node and history
+// go back, the task is active again, and the event is appended to its
 // rollback history (the last MaxRollbackEvents are kept). Applying the same
 // request twice (same At) records it once.
-func (e *Engine) ApplyRollback(r *RollbackRequest) (*View, error) {
+func (e *Engine) ApplyRollback(o TaskOptions, r *RollbackRequest) (*View, error) {
 	req := *r
 	if req.At.IsZero() {
 		req.At = e.now()
 	}
-	st, wf, err := e.update(func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Task != req.Task {
 			return "", fmt.Errorf("The active task is now '%s', not '%s'", st.Task, req.Task)
 		}
 		return e.applyRollback(st, wf, &req)
 	})
 	if errors.Is(err, errAlreadyApplied) {
-		t, err := e.Current()
+		t, err := e.Current(o.Task)
 		if err != nil {
 			return nil, err
 		}

@@ -131,8 +131,8 @@ func TestNextGuardRules(t *testing.T) {
 	}
 
 	// Forcing one type leaves the other blocking.
-	te.Force = Force{Rules: []string{workflow.RuleRepeatedCommand}}
-	if _, err = te.Next(""); !errors.As(err, &ge) || len(ge.Violations) != 1 || ge.Violations[0].Rule.Type != workflow.RuleRequireCommits {
+	force := Force{Rules: []string{workflow.RuleRepeatedCommand}}
+	if _, err = te.NextWith(NextOptions{Force: force}); !errors.As(err, &ge) || len(ge.Violations) != 1 || ge.Violations[0].Rule.Type != workflow.RuleRequireCommits {
 		t.Fatalf("forced repeated_command: %v", err)
 	}
 	if !strings.Contains(err.Error(), "To bypass it: git hegel next --force require_commits") {
@@ -141,7 +141,7 @@ func TestNextGuardRules(t *testing.T) {
 
 	// A commit satisfies require_commits; the forced rule is recorded.
 	*commits = append(*commits, t0.Add(30*time.Second))
-	v, err := te.Next("")
+	v, err := te.NextWith(NextOptions{Force: force})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +161,9 @@ func TestNextForceAllAndCommitGuard(t *testing.T) {
 	rules := "      - {type: require_commits, lookback_phases: 1}\n      - {type: phase_timeout, max_duration: 30}"
 	te, _, _ := newGuardedEngine(t, rules)
 	te.now = t0.Add(time.Minute)
-	// hegel.commitGuard=false turns require_commits off; the timeout still blocks.
-	te.NoCommitGuard = true
+	// hegel.commitGuard=false (no CommitTimes) turns require_commits off;
+	// the timeout still blocks.
+	te.CommitTimes = nil
 	_, err := te.Next("")
 	var ge *agent.GuardError
 	if !errors.As(err, &ge) || len(ge.Violations) != 1 || ge.Violations[0].Rule.Type != workflow.RulePhaseTimeout {
@@ -175,8 +176,7 @@ func TestNextForceAllAndCommitGuard(t *testing.T) {
 
 	te2, _, _ := newGuardedEngine(t, rules)
 	te2.now = t0.Add(time.Minute)
-	te2.Force = Force{All: true}
-	if _, err := te2.Next(""); err != nil {
+	if _, err := te2.NextWith(NextOptions{Force: Force{All: true}}); err != nil {
 		t.Fatal(err)
 	}
 	var what []string
@@ -200,7 +200,7 @@ func TestDoneAndEndNodes(t *testing.T) {
 	}
 	// review leads to publish, a node without transitions: done takes it
 	// and the run is complete there.
-	v, err := te.Done()
+	v, err := te.Done(DoneOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestDoneAndEndNodes(t *testing.T) {
 		t.Errorf("next after the end: %v", err)
 	}
 	// prev reopens it.
-	if _, err := te.Prev(); err != nil || te.state(t).Status != StatusActive {
+	if _, err := te.Prev(TaskOptions{}); err != nil || te.state(t).Status != StatusActive {
 		t.Fatalf("prev: %v %s", err, te.state(t).Status)
 	}
 	// restart_cycle goes back to the start node from anywhere.
@@ -229,7 +229,7 @@ func TestDoneAndEndNodes(t *testing.T) {
 	// A node without a transition to an end cannot finish directly.
 	te2 := newTestEngine(t, nil)
 	te2.Start("discovery", "", "d")
-	if _, err := te2.Done(); err == nil || err.Error() != "'spec' cannot finish the workflow directly (it leads to 'plan'); run 'git hegel next' to move on" {
+	if _, err := te2.Done(DoneOptions{}); err == nil || err.Error() != "'spec' cannot finish the workflow directly (it leads to 'plan'); run 'git hegel next' to move on" {
 		t.Errorf("done from spec: %v", err)
 	}
 }

@@ -34,8 +34,9 @@ const (
 
 // RunOptions are the arguments of `git hegel run`.
 type RunOptions struct {
-	// Workflow starts a new task of this workflow ("" continues the
-	// active task, or the one e.Selected names); Task names the new task.
+	// Workflow starts a new task of this workflow, which Task names ("":
+	// a generated name); without a workflow, Task is the task to continue
+	// ("": the active one).
 	Workflow string
 	Task     string
 	// Prompt (-p), Context (--context) and Vars (--set) are the run's
@@ -266,9 +267,9 @@ func (rn *run) begin() (*Task, error) {
 // continuing it makes it this worktree's again).
 func (rn *run) takeSelected() (*Task, error) {
 	e := rn.e
-	name := e.Selected
+	name := rn.o.Task
 	if name == "" {
-		return e.Current()
+		return e.Current("")
 	}
 	t, err := e.Lookup(name)
 	if err != nil || !t.State.Active() || t.State.Status == StatusStashed {
@@ -721,7 +722,8 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 			failed = missing.Error()
 			return "run: " + e.failAttempt(st, wf, "step "+node+": its artifact "+missing.state()), nil
 		}
-		forced, err := e.guard(st, wf, to, claim)
+		// A run has no --force: every rule holds.
+		forced, err := e.guard(st, wf, to, claim, Force{})
 		if err != nil {
 			return "", err
 		}

@@ -576,8 +576,7 @@ nodes:
 	// and clears cancelled.
 	re.exec.procs["step-two"] = echo("2\n", 0)
 	re.exec.procs["step-three"] = echo("3\n", 0)
-	re.Selected = "c"
-	rep = re.run(t, RunOptions{})
+	rep = re.run(t, RunOptions{Task: "c"})
 	if rep.Outcome != RunCompleted || rep.State.Cancelled {
 		t.Fatalf("second run %s (cancelled %v): %v", rep.Outcome, rep.State.Cancelled, rep.Err)
 	}
@@ -693,7 +692,7 @@ func TestChecksOnNext(t *testing.T) {
 	}
 	re2 := newRunEnv(t, map[string][]byte{"c.yaml": []byte(checkWF)})
 	re2.Start("c", "", "t")
-	v, err := re2.NextWith(NextOptions{Force: true})
+	v, err := re2.NextWith(NextOptions{Force: Force{All: true}})
 	if err != nil || len(re2.exec.calls) != 0 || v.State.Overrides[0].What != "check" {
 		t.Errorf("--force: %v, %d calls, %+v", err, len(re2.exec.calls), v)
 	}

@@ -40,7 +40,7 @@ func (e *Engine) Start(name, node, task string) (*View, error) {
 // leaves no task behind; if the session write itself fails after the ref
 // was written, running the same start again adopts the task.
 func (e *Engine) StartTask(o StartOptions) (*View, error) {
-	cur, _, err := e.currentOrDamaged()
+	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, err
 	}

@@ -207,7 +207,7 @@ func (e *Engine) StashPush(message string) (*StashEntry, error) {
 // StashPushFiles is StashPush with the files parked (nil: none) recorded in
 // the stash.
 func (e *Engine) StashPushFiles(message string, files *StashFiles) (*StashEntry, error) {
-	cur, err := e.Current()
+	cur, err := e.Current("")
 	if errors.Is(err, ErrNoWorkflow) {
 		return nil, errors.New("No active workflow to stash")
 	}
@@ -343,7 +343,7 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 // anything is written; its error stops the pop with nothing changed (and
 // it must itself change nothing when it fails). restore may be nil.
 func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) error) (*StashEntry, *View, error) {
-	cur, _, err := e.currentOrDamaged()
+	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, nil, err
 	}

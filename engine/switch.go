@@ -38,7 +38,7 @@ func (e *Engine) Switch(task string) (*View, error) {
 	case !e.owns(st) && !ownedByNobody(st) && sameClone(st.WorktreeID, e.WorktreeID):
 		return nil, fmt.Errorf("Task '%s' is active in another worktree (%s); continue it there, or abort it there first", task, st.Worktree)
 	}
-	cur, _, err := e.currentOrDamaged()
+	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, err
 	}

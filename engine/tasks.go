@@ -192,7 +192,7 @@ func (e *Engine) Show(name string) (*TaskDetail, error) {
 	var t *Task
 	var err error
 	if name == "" {
-		t, err = e.Current()
+		t, err = e.Current("")
 	} else {
 		t, err = e.Lookup(name)
 	}
@@ -263,7 +263,7 @@ func (e *Engine) Describe(name, text string) (*State, error) {
 	var t *Task
 	var err error
 	if name == "" {
-		t, err = e.Current()
+		t, err = e.Current("")
 	} else {
 		t, err = e.Lookup(name)
 	}

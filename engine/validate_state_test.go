@@ -78,7 +78,7 @@ func TestBrokenStateIsNeverWritten(t *testing.T) {
 	if _, err := te.Describe("", "x"); err == nil || len(te.tasks.log) != n {
 		t.Fatalf("describe wrote on a broken state: %v", err)
 	}
-	if _, err := te.Abort(); err != nil {
+	if _, err := te.Abort(TaskOptions{}); err != nil {
 		t.Fatalf("abort of a broken state: %v", err)
 	}
 	if got, _ := te.Lookup("t"); got.State.Status != StatusAborted {
@@ -88,7 +88,7 @@ func TestBrokenStateIsNeverWritten(t *testing.T) {
 	// A state that would break a rule on the way out is refused by save.
 	te2 := newTestEngine(t, nil)
 	te2.Start("minimal", "", "u")
-	_, _, err = te2.update(func(st *State, wf *workflow.Definition) (string, error) {
+	_, _, err = te2.update(TaskOptions{}, func(st *State, wf *workflow.Definition) (string, error) {
 		st.CompletedNodes, st.FailedNodes = []string{"spec"}, []string{"spec"}
 		return "test: break it", nil
 	})

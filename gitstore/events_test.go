@@ -114,7 +114,7 @@ func TestFoldCommitsOncePerTask(t *testing.T) {
 	if err := s.Fold(); err != nil || len(taskSubjects(t, r, "t")) != before+1 {
 		t.Errorf("empty fold committed: %v", err)
 	}
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	run := engine.RunKey(cur.State)
 	tree := runGit(t, r.WorkTree, "ls-tree", "-r", "--name-only", TaskRef("t").String())
 	if !strings.Contains(tree, "events/"+run+"/000001.spec.") {
@@ -153,7 +153,7 @@ func TestFoldCommitsOncePerTask(t *testing.T) {
 
 func TestFoldRecoversFromACrash(t *testing.T) {
 	r, e, s := eventsRepo(t)
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	run := engine.RunKey(cur.State)
 	// A fold that crashed before its commit left its file: folded now.
 	s.Record(ev(1, "one"))
@@ -245,7 +245,7 @@ func TestJournalConcurrentAppendsAndFolds(t *testing.T) {
 	if err := s.Fold(); err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	got, err := s.Events("t", engine.RunKey(cur.State), fixedNow)
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +317,7 @@ func TestFoldSplitsLargeSegments(t *testing.T) {
 	if subj := taskSubjects(t, r, "t"); subj[0] != "events: 12000 events from spec" {
 		t.Errorf("one commit: %v", subj[:2])
 	}
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	got, _ := s.Events("t", engine.RunKey(cur.State), fixedNow)
 	if len(got) != 12000 || got[11999].Command != "go test ./pkg11999/... -run TestSomethingFairlyLong" {
 		t.Errorf("%d events back", len(got))
@@ -331,7 +331,7 @@ func TestArchiveKeepsEvents(t *testing.T) {
 	r, e, s := eventsRepo(t)
 	e.Archive = r.Tasks()
 	e.Files = r.Files()
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	run := engine.RunKey(cur.State)
 	s.Record(ev(1, "go test"))
 	if _, err := e.Next(""); err != nil { // folds first
@@ -354,7 +354,7 @@ func TestArchiveKeepsEvents(t *testing.T) {
 		t.Fatalf("events of the archived task: %+v %v", got, err)
 	}
 	// prev reopens it: the events come back to the task ref.
-	if _, err := e.Prev(); err != nil {
+	if _, err := e.Prev(engine.TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tree = runGit(t, r.WorkTree, "ls-tree", "-r", "--name-only", TaskRef("t").String())

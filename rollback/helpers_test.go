@@ -331,7 +331,7 @@ func (tr *testRepo) next() {
 
 func (tr *testRepo) state() *engine.State {
 	tr.t.Helper()
-	cur, err := tr.e.Current()
+	cur, err := tr.e.Current("")
 	if err != nil {
 		tr.t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func (tr *testRepo) state() *engine.State {
 func (tr *testRepo) rollback(req Request) (*Result, error) {
 	tr.t.Helper()
 	req.Yes = true
-	p, err := tr.m.Prepare(tr.e, req)
+	p, err := tr.m.Prepare(tr.e, engine.TaskOptions{}, req)
 	if err != nil {
 		return nil, err
 	}

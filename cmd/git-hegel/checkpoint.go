@@ -117,7 +117,7 @@ func (c *cmdCtx) currentCheckpoints() (st *engine.State, m *rollback.Manager, mi
 	if err != nil {
 		return nil, nil, false, err
 	}
-	t, err := e.Current()
+	t, err := e.Current(c.selected())
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -396,7 +396,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		}
 		return out
 	}
-	t, err := e.Current()
+	t, err := e.Current(c.selected())
 	if err != nil {
 		return nil
 	}

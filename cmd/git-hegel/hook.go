@@ -189,7 +189,7 @@ func (hr *hookRun) rebuild() error {
 	if err != nil {
 		return err
 	}
-	t, err := e.Current()
+	t, err := e.Current("")
 	if errors.Is(err, engine.ErrNoWorkflow) {
 		hr.cache = nil
 		return nil
@@ -344,7 +344,7 @@ func (hr *hookRun) resumeContext() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	v, err := e.Repeat()
+	v, err := e.Repeat("")
 	if err != nil {
 		return "", err
 	}

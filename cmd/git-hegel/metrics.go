@@ -45,8 +45,8 @@ func runMetrics(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	// --task goes through e.Selected, which finds archived tasks too.
-	t, err := e.Current()
+	// --task finds archived tasks too.
+	t, err := e.Current(c.selected())
 	if err != nil {
 		return err
 	}

@@ -50,9 +50,11 @@ func runRun(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 1); err != nil {
 		return err
 	}
-	o := engine.RunOptions{Adapter: c.stringFlag("adapter"), Yes: c.boolFlag("yes"), OnComplete: c.stringFlag("on-complete")}
+	// With a workflow, --task names the new task, as for start; without,
+	// the task to continue.
+	o := engine.RunOptions{Task: c.stringFlag("task"), Adapter: c.stringFlag("adapter"), Yes: c.boolFlag("yes"), OnComplete: c.stringFlag("on-complete")}
 	if len(args) == 1 {
-		o.Workflow, o.Task = args[0], c.stringFlag("task")
+		o.Workflow = args[0]
 		if o.Task != "" {
 			if err := engine.CheckTaskName(o.Task); err != nil {
 				return err
@@ -89,10 +91,6 @@ func runRun(c *cmdCtx, args []string) error {
 	e, r, err := c.engine()
 	if err != nil {
 		return err
-	}
-	if o.Workflow != "" {
-		// With a workflow, --task names the new task, as for start.
-		e.Selected = ""
 	}
 	cfg := r.Config()
 	if o.OnComplete == "" {
@@ -304,7 +302,7 @@ func runResult(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := e.Current()
+	t, err := e.Current(c.selected())
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func runStashPush(c *cmdCtx, _ []string) error {
 		fmt.Fprintln(c.Stdout, "Your files were left as they are; 'git hegel stash push --files' parks them with the workflow")
 		return nil
 	}
-	cur, err := e.Current()
+	cur, err := e.Current(c.selected())
 	if errors.Is(err, engine.ErrNoWorkflow) {
 		return errors.New("No active workflow to stash")
 	}

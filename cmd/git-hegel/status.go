@@ -31,7 +31,7 @@ func statusOnce(c *cmdCtx) error {
 		return err
 	}
 	c.noteInterruptedRollback(r)
-	t, err := e.Status()
+	t, err := e.Status(c.selected())
 	var damaged *engine.DamagedError
 	if errors.As(err, &damaged) {
 		// Reported, not failed: the worktree can start, switch or reset.

@@ -114,11 +114,10 @@ func runNext(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	e.Force = force
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// A node's checks print their command lines and output on stderr.
-	o := engine.NextOptions{Ctx: ctx, CheckOutput: c.Stderr}
+	o := engine.NextOptions{Task: c.selected(), Force: force, Ctx: ctx, CheckOutput: c.Stderr}
 	if len(args) == 1 {
 		o.Claim = args[0]
 	}
@@ -163,8 +162,7 @@ func runDone(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	e.Force = force
-	v, err := e.Done()
+	v, err := e.Done(engine.DoneOptions{Task: c.selected(), Force: force})
 	// done runs the node's checks without streaming them: a failed one's
 	// last lines are shown here.
 	var ce *engine.CheckError
@@ -201,11 +199,11 @@ func runRestart(c *cmdCtx, args []string) error {
 }
 
 func runRepeat(c *cmdCtx, args []string) error {
-	return c.move(args, (*engine.Engine).Repeat)
+	return c.move(args, func(e *engine.Engine, o engine.TaskOptions) (*engine.View, error) { return e.Repeat(o.Task) })
 }
 
 // move runs an argument-less command that ends by showing a node.
-func (c *cmdCtx) move(args []string, op func(*engine.Engine) (*engine.View, error)) error {
+func (c *cmdCtx) move(args []string, op func(*engine.Engine, engine.TaskOptions) (*engine.View, error)) error {
 	if err := c.wantArgs(args, 0, 0); err != nil {
 		return err
 	}
@@ -213,7 +211,7 @@ func (c *cmdCtx) move(args []string, op func(*engine.Engine) (*engine.View, erro
 	if err != nil {
 		return err
 	}
-	v, err := op(e)
+	v, err := op(e, c.taskOptions())
 	if err != nil {
 		return err
 	}
@@ -246,7 +244,7 @@ func runAbort(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.Abort()
+	st, err := e.Abort(c.taskOptions())
 	if errors.Is(err, engine.ErrNoWorkflow) {
 		return errors.New("No active workflow to abort")
 	}
@@ -265,7 +263,7 @@ func runReset(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.Reset()
+	st, err := e.Reset(c.taskOptions())
 	if err != nil {
 		return err
 	}
