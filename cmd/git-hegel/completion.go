@@ -287,9 +287,9 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return []candidate{{agent.GraphDot, "Graphviz"}, {agent.GraphMermaid, "Mermaid"}}
 	case kindHookEvent:
 		var out []candidate
-		for _, a := range agentConfigs {
-			for _, ev := range a.events {
-				out = append(out, candidate{ev, a.name})
+		for _, a := range agent.AllSettings() {
+			for _, ev := range a.Events {
+				out = append(out, candidate{ev, a.Agent})
 			}
 		}
 		return out
