@@ -220,8 +220,8 @@ func BenchmarkNewRegistry(b *testing.B) {
 // (engine.CheckStored: the rules, and the current node against the
 // definition's shape remembered in a file), "rules" ValidateState alone
 // (what it did before), "workflow" the full parse every changing command
-// does on load; for the loop workflow and the largest built-in. Issue 10
-// wants status's check under 5% of the command (docs/benchmarks.md).
+// does on load; for the loop workflow and the largest built-in. status's
+// check is to stay under 5% of the command (docs/benchmarks.md).
 func BenchmarkStatusValidate(b *testing.B) {
 	for _, w := range []string{"loop", "pipeline"} {
 		e := benchEngine(b, w)

@@ -7,12 +7,11 @@ import (
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// Fail records a failed attempt at the current node (galangal's retry
-// flow): the attempt number goes up, retries[node] counts it, and
-// last_failure keeps the reason so the next attempt's prompt can say what
-// went wrong. The attempt that reaches the node's max_attempts fails the
-// task instead (seed 05's ERROR, recoverable): `next` refuses until it is
-// resumed.
+// Fail records a failed attempt at the current node: the attempt number
+// goes up, retries[node] counts it, and last_failure keeps the reason so
+// the next attempt's prompt can say what went wrong. The attempt that
+// reaches the node's max_attempts fails the task instead (recoverable):
+// `next` refuses until it is resumed.
 func (e *Engine) Fail(o TaskOptions, reason string) (*View, error) {
 	reason = strings.TrimSpace(reason)
 	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {

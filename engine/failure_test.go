@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestRetryFlow is galangal's: dev attempt 1 fails, attempt 2 knows why,
-// passes, and the next node starts at attempt 1.
+// TestRetryFlow: dev attempt 1 fails, attempt 2 knows why, passes, and
+// the next node starts at attempt 1.
 func TestRetryFlow(t *testing.T) {
 	te := newTestEngine(t, nil)
 	te.pipelineArtifacts()

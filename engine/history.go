@@ -11,7 +11,7 @@ import (
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// The execution history (seed 05's executions.jsonl): one entry per run
+// The execution history: one entry per run
 // that ended, written once when it ends and never changed afterwards.
 // docs/history.md describes it for users, docs/storage.md on disk.
 

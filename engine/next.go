@@ -197,8 +197,8 @@ func transitionOf(wf *workflow.Definition, node, claim string) workflow.Transiti
 }
 
 // move takes st from its node along claim to to: a node visited before
-// makes it a rollback event (seed 04's QA → DEV), and nodes the task's
-// type skips are passed over. It returns the history message ("a -> b
+// makes it a rollback event (a review sending the work back to coding),
+// and nodes the task's type skips are passed over. It returns the history message ("a -> b
 // (claim)") and the nodes skipped.
 func (e *Engine) move(st *State, wf *workflow.Definition, claim, to, reason string) (string, []SkippedNode) {
 	from := st.CurrentNode

@@ -8,7 +8,7 @@ import (
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// Resume strategies (seed 05).
+// Resume strategies: where a paused or failed task goes on.
 const (
 	RetryCurrent   = "retry-current"
 	RetryPrevious  = "retry-previous"
@@ -69,9 +69,8 @@ type ResumeOptions struct {
 	Reason     string
 }
 
-// Resume makes a paused or failed task active again (seed 05's
-// precondition: no other status can be resumed), by one of the four
-// strategies.
+// Resume makes a paused or failed task active again (no other status can
+// be resumed), by one of the four strategies.
 func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 	if !ValidStrategy(o.Strategy) {
 		return nil, badNamef("Unknown strategy '%s' (use %s)", o.Strategy, joinStrategies(", "))

@@ -17,8 +17,8 @@ const (
 	// MaxRollbackEvents is how many rollback events a task keeps.
 	MaxRollbackEvents = 50
 	// LoopGuardLimit rollbacks to one node within LoopGuardWindow are
-	// allowed; the next one needs Force (seed 04: rollbacks are tracked to
-	// stop loops).
+	// allowed; the next one needs Force: rollbacks are tracked so that a
+	// task going round in a loop is stopped.
 	LoopGuardLimit  = 3
 	LoopGuardWindow = time.Hour
 )
@@ -178,8 +178,8 @@ func (e *Engine) applyRollback(st *State, wf *workflow.Definition, req *Rollback
 	case req.Node == workflow.NodeAborted:
 		st.Status, st.EndedAt = StatusAborted, &at
 	case !req.Undo:
-		// Seed 05: after a rollback the task waits, paused, until resume
-		// or next; an undo puts it back to work as it was.
+		// After a rollback the task waits, paused, until resume or next;
+		// an undo puts it back to work as it was.
 		st.Status, st.PausedAt, st.PauseReason = StatusPaused, &at, "rolled back to "+req.Node
 		st.ResumedAt = nil
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// The step runner (issue 11, seed 03): `git hegel run` executes a
+// The step runner: `git hegel run` executes a
 // workflow's steps through their handlers, in order, until the workflow
 // is done, a gate holds it, a step fails, or the run is cancelled. Every
 // step is one commit on the task's ref (its result and the move on

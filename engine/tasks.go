@@ -74,7 +74,7 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 		ti := e.info(l, active)
 		if ti.Err == nil && !ti.Archived && ti.State.Active() {
 			// An open task's node must be in the definition it stores
-			// (issue 10: tasks reports such a task as damaged). The
+			// (tasks reports such a task as damaged). The
 			// definition's shape is remembered, so this is a cache read
 			// per task, not a parse.
 			if t, err := e.Tasks.LoadTask(l.Name); err == nil {

@@ -27,10 +27,10 @@ var knownStatuses = []string{
 }
 
 // ValidateState checks st against the rules every stored state obeys
-// (seed 05's list, and what this engine adds to it). wf, if not nil, is
+// (docs/tasks.md, "Validation", lists them). wf, if not nil, is
 // the definition the task runs; nodes are then checked against it. It
 // returns nil or a *StateError naming every problem found. `git hegel
-// doctor` (issue 10) builds on it.
+// doctor` builds on it.
 func ValidateState(st *State, wf *workflow.Definition) error {
 	if st == nil {
 		return &StateError{Problems: []string{"no state"}}

@@ -9,8 +9,8 @@ import (
 	"github.com/git-hegel/git-hegel/engine/text"
 )
 
-// The workflow keys of seed 04's stage metadata and issue 9's gates and
-// retries. They are parsed here, apart from the core keys in load.go, so
+// The workflow keys of a node's stage metadata (display name, artifacts,
+// task types, skips), gates and retries. They are parsed here, apart from the core keys in load.go, so
 // each group of keys stays in one place.
 
 // Keys this file adds to the lists load.go checks against.

@@ -138,9 +138,10 @@ func TestParseStageMetadataErrors(t *testing.T) {
 	}
 }
 
-// TestPipelineSkipsSeed04Table checks the pipeline built-in against seed
-// 04's TASK_TYPE_SKIP_STAGES, stage by stage.
-func TestPipelineSkipsSeed04Table(t *testing.T) {
+// TestPipelineSkipsTable checks, stage by stage, which stages the
+// pipeline built-in skips for each task type (docs/tasks.md, "The
+// pipeline workflow").
+func TestPipelineSkipsTable(t *testing.T) {
 	w := builtin(t, "pipeline")
 	want := map[string][]string{
 		"feature":  {},

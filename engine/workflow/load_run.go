@@ -11,7 +11,7 @@ import (
 	"github.com/git-hegel/git-hegel/engine/text"
 )
 
-// The step runner's keys (issue 11): a node's `run:` handler and its
+// The step runner's keys: a node's `run:` handler and its
 // `check:` commands. They are parsed here, apart from the core keys in
 // load.go and the stage metadata in load_meta.go.
 //

@@ -12,7 +12,7 @@ import (
 // byte, so it is remembered by the text's hash (ShapeKey) instead of
 // parsing the YAML on every load: the parse costs 40 µs to 1.3 ms (mostly
 // the YAML parser, not the templates), the remembered shape one small file
-// read (docs/benchmarks.md, issue 10).
+// read (docs/benchmarks.md).
 type Shape struct {
 	Nodes    []string `json:"nodes"`
 	Terminal []string `json:"terminal,omitempty"`

@@ -17,7 +17,7 @@ const GateApproval = "approval"
 const DefaultMaxAttempts = 3
 
 // StageMeta is what a workflow file may say about a node besides its
-// prompt and transitions (seed 04's stage metadata, issue 9's gates).
+// prompt and transitions: stage metadata, gates and retries.
 // Every field is optional.
 type StageMeta struct {
 	DisplayName string // shown instead of the node name where people read it

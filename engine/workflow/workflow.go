@@ -18,7 +18,7 @@ type Transition struct {
 	When string `json:"when"`
 	To   string `json:"to"`
 	// Confirm asks the person at the terminal before the transition is
-	// taken (seed 03's confirmation gate); declining changes nothing.
+	// taken (a confirmation gate); declining changes nothing.
 	Confirm bool `json:"confirm,omitempty"`
 }
 

@@ -17,7 +17,7 @@ func TestBuiltins(t *testing.T) {
 		"refactor":        {"review", "refactor", "code_review"},
 		"research":        {"plan", "study", "assess", "questions"},
 		"pipeline":        {"pm", "design", "preflight", "dev", "migration", "test", "contract", "qa", "benchmark", "security", "review", "docs"},
-		// Seed 03's step workflows, which git hegel run executes.
+		// The step workflows, which git hegel run executes.
 		"ask":              {"query"},
 		"summarize":        {"summarize"},
 		"generate":         {"generate"},
