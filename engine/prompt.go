@@ -8,7 +8,7 @@ import (
 )
 
 // Prompts shown to people and agents are rendered from the node's template
-// (template.go) with the task's data, the user's guides and context, and,
+// (engine/workflow's template.go) with the task's data, the user's guides and context, and,
 // for a task `git hegel run` drives, the run's inputs and the earlier
 // steps' results (run_store.go).
 

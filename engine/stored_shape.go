@@ -6,6 +6,10 @@ import (
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
+// Checking a stored task against the definition it stores, through the
+// definition's shape (workflow.Shape), remembered so that a load need not
+// parse the YAML.
+
 // storedShape returns the shape of def, the definition a task stores:
 // remembered in shapes, or parsed (and then remembered). shapes may be
 // nil. name and file are the workflow's name and where def is, for

@@ -32,7 +32,7 @@ const (
 	Cursor = "cursor"
 )
 
-// Agents lists the supported agents.
+// Names lists the supported agents.
 var Names = []string{Claude, Codex, Cursor}
 
 // HookInput is one hook invocation.

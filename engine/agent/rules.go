@@ -221,7 +221,7 @@ func (v *Violation) RecentLines() []string {
 	return out
 }
 
-// AgentMessage is what an agent is told about violations on a hook.
+// ViolationMessage is what an agent is told about violations on a hook.
 func ViolationMessage(vs []Violation, wfName string) string {
 	var b strings.Builder
 	for i, v := range vs {

@@ -10,8 +10,8 @@ import (
 )
 
 // The workflow keys of a node's stage metadata (display name, artifacts,
-// task types, skips), gates and retries. They are parsed here, apart from the core keys in load.go, so
-// each group of keys stays in one place.
+// task types, skips), gates and retries. They are parsed here, apart from
+// the core keys in load.go, so each group of keys stays in one place.
 
 // Keys this file adds to the lists load.go checks against.
 var (

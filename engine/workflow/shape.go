@@ -52,8 +52,9 @@ func ShapeOf(wf *Definition) *Shape {
 	return s
 }
 
-// workflow is a definition holding only the shape's nodes: enough for
-// HasNode and IsTerminal, and so for ValidateState.
+// Definition returns a definition called name that holds only the
+// shape's nodes: enough for HasNode and IsTerminal, and so for checking a
+// stored state against it (engine.ValidateState).
 func (s *Shape) Definition(name string) *Definition {
 	w := &Definition{Name: name, Mode: name, Nodes: make(map[string]*Node, len(s.Nodes)), Order: slices.Clone(s.Nodes)}
 	for _, n := range s.Nodes {

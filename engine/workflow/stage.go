@@ -97,7 +97,7 @@ func (w *Definition) Artifacts() []string {
 	return out
 }
 
-// producer returns the node whose artifact is path, or "".
+// Producer returns the node whose artifact is path, or "".
 func (w *Definition) Producer(path string) string {
 	for _, name := range w.Order {
 		if w.Nodes[name].Artifact == path {
