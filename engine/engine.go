@@ -12,11 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/git-hegel/git-hegel/engine/text"
-
-	"github.com/git-hegel/git-hegel/engine/workflow"
-
 	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Engine runs workflows for one worktree. It decides; the stores it is given

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine/text"
-
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 

@@ -6,11 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-hegel/git-hegel/engine/text"
-
-	"github.com/git-hegel/git-hegel/engine/workflow"
-
 	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // How guard rules, agent events and hegel's end nodes plug into the state

@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-hegel/git-hegel/engine/workflow"
-
 	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 func TestComputeMetrics(t *testing.T) {

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-hegel/git-hegel/engine/workflow"
-
 	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // fakeEvents is an in-memory EventStore: a journal folded on Fold.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
-
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
-
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
