@@ -11,7 +11,7 @@ import (
 )
 
 // TestQuotePathMatchesGit names files with every kind of byte git quotes
-// and compares engine.QuotePath with git ls-files, under core.quotePath
+// and compares text.QuotePath with git ls-files, under core.quotePath
 // on (the default) and off.
 func TestQuotePathMatchesGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {

@@ -1,6 +1,7 @@
 // Package agent is what git-hegel knows of coding agents (Claude Code,
 // Codex, Cursor): their hook payloads, read into normalised events
-// (agents.go), and the answers they expect (agent_reply.go); their
+// (agents.go; one too large is cut to a bound as it is read,
+// payload_cut.go), and the answers they expect (agent_reply.go); their
 // settings files, and what `hooks install` and `uninstall` do to them
 // (settings.go); the event model (event.go); guard rules judged on
 // events (rules.go); and the per-phase metrics (metrics.go).
