@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 	"github.com/git-hegel/git-hegel/rollback"
@@ -181,7 +180,7 @@ func (c *cmdCtx) age(t time.Time) string {
 	if d < 0 {
 		d = 0
 	}
-	return agent.HumanDuration(d) + " ago"
+	return text.HumanDuration(d) + " ago"
 }
 
 // The `checkpoint --json` output (docs/rollback.md).

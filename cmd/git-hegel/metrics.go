@@ -85,17 +85,17 @@ func runMetrics(c *cmdCtx, args []string) error {
 }
 
 func (c *cmdCtx) printMetrics(m *agent.TaskMetrics) {
-	fmt.Fprintf(c.Stdout, "Task %s (%s, %s): %s, %s\n", m.Task, m.Workflow, m.Status, text.Plural(len(m.Phases), "phase", "phases"), agent.HumanDuration(m.Total.Duration()))
+	fmt.Fprintf(c.Stdout, "Task %s (%s, %s): %s, %s\n", m.Task, m.Workflow, m.Status, text.Plural(len(m.Phases), "phase", "phases"), text.HumanDuration(m.Total.Duration()))
 	for _, p := range m.Phases {
 		cur := ""
 		if p.Current {
 			cur = ", current"
 		}
-		fmt.Fprintf(c.Stdout, "\n%s  %s%s (from %s)\n", c.highlight(p.Node), agent.HumanDuration(p.Duration()), cur, p.Start.UTC().Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(c.Stdout, "\n%s  %s%s (from %s)\n", c.highlight(p.Node), text.HumanDuration(p.Duration()), cur, p.Start.UTC().Format("2006-01-02 15:04:05"))
 		c.printPhaseBody(&p)
 	}
 	if len(m.Phases) > 1 {
-		fmt.Fprintf(c.Stdout, "\nTotal  %s\n", agent.HumanDuration(m.Total.Duration()))
+		fmt.Fprintf(c.Stdout, "\nTotal  %s\n", text.HumanDuration(m.Total.Duration()))
 		c.printPhaseBody(&m.Total)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
@@ -105,7 +105,7 @@ func statusOnce(c *cmdCtx) error {
 		fmt.Fprintln(c.Stdout, line)
 	}
 	c.printStateDetail(e, t)
-	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", agent.HumanDuration(st.TimeInPhase(c.Now())))
+	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", text.HumanDuration(st.TimeInPhase(c.Now())))
 	fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
 	fmt.Fprintf(c.Stdout, "Task: %s\n", st.Task)
 	if uncommitted != nil {

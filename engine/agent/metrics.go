@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -240,7 +241,7 @@ func PathGraph(r Run, format string) (string, error) {
 		current = last.Node
 	}
 	label := func(e edge) string {
-		l := HumanDuration(spent[e])
+		l := text.HumanDuration(spent[e])
 		if times[e] > 1 {
 			l += fmt.Sprintf(" (%d×)", times[e])
 		}
@@ -248,7 +249,7 @@ func PathGraph(r Run, format string) (string, error) {
 	}
 	nodeLabel := func(n string) string {
 		if n == current {
-			return fmt.Sprintf("%s\n(current, %s so far)", n, HumanDuration(end.Sub(last.Start)))
+			return fmt.Sprintf("%s\n(current, %s so far)", n, text.HumanDuration(end.Sub(last.Start)))
 		}
 		return n
 	}
@@ -292,19 +293,4 @@ func PathGraph(r Run, format string) (string, error) {
 		return "", fmt.Errorf("unknown graph format '%s' (dot or mermaid)", format)
 	}
 	return b.String(), nil
-}
-
-// HumanDuration prints at most two units: "45s", "3m 12s", "2h 5m",
-// "3d 4h"; a negative duration prints as 0s.
-func HumanDuration(d time.Duration) string {
-	s := int64(max(d, 0).Seconds())
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm %ds", s/60, s%60)
-	case s < 86400:
-		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
-	}
-	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
 }

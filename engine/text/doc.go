@@ -1,6 +1,6 @@
 // Package text formats what git-hegel says to people: counted nouns
 // ("1 stash", "2 stashes"), paths quoted the way git quotes them,
-// percentages, and values quoted in messages.
+// durations ("3m 12s"), percentages, and values quoted in messages.
 //
 // It is a leaf: it imports nothing from this module, so every other
 // package (engine, engine/workflow, engine/agent, gitstore, rollback,

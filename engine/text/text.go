@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Plural counts things in words: "1 stash", "2 stashes", "0 files". Every
@@ -108,4 +109,19 @@ func JoinQuoted(items []string) string {
 		s += "'" + it + "'"
 	}
 	return s
+}
+
+// HumanDuration prints at most two units: "45s", "3m 12s", "2h 5m",
+// "3d 4h"; a negative duration prints as 0s.
+func HumanDuration(d time.Duration) string {
+	s := int64(max(d, 0).Seconds())
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm %ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
@@ -72,7 +71,7 @@ func (s *Server) history(req *request) (string, any, error) {
 	}
 	for _, rec := range recs {
 		row := historyRow{ID: rec.ShortID(), Started: clock(rec.StartedAt, req.now), Workflow: rec.Workflow, Task: rec.Task, Type: rec.TaskType,
-			Status: rec.Status, Duration: agent.HumanDuration(time.Duration(rec.DurationMS) * time.Millisecond), Error: firstLine(rec.Error),
+			Status: rec.Status, Duration: text.HumanDuration(time.Duration(rec.DurationMS) * time.Millisecond), Error: firstLine(rec.Error),
 			User: rec.User, Open: rec.Open}
 		if rec.Open {
 			row.ID = "open"

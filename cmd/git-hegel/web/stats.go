@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
@@ -130,7 +129,7 @@ func (s *Server) stats(req *request) (string, any, error) {
 	d.Total = all[0]
 	d.Period = from.Format("2006-01-02") + " to " + today.Format("2006-01-02")
 	d.SuccessRate = text.Percent(d.Total.SuccessRate)
-	d.Average = agent.HumanDuration(time.Duration(d.Total.AverageMS) * time.Millisecond)
+	d.Average = text.HumanDuration(time.Duration(d.Total.AverageMS) * time.Millisecond)
 	byDay := map[string]engine.Summary{}
 	for _, sm := range days {
 		byDay[sm.Label] = sm
@@ -241,7 +240,7 @@ func nodeBars(nodes []engine.NodeStats) ([]nodeBar, float64) {
 		if top > 0 {
 			w = math.Max(2, float64(n.MedianMS)/float64(top)*nodeBarMax)
 		}
-		med := agent.HumanDuration(time.Duration(n.MedianMS) * time.Millisecond)
+		med := text.HumanDuration(time.Duration(n.MedianMS) * time.Millisecond)
 		out = append(out, nodeBar{Label: n.Workflow + "/" + n.Node, Median: med, W: w, Runs: n.Runs, FailureRate: text.Percent(n.FailureRate),
 			Tip: fmt.Sprintf("%s/%s: median %s over %d runs, %d attempts, %d retries", n.Workflow, n.Node, med, n.Runs, n.Attempts, n.Retries)})
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/rollback"
@@ -97,7 +96,7 @@ func (s *Server) task(req *request) (string, any, error) {
 	td := taskData{pageData: s.base(req, "Task "+st.Task), Name: st.Task, Status: st.Status, Node: st.CurrentNode, NodeLabel: wf.Label(st.CurrentNode),
 		Owner: e.OwnerLabel(st), Priority: priorityOf(st), Type: st.TaskType, Description: st.Description, Workflow: st.Workflow, Mode: st.Mode,
 		Archived: d.Archived, Started: stamp(st.StartedAt, now), Updated: stamp(st.UpdatedAt, now),
-		InPhase: agent.HumanDuration(st.TimeInPhase(now)), LastFailure: st.LastFailure, PauseReason: st.PauseReason,
+		InPhase: text.HumanDuration(st.TimeInPhase(now)), LastFailure: st.LastFailure, PauseReason: st.PauseReason,
 		History: st.History, Gate: d.Gate}
 	td.Nav = "board"
 	td.Flash = s.takeFlash(req)
@@ -186,7 +185,7 @@ func visitRowOf(v engine.Visit, now time.Time) visitRow {
 	r := visitRow{Node: v.Node, Current: v.Current, Attempts: v.Attempts}
 	if !v.Entered.IsZero() {
 		r.Entered = clock(v.Entered, now)
-		r.Spent = agent.HumanDuration(v.Spent)
+		r.Spent = text.HumanDuration(v.Spent)
 	}
 	if v.Skip != nil {
 		r.Skip, r.SkipReason = true, v.Skip.Reason
