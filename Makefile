@@ -48,9 +48,10 @@ bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with gi
 	$(GO) test -run '^$$' -bench '^BenchmarkWeb' -benchtime=30x ./cmd/git-hegel/
 	$(GO) run ./testdata/bench
 
-fuzz: ## Fuzz the workflow YAML loader and the log's state reader, 60s each
-	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/
+fuzz: ## Fuzz the workflow YAML loader, the log's state reader and the agents' settings editor, 60s each
+	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/workflow/
 	$(GO) test -run '^$$' -fuzz FuzzChainStateOf -fuzztime 60s ./gitstore/
+	$(GO) test -run '^$$' -fuzz FuzzSettingsRoundTrip -fuzztime 60s ./engine/agent/
 
 man: ## Check that the man page renders without warnings
 	@if command -v groff >/dev/null; then \

@@ -12,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // What `git hegel doctor` checks in refs/hegel/ (docs/history.md,
@@ -149,7 +151,7 @@ func (r *Repo) validTask(ref plumbing.ReferenceName, name string, h plumbing.Has
 	if t.State.Task != name {
 		return fmt.Errorf("its state names the task '%s'", t.State.Task)
 	}
-	wf, err := engine.ParseWorkflow(t.State.Workflow, string(ref)+":workflow.yaml", t.Definition)
+	wf, err := workflow.Parse(t.State.Workflow, string(ref)+":workflow.yaml", t.Definition)
 	if err != nil {
 		return fmt.Errorf("its workflow definition does not load: %s", oneLine(err.Error()))
 	}
@@ -750,7 +752,7 @@ func (r *Repo) repairCheckpoints(ref plumbing.ReferenceName, now time.Time) (*Re
 		}
 	}
 	rep.Aside = r.moveAsideIfWhole(strings.TrimPrefix(string(ref), HegelRefPrefix), tip, now)
-	msg := "doctor: rewrote the chain without " + engine.Plural(rep.LostCount, "damaged checkpoint", "damaged checkpoints")
+	msg := "doctor: rewrote the chain without " + text.Plural(rep.LostCount, "damaged checkpoint", "damaged checkpoints")
 	if prev.IsZero() {
 		rep.Moved = true
 		msg = "doctor: no checkpoint of the chain is whole"

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // git hegel gc (docs/history.md, "Retention"): history entries of runs
@@ -146,7 +147,7 @@ func (r *Repo) gcHistory(o GCOptions, rep *GCReport) error {
 			}
 		}
 		msg := fmt.Sprintf("gc: %s that ended before %s moved to the summaries of %s",
-			engine.Plural(rep.HistoryEntries, "history entry", "history entries"), o.Before.UTC().Format(time.RFC3339), engine.Plural(len(gone), "day", "days"))
+			text.Plural(rep.HistoryEntries, "history entry", "history entries"), o.Before.UTC().Format(time.RFC3339), text.Plural(len(gone), "day", "days"))
 		var parents []plumbing.Hash
 		if len(tracked) > 0 {
 			parents = []plumbing.Hash{tip}

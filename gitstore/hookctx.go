@@ -12,6 +12,8 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // What `git hegel hook` needs on every agent tool call, read without
@@ -29,19 +31,19 @@ const hookCacheVersion = 1
 
 // HookCache is the part of a task the hook checks events against.
 type HookCache struct {
-	Version    int           `json:"version"`
-	Task       string        `json:"task"`
-	Commit     string        `json:"commit"` // the task ref's commit it describes
-	Workflow   string        `json:"workflow"`
-	Run        string        `json:"run"`
-	Node       string        `json:"node"`
-	Status     string        `json:"status"`
-	PhaseStart time.Time     `json:"phase_start"`
-	Rules      []engine.Rule `json:"rules,omitempty"`
+	Version    int             `json:"version"`
+	Task       string          `json:"task"`
+	Commit     string          `json:"commit"` // the task ref's commit it describes
+	Workflow   string          `json:"workflow"`
+	Run        string          `json:"run"`
+	Node       string          `json:"node"`
+	Status     string          `json:"status"`
+	PhaseStart time.Time       `json:"phase_start"`
+	Rules      []workflow.Rule `json:"rules,omitempty"`
 	// Recent are the phase's folded events within the rules' longest
 	// window; PhaseTokens sums the tokens of all its folded events.
-	Recent      []engine.Event `json:"recent,omitempty"`
-	PhaseTokens int64          `json:"phase_tokens,omitempty"`
+	Recent      []agent.Event `json:"recent,omitempty"`
+	PhaseTokens int64         `json:"phase_tokens,omitempty"`
 }
 
 // HookTarget is where a hook's events go.

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 var fixedNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -88,7 +89,7 @@ func sampleTask(name string) *engine.Task {
 			PhaseStartTime: fixedNow, UpdatedAt: fixedNow, Worktree: "/w", Attempt: 1,
 			RollbackHistory: []engine.RollbackEvent{},
 		},
-		Definition: engine.Builtins()[0].Raw,
+		Definition: workflow.Builtins()[0].Raw,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // TestSyncArchive: archive refs travel like task refs, and a task that
@@ -107,7 +108,7 @@ func TestSyncArchiveDiverged(t *testing.T) {
 func TestSyncRejectsAnInvalidArchivedState(t *testing.T) {
 	w := newSyncWorld(t)
 	task := sampleTask("t")
-	task.State.Status, task.State.CurrentNode = engine.StatusCompleted, engine.NodeDone // no ended_at
+	task.State.Status, task.State.CurrentNode = engine.StatusCompleted, workflow.NodeDone // no ended_at
 	state, _ := encodeJSON(task.State)
 	if _, err := w.b.WriteDoc(ArchiveRefPrefix+"t", plumbing.ZeroHash, map[string][]byte{stateFile: state, workflowFile: task.Definition}, "bad"); err != nil {
 		t.Fatal(err)
@@ -165,8 +166,8 @@ func TestSyncArchiveOfATaskHeldHere(t *testing.T) {
 	for _, name := range []string{"held", "other"} {
 		live, _ := w.a.Tasks().LoadTask(name)
 		end := w.clock
-		live.State.Status, live.State.CurrentNode, live.State.EndedAt = engine.StatusAborted, engine.NodeAborted, &end
-		live.State.History = append(live.State.History, engine.NodeAborted)
+		live.State.Status, live.State.CurrentNode, live.State.EndedAt = engine.StatusAborted, workflow.NodeAborted, &end
+		live.State.History = append(live.State.History, workflow.NodeAborted)
 		if _, err := w.a.Tasks().ArchiveTask(live, nil, "archive: aborted", true); err != nil {
 			t.Fatal(err)
 		}

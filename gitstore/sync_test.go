@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // In-process sync tests: go-git's server over memory storage stands for
@@ -65,8 +66,8 @@ func (w *syncWorld) repo() *Repo {
 	return r
 }
 
-func minimalWorkflow(t testing.TB) *engine.Workflow {
-	for _, wf := range engine.Builtins() {
+func minimalWorkflow(t testing.TB) *workflow.Definition {
+	for _, wf := range workflow.Builtins() {
 		if wf.Name == "minimal" {
 			return wf
 		}
@@ -86,7 +87,7 @@ func saveTask(t testing.TB, r *Repo, name, node, msg string) string {
 		rev = old.Rev
 		st.History = append(old.State.History, node)
 	}
-	if node == engine.NodeDone {
+	if node == workflow.NodeDone {
 		end := r.Now()
 		st.Status, st.EndedAt = engine.StatusCompleted, &end
 	}

@@ -15,6 +15,8 @@ import (
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // RefusedError reports remote refs that were left out because their data
@@ -203,7 +205,7 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 		if !utf8.Valid(def) {
 			return fmt.Errorf("%s is not UTF-8", workflowFile)
 		}
-		wf, err := engine.ParseWorkflow(st.Workflow, workflowFile, def)
+		wf, err := workflow.Parse(st.Workflow, workflowFile, def)
 		if err != nil {
 			return fmt.Errorf("invalid workflow definition: %s", oneLine(err.Error()))
 		}
@@ -476,5 +478,5 @@ func byteSize(n int64) string {
 	case n >= 1<<10:
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
-	return engine.Plural(int(n), "byte", "bytes")
+	return text.Plural(int(n), "byte", "bytes")
 }

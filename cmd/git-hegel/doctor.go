@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -205,7 +205,7 @@ func runDoctor(c *cmdCtx, args []string) error {
 func printDoctor(c *cmdCtx, ps []doctorProblem, nrefs, nlocks, remain int, fix bool) {
 	w := c.Stdout
 	fmt.Fprintf(w, "Checked %s under refs/hegel/, the session file, %s, rollbacks and task owners\n",
-		engine.Plural(nrefs, "ref", "refs"), engine.Plural(nlocks, "lock file", "lock files"))
+		text.Plural(nrefs, "ref", "refs"), text.Plural(nlocks, "lock file", "lock files"))
 	for _, p := range ps {
 		mark := "problem"
 		if p.Note {
@@ -226,9 +226,9 @@ func printDoctor(c *cmdCtx, ps []doctorProblem, nrefs, nlocks, remain int, fix b
 			fmt.Fprintln(w, "(after the repairs above)")
 		}
 	case fix:
-		fmt.Fprintf(w, "%s left that --fix cannot repair (see above)\n", engine.Plural(remain, "problem", "problems"))
+		fmt.Fprintf(w, "%s left that --fix cannot repair (see above)\n", text.Plural(remain, "problem", "problems"))
 	default:
-		fmt.Fprintf(w, "%s; 'git hegel doctor --fix' repairs what it can\n", engine.Plural(remain, "problem", "problems"))
+		fmt.Fprintf(w, "%s; 'git hegel doctor --fix' repairs what it can\n", text.Plural(remain, "problem", "problems"))
 	}
 }
 
@@ -248,7 +248,7 @@ func describeRepair(rep *gitstore.Repair) string {
 		fmt.Fprintf(&b, "kept as %s: %s", short(rep.Restored), rep.RestoredMsg)
 	}
 	if rep.LostCount > 0 {
-		fmt.Fprintf(&b, "; lost %s: %s", engine.Plural(rep.LostCount, "change", "changes"), strings.Join(rep.Lost, "; "))
+		fmt.Fprintf(&b, "; lost %s: %s", text.Plural(rep.LostCount, "change", "changes"), strings.Join(rep.Lost, "; "))
 		if rep.LostCount > len(rep.Lost) {
 			b.WriteString("; …")
 		}
