@@ -1,7 +1,3 @@
-// Package gitstore keeps git-hegel's state in git: repository discovery,
-// objects, git-compatible ref updates, the versioned documents under
-// refs/hegel/*, and the per-worktree session file. It is the only package that
-// imports go-git and go-billy.
 package gitstore
 
 import (
