@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"strings"
 )
 
 // Sentinel errors. Callers match them with errors.Is; the wrapped message
@@ -23,3 +24,7 @@ var (
 	// build does not understand.
 	ErrUnknownVersion = errors.New("unknown format version")
 )
+
+// oneLine joins a message's lines and runs of spaces, so that an error
+// from below (go-git, the system) fits the one line a command prints.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"fmt"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"os"
 	"strings"
 	"sync"
@@ -100,7 +101,7 @@ type Durability struct {
 // parseDurability reads the settings as git's config callback does: the
 // last core.fsync wins, each starting from the default; unknown names are
 // ignored with git's warning.
-func parseDurability(c *Config, getenv func(string) string) *Durability {
+func parseDurability(c *gitdir.Config, getenv func(string) string) *Durability {
 	d := &Durability{components: fsyncDefault, objectFiles: -1}
 	if v, ok := c.Get("core", "", "fsync"); ok {
 		d.components = d.parseComponents(v)
@@ -119,14 +120,14 @@ func parseDurability(c *Config, getenv func(string) string) *Durability {
 	}
 	if v, ok := c.Get("core", "", "fsyncobjectfiles"); ok {
 		d.warnings = append(d.warnings, "core.fsyncObjectFiles is deprecated; use core.fsync instead")
-		if b, ok := ParseBool(v); ok && b {
+		if b, ok := gitdir.ParseBool(v); ok && b {
 			d.objectFiles = 1
 		} else {
 			d.objectFiles = 0
 		}
 	}
 	if v := getenv("GIT_TEST_FSYNC"); v != "" {
-		if b, ok := ParseBool(v); ok && !b {
+		if b, ok := gitdir.ParseBool(v); ok && !b {
 			d.off = true
 		}
 	}

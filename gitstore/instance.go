@@ -24,7 +24,7 @@ func (r *Repo) WorktreeID() (string, error) {
 		}
 		r.instance = id
 	}
-	return r.instance + ":" + r.Layout.worktreeName(), nil
+	return r.instance + ":" + r.Layout.WorktreeName(), nil
 }
 
 // loadInstance reads the instance id, creating it on first use. Two

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // The agent event journal: <worktree git dir>/hegel-journal.jsonl, one
@@ -45,10 +46,10 @@ type Journal struct {
 
 // OpenJournal returns the journal of the worktree whose git dir is gitDir.
 // cfg (may be nil) supplies core.sharedRepository for new files.
-func OpenJournal(gitDir string, cfg *Config) *Journal {
+func OpenJournal(gitDir string, cfg *gitdir.Config) *Journal {
 	j := &Journal{dir: gitDir}
 	if cfg != nil {
-		j.perm = cfg.sharedPerm()
+		j.perm = sharedPermOf(cfg)
 	}
 	return j
 }

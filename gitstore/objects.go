@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"github.com/go-git/go-git/v5/plumbing"
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 )
@@ -658,7 +659,7 @@ func (o *Objects) memWrite(t plumbing.ObjectType, h plumbing.Hash, data []byte) 
 
 // looseCompression is the zlib level of new loose objects, as git picks
 // it: core.looseCompression, else core.compression, else best speed.
-func looseCompression(c *Config) int {
+func looseCompression(c *gitdir.Config) int {
 	for _, key := range []string{"loosecompression", "compression"} {
 		if _, ok := c.Get("core", "", key); ok {
 			n := c.Int("core", key, -2)

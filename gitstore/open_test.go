@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ func TestOpenFindsRepositoryLikeGit(t *testing.T) {
 	if sub.WorkTree != top || sub.GitDir != filepath.Join(top, ".git") || sub.CommonDir != sub.GitDir {
 		t.Errorf("layout from subdir: %+v", sub.Layout)
 	}
-	if _, err := Open(t.TempDir(), noEnv); !errors.Is(err, ErrNotRepo) {
+	if _, err := Open(t.TempDir(), noEnv); !errors.Is(err, gitdir.ErrNotRepo) {
 		t.Errorf("outside a repo: %v", err)
 	}
 	if _, err := Open(filepath.Join(top, ".git"), noEnv); !errors.Is(err, ErrNoWorkTree) {

@@ -59,7 +59,7 @@ func (r *Repo) RemoteSetUp(remote string) bool {
 func (r *Repo) hasConfigValue(l ConfigLine) bool {
 	section, rest, _ := strings.Cut(l.Key, ".")
 	i := strings.LastIndex(rest, ".")
-	for _, v := range r.cfg.all(section, rest[:i], rest[i+1:]) {
+	for _, v := range r.cfg.All(section, rest[:i], rest[i+1:]) {
 		if v == l.Value {
 			return true
 		}
@@ -85,7 +85,7 @@ func (r *Repo) SetupRemote(remote string) ([]ConfigLine, error) {
 	if len(add) == 0 {
 		return nil, nil
 	}
-	if len(r.cfg.all("remote", remote, "push")) == 0 {
+	if len(r.cfg.All("remote", remote, "push")) == 0 {
 		add = append(add, ConfigLine{"remote." + remote + ".push", "HEAD"})
 	}
 	// Record first: an interrupted setup can still be undone.

@@ -3,12 +3,11 @@ package gitstore
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -28,9 +27,9 @@ var ErrNoWorkTree = errors.New("this operation must be run in a work tree")
 // Repo is an opened repository: where it lives, its configuration, and the
 // go-git storage git-hegel reads and writes objects through.
 type Repo struct {
-	Layout // empty paths for in-memory repositories
+	gitdir.Layout // empty paths for in-memory repositories
 
-	cfg      *Config
+	cfg      *gitdir.Config
 	storage  storage.Storer
 	objects  *Objects
 	shared   SharedPerm
@@ -64,7 +63,7 @@ type Repo struct {
 // line a user can act on, repositories whose format git-hegel cannot safely
 // read or write.
 func Open(dir string, getenv func(string) string) (*Repo, error) {
-	l, err := Discover(dir, getenv)
+	l, err := gitdir.Discover(dir, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -75,24 +74,15 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 	// Nothing needs its files' Sync: hardened writes go through os
 	// (fsync.go).
 	commonFS := osfs.New(l.CommonDir)
-	cfg, err := loadConfig(getenv, commonFS, gitDirFS)
+	cfg, err := gitdir.Load(getenv, commonFS, gitDirFS)
 	if err != nil {
 		return nil, err
 	}
-	if l.WorkTree == "" {
-		if wt, ok := cfg.Get("core", "", "worktree"); ok && wt != "" {
-			l.WorkTree = absFrom(l.GitDir, wt)
-		} else if getenv("GIT_DIR") != "" && !cfg.Bool("core", "bare", false) {
-			// git's rule: GIT_DIR without a work tree makes the current
-			// directory the top of the work tree.
-			l.WorkTree, _ = filepath.Abs(dir)
-		}
-	}
+	gitdir.Resolve(l, cfg, dir, getenv)
 	if l.WorkTree == "" || (cfg.Bool("core", "bare", false) && getenv("GIT_WORK_TREE") == "") {
 		return nil, ErrNoWorkTree
 	}
-	l.setEnvPaths(dir, getenv)
-	if err := checkFormat(cfg, l); err != nil {
+	if err := gitdir.CheckFormat(cfg, l); err != nil {
 		return nil, err
 	}
 	shared, err := parseSharedPerm(cfg.Get("core", "", "sharedrepository"))
@@ -107,7 +97,7 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		fs = dotgit.NewRepositoryFilesystem(gitDirFS, osfs.New(l.CommonDir))
 	}
 	dur := parseDurability(cfg, getenv)
-	objects := newDiskObjects(l.ObjectDir, alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, looseCompression(cfg), dur)
+	objects := newDiskObjects(l.ObjectDir, gitdir.Alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, looseCompression(cfg), dur)
 	r := &Repo{
 		Layout:   *l,
 		cfg:      cfg,
@@ -143,7 +133,7 @@ func NewMemory() (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, _ := loadConfig(func(string) string { return "" }, nil, nil)
+	cfg, _ := gitdir.Load(func(string) string { return "" }, nil, nil)
 	return &Repo{
 		cfg:      cfg,
 		storage:  st,
@@ -158,7 +148,7 @@ func NewMemory() (*Repo, error) {
 }
 
 // Config returns the configuration in effect for the repository.
-func (r *Repo) Config() *Config { return r.cfg }
+func (r *Repo) Config() *gitdir.Config { return r.cfg }
 
 // WorkTreeFS returns the working tree's filesystem.
 func (r *Repo) WorkTreeFS() billy.Filesystem { return r.worktree }
@@ -178,73 +168,6 @@ func (r *Repo) GoGit() (*git.Repository, error) {
 	}
 	r.gogit = g
 	return g, nil
-}
-
-// knownExtensions are repository extensions that change nothing git-hegel
-// reads or writes.
-var knownExtensions = map[string]bool{
-	"noop": true, "noop-v1": true, "worktreeconfig": true,
-	"partialclone": true, "preciousobjects": true,
-}
-
-// checkFormat refuses repositories whose objects, refs or index git-hegel
-// would misread or corrupt, naming the setting and how to change it.
-func checkFormat(cfg *Config, l *Layout) error {
-	if v, _ := cfg.Get("core", "", "repositoryformatversion"); strings.TrimSpace(v) != "" && v != "0" && v != "1" {
-		return &UnsupportedError{fmt.Sprintf("unsupported repository format version %s", v)}
-	}
-	for _, l := range cfg.layers {
-		if !l.HasSection("extensions") {
-			continue
-		}
-		for _, o := range l.Section("extensions").Options {
-			key, val := strings.ToLower(o.Key), strings.ToLower(strings.TrimSpace(o.Value))
-			switch {
-			case key == "objectformat" && val == "sha256":
-				return &UnsupportedError{"sha256 repositories are not supported: go-git reads only sha1 object names"}
-			case key == "objectformat" && (val == "sha1" || val == ""):
-			case key == "refstorage" && val == "reftable":
-				return &UnsupportedError{"reftable repositories are not supported: git-hegel needs the files ref backend (extensions.refStorage=files)"}
-			case key == "refstorage" && (val == "files" || val == ""):
-			case !knownExtensions[key]:
-				return &UnsupportedError{fmt.Sprintf("unsupported repository extension '%s'", o.Key)}
-			}
-		}
-	}
-	if cfg.Bool("core", "splitindex", false) || hasSharedIndex(l.GitDir) {
-		return &UnsupportedError{"split index is not supported: run 'git config core.splitIndex false && git update-index --no-split-index'"}
-	}
-	if cfg.Bool("index", "sparse", false) {
-		return &UnsupportedError{"sparse index is not supported: run 'git sparse-checkout init --no-sparse-index'"}
-	}
-	if cfg.Bool("index", "skiphash", false) || indexSkipsHash(l.IndexFile) {
-		return &UnsupportedError{"index.skipHash is not supported: run 'git config index.skipHash false && git update-index --force-write-index'"}
-	}
-	return nil
-}
-
-func hasSharedIndex(gitDir string) bool {
-	m, _ := filepath.Glob(filepath.Join(gitDir, "sharedindex.*"))
-	return len(m) > 0
-}
-
-// indexSkipsHash reads only the index's 20-byte trailer: git writes zeros
-// there when index.skipHash is on (possibly set by feature.manyFiles).
-func indexSkipsHash(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() < 12+20 {
-		return false
-	}
-	var tail [20]byte
-	if _, err := f.ReadAt(tail[:], fi.Size()-20); err != nil && err != io.EOF {
-		return false
-	}
-	return tail == [20]byte{}
 }
 
 // warnf passes msg to Warn, if set.

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"io"
 	"io/fs"
 	"os"
@@ -57,7 +58,7 @@ func parseSharedPerm(v string, set bool) (SharedPerm, error) {
 		case "false", "no", "off":
 			return SharedPerm{}, nil
 		}
-		return SharedPerm{}, &UnsupportedError{fmt.Sprintf("bad core.sharedRepository value '%s'", v)}
+		return SharedPerm{}, &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad core.sharedRepository value '%s'", v)}
 	}
 	switch n {
 	case 0:
@@ -68,7 +69,7 @@ func parseSharedPerm(v string, set bool) (SharedPerm, error) {
 		return SharedPerm{permEverybody}, nil
 	}
 	if n&0o600 != 0o600 {
-		return SharedPerm{}, &UnsupportedError{fmt.Sprintf("problem with core.sharedRepository filemode value (0%.3o): the owner of files must always have read and write permissions", n)}
+		return SharedPerm{}, &gitdir.UnsupportedError{Reason: fmt.Sprintf("problem with core.sharedRepository filemode value (0%.3o): the owner of files must always have read and write permissions", n)}
 	}
 	return SharedPerm{-int(n & 0o666)}, nil
 }
@@ -266,9 +267,9 @@ func (r *Repo) createCommon(name string) (io.WriteCloser, error) {
 	return r.shared.OpenFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)), os.O_CREATE|os.O_EXCL|os.O_WRONLY)
 }
 
-// sharedPerm is core.sharedRepository from c, or none if it is invalid
+// sharedPermOf is core.sharedRepository from c, or none if it is invalid
 // (Open refuses such a repository; readers that only append stay quiet).
-func (c *Config) sharedPerm() SharedPerm {
+func sharedPermOf(c *gitdir.Config) SharedPerm {
 	v, ok := c.Get("core", "", "sharedrepository")
 	s, err := parseSharedPerm(v, ok)
 	if err != nil {

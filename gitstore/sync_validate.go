@@ -15,6 +15,7 @@ import (
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // RefusedError reports remote refs that were left out because their data
@@ -56,7 +57,7 @@ type validator struct {
 	goodBlobs   map[plumbing.Hash]bool
 }
 
-func newValidator(s gitstorer.EncodedObjectStorer, g *graph, cfg *Config) *validator {
+func newValidator(s gitstorer.EncodedObjectStorer, g *graph, cfg *gitdir.Config) *validator {
 	return &validator{
 		s:           s,
 		g:           g,

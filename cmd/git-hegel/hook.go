@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // `git hegel hook <EventName>`: one agent hook. Agents run it on every
@@ -76,7 +77,7 @@ func (c *cmdCtx) locateHook(h *engine.Hook) (*gitstore.HookTarget, error) {
 	dirs = append(dirs, h.CursorRoots...)
 	for _, d := range dirs {
 		tgt, err := gitstore.LocateHook(d, c.Getenv)
-		if errors.Is(err, gitstore.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) {
+		if errors.Is(err, gitdir.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) {
 			continue
 		}
 		return tgt, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 func runWorkflows(c *cmdCtx, args []string) error {
@@ -210,7 +211,7 @@ func printWorkflow(c *cmdCtx, wf *engine.Workflow) {
 func (c *cmdCtx) workflowRegistry() (reg *engine.Registry, outside string, err error) {
 	e, _, err := c.engine()
 	switch {
-	case errors.Is(err, gitstore.ErrNotRepo):
+	case errors.Is(err, gitdir.ErrNotRepo):
 		outside = "not in a git repository"
 	case errors.Is(err, gitstore.ErrNoWorkTree):
 		outside = "not in a work tree"

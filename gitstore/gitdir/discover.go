@@ -1,11 +1,10 @@
-package gitstore
+package gitdir
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -36,6 +35,26 @@ type Layout struct {
 	ObjectDir string
 	// IndexFile is the index: GIT_INDEX_FILE, else <GitDir>/index.
 	IndexFile string
+}
+
+// Resolve completes a discovered layout the way git does once it has read
+// the repository's configuration cfg: a work tree discovery did not find
+// comes from core.worktree or, under GIT_DIR in a repository that is not
+// bare, is dir itself (git's rule); the object directory and the index
+// come from GIT_OBJECT_DIRECTORY and GIT_INDEX_FILE (relative values are
+// relative to dir, where the command runs). A layout still without a work
+// tree is a bare repository or the inside of a git dir.
+func Resolve(l *Layout, cfg *Config, dir string, getenv func(string) string) {
+	if l.WorkTree == "" {
+		if wt, ok := cfg.Get("core", "", "worktree"); ok && wt != "" {
+			l.WorkTree = absFrom(l.GitDir, wt)
+		} else if getenv("GIT_DIR") != "" && !cfg.Bool("core", "bare", false) {
+			// git's rule: GIT_DIR without a work tree makes the current
+			// directory the top of the work tree.
+			l.WorkTree, _ = filepath.Abs(dir)
+		}
+	}
+	l.setEnvPaths(dir, getenv)
 }
 
 // setEnvPaths applies GIT_OBJECT_DIRECTORY and GIT_INDEX_FILE as git does
@@ -199,94 +218,13 @@ func ceilings(v string) map[string]bool {
 	return m
 }
 
-// worktreeName names the worktree within its repository in a way that
+// WorktreeName names the worktree within its repository in a way that
 // survives moving it: "main" for the main worktree, "worktrees/<name>" for
 // a linked one (the name git keeps under the common dir, which
 // 'git worktree move' preserves).
-func (l *Layout) worktreeName() string {
+func (l *Layout) WorktreeName() string {
 	if l.GitDir == l.CommonDir {
 		return "main"
 	}
 	return "worktrees/" + filepath.Base(l.GitDir)
-}
-
-// maxAlternateDepth is how deep git follows alternates of alternates.
-const maxAlternateDepth = 5
-
-// alternates lists the object directories objectDir borrows from: those
-// in its info/alternates (relative to objectDir, recursively), then those
-// in GIT_ALTERNATE_OBJECT_DIRECTORIES (env, colon-separated, relative to
-// the current directory dir). Entries may be double-quoted as git quotes
-// them; missing directories are skipped, as git skips them.
-func alternates(objectDir, dir, env string) []string {
-	seen := map[string]bool{filepath.Clean(objectDir): true}
-	var out []string
-	var add func(entry, base string, depth int)
-	addFile := func(od string, depth int) {
-		b, err := os.ReadFile(filepath.Join(od, "info", "alternates"))
-		if err != nil {
-			return
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if line = strings.TrimRight(line, "\r"); line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			add(line, od, depth)
-		}
-	}
-	add = func(entry, base string, depth int) {
-		if strings.HasPrefix(entry, `"`) {
-			if u, err := strconv.Unquote(entry); err == nil {
-				entry = u
-			}
-		}
-		p := absFrom(base, entry)
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			p = real
-		}
-		if seen[p] {
-			return
-		}
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-			return
-		}
-		seen[p] = true
-		out = append(out, p)
-		if depth < maxAlternateDepth {
-			addFile(p, depth+1)
-		}
-	}
-	addFile(objectDir, 0)
-	for _, e := range splitAltEnv(env) {
-		add(e, dir, 0)
-	}
-	return out
-}
-
-// splitAltEnv splits GIT_ALTERNATE_OBJECT_DIRECTORIES on the path list
-// separator, keeping separators inside double-quoted entries.
-func splitAltEnv(v string) []string {
-	var out []string
-	for v != "" {
-		if strings.HasPrefix(v, `"`) {
-			end := 1
-			for end < len(v) && v[end] != '"' {
-				if v[end] == '\\' {
-					end++
-				}
-				end++
-			}
-			if end < len(v) {
-				out = append(out, v[:end+1])
-				v = strings.TrimPrefix(v[end+1:], string(filepath.ListSeparator))
-				continue
-			}
-		}
-		e, rest, _ := strings.Cut(v, string(filepath.ListSeparator))
-		if e != "" {
-			out = append(out, e)
-		}
-		v = rest
-	}
-	return out
 }

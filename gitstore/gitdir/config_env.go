@@ -1,4 +1,4 @@
-package gitstore
+package gitdir
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // UserConfig is the configuration that applies outside any repository:
 // the system and global files and the environment (see addEnvironment).
 func UserConfig(getenv func(string) string) (*Config, error) {
-	return loadConfig(getenv, nil, nil)
+	return Load(getenv, nil, nil)
 }
 
 // addEnvironment adds, as the last layer, the configuration git hands to

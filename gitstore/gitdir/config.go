@@ -1,4 +1,4 @@
-package gitstore
+package gitdir
 
 import (
 	"bytes"
@@ -18,10 +18,13 @@ type Config struct {
 	layers []*format.Config
 }
 
-// loadConfig reads the configuration files that apply to a repository.
-// Files that are missing are skipped; a file that cannot be parsed is
-// reported, because acting on half a configuration is worse.
-func loadConfig(getenv func(string) string, repo billy.Filesystem, gitDirFS billy.Filesystem) (*Config, error) {
+// Load reads the configuration files that apply to a repository: the
+// system and global files, repo's config (the common git dir), gitDirFS's
+// config.worktree when extensions.worktreeConfig is set, and the
+// environment. Either filesystem may be nil. Files that are missing are
+// skipped; a file that cannot be parsed is reported, because acting on
+// half a configuration is worse.
+func Load(getenv func(string) string, repo billy.Filesystem, gitDirFS billy.Filesystem) (*Config, error) {
 	c := &Config{}
 	var paths []string
 	if getenv("GIT_CONFIG_NOSYSTEM") == "" {
@@ -154,6 +157,67 @@ func (c *Config) Int(section, key string, def int64) int64 {
 		return def
 	}
 	return n * mult
+}
+
+// All returns every value of section.subsection.key, in file order.
+func (c *Config) All(section, subsection, key string) []string {
+	var out []string
+	for _, l := range c.layers {
+		if !l.HasSection(section) {
+			continue
+		}
+		s := l.Section(section)
+		if !s.HasSubsection(subsection) {
+			continue
+		}
+		for _, o := range s.Subsection(subsection).Options {
+			if strings.EqualFold(o.Key, key) {
+				out = append(out, o.Value)
+			}
+		}
+	}
+	return out
+}
+
+// SubsectionValues maps each subsection of section to its values of key.
+func (c *Config) SubsectionValues(section, key string) map[string][]string {
+	out := map[string][]string{}
+	for _, l := range c.layers {
+		if !l.HasSection(section) {
+			continue
+		}
+		for _, ss := range l.Section(section).Subsections {
+			for _, o := range ss.Options {
+				if strings.EqualFold(o.Key, key) {
+					out[ss.Name] = append(out[ss.Name], o.Value)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Options returns every key and value of section[.subsection], in file
+// order (keys as written).
+func (c *Config) Options(section, subsection string) [][2]string {
+	var out [][2]string
+	for _, l := range c.layers {
+		if !l.HasSection(section) {
+			continue
+		}
+		s := l.Section(section)
+		opts := s.Options
+		if subsection != "" {
+			if !s.HasSubsection(subsection) {
+				continue
+			}
+			opts = s.Subsection(subsection).Options
+		}
+		for _, o := range opts {
+			out = append(out, [2]string{o.Key, o.Value})
+		}
+	}
+	return out
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
