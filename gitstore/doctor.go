@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // What `git hegel doctor` checks in refs/hegel/ (docs/history.md,
@@ -353,8 +354,8 @@ func (r *Repo) readReflog(ref plumbing.ReferenceName) []reflogEntry {
 		if len(f) < 4 {
 			continue
 		}
-		old, ok1 := parseHex(f[0])
-		new, ok2 := parseHex(f[1])
+		old, ok1 := objects.ParseHex(f[0])
+		new, ok2 := objects.ParseHex(f[1])
 		if !ok1 || !ok2 {
 			continue
 		}

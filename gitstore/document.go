@@ -9,6 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // FormatVersion is written as the "version" blob at the root of every tree
@@ -160,7 +162,7 @@ func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg stri
 	if err == nil {
 		// The ref update that follows logs the commit's subject: keep it
 		// rather than read the file just written back.
-		r.objects.remember(h, plumbing.CommitObject, data)
+		r.objects.Remember(h, plumbing.CommitObject, data)
 	}
 	return h, err
 }
@@ -209,10 +211,10 @@ func (r *Repo) writeBlob(data []byte) (plumbing.Hash, error) {
 // writeTree stores a nested tree of regular files for slash-separated paths.
 func (r *Repo) writeTree(files map[string][]byte) (plumbing.Hash, error) {
 	leaves := make(map[string]leaf, len(files))
-	blobs := make([]Object, 0, len(files))
+	blobs := make([]objects.Object, 0, len(files))
 	for p, data := range files {
-		h := HashObject(plumbing.BlobObject, data)
-		blobs = append(blobs, Object{plumbing.BlobObject, h, data})
+		h := objects.HashObject(plumbing.BlobObject, data)
+		blobs = append(blobs, objects.Object{Type: plumbing.BlobObject, Hash: h, Data: data})
 		leaves[p] = leaf{mode: filemode.Regular, hash: h}
 	}
 	if err := r.objects.WriteAll(blobs); err != nil {
@@ -239,7 +241,7 @@ func (r *Repo) writeTreeOf(leaves map[string]leaf) (plumbing.Hash, error) {
 	}
 	sort.Strings(paths)
 	trees := map[plumbing.Hash][]byte{}
-	root, err := BuildTree(len(paths), func(i int) string { return paths[i] },
+	root, err := objects.BuildTree(len(paths), func(i int) string { return paths[i] },
 		func(i int) (filemode.FileMode, plumbing.Hash) { l := leaves[paths[i]]; return l.mode, l.hash }, trees)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -253,6 +255,6 @@ func (r *Repo) writeTreeOf(leaves map[string]leaf) (plumbing.Hash, error) {
 // sortTreeEntries orders go-git tree entries as git does.
 func sortTreeEntries(es []object.TreeEntry) {
 	sort.SliceStable(es, func(i, j int) bool {
-		return CompareTreeEntries(TreeEntry{es[i].Name, es[i].Mode, es[i].Hash}, TreeEntry{es[j].Name, es[j].Mode, es[j].Hash}) < 0
+		return objects.CompareTreeEntries(objects.TreeEntry{Name: es[i].Name, Mode: es[i].Mode, Hash: es[i].Hash}, objects.TreeEntry{Name: es[j].Name, Mode: es[j].Mode, Hash: es[j].Hash}) < 0
 	})
 }

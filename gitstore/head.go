@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // Head describes HEAD: the branch it is on ("" when detached) and the commit
@@ -57,7 +58,7 @@ func (r *Repo) headOnDisk() (Head, error) {
 	s := strings.TrimRight(string(b), " \t\r\n")
 	target, ok := strings.CutPrefix(s, "ref:")
 	if !ok {
-		c, ok := parseHex(s)
+		c, ok := objects.ParseHex(s)
 		if !ok {
 			return Head{}, fmt.Errorf("cannot read HEAD: malformed: %q", truncate(b, 80))
 		}

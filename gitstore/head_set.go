@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // HeadState is what HEAD holds: a branch (Branch, a full ref name such as
@@ -106,7 +108,7 @@ func readHeadFile(fr *fileRefs, p string) (HeadState, error) {
 	if target, ok := strings.CutPrefix(s, "ref:"); ok {
 		return HeadState{Branch: plumbing.ReferenceName(strings.TrimSpace(target))}, nil
 	}
-	h, ok := parseHex(s)
+	h, ok := objects.ParseHex(s)
 	if !ok {
 		return HeadState{}, fmt.Errorf("%s is malformed: %q", fr.display(p), truncate(data, 80))
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // The instance id tells this copy of a repository from its clones: every
@@ -45,7 +47,7 @@ func (r *Repo) loadInstance() (string, error) {
 		if err != nil {
 			return "", errors.New("cannot create the repository's instance id: " + oneLine(err.Error()))
 		}
-		id := newID()[:16]
+		id := objects.NewID()[:16]
 		_, err = f.Write([]byte(id + "\n"))
 		if cerr := f.Close(); err == nil {
 			err = cerr

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // Lock files git-hegel creates (ref locks, packed-refs.lock, HEAD.lock,
@@ -288,7 +290,7 @@ func (li LockInfo) removedMessage() string {
 // it like any lock.
 func lockTemp(lockPath string) string {
 	base := strings.TrimSuffix(lockPath, lockSuffix)
-	return base + ".hegel-" + strconv.Itoa(os.Getpid()) + "-" + newID()[:8] + lockSuffix
+	return base + ".hegel-" + strconv.Itoa(os.Getpid()) + "-" + objects.NewID()[:8] + lockSuffix
 }
 
 // createLock creates lockPath exclusively holding this process's marker:
@@ -296,7 +298,7 @@ func lockTemp(lockPath string) string {
 // lock's name (link fails if the name exists, like O_EXCL). Where hard
 // links are not supported, the lock is created with O_EXCL and the marker
 // written into it. An existing lock is reported as fs.ErrExist.
-func createLock(lockPath string, perm SharedPerm) error {
+func createLock(lockPath string, perm objects.SharedPerm) error {
 	marker := thisOwner().marker()
 	tmp := lockTemp(lockPath)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
@@ -340,7 +342,7 @@ func createLock(lockPath string, perm SharedPerm) error {
 // createLockVia creates lockPath as a link to the process's owner file
 // (lockowner_file.go), or with a marker file of its own where that cannot
 // be done.
-func createLockVia(own *ownerFile, lockPath string, perm SharedPerm) error {
+func createLockVia(own *ownerFile, lockPath string, perm objects.SharedPerm) error {
 	if err := own.linkTo(lockPath); !errors.Is(err, errNoLink) {
 		return err
 	}
@@ -357,7 +359,7 @@ const lockWait = 3 * time.Second
 // owner dead is removed at once, with a warning, instead of waited for.
 // The error on timeout (wrapping ErrLocked) names the lock, its owner,
 // and how to remove it by hand.
-func acquireFileLock(lockPath string, perm SharedPerm, timeout time.Duration, warn func(string), own *ownerFile) error {
+func acquireFileLock(lockPath string, perm objects.SharedPerm, timeout time.Duration, warn func(string), own *ownerFile) error {
 	deadline := time.Now().Add(timeout)
 	backoff := lockBackoffStart
 	checked := false

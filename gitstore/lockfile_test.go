@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 func needLinux(t *testing.T) {
@@ -202,7 +204,7 @@ func TestRefLocksWithPlainGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	lock := filepath.Join(gitDir, "refs", "hegel", "x.lock")
-	if err := createLock(lock, SharedPerm{}); err != nil {
+	if err := createLock(lock, objects.SharedPerm{}); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := refsGitErr(gitDir, "update-ref", "refs/hegel/x", commits[1].String()); err == nil || !strings.Contains(out+err.Error(), "File exists") {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // BenchmarkLockCycle takes and releases a ref lock: with a marker file of
@@ -26,7 +28,7 @@ func BenchmarkLockCycle(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := createLockVia(own, lock, SharedPerm{}); err != nil {
+				if err := createLockVia(own, lock, objects.SharedPerm{}); err != nil {
 					b.Fatal(err)
 				}
 				if err := os.Remove(lock); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // An ownerFile is this process's lock marker (lockfile.go) written once, in
@@ -35,7 +37,7 @@ import (
 // without links), a lock gets its own marker file as before.
 type ownerFile struct {
 	dir  string // <common git dir>/hegel/owners
-	perm SharedPerm
+	perm objects.SharedPerm
 
 	mu     sync.Mutex
 	path   string // "" until first used
@@ -53,7 +55,7 @@ var owners struct {
 
 // ownerFor returns the process's owner file for the repository whose
 // common git dir is commonDir.
-func ownerFor(commonDir string, perm SharedPerm) *ownerFile {
+func ownerFor(commonDir string, perm objects.SharedPerm) *ownerFile {
 	dir := filepath.Join(commonDir, filepath.FromSlash(ownersDir))
 	owners.Lock()
 	defer owners.Unlock()
@@ -133,7 +135,7 @@ func (o *ownerFile) ensure() (string, error) {
 		return "", err
 	}
 	sweepOwnerFiles(o.dir)
-	p := filepath.Join(o.dir, strconv.Itoa(os.Getpid())+"-"+newID()[:8])
+	p := filepath.Join(o.dir, strconv.Itoa(os.Getpid())+"-"+objects.NewID()[:8])
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, ownerFileMode)
 	if err != nil {
 		return "", err

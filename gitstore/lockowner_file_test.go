@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 func newTestOwner(t *testing.T) (*ownerFile, string) {
@@ -23,11 +25,11 @@ func TestOwnerFileLocks(t *testing.T) {
 	o, dir := newTestOwner(t)
 	a, b := filepath.Join(dir, "a.lock"), filepath.Join(dir, "b.lock")
 	for _, p := range []string{a, b} {
-		if err := createLockVia(o, p, SharedPerm{}); err != nil {
+		if err := createLockVia(o, p, objects.SharedPerm{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := createLockVia(o, a, SharedPerm{}); !errors.Is(err, os.ErrExist) {
+	if err := createLockVia(o, a, objects.SharedPerm{}); !errors.Is(err, os.ErrExist) {
 		t.Fatalf("a held lock taken again: %v", err)
 	}
 	fa, _ := os.Stat(a)
@@ -50,7 +52,7 @@ func TestOwnerFileLocks(t *testing.T) {
 	if err := os.Remove(a); err != nil {
 		t.Fatal(err)
 	}
-	if err := createLockVia(o, a, SharedPerm{}); err != nil {
+	if err := createLockVia(o, a, objects.SharedPerm{}); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(o.dir); len(ents) != 1 {
@@ -63,23 +65,23 @@ func TestOwnerFileLocks(t *testing.T) {
 // the directory and tries again).
 func TestOwnerFileRemovedMeanwhile(t *testing.T) {
 	o, dir := newTestOwner(t)
-	if err := createLockVia(o, filepath.Join(dir, "a.lock"), SharedPerm{}); err != nil {
+	if err := createLockVia(o, filepath.Join(dir, "a.lock"), objects.SharedPerm{}); err != nil {
 		t.Fatal(err)
 	}
 	p, _ := o.ensure()
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := createLockVia(o, filepath.Join(dir, "b.lock"), SharedPerm{}); err != nil {
+	if err := createLockVia(o, filepath.Join(dir, "b.lock"), objects.SharedPerm{}); err != nil {
 		t.Fatalf("after the owner file was removed: %v", err)
 	}
 	if li, err := InspectLock(filepath.Join(dir, "b.lock")); err != nil || li.Owner == nil {
 		t.Fatalf("b.lock has no marker: %+v %v", li, err)
 	}
-	if err := createLockVia(o, filepath.Join(dir, "missing", "c.lock"), SharedPerm{}); !errors.Is(err, os.ErrNotExist) {
+	if err := createLockVia(o, filepath.Join(dir, "missing", "c.lock"), objects.SharedPerm{}); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("lock in a missing directory: %v, want not-exist", err)
 	}
-	if err := acquireFileLock(filepath.Join(dir, "missing", "c.lock"), SharedPerm{}, lockWait, nil, o); err != nil {
+	if err := acquireFileLock(filepath.Join(dir, "missing", "c.lock"), objects.SharedPerm{}, lockWait, nil, o); err != nil {
 		t.Fatalf("acquireFileLock in a missing directory: %v", err)
 	}
 }
@@ -92,7 +94,7 @@ func TestOwnerFileFallsBack(t *testing.T) {
 	linkFile = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EXDEV} }
 	defer func() { linkFile = old }()
 	p := filepath.Join(dir, "a.lock")
-	if err := createLockVia(o, p, SharedPerm{}); err != nil {
+	if err := createLockVia(o, p, objects.SharedPerm{}); err != nil {
 		t.Fatal(err)
 	}
 	if li, err := InspectLock(p); err != nil || li.Owner == nil || li.Owner.PID != os.Getpid() {
@@ -101,7 +103,7 @@ func TestOwnerFileFallsBack(t *testing.T) {
 	if !o.broken {
 		t.Error("owner file not marked unusable after EXDEV")
 	}
-	if err := createLockVia(o, p, SharedPerm{}); !errors.Is(err, os.ErrExist) {
+	if err := createLockVia(o, p, objects.SharedPerm{}); !errors.Is(err, os.ErrExist) {
 		t.Fatalf("fallback lock taken twice: %v", err)
 	}
 }
@@ -143,11 +145,11 @@ func TestOwnerFileSweep(t *testing.T) {
 // time; ReleaseLockOwners removes them.
 func TestOwnerFileShared(t *testing.T) {
 	dir := t.TempDir()
-	a, b := ownerFor(dir, SharedPerm{}), ownerFor(dir, SharedPerm{})
+	a, b := ownerFor(dir, objects.SharedPerm{}), ownerFor(dir, objects.SharedPerm{})
 	if a != b {
 		t.Fatal("two owner files for one repository")
 	}
-	if ownerFor(t.TempDir(), SharedPerm{}) == a {
+	if ownerFor(t.TempDir(), objects.SharedPerm{}) == a {
 		t.Fatal("one owner file for two repositories")
 	}
 	p, err := a.ensure()

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // Reflogs are written as git writes them, one line per update in
@@ -34,7 +36,7 @@ const HegelRefPrefix = "refs/hegel/"
 // reflogs writes the reflogs below fs (the git dir holding logs/).
 type reflogs struct {
 	fs   billy.Filesystem
-	perm SharedPerm
+	perm objects.SharedPerm
 	// ident is "Name <email> <unix> <+hhmm>" for a new line.
 	ident func() string
 	// all is core.logAllRefUpdates=always; none is false.
@@ -141,7 +143,7 @@ func (l *reflogs) restart(name string, new plumbing.Hash, msg string) error {
 		msg = l.subject(new)
 	}
 	p := filepath.Join("logs", filepath.FromSlash(name))
-	tmp := p + ".hegel-" + newID()[:8] + lockSuffix
+	tmp := p + ".hegel-" + objects.NewID()[:8] + lockSuffix
 	f, err := l.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err == nil {
 		_, err = f.Write(l.line(plumbing.ZeroHash, new, msg))

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +22,8 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-billy/v5/util"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // Git's file names inside the common git directory.
@@ -65,7 +66,7 @@ type fileRefs struct {
 	// Zero means defaultLockTimeout.
 	lockTimeout time.Duration
 	// perm is core.sharedRepository, for what is created on disk.
-	perm SharedPerm
+	perm objects.SharedPerm
 	// warn reports a dead owner's lock that was removed (nil: silent).
 	warn func(string)
 	// logs writes reflogs (nil: none, as for a memfs in unit tests).
@@ -74,7 +75,7 @@ type fileRefs struct {
 	// reference component; nil: never). flush, if set, runs before a ref
 	// moves: it makes the objects the ref will reach durable under
 	// core.fsyncMethod=batch.
-	dur   *Durability
+	dur   *objects.Durability
 	flush func() error
 	// owner is the process's lock owner file, linked to each lock (nil:
 	// each lock gets a marker file of its own).
@@ -328,7 +329,7 @@ func (r *fileRefs) parseLoose(p string, data []byte) (plumbing.Hash, bool, error
 		return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is a symbolic ref (%q); only direct refs are supported",
 			r.display(p), strings.TrimSpace(string(data)))
 	}
-	h, ok := parseHex(strings.TrimRight(string(data), " \t\r\n"))
+	h, ok := objects.ParseHex(strings.TrimRight(string(data), " \t\r\n"))
 	if !ok {
 		if len(data) == 0 {
 			return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is empty", r.display(p))
@@ -385,12 +386,12 @@ func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
 		case line == "" || strings.HasPrefix(line, "#"):
 			// The "# pack-refs with: ..." header, or a blank line.
 		case strings.HasPrefix(line, "^"):
-			if _, ok := parseHex(line[1:]); !ok || n == 0 {
+			if _, ok := objects.ParseHex(line[1:]); !ok || n == 0 {
 				return nil, fmt.Errorf("%s line %d is malformed: %q", display, n+1, line)
 			}
 		default:
 			hexPart, name, ok := strings.Cut(line, " ")
-			h, hexOK := parseHex(hexPart)
+			h, hexOK := objects.ParseHex(hexPart)
 			if !ok || !hexOK || name == "" {
 				return nil, fmt.Errorf("%s line %d is malformed: %q", display, n+1, line)
 			}
@@ -608,7 +609,7 @@ func (r *fileRefs) writeValue(p string, data []byte) error {
 		}
 		_, err = f.Write(data)
 		if err == nil {
-			err = r.dur.Sync(FsyncReference, f)
+			err = r.dur.Sync(objects.FsyncReference, f)
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -713,18 +714,6 @@ func compareOld(name plumbing.ReferenceName, old, cur plumbing.Hash, exists bool
 		return fmt.Errorf("update ref %s: %w: expected %s, but it points at %s", name, ErrConflict, old, cur)
 	}
 	return nil
-}
-
-// parseHex parses a full object name in hex (either case).
-func parseHex(s string) (plumbing.Hash, bool) {
-	var h plumbing.Hash
-	if len(s) != 2*len(h) {
-		return h, false
-	}
-	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
-		return h, false
-	}
-	return h, true
 }
 
 func isNotDir(err error) bool {

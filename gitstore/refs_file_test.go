@@ -20,6 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // refsFileBackends are the filesystems fileRefs-specific tests run on.
@@ -664,7 +666,7 @@ func refsWatch(b refBackend, name plumbing.ReferenceName, rawPath string, stop f
 			data, err := os.ReadFile(rawPath)
 			switch {
 			case err == nil:
-				if _, ok := parseHex(strings.TrimSuffix(string(data), "\n")); !ok || len(data) != 41 {
+				if _, ok := objects.ParseHex(strings.TrimSuffix(string(data), "\n")); !ok || len(data) != 41 {
 					report("raw read of %s saw %q", rawPath, data)
 				}
 			case !errors.Is(err, os.ErrNotExist):

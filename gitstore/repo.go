@@ -3,11 +3,13 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -31,8 +33,8 @@ type Repo struct {
 
 	cfg      *gitdir.Config
 	storage  storage.Storer
-	objects  *Objects
-	shared   SharedPerm
+	objects  *objects.Objects
+	shared   objects.SharedPerm
 	refs     refBackend
 	worktree billy.Filesystem // the working tree
 	common   billy.Filesystem // the common git dir (info/exclude lives here)
@@ -53,7 +55,7 @@ type Repo struct {
 	// instance is this clone's id (see instance.go), read on first use.
 	instance string
 	// dur is core.fsync and core.fsyncMethod (fsync.go); nil in memory.
-	dur *Durability
+	dur *objects.Durability
 	// owner is this process's lock owner file for the repository
 	// (lockowner_file.go); nil in memory.
 	owner *ownerFile
@@ -85,7 +87,7 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 	if err := gitdir.CheckFormat(cfg, l); err != nil {
 		return nil, err
 	}
-	shared, err := parseSharedPerm(cfg.Get("core", "", "sharedrepository"))
+	shared, err := objects.ParseSharedPerm(cfg.Get("core", "", "sharedrepository"))
 	if err != nil {
 		return nil, err
 	}
@@ -96,25 +98,23 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		// rename by path, to the wrong directory.
 		fs = dotgit.NewRepositoryFilesystem(gitDirFS, osfs.New(l.CommonDir))
 	}
-	dur := parseDurability(cfg, getenv)
-	objects := newDiskObjects(l.ObjectDir, gitdir.Alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, looseCompression(cfg), dur)
 	r := &Repo{
 		Layout:   *l,
 		cfg:      cfg,
-		storage:  newStorer(filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), objects),
-		objects:  objects,
 		shared:   shared,
 		worktree: osfs.New(l.WorkTree, osfs.WithBoundOS()),
 		common:   commonFS,
 		getenv:   getenv,
 		Now:      time.Now,
-		dur:      dur,
 	}
-	dur.warn = r.warnf
+	dur := objects.ParseDurability(cfg, getenv, r.warnf)
+	db := objects.New(l.ObjectDir, gitdir.Alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, objects.LooseCompression(cfg), dur)
+	r.storage = objects.NewStorer(filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), db)
+	r.objects, r.dur = db, dur
 	r.owner = ownerFor(l.CommonDir, shared)
 	refs := newFileRefs(commonFS)
 	refs.perm, refs.warn, refs.logs = shared, r.warnf, newReflogs(commonFS, r)
-	refs.dur, refs.flush, refs.owner = dur, objects.Flush, r.owner
+	refs.dur, refs.flush, refs.owner = dur, db.Flush, r.owner
 	r.refs = refs
 	if abs, err := filepath.Abs(dir); err == nil {
 		if rel, err := filepath.Rel(l.WorkTree, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
@@ -137,7 +137,7 @@ func NewMemory() (*Repo, error) {
 	return &Repo{
 		cfg:      cfg,
 		storage:  st,
-		objects:  newMemoryObjects(st),
+		objects:  objects.NewMemory(st),
 		refs:     &storerRefs{s: st},
 		worktree: wt,
 		common:   memfs.New(),
@@ -169,6 +169,19 @@ func (r *Repo) GoGit() (*git.Repository, error) {
 	r.gogit = g
 	return g, nil
 }
+
+// Objects returns the repository's object database.
+func (r *Repo) Objects() *objects.Objects { return r.objects }
+
+// Durability returns the repository's fsync settings.
+func (r *Repo) Durability() *objects.Durability { return r.dur }
+
+// SyncFile hardens f as a file of component c (see Durability.Sync), for
+// packages that write git's files themselves (rollback's index).
+func (r *Repo) SyncFile(c objects.FsyncComponent, f *os.File) error { return r.dur.Sync(c, f) }
+
+// Shared returns the repository's shared permissions.
+func (r *Repo) Shared() objects.SharedPerm { return r.shared }
 
 // warnf passes msg to Warn, if set.
 func (r *Repo) warnf(msg string) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // Running records (engine.RunRecords): while `git hegel run` drives a task,
@@ -66,7 +67,7 @@ func (s Runs) writeTemp(task string, data []byte) (string, error) {
 	if err := s.r.shared.MkdirAll(dir); err != nil {
 		return "", err
 	}
-	tmp := filepath.Join(dir, "."+task+".tmp-"+newID()[:8])
+	tmp := filepath.Join(dir, "."+task+".tmp-"+objects.NewID()[:8])
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return "", err

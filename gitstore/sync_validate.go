@@ -16,6 +16,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // RefusedError reports remote refs that were left out because their data
@@ -306,13 +307,13 @@ func (v *validator) checkCommit(h plumbing.Hash) error {
 			if key != "tree" {
 				return bad("no tree line")
 			}
-			if _, ok := parseHex(val); !ok {
+			if _, ok := objects.ParseHex(val); !ok {
 				return bad("bad tree line")
 			}
 			want = "parent"
 		case "parent":
 			if key == "parent" {
-				if _, ok := parseHex(val); !ok {
+				if _, ok := objects.ParseHex(val); !ok {
 					return bad("bad parent line")
 				}
 				continue

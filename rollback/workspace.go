@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/gitstore"
+	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // workspace is one repository's working tree, index, HEAD and per-worktree
@@ -234,7 +235,7 @@ func (w *workspace) writeIndex(idx *gitIndex) error {
 	}
 	err = encodeIndex(f, idx)
 	if err == nil {
-		err = w.r.SyncFile(gitstore.FsyncIndex, f) // core.fsync's index component, as git
+		err = w.r.SyncFile(gitobjects.FsyncIndex, f) // core.fsync's index component, as git
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

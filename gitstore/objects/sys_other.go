@@ -1,9 +1,8 @@
 //go:build !unix
 
-package gitstore
+package objects
 
 import (
-	"errors"
 	"io"
 	"os"
 	"time"
@@ -26,8 +25,3 @@ func touch(p string) error {
 	now := time.Now()
 	return os.Chtimes(p, now, now)
 }
-
-// lockDir is not available here: dead locks are then never removed.
-func lockDir(string) (func(), error) { return nil, errors.New("no directory locks on this system") }
-
-func pidState(int) procState { return procUnknown }

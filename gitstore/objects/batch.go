@@ -1,4 +1,4 @@
-package gitstore
+package objects
 
 import (
 	"bytes"
@@ -282,7 +282,7 @@ func (o *Objects) newPackOut() (*packOut, error) {
 	if err := o.perm.mkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("cannot write a pack: %w", err)
 	}
-	f, err := o.perm.OpenFile(filepath.Join(dir, "tmp_pack_"+newID()[:12]), os.O_RDWR|os.O_CREATE|os.O_EXCL)
+	f, err := o.perm.OpenFile(filepath.Join(dir, "tmp_pack_"+NewID()[:12]), os.O_RDWR|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return nil, fmt.Errorf("cannot write a pack: %w", err)
 	}
@@ -401,7 +401,7 @@ func (p *packOut) writeIdx(o *Objects, path string, packSum plumbing.Hash) error
 	idxSum := sha1.Sum(b.Bytes())
 	b.Write(idxSum[:])
 
-	tmp := filepath.Join(filepath.Dir(path), "tmp_idx_"+newID()[:12])
+	tmp := filepath.Join(filepath.Dir(path), "tmp_idx_"+NewID()[:12])
 	f, err := o.perm.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return fmt.Errorf("cannot write a pack index: %w", err)

@@ -1,4 +1,4 @@
-package gitstore
+package objects
 
 import (
 	"bytes"
@@ -8,55 +8,55 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// commitFields is what the readers of raw commits (the sync graph, the
+// CommitFields is what the readers of raw commits (the sync graph, the
 // task log, log <task>) take from one.
-type commitFields struct {
-	tree    plumbing.Hash
-	parents []plumbing.Hash
-	author  []byte // the author line's value, aliasing the commit
-	when    int64  // committer time, seconds
-	message []byte // what follows the header, aliasing the commit
+type CommitFields struct {
+	Tree    plumbing.Hash
+	Parents []plumbing.Hash
+	Author  []byte // the author line's value, aliasing the commit
+	When    int64  // committer time, seconds
+	Message []byte // what follows the header, aliasing the commit
 }
 
-// parseCommitFields reads a raw commit's tree, parents, author, committer
-// time and message. It is lenient about everything else: validation
-// (checkCommit) is stricter. A commit without a tree is an error.
-func parseCommitFields(h plumbing.Hash, data []byte) (commitFields, error) {
-	var c commitFields
+// ParseCommit reads a raw commit's tree, parents, author, committer time
+// and message. It is lenient about everything else: the checks of
+// fetched commits are stricter. A commit without a tree is an error.
+func ParseCommit(h plumbing.Hash, data []byte) (CommitFields, error) {
+	var c CommitFields
 	msg, err := eachHeader(data, func(key, val []byte) error {
 		switch string(key) {
 		case "tree":
-			t, ok := parseHex(string(val))
+			t, ok := ParseHex(string(val))
 			if !ok {
 				return fmt.Errorf("commit %s: bad tree line", h)
 			}
-			c.tree = t
+			c.Tree = t
 		case "parent":
-			p, ok := parseHex(string(val))
+			p, ok := ParseHex(string(val))
 			if !ok {
 				return fmt.Errorf("commit %s: bad parent line", h)
 			}
-			c.parents = append(c.parents, p)
+			c.Parents = append(c.Parents, p)
 		case "author":
-			c.author = val
+			c.Author = val
 		case "committer":
-			c.when, _ = identTime(val)
+			c.When, _ = identTime(val)
 		}
 		return nil
 	})
 	if err != nil {
 		return c, err
 	}
-	if c.tree.IsZero() {
+	if c.Tree.IsZero() {
 		return c, fmt.Errorf("commit %s has no tree", h)
 	}
-	c.message = msg
+	c.Message = msg
 	return c, nil
 }
 
-// identName is the name of an author or committer line's value ("Name
+// IdentName is the name of an author or committer line's value ("Name
 // <email> 1700000000 +0000").
-func identName(val []byte) string {
+func IdentName(val []byte) string {
 	if i := bytes.IndexByte(val, '<'); i >= 0 {
 		return string(bytes.TrimSpace(val[:i]))
 	}

@@ -1,4 +1,4 @@
-package gitstore
+package objects
 
 import (
 	"bufio"
@@ -16,9 +16,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"github.com/go-git/go-git/v5/plumbing"
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // Objects is the repository's object database: the one place git-hegel
@@ -60,20 +62,20 @@ type Objects struct {
 	zw sync.Pool // *zlib.Writer at level
 }
 
-// newDiskObjects returns the object database in dir, with alternates alts.
-func newDiskObjects(dir string, alts []string, perm SharedPerm, level int, dur *Durability) *Objects {
+// New returns the object database in dir, with the alternate object
+// directories alts (read only): new files get the shared permissions perm,
+// new loose objects the zlib level (LooseCompression), and what dur says
+// is hardened is (nil: nothing).
+func New(dir string, alts []string, perm SharedPerm, level int, dur *Durability) *Objects {
 	o := &Objects{dir: dir, alts: alts, perm: perm, level: level, dur: dur}
 	o.deltas.limit, o.cache.limit = deltaCacheLimit, objectCacheLimit
 	return o
 }
 
-// newMemoryObjects wraps an in-memory go-git object storage.
-func newMemoryObjects(s gitstorer.EncodedObjectStorer) *Objects {
+// NewMemory wraps an in-memory go-git object storage.
+func NewMemory(s gitstorer.EncodedObjectStorer) *Objects {
 	return &Objects{mem: s, level: zlib.BestSpeed}
 }
-
-// Objects returns the repository's object database.
-func (r *Repo) Objects() *Objects { return r.objects }
 
 // OnDisk reports whether objects live in files (not in memory).
 func (o *Objects) OnDisk() bool { return o.mem == nil }
@@ -99,8 +101,9 @@ func (o *Objects) Close() {
 	o.cache.clear()
 }
 
-// remember puts an object just written into the cache of objects read.
-func (o *Objects) remember(h plumbing.Hash, t plumbing.ObjectType, data []byte) {
+// Remember puts an object just written into the cache of objects read
+// (a commit whose subject the ref update that follows logs).
+func (o *Objects) Remember(h plumbing.Hash, t plumbing.ObjectType, data []byte) {
 	if o.mem == nil {
 		o.cache.put(h, t, bytes.Clone(data))
 	}
@@ -125,8 +128,9 @@ func objectHeader(t plumbing.ObjectType, n int) []byte {
 }
 
 // ErrObjectMissing is wrapped by reads of an object the repository does
-// not have (it also matches ErrNotFound).
-var ErrObjectMissing = fmt.Errorf("object %w", ErrNotFound)
+// not have. It wraps engine.ErrNotFound, the storage contract's "does not
+// exist", which the stores above and the engine match with errors.Is.
+var ErrObjectMissing = fmt.Errorf("object %w", engine.ErrNotFound)
 
 func missing(h plumbing.Hash) error { return fmt.Errorf("%w: %s", ErrObjectMissing, h) }
 
@@ -539,7 +543,7 @@ func (o *Objects) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte
 }
 
 func (o *Objects) writeLooseOnce(dir, final string, compressed []byte) error {
-	tmp := filepath.Join(dir, "tmp_obj_"+newID()[:12])
+	tmp := filepath.Join(dir, "tmp_obj_"+NewID()[:12])
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A prune removed the (empty) fan-out directory, or it never existed.
@@ -657,9 +661,9 @@ func (o *Objects) memWrite(t plumbing.ObjectType, h plumbing.Hash, data []byte) 
 	return nil
 }
 
-// looseCompression is the zlib level of new loose objects, as git picks
+// LooseCompression is the zlib level of new loose objects, as git picks
 // it: core.looseCompression, else core.compression, else best speed.
-func looseCompression(c *gitdir.Config) int {
+func LooseCompression(c *gitdir.Config) int {
 	for _, key := range []string{"loosecompression", "compression"} {
 		if _, ok := c.Get("core", "", key); ok {
 			n := c.Int("core", key, -2)

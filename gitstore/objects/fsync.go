@@ -1,12 +1,13 @@
-package gitstore
+package objects
 
 import (
 	"fmt"
-	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // git-hegel hardens what it writes exactly as git would harden the same
@@ -94,15 +95,22 @@ type Durability struct {
 	warnOnce    sync.Once
 	warn        func(string)
 	// synced counts the files hardened, and flushes the batch flushes
-	// (for tests).
+	// (Counts).
 	synced, flushes atomic.Int64
 }
 
-// parseDurability reads the settings as git's config callback does: the
+// Counts returns how many files were hardened and how many batch flushes
+// ran, for tests that check what a command fsyncs.
+func (d *Durability) Counts() (synced, flushes int64) {
+	return d.synced.Load(), d.flushes.Load()
+}
+
+// ParseDurability reads the settings as git's config callback does: the
 // last core.fsync wins, each starting from the default; unknown names are
-// ignored with git's warning.
-func parseDurability(c *gitdir.Config, getenv func(string) string) *Durability {
-	d := &Durability{components: fsyncDefault, objectFiles: -1}
+// ignored with git's warning, given to warn (nil: silent) the first time
+// the settings are used.
+func ParseDurability(c *gitdir.Config, getenv func(string) string, warn func(string)) *Durability {
+	d := &Durability{components: fsyncDefault, objectFiles: -1, warn: warn}
 	if v, ok := c.Get("core", "", "fsync"); ok {
 		d.components = d.parseComponents(v)
 	}
@@ -193,7 +201,7 @@ func (d *Durability) Wants(c FsyncComponent) bool {
 // the disk to flush its cache (git's FSYNC_WRITEOUT_ONLY, falling back to
 // a full fsync where the system cannot); fsync and batch flush fully
 // (batch defers only loose objects, see Objects.Flush).
-func (d *Durability) Sync(c FsyncComponent, f osFile) error {
+func (d *Durability) Sync(c FsyncComponent, f OSFile) error {
 	if !d.Wants(c) {
 		return nil
 	}
@@ -224,8 +232,8 @@ type looseBatch struct {
 	mu      sync.Mutex
 }
 
-// osFile is an open OS file: *os.File, or a billy file that wraps one.
-type osFile interface {
+// OSFile is an open OS file: *os.File, or a billy file that wraps one.
+type OSFile interface {
 	Fd() uintptr
 	Sync() error
 }
@@ -290,10 +298,3 @@ func (o *Objects) Flush() error {
 	}
 	return nil
 }
-
-// Durability returns the repository's fsync settings.
-func (r *Repo) Durability() *Durability { return r.dur }
-
-// SyncFile hardens f as a file of component c (see Durability.Sync), for
-// packages that write git's files themselves (rollback's index).
-func (r *Repo) SyncFile(c FsyncComponent, f *os.File) error { return r.dur.Sync(c, f) }

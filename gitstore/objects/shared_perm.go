@@ -1,17 +1,16 @@
-package gitstore
+package objects
 
 import (
 	"errors"
 	"fmt"
-	"github.com/git-hegel/git-hegel/gitstore/gitdir"
-	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // SharedPerm is core.sharedRepository, applied as git applies it to every
@@ -23,8 +22,8 @@ import (
 // their files keep the repository's group. The zero value ("umask")
 // changes nothing.
 //
-// Everything git-hegel writes in the git dir goes through it: use
-// Repo.Shared() to create directories and files there.
+// Everything git-hegel writes in the git dir goes through it (the
+// repository's is gitstore's Repo.Shared).
 type SharedPerm struct {
 	// mode > 0 adds these bits (0660 group, 0664 all); mode < 0 sets
 	// files' permission bits to -mode exactly.
@@ -36,9 +35,9 @@ const (
 	permEverybody = 0o664
 )
 
-// parseSharedPerm reads core.sharedRepository the way git does
-// (git_config_perm).
-func parseSharedPerm(v string, set bool) (SharedPerm, error) {
+// ParseSharedPerm reads core.sharedRepository the way git does
+// (git_config_perm): v is its value, set whether it is set at all.
+func ParseSharedPerm(v string, set bool) (SharedPerm, error) {
 	if !set {
 		return SharedPerm{}, nil
 	}
@@ -73,9 +72,6 @@ func parseSharedPerm(v string, set bool) (SharedPerm, error) {
 	}
 	return SharedPerm{-int(n & 0o666)}, nil
 }
-
-// Shared returns the repository's shared permissions.
-func (r *Repo) Shared() SharedPerm { return r.shared }
 
 // On reports whether files need adjusting at all.
 func (s SharedPerm) On() bool { return s.mode != 0 }
@@ -205,13 +201,13 @@ func (s SharedPerm) WriteFile(path string, data []byte, durable bool) error {
 	if durable {
 		harden = (*os.File).Sync
 	}
-	return s.writeFile(path, data, harden)
+	return s.WriteFileSync(path, data, harden)
 }
 
-// writeFile is WriteFile with harden, if not nil, run on the temporary
-// file before its rename.
-func (s SharedPerm) writeFile(path string, data []byte, harden func(*os.File) error) error {
-	tmp := path + ".tmp-" + newID()[:8]
+// WriteFileSync is WriteFile with harden, if not nil, run on the
+// temporary file before its rename.
+func (s SharedPerm) WriteFileSync(path string, data []byte, harden func(*os.File) error) error {
+	tmp := path + ".tmp-" + NewID()[:8]
 	f, err := s.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return err
@@ -230,50 +226,4 @@ func (s SharedPerm) writeFile(path string, data []byte, harden func(*os.File) er
 		os.Remove(tmp)
 	}
 	return err
-}
-
-// writeCommon replaces name (slash-separated, relative to the common git
-// dir) with data through a temporary file and a rename; durable fsyncs it
-// first if core.fsync hardens references (what it writes are git-hegel's
-// pointers beside the refs). On disk the shared permissions apply; in
-// memory the memfs is used.
-func (r *Repo) writeCommon(name string, data []byte, durable bool) error {
-	if r.CommonDir == "" {
-		if err := r.common.MkdirAll(path.Dir(name), 0o777); err != nil {
-			return err
-		}
-		return writeFileAtomic(r.common, name, data, nil)
-	}
-	p := filepath.Join(r.CommonDir, filepath.FromSlash(name))
-	if err := r.shared.MkdirAll(filepath.Dir(p)); err != nil {
-		return err
-	}
-	var harden func(*os.File) error
-	if durable && r.dur.Wants(FsyncReference) {
-		harden = func(f *os.File) error { return r.dur.Sync(FsyncReference, f) }
-	}
-	return r.shared.writeFile(p, data, harden)
-}
-
-// createCommon creates name (relative to the common git dir) exclusively,
-// with its directories, and the shared permissions on disk.
-func (r *Repo) createCommon(name string) (io.WriteCloser, error) {
-	if r.CommonDir == "" {
-		if err := r.common.MkdirAll(path.Dir(name), 0o777); err != nil {
-			return nil, err
-		}
-		return r.common.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
-	}
-	return r.shared.OpenFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)), os.O_CREATE|os.O_EXCL|os.O_WRONLY)
-}
-
-// sharedPermOf is core.sharedRepository from c, or none if it is invalid
-// (Open refuses such a repository; readers that only append stay quiet).
-func sharedPermOf(c *gitdir.Config) SharedPerm {
-	v, ok := c.Get("core", "", "sharedrepository")
-	s, err := parseSharedPerm(v, ok)
-	if err != nil {
-		return SharedPerm{}
-	}
-	return s
 }

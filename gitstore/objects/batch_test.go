@@ -1,4 +1,4 @@
-package gitstore
+package objects
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ import (
 func TestBatchWritesAPackGitAccepts(t *testing.T) {
 	for _, n := range []int{3, batchPackMin - 1, 250} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			r := newDiskRepo(t)
-			o := r.Objects()
+			dir := gitRepo(t)
+			o := openRepo(t, dir)
 			b := o.NewBatch()
 			blobs := make([]plumbing.Hash, n)
 			var wg sync.WaitGroup
@@ -66,8 +66,8 @@ func TestBatchWritesAPackGitAccepts(t *testing.T) {
 			if err := b.Finish(); err != nil {
 				t.Fatal(err)
 			}
-			packs, _ := filepath.Glob(filepath.Join(r.ObjectDir, "pack", "pack-*.pack"))
-			tmps, _ := filepath.Glob(filepath.Join(r.ObjectDir, "pack", "tmp_*"))
+			packs, _ := filepath.Glob(filepath.Join(objectDir(dir), "pack", "pack-*.pack"))
+			tmps, _ := filepath.Glob(filepath.Join(objectDir(dir), "pack", "tmp_*"))
 			wantPacks := 0
 			if n+len(trees) >= batchPackMin {
 				wantPacks = 1
@@ -76,23 +76,20 @@ func TestBatchWritesAPackGitAccepts(t *testing.T) {
 				t.Fatalf("%d objects: packs %v, temporary files %v", n+len(trees), packs, tmps)
 			}
 			for _, p := range packs {
-				runGit(t, r.WorkTree, "verify-pack", strings.TrimSuffix(p, ".pack")+".idx")
+				git(t, dir, "verify-pack", strings.TrimSuffix(p, ".pack")+".idx")
 				if fi, err := os.Stat(p); err != nil || fi.Mode().Perm()&0o222 != 0 {
 					t.Errorf("pack not read-only: %v %v", fi.Mode(), err)
 				}
 			}
-			commit := strings.TrimSpace(runGit(t, r.WorkTree, "commit-tree", root.String(), "-m", "batch"))
-			runGit(t, r.WorkTree, "update-ref", "refs/heads/batch", commit)
-			runGit(t, r.WorkTree, "fsck", "--strict", "--no-dangling")
-			if got := runGit(t, r.WorkTree, "ls-tree", "-r", "batch"); strings.Count(got, "\n") != n {
+			commit := strings.TrimSpace(git(t, dir, "commit-tree", root.String(), "-m", "batch"))
+			git(t, dir, "update-ref", "refs/heads/batch", commit)
+			git(t, dir, "fsck", "--strict", "--no-dangling")
+			if got := git(t, dir, "ls-tree", "-r", "batch"); strings.Count(got, "\n") != n {
 				t.Errorf("git ls-tree lists %d files, want %d", strings.Count(got, "\n"), n)
 			}
-			fresh, err := Open(r.WorkTree, noEnv)
-			if err != nil {
-				t.Fatal(err)
-			}
+			fresh := openRepo(t, dir)
 			for i, h := range blobs {
-				data, err := fresh.Objects().Read(plumbing.BlobObject, h)
+				data, err := fresh.Read(plumbing.BlobObject, h)
 				if err != nil || !strings.HasPrefix(string(data), fmt.Sprintf("file %d\n", i)) {
 					t.Fatalf("blob %d: %q %v", i, data, err)
 				}
@@ -103,8 +100,8 @@ func TestBatchWritesAPackGitAccepts(t *testing.T) {
 
 // An object the repository has is freshened, not written again.
 func TestBatchSkipsWhatTheRepositoryHas(t *testing.T) {
-	r := newDiskRepo(t)
-	o := r.Objects()
+	dir := gitRepo(t)
+	o := openRepo(t, dir)
 	h, err := o.Write(plumbing.BlobObject, []byte("kept\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -122,11 +119,11 @@ func TestBatchSkipsWhatTheRepositoryHas(t *testing.T) {
 	if err := b.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	idx, _ := filepath.Glob(filepath.Join(r.ObjectDir, "pack", "pack-*.idx"))
+	idx, _ := filepath.Glob(filepath.Join(objectDir(dir), "pack", "pack-*.idx"))
 	if len(idx) != 1 {
 		t.Fatalf("packs: %v", idx)
 	}
-	if got := runGit(t, r.WorkTree, "verify-pack", "-v", idx[0]); strings.Contains(got, h.String()) {
+	if got := git(t, dir, "verify-pack", "-v", idx[0]); strings.Contains(got, h.String()) {
 		t.Errorf("the pack holds %s, which was loose already", h)
 	}
 }

@@ -1,9 +1,9 @@
 //go:build !linux
 
-package gitstore
+package objects
 
 import "errors"
 
 // writeout has no cheaper form here than a full fsync; the caller falls
 // back to one.
-func writeout(osFile) error { return errors.ErrUnsupported }
+func writeout(OSFile) error { return errors.ErrUnsupported }

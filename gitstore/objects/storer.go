@@ -1,4 +1,4 @@
-package gitstore
+package objects
 
 import (
 	"errors"
@@ -35,7 +35,9 @@ var (
 	_ gitstorer.EncodedObjectStorer = (*storer)(nil)
 )
 
-func newStorer(fs *filesystem.Storage, o *Objects) *storer {
+// NewStorer returns the go-git storage of a repository on disk: fs for
+// refs, config, index and shallow file, o for objects.
+func NewStorer(fs *filesystem.Storage, o *Objects) storage.Storer {
 	return &storer{ReferenceStorer: fs, ShallowStorer: fs, IndexStorer: fs, ModuleStorer: fs, fs: fs, objects: o}
 }
 
@@ -128,7 +130,7 @@ func (o *Objects) PackWriter() (io.WriteCloser, error) {
 	if err := o.perm.MkdirAll(dir); err != nil {
 		return nil, err
 	}
-	f, err := o.perm.OpenFile(filepath.Join(dir, "tmp_pack_"+newID()[:12]), os.O_RDWR|os.O_CREATE|os.O_EXCL)
+	f, err := o.perm.OpenFile(filepath.Join(dir, "tmp_pack_"+NewID()[:12]), os.O_RDWR|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +189,7 @@ func (w *packWriter) finish() error {
 	if err := os.Rename(w.f.Name(), base+".pack"); err != nil {
 		return err
 	}
-	itmp := filepath.Join(w.dir, "tmp_idx_"+newID()[:12])
+	itmp := filepath.Join(w.dir, "tmp_idx_"+NewID()[:12])
 	f, err := w.o.perm.OpenFile(itmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return err
