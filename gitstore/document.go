@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/gitstore/objects"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // FormatVersion is written as the "version" blob at the root of every tree
@@ -138,7 +139,7 @@ func (r *Repo) writeDocTree(ref plumbing.ReferenceName, parent plumbing.Hash, fi
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
-	if err := r.refs.UpdateMsg(ref, parent, c, refUpdate{msg: msg}); err != nil {
+	if err := r.refs.UpdateMsg(ref, parent, c, refs.Reflog{Msg: msg}); err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
 	r.rememberTree(c, tree)

@@ -2,9 +2,9 @@ package gitstore
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
-	"strings"
 )
 
 // Sentinel errors. Callers match them with errors.Is; the wrapped message
@@ -15,11 +15,6 @@ var (
 	// ErrConflict reports a compare-and-swap whose expected old value no
 	// longer matches: someone else updated the ref first. Reload and retry.
 	ErrConflict = engine.ErrConflict
-	// ErrLocked reports a ref whose lock file another process (git itself,
-	// or another git-hegel) held for longer than the lock timeout.
-	ErrLocked = errors.New("ref is locked")
-	// ErrBadRefName reports a ref name git would refuse.
-	ErrBadRefName = errors.New("invalid ref name")
 	// ErrUnknownVersion reports a stored document whose format version this
 	// build does not understand.
 	ErrUnknownVersion = errors.New("unknown format version")
@@ -28,3 +23,11 @@ var (
 // oneLine joins a message's lines and runs of spaces, so that an error
 // from below (go-git, the system) fits the one line a command prints.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate shortens b to n bytes for a message, marking the cut.
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}

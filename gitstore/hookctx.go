@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // What `git hegel hook` needs on every agent tool call, read without
@@ -79,7 +80,7 @@ func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
 		return t, nil
 	}
 	t.ActiveTask = sess.ActiveTask
-	h, err := newFileRefs(osfs.New(l.CommonDir, osfs.WithBoundOS())).Read(TaskRef(sess.ActiveTask))
+	h, err := refs.NewFiles(osfs.New(l.CommonDir, osfs.WithBoundOS()), refs.Options{}).Read(TaskRef(sess.ActiveTask))
 	if err == nil {
 		t.Commit = h.String()
 	} else if !errors.Is(err, ErrNotFound) {

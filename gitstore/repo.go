@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"github.com/git-hegel/git-hegel/gitstore/objects"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -35,7 +36,7 @@ type Repo struct {
 	storage  storage.Storer
 	objects  *objects.Objects
 	shared   objects.SharedPerm
-	refs     refBackend
+	refs     refs.Backend
 	worktree billy.Filesystem // the working tree
 	common   billy.Filesystem // the common git dir (info/exclude lives here)
 
@@ -54,11 +55,12 @@ type Repo struct {
 	extras extrasMemo
 	// instance is this clone's id (see instance.go), read on first use.
 	instance string
-	// dur is core.fsync and core.fsyncMethod (fsync.go); nil in memory.
+	// dur is core.fsync and core.fsyncMethod (objects.Durability); nil in
+	// memory.
 	dur *objects.Durability
 	// owner is this process's lock owner file for the repository
-	// (lockowner_file.go); nil in memory.
-	owner *ownerFile
+	// (refs.OwnerFile); nil in memory.
+	owner *refs.OwnerFile
 }
 
 // Open finds and opens the repository enclosing dir. It refuses, with one
@@ -74,7 +76,7 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 	// component with lstat on every call (a dozen system calls per ref
 	// read), and git follows symbolic links in its own directory anyway.
 	// Nothing needs its files' Sync: hardened writes go through os
-	// (fsync.go).
+	// (objects.Durability).
 	commonFS := osfs.New(l.CommonDir)
 	cfg, err := gitdir.Load(getenv, commonFS, gitDirFS)
 	if err != nil {
@@ -111,11 +113,10 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 	db := objects.New(l.ObjectDir, gitdir.Alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, objects.LooseCompression(cfg), dur)
 	r.storage = objects.NewStorer(filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), db)
 	r.objects, r.dur = db, dur
-	r.owner = ownerFor(l.CommonDir, shared)
-	refs := newFileRefs(commonFS)
-	refs.perm, refs.warn, refs.logs = shared, r.warnf, newReflogs(commonFS, r)
-	refs.dur, refs.flush, refs.owner = dur, db.Flush, r.owner
-	r.refs = refs
+	r.owner = refs.OwnerFor(l.CommonDir, shared)
+	r.refs = refs.NewFiles(commonFS, refs.Options{Perm: shared, Warn: r.warnf,
+		Logs:       refs.NewReflogs(commonFS, shared, cfg, r.reflogIdent, r.commitSubject),
+		Durability: dur, Flush: db.Flush, Owner: r.owner})
 	if abs, err := filepath.Abs(dir); err == nil {
 		if rel, err := filepath.Rel(l.WorkTree, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 			r.Subdir = filepath.ToSlash(rel)
@@ -138,7 +139,7 @@ func NewMemory() (*Repo, error) {
 		cfg:      cfg,
 		storage:  st,
 		objects:  objects.NewMemory(st),
-		refs:     &storerRefs{s: st},
+		refs:     refs.NewMemory(st),
 		worktree: wt,
 		common:   memfs.New(),
 		getenv:   func(string) string { return "" },

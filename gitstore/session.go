@@ -16,6 +16,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore/objects"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // HegelDir is the per-worktree directory: state.json (session metadata,
@@ -119,7 +120,7 @@ func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Sessio
 }
 
 // lock takes state.json.lock, which holds gitstore's owner marker
-// (lockfile.go): a lock a dead git-hegel left is removed with a warning,
+// (refs.AcquireLock): a lock a dead git-hegel left is removed with a warning,
 // any other is waited for and then reported with how to remove it.
 func (s *Sessions) lock() (func(), error) {
 	fs := s.r.worktree
@@ -127,9 +128,9 @@ func (s *Sessions) lock() (func(), error) {
 	if s.r.WorkTree != "" {
 		p := filepath.Join(s.r.WorkTree, filepath.FromSlash(name))
 		// The work tree is not the git dir: no shared permissions.
-		if err := acquireFileLock(p, objects.SharedPerm{}, sessionLockWait, s.r.warnf, s.r.owner); err != nil {
-			if errors.Is(err, ErrLocked) {
-				return nil, fmt.Errorf("cannot lock %s: %s", s.file(), strings.TrimPrefix(err.Error(), ErrLocked.Error()+": "))
+		if err := refs.AcquireLock(p, objects.SharedPerm{}, sessionLockWait, s.r.warnf, s.r.owner); err != nil {
+			if errors.Is(err, refs.ErrLocked) {
+				return nil, fmt.Errorf("cannot lock %s: %s", s.file(), strings.TrimPrefix(err.Error(), refs.ErrLocked.Error()+": "))
 			}
 			return nil, fmt.Errorf("cannot lock %s: %s", s.file(), oneLine(err.Error()))
 		}
@@ -139,7 +140,7 @@ func (s *Sessions) lock() (func(), error) {
 	for wait := time.Millisecond; ; wait = min(wait*2, 50*time.Millisecond) {
 		f, err := fs.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err == nil {
-			_, _ = f.Write(thisOwner().marker())
+			_, _ = f.Write(refs.ThisOwner().Marker())
 			f.Close()
 			return func() { _ = fs.Remove(name) }, nil
 		}

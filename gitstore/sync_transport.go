@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // Remote is a git remote as sync uses it: its name (which names the
@@ -40,7 +42,7 @@ func (r *Repo) ResolveRemote(name string) (*Remote, error) {
 	if name == "" {
 		name = r.defaultRemote()
 	}
-	if err := checkRefName(plumbing.ReferenceName(trackingRoot + name + "/" + relStashes)); err != nil || strings.Contains(name, "/") {
+	if err := refs.CheckName(plumbing.ReferenceName(trackingRoot + name + "/" + relStashes)); err != nil || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("%w: '%s' cannot name a remote", ErrNoRemote, name)
 	}
 	urls := r.cfg.All("remote", name, "url")

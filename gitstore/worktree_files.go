@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -59,7 +60,7 @@ func (f WorktreeFiles) stat(p string) (os.FileInfo, error) {
 	for i := range parts {
 		sub := strings.Join(parts[:i+1], "/")
 		fi, err := f.r.worktree.Lstat(sub)
-		if errors.Is(err, os.ErrNotExist) || isNotDir(err) {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, fmt.Errorf("%s: %w", p, engine.ErrNotFound)
 		}
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/gitstore"
 	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // workspace is one repository's working tree, index, HEAD and per-worktree
@@ -160,7 +161,7 @@ func (w *workspace) lockIndex() error {
 			continue
 		}
 		if errors.Is(err, fs.ErrExist) {
-			return userErr(ErrIndexLocked, "cannot lock the index: %s", gitstore.LockError(p))
+			return userErr(ErrIndexLocked, "cannot lock the index: %s", refs.LockError(p))
 		}
 		if err != nil {
 			return fmt.Errorf("cannot lock the index: %w", err)

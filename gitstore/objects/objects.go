@@ -25,7 +25,7 @@ import (
 
 // Objects is the repository's object database: the one place git-hegel
 // reads and writes git objects. On disk it reads loose objects and packs
-// (its own mapped reader, objects_pack.go) in the object directory and its
+// (its own mapped reader, pack.go) in the object directory and its
 // alternates, writes loose objects in git's format, in parallel when asked,
 // and follows git's rules where git's own maintenance runs beside it:
 //

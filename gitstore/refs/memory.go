@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"errors"
@@ -9,27 +9,32 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
-// storerRefs adapts a go-git storer.ReferenceStorer (the in-memory storage
+// Memory adapts a go-git storer.ReferenceStorer (the in-memory storage
 // unit tests use).
 //
 // Compare-and-swap happens under mu: go-git's CheckAndSetReference differs
 // between storages (memory storage's cannot express "must not exist", and
 // the filesystem one does not use git's lock protocol), so it is not used.
-// mu only orders updates made through this storerRefs: do not share the
-// underlying storer with another writer, and use fileRefs for a repository
+// mu only orders updates made through this Memory: do not share the
+// underlying storer with another writer, and use Files for a repository
 // on disk.
-type storerRefs struct {
+type Memory struct {
 	s  gitstorer.ReferenceStorer
 	mu sync.Mutex
 }
 
-var _ refBackend = (*storerRefs)(nil)
+var _ Backend = (*Memory)(nil)
 
-// Read returns the hash name points at, or an error wrapping ErrNotFound.
-func (r *storerRefs) Read(name plumbing.ReferenceName) (plumbing.Hash, error) {
-	if err := checkRefName(name); err != nil {
+// NewMemory returns the refs of s, a go-git reference storer.
+func NewMemory(s gitstorer.ReferenceStorer) *Memory { return &Memory{s: s} }
+
+// Read returns the hash name points at, or an error wrapping engine.ErrNotFound.
+func (r *Memory) Read(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	if err := CheckName(name); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	r.mu.Lock()
@@ -39,14 +44,14 @@ func (r *storerRefs) Read(name plumbing.ReferenceName) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	if !ok {
-		return plumbing.ZeroHash, fmt.Errorf("ref %s: %w", name, ErrNotFound)
+		return plumbing.ZeroHash, fmt.Errorf("ref %s: %w", name, engine.ErrNotFound)
 	}
 	return h, nil
 }
 
-// Update moves name from old to new; see refBackend.
-func (r *storerRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash) error {
-	if err := checkRefName(name); err != nil {
+// Update moves name from old to new; see Backend.
+func (r *Memory) Update(name plumbing.ReferenceName, old, new plumbing.Hash) error {
+	if err := CheckName(name); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -81,12 +86,12 @@ func (r *storerRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash)
 }
 
 // UpdateMsg is Update: the in-memory storage keeps no reflogs.
-func (r *storerRefs) UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash, _ refUpdate) error {
+func (r *Memory) UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash, _ Reflog) error {
 	return r.Update(name, old, new)
 }
 
 // List returns the direct refs whose names start with prefix, sorted.
-func (r *storerRefs) List(prefix string) ([]Ref, error) {
+func (r *Memory) List(prefix string) ([]Ref, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var refs []Ref
@@ -102,7 +107,7 @@ func (r *storerRefs) List(prefix string) ([]Ref, error) {
 	return refs, nil
 }
 
-func (r *storerRefs) current(name plumbing.ReferenceName) (plumbing.Hash, bool, error) {
+func (r *Memory) current(name plumbing.ReferenceName) (plumbing.Hash, bool, error) {
 	ref, err := r.s.Reference(name)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, false, nil
@@ -116,7 +121,7 @@ func (r *storerRefs) current(name plumbing.ReferenceName) (plumbing.Hash, bool, 
 	return ref.Hash(), true, nil
 }
 
-func (r *storerRefs) checkAvailable(name plumbing.ReferenceName) error {
+func (r *Memory) checkAvailable(name plumbing.ReferenceName) error {
 	s := string(name)
 	var clash string
 	err := r.forEach(func(ref *plumbing.Reference) {
@@ -135,7 +140,7 @@ func (r *storerRefs) checkAvailable(name plumbing.ReferenceName) error {
 }
 
 // forEach calls fn for every direct ref under refs/.
-func (r *storerRefs) forEach(fn func(*plumbing.Reference)) error {
+func (r *Memory) forEach(fn func(*plumbing.Reference)) error {
 	iter, err := r.s.IterReferences()
 	if err != nil {
 		return err

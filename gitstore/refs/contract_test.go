@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"crypto/sha1"
@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
 // refsTestHash returns a distinct, deterministic object name for tests that
@@ -107,19 +109,19 @@ func refsGitErr(dir string, args ...string) (string, error) {
 }
 
 // refsContractBackends are the backends the contract runs on.
-func refsContractBackends() map[string]func(t *testing.T) refBackend {
-	return map[string]func(t *testing.T) refBackend{
-		"fileRefs/osfs-bound": func(t *testing.T) refBackend {
-			return &fileRefs{fs: osfs.New(refsNewGitDir(t), osfs.WithBoundOS()), lockTimeout: 200 * time.Millisecond}
+func refsContractBackends() map[string]func(t *testing.T) Backend {
+	return map[string]func(t *testing.T) Backend{
+		"Files/osfs-bound": func(t *testing.T) Backend {
+			return &Files{fs: osfs.New(refsNewGitDir(t), osfs.WithBoundOS()), lockTimeout: 200 * time.Millisecond}
 		},
-		"fileRefs/osfs-chroot": func(t *testing.T) refBackend {
-			return &fileRefs{fs: osfs.New(refsNewGitDir(t)), lockTimeout: 200 * time.Millisecond}
+		"Files/osfs-chroot": func(t *testing.T) Backend {
+			return &Files{fs: osfs.New(refsNewGitDir(t)), lockTimeout: 200 * time.Millisecond}
 		},
-		"fileRefs/memfs": func(t *testing.T) refBackend {
-			return &fileRefs{fs: memfs.New(), lockTimeout: 200 * time.Millisecond}
+		"Files/memfs": func(t *testing.T) Backend {
+			return &Files{fs: memfs.New(), lockTimeout: 200 * time.Millisecond}
 		},
-		"storerRefs/memory": func(t *testing.T) refBackend {
-			return &storerRefs{s: memory.NewStorage()}
+		"Memory/memory": func(t *testing.T) Backend {
+			return &Memory{s: memory.NewStorage()}
 		},
 	}
 }
@@ -130,12 +132,12 @@ func TestRefsContract(t *testing.T) {
 	}
 }
 
-// runRefContract checks the behaviour every refBackend must share.
-func runRefContract(t *testing.T, newBackend func(t *testing.T) refBackend) {
+// runRefContract checks the behaviour every Backend must share.
+func runRefContract(t *testing.T, newBackend func(t *testing.T) Backend) {
 	h1, h2, h3 := refsTestHash(1), refsTestHash(2), refsTestHash(3)
 	const name = plumbing.ReferenceName("refs/hegel/doc")
 
-	mustRead := func(t *testing.T, b refBackend, name plumbing.ReferenceName, want plumbing.Hash) {
+	mustRead := func(t *testing.T, b Backend, name plumbing.ReferenceName, want plumbing.Hash) {
 		t.Helper()
 		got, err := b.Read(name)
 		if err != nil {
@@ -145,31 +147,31 @@ func runRefContract(t *testing.T, newBackend func(t *testing.T) refBackend) {
 			t.Fatalf("Read(%s) = %s, want %s", name, got, want)
 		}
 	}
-	mustMissing := func(t *testing.T, b refBackend, name plumbing.ReferenceName) {
+	mustMissing := func(t *testing.T, b Backend, name plumbing.ReferenceName) {
 		t.Helper()
 		_, err := b.Read(name)
-		if !errors.Is(err, ErrNotFound) {
-			t.Fatalf("Read(%s) error = %v, want ErrNotFound", name, err)
+		if !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("Read(%s) error = %v, want engine.ErrNotFound", name, err)
 		}
 		if !strings.Contains(err.Error(), string(name)) {
 			t.Errorf("error %q does not name the ref", err)
 		}
 	}
-	mustUpdate := func(t *testing.T, b refBackend, name plumbing.ReferenceName, old, new plumbing.Hash) {
+	mustUpdate := func(t *testing.T, b Backend, name plumbing.ReferenceName, old, new plumbing.Hash) {
 		t.Helper()
 		if err := b.Update(name, old, new); err != nil {
 			t.Fatalf("Update(%s, %s, %s): %v", name, old, new, err)
 		}
 	}
-	mustConflict := func(t *testing.T, b refBackend, name plumbing.ReferenceName, old, new plumbing.Hash) {
+	mustConflict := func(t *testing.T, b Backend, name plumbing.ReferenceName, old, new plumbing.Hash) {
 		t.Helper()
 		before, err := b.List("")
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = b.Update(name, old, new)
-		if !errors.Is(err, ErrConflict) {
-			t.Fatalf("Update(%s, %s, %s) error = %v, want ErrConflict", name, old, new, err)
+		if !errors.Is(err, engine.ErrConflict) {
+			t.Fatalf("Update(%s, %s, %s) error = %v, want engine.ErrConflict", name, old, new, err)
 		}
 		if !strings.Contains(err.Error(), string(name)) {
 			t.Errorf("error %q does not name the ref", err)

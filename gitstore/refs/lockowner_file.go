@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
-// An ownerFile is this process's lock marker (lockfile.go) written once, in
+// An OwnerFile is this process's lock marker (lockfile.go) written once, in
 // <common git dir>/hegel/owners/<pid>-<8 hex>, and hard-linked to each lock
 // the process takes: a lock still never exists without its marker, but
 // taking one creates no file and releasing one frees no inode. Creating
@@ -28,14 +28,14 @@ import (
 // (ownerFileMode; not on Windows, where a read-only file cannot be
 // removed).
 //
-// Every Repo of one repository in a process shares it (ownerFor), so a
+// Every Repo of one repository in a process shares it (OwnerFor), so a
 // server opening the repository per request still has one.
 // ReleaseLockOwners removes them as the process ends; one a killed process
 // left is removed by the next process that creates its own, once its
 // marker proves the owner dead.
 // Where a hard link cannot be made (another filesystem, a filesystem
 // without links), a lock gets its own marker file as before.
-type ownerFile struct {
+type OwnerFile struct {
 	dir  string // <common git dir>/hegel/owners
 	perm objects.SharedPerm
 
@@ -50,12 +50,12 @@ const ownersDir = "hegel/owners"
 // owners are the process's owner files, by common git dir.
 var owners struct {
 	sync.Mutex
-	m map[string]*ownerFile
+	m map[string]*OwnerFile
 }
 
-// ownerFor returns the process's owner file for the repository whose
+// OwnerFor returns the process's owner file for the repository whose
 // common git dir is commonDir.
-func ownerFor(commonDir string, perm objects.SharedPerm) *ownerFile {
+func OwnerFor(commonDir string, perm objects.SharedPerm) *OwnerFile {
 	dir := filepath.Join(commonDir, filepath.FromSlash(ownersDir))
 	owners.Lock()
 	defer owners.Unlock()
@@ -63,9 +63,9 @@ func ownerFor(commonDir string, perm objects.SharedPerm) *ownerFile {
 		return o
 	}
 	if owners.m == nil {
-		owners.m = map[string]*ownerFile{}
+		owners.m = map[string]*OwnerFile{}
 	}
-	o := &ownerFile{dir: dir, perm: perm}
+	o := &OwnerFile{dir: dir, perm: perm}
 	owners.m[dir] = o
 	return o
 }
@@ -89,7 +89,7 @@ var errNoLink = errors.New("lock owner file cannot be linked")
 // linkTo creates lockPath as a link to the owner file (fs.ErrExist if the
 // lock exists, fs.ErrNotExist if its directory does not), or returns
 // errNoLink.
-func (o *ownerFile) linkTo(lockPath string) error {
+func (o *OwnerFile) linkTo(lockPath string) error {
 	if o == nil {
 		return errNoLink
 	}
@@ -122,7 +122,7 @@ var linkFile = os.Link
 
 // ensure returns the owner file's path, creating it (and sweeping dead
 // owners' files) on first use.
-func (o *ownerFile) ensure() (string, error) {
+func (o *OwnerFile) ensure() (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.broken {
@@ -140,7 +140,7 @@ func (o *ownerFile) ensure() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = f.Write(thisOwner().marker())
+	_, err = f.Write(thisOwner().Marker())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -155,7 +155,7 @@ func (o *ownerFile) ensure() (string, error) {
 	return p, nil
 }
 
-func (o *ownerFile) forget(p string) {
+func (o *OwnerFile) forget(p string) {
 	o.mu.Lock()
 	if o.path == p {
 		o.path = ""
@@ -164,7 +164,7 @@ func (o *ownerFile) forget(p string) {
 }
 
 // close removes the owner file.
-func (o *ownerFile) close() {
+func (o *OwnerFile) close() {
 	if o == nil {
 		return
 	}
@@ -194,7 +194,7 @@ func sweepOwnerFiles(dir string) {
 		if err != nil {
 			continue
 		}
-		if o, ok := parseLockMarker(b); ok && o.State() == LockDead {
+		if o, ok := ParseMarker(b); ok && o.State() == LockDead {
 			os.Remove(p)
 		}
 	}

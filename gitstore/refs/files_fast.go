@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ import (
 // plainDir reports whether dir (slash-separated, below the git dir) can be
 // read directly: r.fs is a bound OS filesystem and no component of dir is
 // a symbolic link.
-func (r *fileRefs) plainDir(dir string) bool {
+func (r *Files) plainDir(dir string) bool {
 	b, ok := r.fs.(*osfs.BoundOS)
 	if !ok {
 		return false
@@ -42,7 +42,7 @@ func (r *fileRefs) plainDir(dir string) bool {
 // readLooseEntry reads the loose ref file full, an entry the walk listed:
 // directly when its directory is plain and it is a regular file, else
 // through the bound filesystem.
-func (r *fileRefs) readLooseEntry(full string, e fs.FileInfo, direct bool) (plumbing.Hash, bool, error) {
+func (r *Files) readLooseEntry(full string, e fs.FileInfo, direct bool) (plumbing.Hash, bool, error) {
 	p := filepath.FromSlash(full)
 	b, ok := r.fs.(*osfs.BoundOS)
 	if !ok || !direct || !e.Mode().IsRegular() {

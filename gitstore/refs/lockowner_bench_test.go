@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"os"
@@ -21,14 +21,14 @@ func BenchmarkLockCycle(b *testing.B) {
 			if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
 				b.Fatal(err)
 			}
-			var own *ownerFile
+			var own *OwnerFile
 			if mode == "owner-link" {
-				own = &ownerFile{dir: filepath.Join(dir, ownersDir)}
+				own = &OwnerFile{dir: filepath.Join(dir, ownersDir)}
 				defer own.close()
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := createLockVia(own, lock, objects.SharedPerm{}); err != nil {
+				if err := CreateLock(own, lock, objects.SharedPerm{}); err != nil {
 					b.Fatal(err)
 				}
 				if err := os.Remove(lock); err != nil {

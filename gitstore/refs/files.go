@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"bufio"
@@ -23,13 +23,14 @@ import (
 	"github.com/go-git/go-billy/v5/util"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // Git's file names inside the common git directory.
 const (
 	packedRefsFile = "packed-refs"
-	lockSuffix     = ".lock"
+	LockSuffix     = ".lock"
 )
 
 const (
@@ -42,7 +43,7 @@ const (
 	lockBackoffMax     = 50 * time.Millisecond
 )
 
-// fileRefs updates refs with git's own lock protocol on fs, a
+// Files updates refs with git's own lock protocol on fs, a
 // billy.Filesystem rooted at the repository's common git dir (where refs/ and
 // packed-refs live). Works on osfs and memfs alike.
 //
@@ -58,9 +59,9 @@ const (
 //     always taken after the ref lock (git's lock order).
 //
 // go-billy's memfs is not safe for concurrent use (its storage maps are not
-// synchronized), so a fileRefs over memfs must only be used from one
+// synchronized), so a Files over memfs must only be used from one
 // goroutine at a time. osfs has no such restriction.
-type fileRefs struct {
+type Files struct {
 	fs billy.Filesystem
 	// lockTimeout bounds the wait for a lock file held by someone else.
 	// Zero means defaultLockTimeout.
@@ -70,7 +71,7 @@ type fileRefs struct {
 	// warn reports a dead owner's lock that was removed (nil: silent).
 	warn func(string)
 	// logs writes reflogs (nil: none, as for a memfs in unit tests).
-	logs *reflogs
+	logs *Reflogs
 	// dur says whether a ref's new value is fsynced (core.fsync's
 	// reference component; nil: never). flush, if set, runs before a ref
 	// moves: it makes the objects the ref will reach durable under
@@ -79,20 +80,49 @@ type fileRefs struct {
 	flush func() error
 	// owner is the process's lock owner file, linked to each lock (nil:
 	// each lock gets a marker file of its own).
-	owner *ownerFile
+	owner *OwnerFile
 }
 
-var _ refBackend = (*fileRefs)(nil)
+var _ Backend = (*Files)(nil)
 
-// newFileRefs returns a fileRefs over fs, the repository's common git dir.
-func newFileRefs(fs billy.Filesystem) *fileRefs {
-	return &fileRefs{fs: fs, lockTimeout: defaultLockTimeout}
+// Options say how a Files writes; the zero value writes plainly: no
+// reflogs, no fsync, no shared permissions, a marker file per lock.
+type Options struct {
+	// LockTimeout bounds the wait for a lock file held by someone else
+	// (zero: 3 seconds).
+	LockTimeout time.Duration
+	// Perm is core.sharedRepository, for what is created on disk.
+	Perm objects.SharedPerm
+	// Warn reports a dead owner's lock that was removed (nil: silent).
+	Warn func(string)
+	// Logs writes the reflogs (nil: none).
+	Logs *Reflogs
+	// Durability says whether a ref's new value is fsynced (core.fsync's
+	// reference component; nil: never). Flush, if set, runs before a ref
+	// moves: it makes the objects the ref will reach durable under
+	// core.fsyncMethod=batch.
+	Durability *objects.Durability
+	Flush      func() error
+	// Owner is the process's lock owner file, linked to each lock (nil:
+	// each lock gets a marker file of its own).
+	Owner *OwnerFile
+}
+
+// NewFiles returns a Files over fs, a git dir: the common one for refs,
+// a worktree's for its HEAD.
+func NewFiles(fs billy.Filesystem, o Options) *Files {
+	timeout := o.LockTimeout
+	if timeout <= 0 {
+		timeout = defaultLockTimeout
+	}
+	return &Files{fs: fs, lockTimeout: timeout, perm: o.Perm, warn: o.Warn, logs: o.Logs,
+		dur: o.Durability, flush: o.Flush, owner: o.Owner}
 }
 
 // Read returns the hash name points at: the loose ref if there is one, else
-// the packed-refs entry, else an error wrapping ErrNotFound.
-func (r *fileRefs) Read(name plumbing.ReferenceName) (plumbing.Hash, error) {
-	if err := checkRefName(name); err != nil {
+// the packed-refs entry, else an error wrapping engine.ErrNotFound.
+func (r *Files) Read(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	if err := CheckName(name); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	h, ok, err := r.current(name)
@@ -100,7 +130,7 @@ func (r *fileRefs) Read(name plumbing.ReferenceName) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	if !ok {
-		return plumbing.ZeroHash, fmt.Errorf("ref %s: %w", name, ErrNotFound)
+		return plumbing.ZeroHash, fmt.Errorf("ref %s: %w", name, engine.ErrNotFound)
 	}
 	return h, nil
 }
@@ -108,21 +138,21 @@ func (r *fileRefs) Read(name plumbing.ReferenceName) (plumbing.Hash, error) {
 // Update moves name from old to new under <name>.lock. old == ZeroHash means
 // the ref must not exist; new == ZeroHash deletes it (from packed-refs too).
 // The reflog gets the new commit's subject as its message.
-func (r *fileRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash) error {
-	return r.UpdateMsg(name, old, new, refUpdate{})
+func (r *Files) Update(name plumbing.ReferenceName, old, new plumbing.Hash) error {
+	return r.UpdateMsg(name, old, new, Reflog{})
 }
 
-// refUpdate is what a reflog entry says about an update.
-type refUpdate struct {
-	msg string // "" : the new commit's subject
-	// restartLog starts the reflog afresh with this update (the chain was
+// Reflog is what an update writes to the ref's reflog.
+type Reflog struct {
+	Msg string // "": the new commit's subject
+	// Restart starts the reflog afresh with this update (the chain was
 	// rewritten: nothing before it should stay reachable through the log).
-	restartLog bool
+	Restart bool
 }
 
 // UpdateMsg is Update with the reflog's message and options.
-func (r *fileRefs) UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash, u refUpdate) error {
-	if err := checkRefName(name); err != nil {
+func (r *Files) UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash, u Reflog) error {
+	if err := CheckName(name); err != nil {
 		return err
 	}
 	return r.update(name, old, new, u)
@@ -130,7 +160,7 @@ func (r *fileRefs) UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash
 
 // update is Update without the name check, for the one name outside refs/
 // git-hegel writes: a detached HEAD in a worktree's git dir.
-func (r *fileRefs) update(name plumbing.ReferenceName, old, new plumbing.Hash, u refUpdate) error {
+func (r *Files) update(name plumbing.ReferenceName, old, new plumbing.Hash, u Reflog) error {
 	refPath := r.refPath(name)
 
 	// A ref cannot live below another ref (refs/a/b while refs/a is a loose
@@ -145,7 +175,7 @@ func (r *fileRefs) update(name plumbing.ReferenceName, old, new plumbing.Hash, u
 	if err := r.mkdirAll(filepath.Dir(refPath)); err != nil {
 		return fmt.Errorf("update ref %s: %w", name, err)
 	}
-	lockPath := refPath + lockSuffix
+	lockPath := refPath + LockSuffix
 	if err := r.acquireLock(name, lockPath); err != nil {
 		return err
 	}
@@ -210,7 +240,7 @@ func (r *fileRefs) update(name plumbing.ReferenceName, old, new plumbing.Hash, u
 
 // List returns the refs whose names start with prefix, loose and packed
 // (a loose ref hides the packed entry of the same name), sorted by name.
-func (r *fileRefs) List(prefix string) ([]Ref, error) {
+func (r *Files) List(prefix string) ([]Ref, error) {
 	found := map[plumbing.ReferenceName]plumbing.Hash{}
 
 	// Loose refs first, then packed-refs: git deletes a packed ref by
@@ -248,7 +278,7 @@ func (r *fileRefs) List(prefix string) ([]Ref, error) {
 	return refs, nil
 }
 
-func (r *fileRefs) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]plumbing.Hash) error {
+func (r *Files) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]plumbing.Hash) error {
 	entries, err := r.fs.ReadDir(filepath.FromSlash(dir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
@@ -268,11 +298,11 @@ func (r *fileRefs) walkLoose(dir, prefix string, found map[plumbing.ReferenceNam
 			}
 			continue
 		}
-		if strings.HasSuffix(e.Name(), lockSuffix) || !strings.HasPrefix(full, prefix) {
+		if strings.HasSuffix(e.Name(), LockSuffix) || !strings.HasPrefix(full, prefix) {
 			continue
 		}
 		name := plumbing.ReferenceName(full)
-		if checkRefName(name) != nil {
+		if CheckName(name) != nil {
 			continue // git ignores files whose names are not ref names
 		}
 		h, ok, err := r.readLooseEntry(full, e, direct)
@@ -287,7 +317,7 @@ func (r *fileRefs) walkLoose(dir, prefix string, found map[plumbing.ReferenceNam
 }
 
 // current reads name's value under git's precedence: loose, then packed.
-func (r *fileRefs) current(name plumbing.ReferenceName) (plumbing.Hash, bool, error) {
+func (r *Files) current(name plumbing.ReferenceName) (plumbing.Hash, bool, error) {
 	h, ok, err := r.readLoose(r.refPath(name))
 	if err != nil || ok {
 		return h, ok, err
@@ -304,7 +334,7 @@ func (r *fileRefs) current(name plumbing.ReferenceName) (plumbing.Hash, bool, er
 
 // readLoose reads the loose ref file at p. A missing file (or a directory in
 // its place) is ok == false; anything but "<hex>\n" is an error naming p.
-func (r *fileRefs) readLoose(p string) (plumbing.Hash, bool, error) {
+func (r *Files) readLoose(p string) (plumbing.Hash, bool, error) {
 	f, err := r.fs.Open(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) || r.isDir(p) {
@@ -324,7 +354,7 @@ func (r *fileRefs) readLoose(p string) (plumbing.Hash, bool, error) {
 }
 
 // parseLoose parses the content of the loose ref file at p.
-func (r *fileRefs) parseLoose(p string, data []byte) (plumbing.Hash, bool, error) {
+func (r *Files) parseLoose(p string, data []byte) (plumbing.Hash, bool, error) {
 	if bytes.HasPrefix(data, []byte("ref:")) {
 		return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is a symbolic ref (%q); only direct refs are supported",
 			r.display(p), strings.TrimSpace(string(data)))
@@ -362,7 +392,7 @@ func (p *packedRefs) find(name plumbing.ReferenceName) (packedEntry, bool) {
 }
 
 // readPacked parses packed-refs; a missing file is an empty one.
-func (r *fileRefs) readPacked() (*packedRefs, error) {
+func (r *Files) readPacked() (*packedRefs, error) {
 	f, err := r.fs.Open(packedRefsFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -410,8 +440,8 @@ func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
 // otherwise copy the loose value into packed-refs after this read and
 // before the unlink, resurrecting the ref. The packed entry goes first, so
 // no reader ever sees the packed value come back.
-func (r *fileRefs) deleteLocked(name plumbing.ReferenceName, refPath string) error {
-	lockPath := packedRefsFile + lockSuffix
+func (r *Files) deleteLocked(name plumbing.ReferenceName, refPath string) error {
+	lockPath := packedRefsFile + LockSuffix
 	if err := r.acquireLock(name, lockPath); err != nil {
 		return err
 	}
@@ -446,13 +476,13 @@ func (r *fileRefs) deleteLocked(name plumbing.ReferenceName, refPath string) err
 // holding this process's owner marker (lockfile.go), waiting with jittered
 // exponential backoff while someone else holds it. A lock whose marker
 // proves its owner dead is removed with a warning instead of waited for.
-func (r *fileRefs) acquireLock(name plumbing.ReferenceName, lockPath string) error {
+func (r *Files) acquireLock(name plumbing.ReferenceName, lockPath string) error {
 	timeout := r.lockTimeout
 	if timeout <= 0 {
 		timeout = defaultLockTimeout
 	}
 	if p, ok := r.osPath(lockPath); ok {
-		if err := acquireFileLock(p, r.perm, timeout, r.warn, r.owner); err != nil {
+		if err := AcquireLock(p, r.perm, timeout, r.warn, r.owner); err != nil {
 			if errors.Is(err, ErrLocked) {
 				return fmt.Errorf("cannot lock ref %s: %w", name, err)
 			}
@@ -466,7 +496,7 @@ func (r *fileRefs) acquireLock(name plumbing.ReferenceName, lockPath string) err
 	for {
 		f, err := r.fs.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
 		if err == nil {
-			_, err = f.Write(thisOwner().marker())
+			_, err = f.Write(thisOwner().Marker())
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -491,7 +521,7 @@ func (r *fileRefs) acquireLock(name plumbing.ReferenceName, lockPath string) err
 
 // looseAncestor returns the name of a loose ref that is an ancestor of name
 // (refs/a for refs/a/b), or "".
-func (r *fileRefs) looseAncestor(name plumbing.ReferenceName) string {
+func (r *Files) looseAncestor(name plumbing.ReferenceName) string {
 	s := string(name)
 	for i := len("refs/"); i < len(s); i++ {
 		if s[i] != '/' {
@@ -509,7 +539,7 @@ func (r *fileRefs) looseAncestor(name plumbing.ReferenceName) string {
 // packed ref is an ancestor or descendant of name and that no loose refs
 // live below it. Empty directories left where the ref file goes are removed,
 // as git does.
-func (r *fileRefs) makeAvailable(name plumbing.ReferenceName, refPath string) error {
+func (r *Files) makeAvailable(name plumbing.ReferenceName, refPath string) error {
 	packed, err := r.readPacked()
 	if err != nil {
 		return fmt.Errorf("update ref %s: %w", name, err)
@@ -534,7 +564,7 @@ func (r *fileRefs) makeAvailable(name plumbing.ReferenceName, refPath string) er
 }
 
 // firstFile returns the first non-directory below dir, or "".
-func (r *fileRefs) firstFile(dir string) string {
+func (r *Files) firstFile(dir string) string {
 	entries, err := r.fs.ReadDir(dir)
 	if err != nil {
 		return ""
@@ -551,7 +581,7 @@ func (r *fileRefs) firstFile(dir string) string {
 	return ""
 }
 
-func (r *fileRefs) removeEmptyTree(dir string) error {
+func (r *Files) removeEmptyTree(dir string) error {
 	entries, err := r.fs.ReadDir(dir)
 	if err != nil {
 		return err
@@ -567,7 +597,7 @@ func (r *fileRefs) removeEmptyTree(dir string) error {
 // removeEmptyParents removes the now-empty directories above p, keeping the
 // first two levels (refs/<category>/), like git's try_remove_empty_parents.
 // Failing because a directory is not empty (or is being used) is expected.
-func (r *fileRefs) removeEmptyParents(p string) {
+func (r *Files) removeEmptyParents(p string) {
 	parts := strings.Split(filepath.ToSlash(p), "/")
 	keep := 2 // refs/hegel
 	if parts[0] == "logs" {
@@ -581,17 +611,17 @@ func (r *fileRefs) removeEmptyParents(p string) {
 	}
 }
 
-func (r *fileRefs) refPath(name plumbing.ReferenceName) string {
+func (r *Files) refPath(name plumbing.ReferenceName) string {
 	return filepath.FromSlash(string(name))
 }
 
-func (r *fileRefs) isDir(p string) bool {
+func (r *Files) isDir(p string) bool {
 	fi, err := r.fs.Stat(p)
 	return err == nil && fi.IsDir()
 }
 
 // display returns p as an absolute path on the filesystem, for messages.
-func (r *fileRefs) display(p string) string {
+func (r *Files) display(p string) string {
 	return r.fs.Join(r.fs.Root(), filepath.FromSlash(p))
 }
 
@@ -600,9 +630,9 @@ func (r *fileRefs) display(p string) string {
 // git's ref walks skip it), written, fsynced when core.fsync includes
 // references, and renamed over p. The caller holds
 // p's lock, which keeps its owner marker to the end.
-func (r *fileRefs) writeValue(p string, data []byte) error {
+func (r *Files) writeValue(p string, data []byte) error {
 	if osp, ok := r.osPath(p); ok {
-		tmp := lockTemp(osp + lockSuffix)
+		tmp := lockTemp(osp + LockSuffix)
 		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if err != nil {
 			return fmt.Errorf("create %s: %w", tmp, err)
@@ -626,7 +656,7 @@ func (r *fileRefs) writeValue(p string, data []byte) error {
 		}
 		return nil
 	}
-	tmp := p + ".hegel-tmp" + lockSuffix
+	tmp := p + ".hegel-tmp" + LockSuffix
 	f, err := r.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return err
@@ -648,9 +678,9 @@ func (r *fileRefs) writeValue(p string, data []byte) error {
 //
 // go-billy's memfs Rename also moves every file whose path merely starts
 // with from: renaming refs/hegel/a.lock deletes a ref named
-// refs/hegel/a.lockX. memfs is single-goroutine anyway (see fileRefs), so
+// refs/hegel/a.lockX. memfs is single-goroutine anyway (see Files), so
 // there the lock's content is copied and the lock removed instead.
-func (r *fileRefs) replace(from, to string) error {
+func (r *Files) replace(from, to string) error {
 	if !r.isMemfs() {
 		return r.fs.Rename(from, to)
 	}
@@ -672,14 +702,14 @@ func (r *fileRefs) replace(from, to string) error {
 	return r.fs.Remove(from)
 }
 
-func (r *fileRefs) isMemfs() bool {
+func (r *Files) isMemfs() bool {
 	_, ok := r.underlying().(*memfs.Memory)
 	return ok
 }
 
 // underlying returns the filesystem below a chroot helper (and its
 // polyfill), or nil.
-func (r *fileRefs) underlying() billy.Basic {
+func (r *Files) underlying() billy.Basic {
 	h, ok := r.fs.(*chroot.ChrootHelper)
 	if !ok {
 		return nil
@@ -693,7 +723,7 @@ func (r *fileRefs) underlying() billy.Basic {
 
 // osPath returns the OS path of p when r.fs is an OS filesystem (osfs,
 // bound or chroot).
-func (r *fileRefs) osPath(p string) (string, bool) {
+func (r *Files) osPath(p string) (string, bool) {
 	switch r.fs.(type) {
 	case *osfs.BoundOS:
 		return filepath.Join(r.fs.Root(), p), true
@@ -707,11 +737,11 @@ func (r *fileRefs) osPath(p string) (string, bool) {
 func compareOld(name plumbing.ReferenceName, old, cur plumbing.Hash, exists bool) error {
 	switch {
 	case old.IsZero() && exists:
-		return fmt.Errorf("update ref %s: %w: expected it not to exist, but it points at %s", name, ErrConflict, cur)
+		return fmt.Errorf("update ref %s: %w: expected it not to exist, but it points at %s", name, engine.ErrConflict, cur)
 	case !old.IsZero() && !exists:
-		return fmt.Errorf("update ref %s: %w: expected %s, but it does not exist", name, ErrConflict, old)
+		return fmt.Errorf("update ref %s: %w: expected %s, but it does not exist", name, engine.ErrConflict, old)
 	case !old.IsZero() && cur != old:
-		return fmt.Errorf("update ref %s: %w: expected %s, but it points at %s", name, ErrConflict, old, cur)
+		return fmt.Errorf("update ref %s: %w: expected %s, but it points at %s", name, engine.ErrConflict, old, cur)
 	}
 	return nil
 }
@@ -727,9 +757,9 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
-// checkRefName accepts the names git's check-ref-format accepts under
+// CheckName accepts the names git's check-ref-format accepts under
 // refs/, which is stricter than go-git's ReferenceName.Validate.
-func checkRefName(name plumbing.ReferenceName) error {
+func CheckName(name plumbing.ReferenceName) error {
 	s := string(name)
 	bad := func(why string) error {
 		return fmt.Errorf("%w %q: %s", ErrBadRefName, s, why)
@@ -765,7 +795,7 @@ func checkRefName(name plumbing.ReferenceName) error {
 			return bad("must not contain an empty component")
 		case strings.HasPrefix(comp, "."):
 			return bad("no component may start with .")
-		case strings.HasSuffix(comp, lockSuffix):
+		case strings.HasSuffix(comp, LockSuffix):
 			return bad("no component may end with .lock")
 		}
 	}
@@ -775,7 +805,7 @@ func checkRefName(name plumbing.ReferenceName) error {
 // mkdirAll creates dir and its parents (with the shared permissions),
 // retrying when a concurrent delete prunes an empty parent between two
 // steps (git's raceproof_create_file does the same).
-func (r *fileRefs) mkdirAll(dir string) error {
+func (r *Files) mkdirAll(dir string) error {
 	if p, ok := r.osPath(dir); ok {
 		return r.perm.MkdirAll(p)
 	}

@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
 // TestDeleteWhilePackRefs deletes refs while real `git pack-refs --all`
@@ -30,7 +32,7 @@ func TestDeleteWhilePackRefs(t *testing.T) {
 	gitDir := refsNewGitDir(t)
 	work := filepath.Dir(gitDir)
 	c := refsMakeCommits(t, gitDir, 1)[0]
-	r := &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
+	r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
 	const runs = 300
 	deadline := time.Now().Add(30 * time.Second)
 	resurrected, done, packed := 0, 0, 0
@@ -58,7 +60,7 @@ func TestDeleteWhilePackRefs(t *testing.T) {
 			continue // pack-refs held a ref lock for too long: not a resurrection
 		}
 		done++
-		if _, err := r.Read(name); !errors.Is(err, ErrNotFound) {
+		if _, err := r.Read(name); !errors.Is(err, engine.ErrNotFound) {
 			resurrected++
 			t.Errorf("run %d: %s is back after its delete (%v)", i, name, err)
 			_ = r.Update(name, c, plumbing.ZeroHash)

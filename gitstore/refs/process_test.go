@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ func TestRefsWorkerProcess(t *testing.T) {
 		t.Skip("helper process for TestFileRefsProcesses")
 	}
 	gitDir, name := os.Getenv(refsWorkerDir), plumbing.ReferenceName(os.Getenv(refsWorkerName))
-	r := &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 20 * time.Second}
+	r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 20 * time.Second}
 	exists := func(p string) func() bool {
 		return func() bool { _, err := os.Stat(p); return err == nil }
 	}
@@ -170,7 +170,7 @@ func TestFileRefsProcesses(t *testing.T) {
 	if total != procs*each {
 		t.Fatalf("%d successful updates, want %d", total, procs*each)
 	}
-	r := &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS())}
+	r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS())}
 	h, err := r.Read(name)
 	if err != nil {
 		t.Fatal(err)

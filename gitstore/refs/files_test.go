@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"errors"
@@ -21,17 +21,18 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
-// refsFileBackends are the filesystems fileRefs-specific tests run on.
-func refsFileBackends() map[string]func(t *testing.T) *fileRefs {
-	return map[string]func(t *testing.T) *fileRefs{
-		"osfs": func(t *testing.T) *fileRefs {
-			return &fileRefs{fs: osfs.New(refsNewGitDir(t), osfs.WithBoundOS()), lockTimeout: 100 * time.Millisecond}
+// refsFileBackends are the filesystems Files-specific tests run on.
+func refsFileBackends() map[string]func(t *testing.T) *Files {
+	return map[string]func(t *testing.T) *Files{
+		"osfs": func(t *testing.T) *Files {
+			return &Files{fs: osfs.New(refsNewGitDir(t), osfs.WithBoundOS()), lockTimeout: 100 * time.Millisecond}
 		},
-		"memfs": func(t *testing.T) *fileRefs {
-			return &fileRefs{fs: memfs.New(), lockTimeout: 100 * time.Millisecond}
+		"memfs": func(t *testing.T) *Files {
+			return &Files{fs: memfs.New(), lockTimeout: 100 * time.Millisecond}
 		},
 	}
 }
@@ -111,7 +112,7 @@ func TestFileRefsReadMalformed(t *testing.T) {
 				r := newRefs(t)
 				refsWriteFile(t, r.fs, c.name, c.content)
 				_, err := r.Read(plumbing.ReferenceName(c.name))
-				if err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), c.wantErr) ||
+				if err == nil || errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), c.wantErr) ||
 					!strings.Contains(err.Error(), filepath.FromSlash(c.name)) {
 					t.Errorf("Read(%s) with %q: error %v, want one containing %q and the file name", c.name, c.content, err, c.wantErr)
 				}
@@ -119,7 +120,7 @@ func TestFileRefsReadMalformed(t *testing.T) {
 					t.Errorf("List with malformed %s succeeded", c.name)
 				}
 				err = r.Update(plumbing.ReferenceName(c.name), plumbing.ZeroHash, h)
-				if err == nil || errors.Is(err, ErrConflict) {
+				if err == nil || errors.Is(err, engine.ErrConflict) {
 					t.Errorf("Update over malformed %s: error %v, want a read error", c.name, err)
 				}
 				if got := refsReadFile(t, r.fs, c.name); got != c.content {
@@ -173,8 +174,8 @@ func TestFileRefsPackedRefs(t *testing.T) {
 				t.Helper()
 				got, err := r.Read(name)
 				if want.IsZero() {
-					if !errors.Is(err, ErrNotFound) {
-						t.Fatalf("Read(%s) = %s, %v; want ErrNotFound", name, got, err)
+					if !errors.Is(err, engine.ErrNotFound) {
+						t.Fatalf("Read(%s) = %s, %v; want engine.ErrNotFound", name, got, err)
 					}
 					return
 				}
@@ -212,8 +213,8 @@ func TestFileRefsPackedRefs(t *testing.T) {
 			if got := refsReadFile(t, r.fs, "refs/hegel/a"); got != h[8].String()+"\n" {
 				t.Fatalf("loose refs/hegel/a = %q", got)
 			}
-			if err := r.Update("refs/hegel/b", h[3], h[0]); !errors.Is(err, ErrConflict) {
-				t.Fatalf("Update with the peeled value as old: %v, want ErrConflict", err)
+			if err := r.Update("refs/hegel/b", h[3], h[0]); !errors.Is(err, engine.ErrConflict) {
+				t.Fatalf("Update with the peeled value as old: %v, want engine.ErrConflict", err)
 			}
 
 			// Deleting a packed-only ref drops its line and its peeled line,
@@ -232,8 +233,8 @@ func TestFileRefsPackedRefs(t *testing.T) {
 				t.Fatal(err)
 			}
 			read("refs/hegel/a", plumbing.ZeroHash)
-			if err := r.Update("refs/hegel/c", h[4], plumbing.ZeroHash); !errors.Is(err, ErrConflict) {
-				t.Fatalf("delete c with its packed (hidden) value: %v, want ErrConflict", err)
+			if err := r.Update("refs/hegel/c", h[4], plumbing.ZeroHash); !errors.Is(err, engine.ErrConflict) {
+				t.Fatalf("delete c with its packed (hidden) value: %v, want engine.ErrConflict", err)
 			}
 			if err := r.Update("refs/hegel/c", h[7], plumbing.ZeroHash); err != nil {
 				t.Fatal(err)
@@ -328,7 +329,7 @@ func TestFileRefsLocked(t *testing.T) {
 }
 
 func TestFileRefsLockReleasedWhileWaiting(t *testing.T) {
-	r := &fileRefs{fs: osfs.New(refsNewGitDir(t), osfs.WithBoundOS()), lockTimeout: 5 * time.Second}
+	r := &Files{fs: osfs.New(refsNewGitDir(t), osfs.WithBoundOS()), lockTimeout: 5 * time.Second}
 	h1, h2 := refsTestHash(1), refsTestHash(2)
 	if err := r.Update("refs/hegel/w", plumbing.ZeroHash, h1); err != nil {
 		t.Fatal(err)
@@ -351,10 +352,10 @@ func TestFileRefsLockReleasedWhileWaiting(t *testing.T) {
 }
 
 func TestFileRefsDefaultTimeout(t *testing.T) {
-	if r := newFileRefs(memfs.New()); r.lockTimeout != defaultLockTimeout {
+	if r := NewFiles(memfs.New(), Options{}); r.lockTimeout != defaultLockTimeout {
 		t.Fatalf("newFileRefs lock timeout = %v, want %v", r.lockTimeout, defaultLockTimeout)
 	}
-	r := &fileRefs{fs: memfs.New()} // zero timeout means the default
+	r := &Files{fs: memfs.New()} // zero timeout means the default
 	refsWriteFile(t, r.fs, "refs/hegel/z.lock", "")
 	start := time.Now()
 	if err := r.Update("refs/hegel/z", plumbing.ZeroHash, refsTestHash(1)); !errors.Is(err, ErrLocked) {
@@ -384,7 +385,7 @@ func TestFileRefsDirectories(t *testing.T) {
 				t.Error("refs/hegel removed")
 			}
 			// Failed updates leave no directories either.
-			if err := r.Update("refs/hegel/n1/n2/n3", h1, plumbing.ZeroHash); !errors.Is(err, ErrConflict) {
+			if err := r.Update("refs/hegel/n1/n2/n3", h1, plumbing.ZeroHash); !errors.Is(err, engine.ErrConflict) {
 				t.Fatal(err)
 			}
 			if refsExists(r.fs, "refs/hegel/n1") {
@@ -415,7 +416,7 @@ func TestFileRefsDirectories(t *testing.T) {
 
 func TestFileRefsFilesystems(t *testing.T) {
 	dir := refsNewGitDir(t)
-	bound := &fileRefs{fs: osfs.New(dir, osfs.WithBoundOS())}
+	bound := &Files{fs: osfs.New(dir, osfs.WithBoundOS())}
 	f, err := bound.fs.Create("probe")
 	if err != nil {
 		t.Fatal(err)
@@ -424,7 +425,7 @@ func TestFileRefsFilesystems(t *testing.T) {
 	if _, ok := f.(interface{ Sync() error }); !ok {
 		t.Error("BoundOS files do not expose Sync")
 	}
-	chrootFS := &fileRefs{fs: osfs.New(dir)}
+	chrootFS := &Files{fs: osfs.New(dir)}
 	if p, ok := chrootFS.osPath("refs/hegel/x.lock"); !ok || p != filepath.Join(dir, "refs/hegel/x.lock") {
 		t.Errorf("ChrootOS osPath = %q, %v", p, ok)
 	}
@@ -434,7 +435,7 @@ func TestFileRefsFilesystems(t *testing.T) {
 	if err := chrootFS.writeValue("probe2", []byte("data")); err != nil {
 		t.Errorf("writeValue on ChrootOS: %v", err)
 	}
-	mem := &fileRefs{fs: memfs.New()}
+	mem := &Files{fs: memfs.New()}
 	if !mem.isMemfs() || bound.isMemfs() || chrootFS.isMemfs() {
 		t.Error("isMemfs is wrong")
 	}
@@ -481,7 +482,7 @@ func TestFileRefsGitInterop(t *testing.T) {
 	gitDir := refsNewGitDir(t)
 	work := filepath.Dir(gitDir)
 	c := refsMakeCommits(t, gitDir, 8)
-	r := &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 100 * time.Millisecond}
+	r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 100 * time.Millisecond}
 	gitRev := func(name string) string {
 		t.Helper()
 		out, err := refsGitErr(work, "rev-parse", "--verify", "-q", name)
@@ -529,8 +530,8 @@ func TestFileRefsGitInterop(t *testing.T) {
 	if got, err := r.Read("refs/hegel/a"); err != nil || got != c[3] {
 		t.Fatalf("Read after git update-ref = %s, %v; want %s", got, err, c[3])
 	}
-	if err := r.Update("refs/hegel/a", c[0], c[4]); !errors.Is(err, ErrConflict) {
-		t.Fatalf("stale CAS: %v, want ErrConflict", err)
+	if err := r.Update("refs/hegel/a", c[0], c[4]); !errors.Is(err, engine.ErrConflict) {
+		t.Fatalf("stale CAS: %v, want engine.ErrConflict", err)
 	}
 	if got := gitRev("refs/hegel/a"); got != c[3].String() {
 		t.Fatalf("git sees %s after a failed CAS, want %s", got, c[3])
@@ -621,13 +622,13 @@ func TestFileRefsGitInterop(t *testing.T) {
 }
 
 // refsIncrement moves name from counter n to n+1 (creating it at 1),
-// retrying on ErrConflict. It returns how many conflicts it retried.
-func refsIncrement(b refBackend, name plumbing.ReferenceName) (conflicts int, err error) {
+// retrying on engine.ErrConflict. It returns how many conflicts it retried.
+func refsIncrement(b Backend, name plumbing.ReferenceName) (conflicts int, err error) {
 	for attempt := 0; attempt < 100000; attempt++ {
 		old, err := b.Read(name)
 		n := 0
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, engine.ErrNotFound):
 			old = plumbing.ZeroHash
 		case err != nil:
 			return conflicts, err
@@ -641,7 +642,7 @@ func refsIncrement(b refBackend, name plumbing.ReferenceName) (conflicts int, er
 		if err == nil {
 			return conflicts, nil
 		}
-		if !errors.Is(err, ErrConflict) {
+		if !errors.Is(err, engine.ErrConflict) {
 			return conflicts, err
 		}
 		conflicts++
@@ -650,10 +651,10 @@ func refsIncrement(b refBackend, name plumbing.ReferenceName) (conflicts int, er
 }
 
 // refsWatch reads name until stop returns true and reports anything a
-// reader must never see: an error other than ErrNotFound before the ref
+// reader must never see: an error other than engine.ErrNotFound before the ref
 // exists, the ref vanishing, the counter going backwards, or (when rawPath
 // is set) the ref file empty or partial.
-func refsWatch(b refBackend, name plumbing.ReferenceName, rawPath string, stop func() bool) (reads int, problems []string) {
+func refsWatch(b Backend, name plumbing.ReferenceName, rawPath string, stop func() bool) (reads int, problems []string) {
 	last := -1
 	report := func(format string, args ...any) {
 		if len(problems) < 20 {
@@ -675,7 +676,7 @@ func refsWatch(b refBackend, name plumbing.ReferenceName, rawPath string, stop f
 		}
 		h, err := b.Read(name)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, engine.ErrNotFound):
 			if last >= 0 {
 				report("ref vanished after counter %d: %v", last, err)
 			}
@@ -698,18 +699,18 @@ func refsWatch(b refBackend, name plumbing.ReferenceName, rawPath string, stop f
 func TestFileRefsConcurrentIncrements(t *testing.T) {
 	gitDir := refsNewGitDir(t)
 	const name = plumbing.ReferenceName("refs/hegel/counter")
-	refsRunConcurrentIncrements(t, name, filepath.Join(gitDir, "refs", "hegel", "counter"), func() refBackend {
-		// One fileRefs per goroutine, as if each were its own process.
-		return &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
+	refsRunConcurrentIncrements(t, name, filepath.Join(gitDir, "refs", "hegel", "counter"), func() Backend {
+		// One Files per goroutine, as if each were its own process.
+		return &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
 	})
 }
 
 func TestStorerRefsConcurrentIncrements(t *testing.T) {
-	b := &storerRefs{s: memory.NewStorage()}
-	refsRunConcurrentIncrements(t, "refs/hegel/counter", "", func() refBackend { return b })
+	b := &Memory{s: memory.NewStorage()}
+	refsRunConcurrentIncrements(t, "refs/hegel/counter", "", func() Backend { return b })
 }
 
-func refsRunConcurrentIncrements(t *testing.T, name plumbing.ReferenceName, rawPath string, newBackend func() refBackend) {
+func refsRunConcurrentIncrements(t *testing.T, name plumbing.ReferenceName, rawPath string, newBackend func() Backend) {
 	const workers, perWorker = 8, 50
 	var done atomic.Bool
 	var successes, conflicts atomic.Int64
@@ -774,7 +775,7 @@ func TestFileRefsConcurrentCreateDelete(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
+			r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
 			name := plumbing.ReferenceName(fmt.Sprintf("refs/hegel/churn/shared/w%d", w))
 			h := refsTestHash(w)
 			for i := range rounds {
@@ -798,7 +799,7 @@ func TestFileRefsConcurrentCreateDelete(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	r := &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS())}
+	r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS())}
 	if refs, err := r.List(""); err != nil || len(refs) != 0 {
 		t.Fatalf("List = %v, %v; want nothing left", refs, err)
 	}
@@ -824,7 +825,7 @@ func TestFileRefsConcurrentWithGit(t *testing.T) {
 		index[c] = i
 	}
 	const name = "refs/hegel/mixed"
-	r0 := &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS())}
+	r0 := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS())}
 	if err := r0.Update(name, plumbing.ZeroHash, commits[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -836,7 +837,7 @@ func TestFileRefsConcurrentWithGit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
+			r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
 			for done := 0; done < oursEach; {
 				cur, err := r.Read(name)
 				if err != nil {
@@ -852,7 +853,7 @@ func TestFileRefsConcurrentWithGit(t *testing.T) {
 				switch {
 				case err == nil:
 					done++
-				case errors.Is(err, ErrConflict):
+				case errors.Is(err, engine.ErrConflict):
 				default:
 					errs <- err
 					return
@@ -904,34 +905,4 @@ func TestFileRefsConcurrentWithGit(t *testing.T) {
 		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}
 	t.Logf("%d updates; git retried %d times", total, gitRetries.Load())
-}
-
-func TestUpdateDetachedHead(t *testing.T) {
-	r := newDiskRepo(t)
-	dir := r.WorkTree
-	first := plumbing.NewHash(strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD")))
-	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
-	second := plumbing.NewHash(strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD")))
-	// On a branch, HEAD is symbolic: refused, nothing written.
-	if err := r.UpdateDetachedHead(second, first); err == nil {
-		t.Fatal("moved a HEAD that is on a branch")
-	}
-	runGit(t, dir, "checkout", "-q", "--detach")
-	if err := r.UpdateDetachedHead(first, second); !errors.Is(err, ErrConflict) {
-		t.Errorf("stale old value: %v", err)
-	}
-	if err := r.UpdateDetachedHead(second, first); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD")); got != first.String() {
-		t.Errorf("HEAD = %s, want %s", got, first)
-	}
-	if _, err := os.Stat(filepath.Join(r.GitDir, "HEAD.lock")); !os.IsNotExist(err) {
-		t.Errorf("HEAD.lock left behind: %v", err)
-	}
-	// git's own lock on HEAD is respected.
-	os.WriteFile(filepath.Join(r.GitDir, "HEAD.lock"), nil, 0o644)
-	if err := r.UpdateDetachedHead(first, second); !errors.Is(err, ErrLocked) {
-		t.Errorf("with HEAD.lock held: %v", err)
-	}
 }

@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
-func newTestOwner(t *testing.T) (*ownerFile, string) {
+func newTestOwner(t *testing.T) (*OwnerFile, string) {
 	t.Helper()
 	dir := t.TempDir()
-	o := &ownerFile{dir: filepath.Join(dir, ownersDir)}
+	o := &OwnerFile{dir: filepath.Join(dir, ownersDir)}
 	t.Cleanup(o.close)
 	return o, dir
 }
@@ -25,11 +25,11 @@ func TestOwnerFileLocks(t *testing.T) {
 	o, dir := newTestOwner(t)
 	a, b := filepath.Join(dir, "a.lock"), filepath.Join(dir, "b.lock")
 	for _, p := range []string{a, b} {
-		if err := createLockVia(o, p, objects.SharedPerm{}); err != nil {
+		if err := CreateLock(o, p, objects.SharedPerm{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := createLockVia(o, a, objects.SharedPerm{}); !errors.Is(err, os.ErrExist) {
+	if err := CreateLock(o, a, objects.SharedPerm{}); !errors.Is(err, os.ErrExist) {
 		t.Fatalf("a held lock taken again: %v", err)
 	}
 	fa, _ := os.Stat(a)
@@ -52,7 +52,7 @@ func TestOwnerFileLocks(t *testing.T) {
 	if err := os.Remove(a); err != nil {
 		t.Fatal(err)
 	}
-	if err := createLockVia(o, a, objects.SharedPerm{}); err != nil {
+	if err := CreateLock(o, a, objects.SharedPerm{}); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(o.dir); len(ents) != 1 {
@@ -61,28 +61,28 @@ func TestOwnerFileLocks(t *testing.T) {
 }
 
 // An owner file removed behind the process's back is made again; a lock
-// whose directory is missing is reported as such (acquireFileLock makes
+// whose directory is missing is reported as such (AcquireLock makes
 // the directory and tries again).
 func TestOwnerFileRemovedMeanwhile(t *testing.T) {
 	o, dir := newTestOwner(t)
-	if err := createLockVia(o, filepath.Join(dir, "a.lock"), objects.SharedPerm{}); err != nil {
+	if err := CreateLock(o, filepath.Join(dir, "a.lock"), objects.SharedPerm{}); err != nil {
 		t.Fatal(err)
 	}
 	p, _ := o.ensure()
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := createLockVia(o, filepath.Join(dir, "b.lock"), objects.SharedPerm{}); err != nil {
+	if err := CreateLock(o, filepath.Join(dir, "b.lock"), objects.SharedPerm{}); err != nil {
 		t.Fatalf("after the owner file was removed: %v", err)
 	}
 	if li, err := InspectLock(filepath.Join(dir, "b.lock")); err != nil || li.Owner == nil {
 		t.Fatalf("b.lock has no marker: %+v %v", li, err)
 	}
-	if err := createLockVia(o, filepath.Join(dir, "missing", "c.lock"), objects.SharedPerm{}); !errors.Is(err, os.ErrNotExist) {
+	if err := CreateLock(o, filepath.Join(dir, "missing", "c.lock"), objects.SharedPerm{}); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("lock in a missing directory: %v, want not-exist", err)
 	}
-	if err := acquireFileLock(filepath.Join(dir, "missing", "c.lock"), objects.SharedPerm{}, lockWait, nil, o); err != nil {
-		t.Fatalf("acquireFileLock in a missing directory: %v", err)
+	if err := AcquireLock(filepath.Join(dir, "missing", "c.lock"), objects.SharedPerm{}, lockWait, nil, o); err != nil {
+		t.Fatalf("AcquireLock in a missing directory: %v", err)
 	}
 }
 
@@ -94,7 +94,7 @@ func TestOwnerFileFallsBack(t *testing.T) {
 	linkFile = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EXDEV} }
 	defer func() { linkFile = old }()
 	p := filepath.Join(dir, "a.lock")
-	if err := createLockVia(o, p, objects.SharedPerm{}); err != nil {
+	if err := CreateLock(o, p, objects.SharedPerm{}); err != nil {
 		t.Fatal(err)
 	}
 	if li, err := InspectLock(p); err != nil || li.Owner == nil || li.Owner.PID != os.Getpid() {
@@ -103,7 +103,7 @@ func TestOwnerFileFallsBack(t *testing.T) {
 	if !o.broken {
 		t.Error("owner file not marked unusable after EXDEV")
 	}
-	if err := createLockVia(o, p, objects.SharedPerm{}); !errors.Is(err, os.ErrExist) {
+	if err := CreateLock(o, p, objects.SharedPerm{}); !errors.Is(err, os.ErrExist) {
 		t.Fatalf("fallback lock taken twice: %v", err)
 	}
 }
@@ -118,9 +118,9 @@ func TestOwnerFileSweep(t *testing.T) {
 	other := dead
 	other.Host = "elsewhere/0123"
 	files := map[string][]byte{
-		"dead":         dead.marker(),
-		"another-host": other.marker(),
-		"live":         thisOwner().marker(),
+		"dead":         dead.Marker(),
+		"another-host": other.Marker(),
+		"live":         thisOwner().Marker(),
 		"not-a-marker": []byte("hello\n"),
 	}
 	for name, b := range files {
@@ -145,11 +145,11 @@ func TestOwnerFileSweep(t *testing.T) {
 // time; ReleaseLockOwners removes them.
 func TestOwnerFileShared(t *testing.T) {
 	dir := t.TempDir()
-	a, b := ownerFor(dir, objects.SharedPerm{}), ownerFor(dir, objects.SharedPerm{})
+	a, b := OwnerFor(dir, objects.SharedPerm{}), OwnerFor(dir, objects.SharedPerm{})
 	if a != b {
 		t.Fatal("two owner files for one repository")
 	}
-	if ownerFor(t.TempDir(), objects.SharedPerm{}) == a {
+	if OwnerFor(t.TempDir(), objects.SharedPerm{}) == a {
 		t.Fatal("one owner file for two repositories")
 	}
 	p, err := a.ensure()

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gitstore
+package refs
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"errors"
@@ -39,14 +39,14 @@ func writeMarker(t *testing.T, path string, o LockOwner) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, o.marker(), 0o644); err != nil {
+	if err := os.WriteFile(path, o.Marker(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestLockMarkerRoundTrip(t *testing.T) {
 	me := thisOwner()
-	got, ok := parseLockMarker(me.marker())
+	got, ok := ParseMarker(me.Marker())
 	if !ok || got != me {
 		t.Fatalf("parse(marker) = %+v, %v; want %+v", got, ok, me)
 	}
@@ -54,11 +54,11 @@ func TestLockMarkerRoundTrip(t *testing.T) {
 		t.Errorf("this process's own lock is %v, want alive", s)
 	}
 	for _, b := range []string{"", "deadbeef\n", "git-hegel lock host=x\n", "something else"} {
-		if _, ok := parseLockMarker([]byte(b)); ok {
+		if _, ok := ParseMarker([]byte(b)); ok {
 			t.Errorf("%q parsed as a marker", b)
 		}
 	}
-	if o, ok := parseLockMarker([]byte("git-hegel pid 42\n")); !ok || o.PID != 42 || o.State() != LockUnknown {
+	if o, ok := ParseMarker([]byte("git-hegel pid 42\n")); !ok || o.PID != 42 || o.State() != LockUnknown {
 		t.Errorf("legacy index marker: %+v %v %v (want pid 42, unknown: no host to check)", o, ok, o.State())
 	}
 }
@@ -121,8 +121,8 @@ func TestRemoveDeadLock(t *testing.T) {
 	for name, content := range map[string][]byte{
 		"empty":        nil,
 		"git's value":  []byte(plumbing.ZeroHash.String() + "\n"),
-		"live owner":   thisOwner().marker(),
-		"another host": other.marker(),
+		"live owner":   thisOwner().Marker(),
+		"another host": other.Marker(),
 	} {
 		os.WriteFile(p, content, 0o644)
 		if _, removed, err := RemoveDeadLock(p); removed || err != nil {
@@ -140,7 +140,7 @@ func TestRemoveDeadLock(t *testing.T) {
 func TestRefLockOwners(t *testing.T) {
 	needLinux(t)
 	var warnings []string
-	r := &fileRefs{fs: osfs.New(refsNewGitDir(t), osfs.WithBoundOS()), lockTimeout: 300 * time.Millisecond,
+	r := &Files{fs: osfs.New(refsNewGitDir(t), osfs.WithBoundOS()), lockTimeout: 300 * time.Millisecond,
 		warn: func(m string) { warnings = append(warnings, m) }}
 	h1, h2 := refsTestHash(1), refsTestHash(2)
 	const name = "refs/hegel/tasks/t"
@@ -175,7 +175,7 @@ func TestRefLockOwners(t *testing.T) {
 		content []byte
 		says    string
 	}{
-		"live owner": {live.marker(), fmt.Sprintf("held by git-hegel process %d on ", live.PID)},
+		"live owner": {live.Marker(), fmt.Sprintf("held by git-hegel process %d on ", live.PID)},
 		"no marker":  {nil, "no git-hegel marker"},
 	} {
 		os.WriteFile(lock, c.content, 0o644)
@@ -198,7 +198,7 @@ func TestRefLockOwners(t *testing.T) {
 // fails on it like on its own, and never sees a temporary file as a ref.
 func TestRefLocksWithPlainGit(t *testing.T) {
 	gitDir := refsNewGitDir(t)
-	r := &fileRefs{fs: osfs.New(gitDir, osfs.WithBoundOS())}
+	r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS())}
 	commits := refsMakeCommits(t, gitDir, 2)
 	if err := r.Update("refs/hegel/x", plumbing.ZeroHash, commits[0]); err != nil {
 		t.Fatal(err)
@@ -222,40 +222,4 @@ func TestRefLocksWithPlainGit(t *testing.T) {
 		t.Errorf("files left in refs/hegel: %v", left)
 	}
 	refsGit(t, gitDir, "fsck", "--strict")
-}
-
-// Locks lists every lock of the repository with its owner and state (the
-// API git hegel doctor reads).
-func TestRepoLocks(t *testing.T) {
-	needLinux(t)
-	r, dir := stashDiskRepo(t)
-	dead := thisOwner()
-	dead.PID, dead.Start = exitedPID(t), 0
-	gd := filepath.Join(dir, ".git")
-	writeMarker(t, filepath.Join(gd, "refs", "hegel", "tasks", "a.lock"), dead)
-	writeMarker(t, filepath.Join(gd, "index.lock"), thisOwner())
-	os.WriteFile(filepath.Join(gd, "packed-refs.lock"), nil, 0o644)
-	writeMarker(t, filepath.Join(dir, ".hegel", "state.json.lock"), dead)
-	locks, err := r.Locks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, li := range locks {
-		rel, _ := filepath.Rel(dir, li.Path)
-		owner := "none"
-		if li.Owner != nil {
-			owner = fmt.Sprint(li.Owner.PID == dead.PID)
-		}
-		got = append(got, fmt.Sprintf("%s %s dead-pid=%s", rel, li.State, owner))
-	}
-	want := []string{
-		".git/index.lock alive dead-pid=false",
-		".git/packed-refs.lock unknown dead-pid=none",
-		".git/refs/hegel/tasks/a.lock dead dead-pid=true",
-		".hegel/state.json.lock dead dead-pid=true",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("Locks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
 }

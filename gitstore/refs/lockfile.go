@@ -1,4 +1,4 @@
-package gitstore
+package refs
 
 import (
 	"bytes"
@@ -78,12 +78,15 @@ func (s LockState) String() string {
 	return "unknown"
 }
 
+// ThisOwner is this process, as its lock markers name it.
+func ThisOwner() LockOwner { return thisOwner() }
+
 var thisOwner = sync.OnceValue(func() LockOwner {
 	return LockOwner{PID: os.Getpid(), Host: hostID(), Boot: bootID(), NS: pidNamespace(), Start: processStart(os.Getpid())}
 })
 
-// marker is the content of a lock file this process creates.
-func (o LockOwner) marker() []byte {
+// Marker is the content of a lock file o creates.
+func (o LockOwner) Marker() []byte {
 	var b strings.Builder
 	b.WriteString(lockMarkerPrefix)
 	fmt.Fprintf(&b, "pid=%d host=%s", o.PID, markerValue(o.Host))
@@ -113,9 +116,9 @@ func markerValue(s string) string {
 	}, s)
 }
 
-// parseLockMarker reads a marker; ok is false for anything else (a lock
-// of git's, or of another program).
-func parseLockMarker(b []byte) (LockOwner, bool) {
+// ParseMarker reads a marker; ok is false for anything else (a lock of
+// git's, or of another program).
+func ParseMarker(b []byte) (LockOwner, bool) {
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	s := string(line)
 	if rest, ok := strings.CutPrefix(s, legacyIndexMarker); ok {
@@ -207,7 +210,7 @@ func InspectLock(path string) (LockInfo, error) {
 	if err != nil {
 		return LockInfo{}, err
 	}
-	if o, ok := parseLockMarker(b); ok {
+	if o, ok := ParseMarker(b); ok {
 		li.Owner = &o
 		li.State = o.State()
 	}
@@ -280,8 +283,8 @@ func RemoveDeadLock(path string) (LockInfo, bool, error) {
 	return li, true, nil
 }
 
-// removedMessage is the warning printed when a dead owner's lock goes.
-func (li LockInfo) removedMessage() string {
+// RemovedMessage is the warning printed when a dead owner's lock goes.
+func (li LockInfo) RemovedMessage() string {
 	return fmt.Sprintf("removed %s, left by %s, which is no longer running", li.Path, li.Owner)
 }
 
@@ -289,8 +292,32 @@ func (li LockInfo) removedMessage() string {
 // is linked as the lock; it ends in ".lock" so that git's ref walks skip
 // it like any lock.
 func lockTemp(lockPath string) string {
-	base := strings.TrimSuffix(lockPath, lockSuffix)
-	return base + ".hegel-" + strconv.Itoa(os.Getpid()) + "-" + objects.NewID()[:8] + lockSuffix
+	base := strings.TrimSuffix(lockPath, LockSuffix)
+	return base + ".hegel-" + strconv.Itoa(os.Getpid()) + "-" + objects.NewID()[:8] + LockSuffix
+}
+
+// IsTempLock matches the temporary files git-hegel writes beside a lock
+// (lockTemp): "<name>.hegel-<pid>-<8 hex>.lock".
+func IsTempLock(p string) bool {
+	base, ok := strings.CutSuffix(filepath.Base(p), LockSuffix)
+	if !ok || len(base) < 9 || base[len(base)-9] != '-' {
+		return false
+	}
+	for _, c := range base[len(base)-8:] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	i := strings.LastIndex(base[:len(base)-9], ".hegel-")
+	if i < 0 || i+len(".hegel-") == len(base)-9 {
+		return false
+	}
+	for _, c := range base[i+len(".hegel-") : len(base)-9] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // createLock creates lockPath exclusively holding this process's marker:
@@ -299,7 +326,7 @@ func lockTemp(lockPath string) string {
 // links are not supported, the lock is created with O_EXCL and the marker
 // written into it. An existing lock is reported as fs.ErrExist.
 func createLock(lockPath string, perm objects.SharedPerm) error {
-	marker := thisOwner().marker()
+	marker := thisOwner().Marker()
 	tmp := lockTemp(lockPath)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
@@ -339,10 +366,10 @@ func createLock(lockPath string, perm objects.SharedPerm) error {
 	return err
 }
 
-// createLockVia creates lockPath as a link to the process's owner file
+// CreateLock creates lockPath as a link to the process's owner file
 // (lockowner_file.go), or with a marker file of its own where that cannot
 // be done.
-func createLockVia(own *ownerFile, lockPath string, perm objects.SharedPerm) error {
+func CreateLock(own *OwnerFile, lockPath string, perm objects.SharedPerm) error {
 	if err := own.linkTo(lockPath); !errors.Is(err, errNoLink) {
 		return err
 	}
@@ -354,17 +381,17 @@ func createLockVia(own *ownerFile, lockPath string, perm objects.SharedPerm) err
 // processes hold their locks for a few file operations each).
 const lockWait = 3 * time.Second
 
-// acquireFileLock creates lockPath, waiting up to timeout with jittered
+// AcquireLock creates lockPath, waiting up to timeout with jittered
 // backoff while another process holds it. A lock whose marker proves its
 // owner dead is removed at once, with a warning, instead of waited for.
 // The error on timeout (wrapping ErrLocked) names the lock, its owner,
 // and how to remove it by hand.
-func acquireFileLock(lockPath string, perm objects.SharedPerm, timeout time.Duration, warn func(string), own *ownerFile) error {
+func AcquireLock(lockPath string, perm objects.SharedPerm, timeout time.Duration, warn func(string), own *OwnerFile) error {
 	deadline := time.Now().Add(timeout)
 	backoff := lockBackoffStart
 	checked := false
 	for missing := 0; ; {
-		err := createLockVia(own, lockPath, perm)
+		err := CreateLock(own, lockPath, perm)
 		if err == nil {
 			return nil
 		}
@@ -375,7 +402,7 @@ func acquireFileLock(lockPath string, perm objects.SharedPerm, timeout time.Dura
 				checked = true
 				if li, removed, _ := RemoveDeadLock(lockPath); removed {
 					if warn != nil {
-						warn(li.removedMessage())
+						warn(li.RemovedMessage())
 					}
 					continue
 				}
@@ -405,22 +432,6 @@ func acquireFileLock(lockPath string, perm objects.SharedPerm, timeout time.Dura
 // not retry in lockstep.
 func jitter(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
-}
-
-// CreateLock creates the lock file path (git's <file>.lock protocol)
-// holding this process's owner marker; fs.ErrExist if someone holds it.
-// Its shared permissions are the repository's.
-func (r *Repo) CreateLock(path string) error { return createLockVia(r.owner, path, r.shared) }
-
-// BreakDeadLock removes the lock file at path if git-hegel created it and
-// its owner is provably dead (RemoveDeadLock), saying so through Warn,
-// and reports whether it did.
-func (r *Repo) BreakDeadLock(path string) bool {
-	li, removed, _ := RemoveDeadLock(path)
-	if removed {
-		r.warnf(li.removedMessage())
-	}
-	return removed
 }
 
 // LockError describes the lock file at path for a command that cannot
