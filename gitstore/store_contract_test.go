@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-billy/v5/util"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
@@ -106,6 +107,16 @@ func TestStoreContracts(t *testing.T) {
 			})
 			t.Run("TaskFiles", func(t *testing.T) {
 				storetest.RunTaskFiles(t, func(t *testing.T) storetest.TaskFiles { return newRepo(t).Tasks() })
+			})
+			t.Run("Files", func(t *testing.T) {
+				storetest.RunFiles(t, func(t *testing.T) storetest.Worktree {
+					r := newRepo(t)
+					return storetest.Worktree{Files: r.Files(), Write: func(t *testing.T, p string, b []byte) {
+						if err := util.WriteFile(r.worktree, p, b, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}}
+				})
 			})
 			t.Run("SessionStore", func(t *testing.T) {
 				storetest.RunSessionStore(t, func(t *testing.T) storetest.Sessions {
