@@ -32,7 +32,7 @@ uninstall: ## Remove what install put in place
 
 test: vet ## Run every test: unit, storage contract, race, scripts through real git
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./engine/ ./gitstore/
+	$(GO) test -count=1 -race ./engine/ ./gitstore/...
 	$(GO) test -count=1 -race -short ./rollback/
 
 test-short: ## Quick tests (skips the long concurrency runs)
