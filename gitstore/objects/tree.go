@@ -26,7 +26,7 @@ var ErrBadTree = errors.New("malformed tree")
 // that read trees from untrusted sources add their own checks. Names alias
 // data, which must not change afterwards.
 func ParseTree(data []byte) ([]TreeEntry, error) {
-	out := make([]TreeEntry, 0, MaxTreeEntries(data))
+	out := make([]TreeEntry, 0, maxTreeEntries(data))
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		if sp <= 0 || sp > 7 {
@@ -54,11 +54,11 @@ func ParseTree(data []byte) ([]TreeEntry, error) {
 	return out, nil
 }
 
-// MaxTreeEntries is how many entries tree data holds at most when git
+// maxTreeEntries is how many entries tree data holds at most when git
 // wrote it (its shortest entry is 28 bytes: "40000 x", NUL, 20 bytes of
 // hash): a capacity that does not grow, where len/40 grew every tree of
 // short names. Only a hint: a malformed tree of shorter entries grows it.
-func MaxTreeEntries(data []byte) int { return len(data)/28 + 1 }
+func maxTreeEntries(data []byte) int { return len(data)/28 + 1 }
 
 // ModeString is a mode as a tree entry spells it, and whether git stores
 // entries of that mode at all.
@@ -78,8 +78,8 @@ func ModeString(m filemode.FileMode) (string, bool) {
 	return "", false
 }
 
-// AppendTreeEntry appends one entry's encoding to buf.
-func AppendTreeEntry(buf []byte, name string, mode filemode.FileMode, h plumbing.Hash) ([]byte, error) {
+// appendTreeEntry appends one entry's encoding to buf.
+func appendTreeEntry(buf []byte, name string, mode filemode.FileMode, h plumbing.Hash) ([]byte, error) {
 	ms, ok := ModeString(mode)
 	if !ok {
 		return buf, fmt.Errorf("%q has unsupported mode %o", name, uint32(mode))
@@ -95,7 +95,7 @@ func AppendTreeEntry(buf []byte, name string, mode filemode.FileMode, h plumbing
 // refuses any other) and refusing empty, repeated or slash-holding names.
 func EncodeTree(entries []TreeEntry) ([]byte, error) {
 	es := append([]TreeEntry(nil), entries...)
-	SortTreeEntries(es)
+	sortTreeEntries(es)
 	buf := make([]byte, 0, 48*len(es))
 	for i, e := range es {
 		if e.Name == "" || strings.Contains(e.Name, "/") {
@@ -105,7 +105,7 @@ func EncodeTree(entries []TreeEntry) ([]byte, error) {
 			return nil, fmt.Errorf("path %s is both a file and a directory, or repeated", e.Name)
 		}
 		var err error
-		if buf, err = AppendTreeEntry(buf, e.Name, e.Mode, e.Hash); err != nil {
+		if buf, err = appendTreeEntry(buf, e.Name, e.Mode, e.Hash); err != nil {
 			return nil, err
 		}
 	}
@@ -139,8 +139,8 @@ func CompareTreeEntries(a, b TreeEntry) int {
 	return 0
 }
 
-// SortTreeEntries sorts es in git's tree order.
-func SortTreeEntries(es []TreeEntry) {
+// sortTreeEntries sorts es in git's tree order.
+func sortTreeEntries(es []TreeEntry) {
 	sort.SliceStable(es, func(i, j int) bool { return CompareTreeEntries(es[i], es[j]) < 0 })
 }
 
@@ -197,7 +197,7 @@ func (b *treeBuilder) level(lo, hi, prefix int) (plumbing.Hash, error) {
 		}
 		last = name
 		var err error
-		if buf, err = AppendTreeEntry(buf, name, mode, hash); err != nil {
+		if buf, err = appendTreeEntry(buf, name, mode, hash); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("path %q has unsupported mode %o", p, uint32(mode))
 		}
 	}

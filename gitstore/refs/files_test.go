@@ -353,7 +353,7 @@ func TestFileRefsLockReleasedWhileWaiting(t *testing.T) {
 
 func TestFileRefsDefaultTimeout(t *testing.T) {
 	if r := NewFiles(memfs.New(), Options{}); r.lockTimeout != defaultLockTimeout {
-		t.Fatalf("newFileRefs lock timeout = %v, want %v", r.lockTimeout, defaultLockTimeout)
+		t.Fatalf("NewFiles lock timeout = %v, want %v", r.lockTimeout, defaultLockTimeout)
 	}
 	r := &Files{fs: memfs.New()} // zero timeout means the default
 	refsWriteFile(t, r.fs, "refs/hegel/z.lock", "")

@@ -28,7 +28,7 @@ import (
 // (ownerFileMode; not on Windows, where a read-only file cannot be
 // removed).
 //
-// Every Repo of one repository in a process shares it (OwnerFor), so a
+// Every opening of one repository in a process shares it (OwnerFor), so a
 // server opening the repository per request still has one.
 // ReleaseLockOwners removes them as the process ends; one a killed process
 // left is removed by the next process that creates its own, once its
