@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"strings"
+	"syscall"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -31,3 +32,6 @@ func truncate(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// isNotDir reports an error from a path one of whose parents is a file.
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }

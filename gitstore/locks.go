@@ -77,10 +77,8 @@ func (r *Repo) Locks() ([]refs.LockInfo, error) {
 	if p := r.IndexFile + refs.LockSuffix; fileExists(p) {
 		add(p)
 	}
-	if r.WorkTree != "" {
-		if p := filepath.Join(r.WorkTree, filepath.FromSlash(r.Sessions().Dir()), sessionFile+refs.LockSuffix); fileExists(p) {
-			add(p)
-		}
+	if p := r.SessionLockPath(); p != "" && fileExists(p) {
+		add(p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil

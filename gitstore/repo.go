@@ -55,6 +55,9 @@ type Repo struct {
 	extras extrasMemo
 	// instance is this clone's id (see instance.go), read on first use.
 	instance string
+	// sessGuard is the session path's check (session_path.go), made once
+	// per command.
+	sessGuard *sessionGuard
 	// dur is core.fsync and core.fsyncMethod (objects.Durability); nil in
 	// memory.
 	dur *objects.Durability

@@ -180,7 +180,8 @@ func TestUnknownVersionRefused(t *testing.T) {
 }
 
 // What the session store leaves in the repository beyond the contract:
-// one exclude line for the file, and no lock or temporary file.
+// one exclude line for the file; a damaged file kept beside the fresh
+// one, with a warning; no lock or temporary file.
 func TestSessionFiles(t *testing.T) {
 	for name, newRepo := range storeBackends {
 		t.Run(name, func(t *testing.T) {
@@ -192,19 +193,28 @@ func TestSessionFiles(t *testing.T) {
 			if _, err := s.UpdateSession(func(s *engine.Session) error { return errors.New("boom") }); err == nil {
 				t.Fatal("a failing update succeeded")
 			}
-			f, _ := r.worktree.Create(".hegel/state.json")
-			f.Write([]byte("{garbage"))
-			f.Close()
-			if _, err := s.UpdateSession(func(s *engine.Session) error { return nil }); err != nil {
-				t.Fatal(err)
-			}
 			exclude, _ := readFile(r.common, "info/exclude")
 			if strings.Count(string(exclude), excludePattern) != 1 {
 				t.Errorf("info/exclude = %q", exclude)
 			}
+			f, _ := r.worktree.Create(".hegel/state.json")
+			f.Write([]byte("{garbage"))
+			f.Close()
+			var warned []string
+			r.Warn = func(m string) { warned = append(warned, m) }
+			if _, err := s.UpdateSession(func(s *engine.Session) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			const damaged = ".hegel/state.json.damaged-20260102T030405Z"
+			if b, err := readFile(r.worktree, damaged); err != nil || string(b) != "{garbage" {
+				t.Errorf("damaged copy: %q %v", b, err)
+			}
+			if len(warned) != 1 || !strings.Contains(warned[0], "it is kept as "+damaged) {
+				t.Errorf("warnings: %q", warned)
+			}
 			infos, _ := r.worktree.ReadDir(".hegel")
 			for _, fi := range infos {
-				if fi.Name() != "state.json" {
+				if fi.Name() != "state.json" && ".hegel/"+fi.Name() != damaged {
 					t.Errorf("left behind: .hegel/%s", fi.Name())
 				}
 			}

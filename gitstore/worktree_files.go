@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -60,7 +59,7 @@ func (f WorktreeFiles) stat(p string) (os.FileInfo, error) {
 	for i := range parts {
 		sub := strings.Join(parts[:i+1], "/")
 		fi, err := f.r.worktree.Lstat(sub)
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if errors.Is(err, os.ErrNotExist) || isNotDir(err) {
 			return nil, fmt.Errorf("%s: %w", p, engine.ErrNotFound)
 		}
 		if err != nil {

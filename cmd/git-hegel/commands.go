@@ -64,6 +64,8 @@ type cmdCtx struct {
 	sub string
 	// meter draws progress (progress.go), made on first use.
 	meter *progressMeter
+	// fsckHinted: the fetch.fsckObjects hint was given (remote.go).
+	fsckHinted bool
 }
 
 var groups = []string{"Workflows", "Running steps", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
