@@ -32,7 +32,7 @@ uninstall: ## Remove what install put in place
 
 test: vet ## Run every test: unit, storage contract, race, scripts through real git
 	$(GO) test -count=1 -timeout 30m ./...
-	$(GO) test -count=1 -timeout 30m -race ./engine/ ./gitstore/
+	$(GO) test -count=1 -timeout 30m -race ./engine/ ./gitstore/...
 	$(GO) test -count=1 -timeout 30m -race -short ./rollback/
 
 test-short: ## Quick tests (skips the long concurrency runs)

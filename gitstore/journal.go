@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // The agent event journal: <worktree git dir>/hegel-journal.jsonl, one
@@ -39,16 +41,16 @@ const (
 
 // Journal is one worktree's agent event journal.
 type Journal struct {
-	dir  string     // the worktree's git dir
-	perm SharedPerm // core.sharedRepository, for a new journal file
+	dir  string             // the worktree's git dir
+	perm objects.SharedPerm // core.sharedRepository, for a new journal file
 }
 
 // OpenJournal returns the journal of the worktree whose git dir is gitDir.
 // cfg (may be nil) supplies core.sharedRepository for new files.
-func OpenJournal(gitDir string, cfg *Config) *Journal {
+func OpenJournal(gitDir string, cfg *gitdir.Config) *Journal {
 	j := &Journal{dir: gitDir}
 	if cfg != nil {
-		j.perm = cfg.sharedPerm()
+		j.perm = sharedPermOf(cfg)
 	}
 	return j
 }
@@ -273,7 +275,7 @@ func (j *Journal) rotate(now time.Time) (string, error) {
 	if err != nil || fi.Size() == 0 || !sameFile(f, j.Path()) {
 		return "", err
 	}
-	id := foldStamp(now) + "-" + newID()[:8]
+	id := foldStamp(now) + "-" + objects.NewID()[:8]
 	dst := filepath.Join(j.dir, foldingPrefix+id)
 	if err := os.Rename(j.Path(), dst); err != nil {
 		return "", err

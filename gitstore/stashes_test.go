@@ -22,6 +22,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // stashGitEnv is the environment real git runs with in these tests: no
@@ -528,7 +529,7 @@ func TestStashOpsReadOneBlob(t *testing.T) {
 	must(t, err)
 
 	cs := &countingStorer{Storer: r.storage}
-	r.storage, r.objects = cs, newMemoryObjects(cs)
+	r.storage, r.objects = cs, objects.NewMemory(cs)
 	e = stashEngine(r, "/wt", clock.now)
 	check := func(what string, max int) {
 		t.Helper()

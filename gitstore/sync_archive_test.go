@@ -113,7 +113,8 @@ func TestSyncRejectsAnInvalidArchivedState(t *testing.T) {
 	if _, err := w.b.WriteDoc(ArchiveRefPrefix+"t", plumbing.ZeroHash, map[string][]byte{stateFile: state, workflowFile: task.Definition}, "bad"); err != nil {
 		t.Fatal(err)
 	}
-	// git-hegel's push leaves it out (a damaged local ref, issue 10) ...
+	// git-hegel's push leaves it out (a local ref that fails validation
+	// is damaged, and never pushed) ...
 	rep, err := w.b.Push(context.Background(), w.rem, SyncOptions{})
 	if err != nil || len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "refs/hegel/archive/t is damaged (Task 't' has an invalid state: completed status requires 'ended_at')") {
 		t.Fatalf("push: %v %+v", err, rep)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // In-process sync tests: go-git's server over memory storage stands for
@@ -424,7 +425,7 @@ func TestPushFetchesWhenStale(t *testing.T) {
 // racingRefs makes a local command write refs/hegel/stashes just before
 // the merge's compare-and-swap, once.
 type racingRefs struct {
-	refBackend
+	refs.Backend
 	race func()
 }
 
@@ -434,7 +435,7 @@ func (r *racingRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash)
 		r.race = nil
 		f()
 	}
-	return r.refBackend.Update(name, old, new)
+	return r.Backend.Update(name, old, new)
 }
 
 func TestSyncMergeRetriesOnLocalRace(t *testing.T) {
@@ -442,7 +443,7 @@ func TestSyncMergeRetriesOnLocalRace(t *testing.T) {
 	stash(t, w.a, "a1")
 	stash(t, w.b, "b1")
 	w.sync(w.b)
-	rr := &racingRefs{refBackend: w.a.refs}
+	rr := &racingRefs{Backend: w.a.refs}
 	w.a.refs = rr
 	rr.race = func() { stash(t, w.a, "a2-racing") }
 	w.sync(w.a)

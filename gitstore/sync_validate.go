@@ -17,6 +17,8 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // RefusedError reports remote refs that were left out because their data
@@ -62,7 +64,7 @@ type validator struct {
 	goodBlobs   map[plumbing.Hash]bool
 }
 
-func newValidator(s gitstorer.EncodedObjectStorer, g *graph, cfg *Config) *validator {
+func newValidator(s gitstorer.EncodedObjectStorer, g *graph, cfg *gitdir.Config) *validator {
 	return &validator{
 		s:           s,
 		g:           g,
@@ -311,13 +313,13 @@ func (v *validator) checkCommit(h plumbing.Hash) error {
 			if key != "tree" {
 				return bad("no tree line")
 			}
-			if _, ok := parseHex(val); !ok {
+			if _, ok := objects.ParseHex(val); !ok {
 				return bad("bad tree line")
 			}
 			want = "parent"
 		case "parent":
 			if key == "parent" {
-				if _, ok := parseHex(val); !ok {
+				if _, ok := objects.ParseHex(val); !ok {
 					return bad("bad parent line")
 				}
 				continue

@@ -860,7 +860,7 @@ func (m *Manager) recoverLock(j *Journal) error {
 // breakStaleLocks removes the lock files a killed rollback may have left
 // on what it updates: the task's and its checkpoints' refs, the branch,
 // HEAD, packed-refs, the index and the session file. Only locks whose
-// owner marker (gitstore's lockfile.go) shows that git-hegel created them
+// owner marker (gitstore/refs, lockfile.go) shows that git-hegel created them
 // and that their owner no longer runs are removed, each with a warning; a
 // lock of unknown origin (git's, held right now by a commit or a gc) is
 // never touched, and the command that needs it reports it.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // git hegel doctor: checks everything git-hegel keeps (docs/history.md,
@@ -128,12 +129,12 @@ func runDoctor(c *cmdCtx, args []string) error {
 	for _, li := range locks {
 		p := doctorProblem{Kind: "lock", Where: li.Path}
 		switch {
-		case li.State == gitstore.LockAlive:
+		case li.State == refs.LockAlive:
 			p.Note, p.Problem = true, "held by "+li.Owner.String()+", which is running; left alone"
-		case li.State == gitstore.LockDead:
+		case li.State == refs.LockDead:
 			p.Problem = "left by " + li.Owner.String() + ", which is no longer running"
 			if fix {
-				if _, ok, err := gitstore.RemoveDeadLock(li.Path); err != nil {
+				if _, ok, err := refs.RemoveDeadLock(li.Path); err != nil {
 					p.FixError = oneLineErr(err)
 				} else if ok {
 					p.Fixed = "removed"

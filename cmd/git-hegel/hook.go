@@ -15,6 +15,7 @@ import (
 	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // `git hegel hook <EventName>`: one agent hook. Agents run it on every
@@ -90,7 +91,7 @@ func (c *cmdCtx) locateHook(h *agent.Hook) (*gitstore.HookTarget, error) {
 	dirs = append(dirs, h.CursorRoots...)
 	for _, d := range dirs {
 		tgt, err := gitstore.LocateHook(d, c.Getenv)
-		if errors.Is(err, gitstore.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) {
+		if errors.Is(err, gitdir.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) {
 			continue
 		}
 		return tgt, err

@@ -20,7 +20,7 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
-	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // `git hegel run`: the step runner (engine/run.go) wired to git config,
@@ -256,7 +256,7 @@ func (c *cmdCtx) runConfirm(stdinUsed bool) func(*engine.Confirmation) (engine.A
 }
 
 // configAdapters reads adapters from git config (engine.AdapterSource).
-type configAdapters struct{ cfg *gitstore.Config }
+type configAdapters struct{ cfg *gitdir.Config }
 
 func (a configAdapters) Adapter(name string) (*engine.Adapter, error) {
 	cmd, ok := a.cfg.Get("hegel", "adapter."+name, "command")

@@ -8,6 +8,7 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 func runWorkflows(c *cmdCtx, args []string) error {
@@ -211,7 +212,7 @@ func printWorkflow(c *cmdCtx, wf *workflow.Definition) {
 func (c *cmdCtx) workflowRegistry() (reg *workflow.Registry, outside string, err error) {
 	e, _, err := c.engine()
 	switch {
-	case errors.Is(err, gitstore.ErrNotRepo):
+	case errors.Is(err, gitdir.ErrNotRepo):
 		outside = "not in a git repository"
 	case errors.Is(err, gitstore.ErrNoWorkTree):
 		outside = "not in a work tree"
