@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // MaxArtifactSize bounds each artifact copy kept in the archive: the same
@@ -21,7 +24,7 @@ const DeletedTaskWindow = 30 * 24 * time.Hour
 // that failed and was given up), and rollback --all. save calls it once,
 // right after the write that finished the run. It adds the run's history
 // entry, runs OnFinish, then archives the task.
-func (e *Engine) finish(t *Task, wf *Workflow) {
+func (e *Engine) finish(t *Task, wf *workflow.Definition) {
 	e.recordHistory(t, wf)
 	if e.OnFinish != nil {
 		if err := e.OnFinish(t.State); err != nil {
@@ -39,7 +42,7 @@ func (e *Engine) finish(t *Task, wf *Workflow) {
 // archive moves a finished task to the archive. A completed or aborted
 // task's checkpoints are dropped (unless hegel.keepCheckpointsOnDone); a
 // rolled-back one keeps them, so the rollback can be undone.
-func (e *Engine) archive(t *Task, wf *Workflow, files []ArchivedFile) (*Task, error) {
+func (e *Engine) archive(t *Task, wf *workflow.Definition, files []ArchivedFile) (*Task, error) {
 	st := t.State
 	drop := !e.KeepCheckpoints && (st.Status == StatusCompleted || st.Status == StatusAborted)
 	msg := fmt.Sprintf("archive: %s at %s", st.Status, st.CurrentNode)
@@ -48,12 +51,12 @@ func (e *Engine) archive(t *Task, wf *Workflow, files []ArchivedFile) (*Task, er
 		// left the worktree.
 		names := make([]string, 0, len(files))
 		for _, f := range files {
-			names = append(names, QuotePath(f.Path, true))
+			names = append(names, text.QuotePath(f.Path, true))
 		}
 		if len(names) > maxNamedArtifacts {
 			names = append(names[:maxNamedArtifacts], fmt.Sprintf("and %d more", len(files)-maxNamedArtifacts))
 		}
-		msg += fmt.Sprintf(" (%d %s: %s)", len(files), plural(len(files), "artifact", "artifacts"), strings.Join(names, ", "))
+		msg += fmt.Sprintf(" (%s: %s)", text.Plural(len(files), "artifact", "artifacts"), strings.Join(names, ", "))
 	}
 	rev, err := e.Archive.ArchiveTask(t, files, msg, drop)
 	if err != nil {
@@ -73,7 +76,7 @@ const maxNamedArtifacts = 10
 // nothing through a symbolic link or outside the worktree (Files and the
 // path rules of the definition see to those), and nothing a definition
 // this machine does not trust names (a remote could name .env).
-func (e *Engine) artifactCopies(task string, wf *Workflow) []ArchivedFile {
+func (e *Engine) artifactCopies(task string, wf *workflow.Definition) []ArchivedFile {
 	if e.Files == nil || wf == nil {
 		return nil
 	}
@@ -92,12 +95,12 @@ func (e *Engine) artifactCopies(task string, wf *Workflow) []ArchivedFile {
 	}
 	var out []ArchivedFile
 	for _, p := range paths {
-		if err := checkArtifactPath(p); err != nil {
-			e.warn(fmt.Sprintf("artifact %s not archived: %v", QuotePath(p, true), err))
+		if err := workflow.CheckArtifactPath(p); err != nil {
+			e.warn(fmt.Sprintf("artifact %s not archived: %v", text.QuotePath(p, true), err))
 			continue
 		}
 		if ignored[p] {
-			e.warn(fmt.Sprintf("artifact %s not archived: git ignores it, and an ignored file never leaves this machine", QuotePath(p, true)))
+			e.warn(fmt.Sprintf("artifact %s not archived: git ignores it, and an ignored file never leaves this machine", text.QuotePath(p, true)))
 			continue
 		}
 		data, err := e.Files.ReadFile(p, MaxArtifactSize)

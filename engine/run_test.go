@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // fakeExec is an Executor whose processes are Go functions, keyed by
@@ -195,7 +197,7 @@ func TestRunAsk(t *testing.T) {
 		t.Errorf("stored result %q", got)
 	}
 	st := rep.State
-	if st.Status != StatusCompleted || st.CurrentNode != NodeDone {
+	if st.Status != StatusCompleted || st.CurrentNode != workflow.NodeDone {
 		t.Errorf("state %s at %s", st.Status, st.CurrentNode)
 	}
 	meta, _ := StepResultOf(st, "query")
@@ -213,8 +215,8 @@ func TestRunAsk(t *testing.T) {
 	}
 	// An adapter's input is its prompt; the values are not in its
 	// environment (commands get them: TestCommandValuesInEnv).
-	if slices.ContainsFunc(call.Env, func(kv string) bool { return strings.HasPrefix(kv, EnvPrompt+"=") }) {
-		t.Errorf("adapter env %v has %s", call.Env, EnvPrompt)
+	if slices.ContainsFunc(call.Env, func(kv string) bool { return strings.HasPrefix(kv, workflow.EnvPrompt+"=") }) {
+		t.Errorf("adapter env %v has %s", call.Env, workflow.EnvPrompt)
 	}
 	want := []string{"start: ask at query", "run: started with prompt", "run: query -> done (query_complete); adapter fake, 12 B"}
 	if !slices.Equal(re.tasks.log, want) {
@@ -265,7 +267,7 @@ func TestRunResultsPassedOn(t *testing.T) {
 	}
 }
 
-func (re *runEnv) wf(t *testing.T, task string) *Workflow {
+func (re *runEnv) wf(t *testing.T, task string) *workflow.Definition {
 	t.Helper()
 	tk, err := re.Lookup(task)
 	if err != nil {
@@ -579,8 +581,7 @@ nodes:
 	// and clears cancelled.
 	re.exec.procs["step-two"] = echo("2\n", 0)
 	re.exec.procs["step-three"] = echo("3\n", 0)
-	re.Selected = "c"
-	rep = re.run(t, RunOptions{})
+	rep = re.run(t, RunOptions{Task: "c"})
 	if rep.Outcome != RunCompleted || rep.State.Cancelled {
 		t.Fatalf("second run %s (cancelled %v): %v", rep.Outcome, rep.State.Cancelled, rep.Err)
 	}
@@ -691,12 +692,12 @@ func TestChecksOnNext(t *testing.T) {
 	}
 	// Passing checks let the node end; --force skips them, recorded.
 	re.exec.procs["test"] = echo("ok\n", 0)
-	if v, err := re.Next(""); err != nil || v.Node != NodeDone {
+	if v, err := re.Next(""); err != nil || v.Node != workflow.NodeDone {
 		t.Fatalf("next after the fix: %v", err)
 	}
 	re2 := newRunEnv(t, map[string][]byte{"c.yaml": []byte(checkWF)})
 	re2.Start("c", "", "t")
-	v, err := re2.NextWith(NextOptions{Force: true})
+	v, err := re2.NextWith(NextOptions{Force: Force{All: true}})
 	if err != nil || len(re2.exec.calls) != 0 || v.State.Overrides[0].What != "check" {
 		t.Errorf("--force: %v, %d calls, %+v", err, len(re2.exec.calls), v)
 	}
@@ -761,8 +762,8 @@ func TestValueEnv(t *testing.T) {
 	if a, b := VarCollision(map[string]string{"x": "", "X": "", "y": ""}); a != "X" || b != "x" {
 		t.Errorf("collision %q %q", a, b)
 	}
-	if EnvName("Code-review.2") != "CODE_REVIEW_2" {
-		t.Errorf("EnvName %q", EnvName("Code-review.2"))
+	if workflow.EnvName("Code-review.2") != "CODE_REVIEW_2" {
+		t.Errorf("EnvName %q", workflow.EnvName("Code-review.2"))
 	}
 }
 
@@ -832,18 +833,18 @@ func TestRunDefinitionErrors(t *testing.T) {
 		{y("start_node: a", "nodes:", "  a:", "    run: {command: make}"),
 			`w.yaml:3: node "a" has run: but no transitions, so reaching it ends the workflow and the step never runs; add a transition to done`},
 	} {
-		_, err := ParseWorkflow("w", "w.yaml", []byte(tc.yaml))
+		_, err := workflow.Parse("w", "w.yaml", []byte(tc.yaml))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("got  %v\nwant %s", err, tc.want)
 		}
 	}
 	// A guide in a check is a placeholder like any other.
-	r := LoadRegistry(map[string][]byte{"g.yaml": []byte(y("start_node: a", "nodes:", "  a:", "    run: {command: make}", "    check: cat {{NOPE}}", "    transitions: [{when: a_complete, to: done}]"))}, LoadOptions{})
+	r := workflow.LoadRegistry(map[string][]byte{"g.yaml": []byte(y("start_node: a", "nodes:", "  a:", "    run: {command: make}", "    check: cat {{NOPE}}", "    transitions: [{when: a_complete, to: done}]"))}, workflow.LoadOptions{})
 	if b, ok := r.GetBroken("g"); !ok || !strings.HasPrefix(b.Err.Error(), `g.yaml:5: node "a": check: {{NOPE}} would splice a value into shell code; commands are not templates`) {
 		t.Errorf("broken %+v", b)
 	}
 	// Without commands, look-alike node names are fine.
-	if _, err := ParseWorkflow("w", "w.yaml", []byte(y("start_node: a-b", "nodes:", "  a-b:", "    prompt: p", "    transitions: [{when: go, to: a_b}]", "  a_b:", "    prompt: p", "    transitions: [{when: go, to: done}]"))); err != nil {
+	if _, err := workflow.Parse("w", "w.yaml", []byte(y("start_node: a-b", "nodes:", "  a-b:", "    prompt: p", "    transitions: [{when: go, to: a_b}]", "  a_b:", "    prompt: p", "    transitions: [{when: go, to: done}]"))); err != nil {
 		t.Errorf("look-alike names without commands: %v", err)
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Trust. A task carries the workflow definition it runs in its ref, and
@@ -47,7 +48,7 @@ func DefinitionID(def []byte) string {
 // builtinIDs are the blob ids of the built-in workflows.
 var builtinIDs = sync.OnceValue(func() map[string]string {
 	out := map[string]string{}
-	for _, w := range loadBuiltins() {
+	for _, w := range workflow.Builtins() {
 		out[DefinitionID(w.Raw)] = w.Name
 	}
 	return out
@@ -159,46 +160,6 @@ func (e *Engine) DefinitionNotes(r *SyncReport) []string {
 	return out
 }
 
-// CommandField is one field of a definition that runs a process.
-type CommandField struct {
-	Node  string
-	Field string // "check", "run: command" or "run: adapter"
-	Text  string // the command, or the adapter's name
-	// Line and EndLine are the file lines the text is on.
-	Line, EndLine int
-}
-
-// CommandFields lists node's fields that run a process, in file order.
-func (w *Workflow) CommandFields(node string) []CommandField {
-	n, ok := w.Nodes[node]
-	if !ok {
-		return nil
-	}
-	var out []CommandField
-	if h := n.Run; h != nil {
-		switch h.Kind {
-		case HandlerCommand:
-			out = append(out, CommandField{Node: node, Field: "run: command", Text: h.Text, Line: h.Line, EndLine: h.Line + strings.Count(h.Text, "\n")})
-		case HandlerAdapter:
-			out = append(out, CommandField{Node: node, Field: "run: adapter", Text: h.Adapter, Line: h.Line, EndLine: h.Line})
-		}
-	}
-	for _, c := range n.Checks {
-		out = append(out, CommandField{Node: node, Field: "check", Text: c.Command, Line: c.Line, EndLine: c.Line + strings.Count(c.Command, "\n")})
-	}
-	return out
-}
-
-// AllCommandFields lists every field of the workflow that runs a process,
-// node by node in file order.
-func (w *Workflow) AllCommandFields() []CommandField {
-	var out []CommandField
-	for _, name := range w.Order {
-		out = append(out, w.CommandFields(name)...)
-	}
-	return out
-}
-
 // TrustError refuses to run what an untrusted definition asks for.
 // Nothing ran and nothing changed when it is returned.
 type TrustError struct {
@@ -254,7 +215,7 @@ func (e *Engine) origin(task string) *DefinitionVersion {
 // runs) has a field that runs a process and the definition is not
 // trusted here; nil otherwise. Every place that starts a definition's
 // process asks it first.
-func (e *Engine) MayRunNode(task string, wf *Workflow, node string) error {
+func (e *Engine) MayRunNode(task string, wf *workflow.Definition, node string) error {
 	fields := wf.CommandFields(node)
 	if len(fields) == 0 || e.TrustOf(wf.Raw).Trusted {
 		return nil
@@ -265,7 +226,7 @@ func (e *Engine) MayRunNode(task string, wf *Workflow, node string) error {
 // MayRun is MayRunNode for the whole definition: the error names a field
 // of node (the task's current node) if it has one, else the first field
 // of any node that would run a process.
-func (e *Engine) MayRun(task string, wf *Workflow, node string) error {
+func (e *Engine) MayRun(task string, wf *workflow.Definition, node string) error {
 	fields := append(wf.CommandFields(node), wf.AllCommandFields()...)
 	if len(fields) == 0 || e.TrustOf(wf.Raw).Trusted {
 		return nil
@@ -276,7 +237,7 @@ func (e *Engine) MayRun(task string, wf *Workflow, node string) error {
 // PromptTrusted returns "" when wf's prompts may reach an agent, else the
 // one-line notice that stands in for the prompt: why it is not shown and
 // what to run.
-func (e *Engine) PromptTrusted(task string, wf *Workflow) string {
+func (e *Engine) PromptTrusted(task string, wf *workflow.Definition) string {
 	if e.TrustOf(wf.Raw).Trusted {
 		return ""
 	}

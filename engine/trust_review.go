@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // TrustReview is what `git hegel trust` shows before it asks: the task's
@@ -20,19 +22,13 @@ type TrustReview struct {
 	Previous *DefinitionVersion
 	// Commands and PreviousCommands are the fields of Current and
 	// Previous that run processes.
-	Commands, PreviousCommands []CommandField
+	Commands, PreviousCommands []workflow.CommandField
 }
 
 // ReviewTrust gathers what `git hegel trust` shows for the task called
 // name (this worktree's task when name is "").
 func (e *Engine) ReviewTrust(name string) (*TrustReview, error) {
-	var t *Task
-	var err error
-	if name == "" {
-		t, err = e.Current()
-	} else {
-		t, err = e.Lookup(name)
-	}
+	t, err := e.Current(name)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +57,7 @@ func (e *Engine) ReviewTrust(name string) (*TrustReview, error) {
 		}
 	}
 	if rv.Previous != nil {
-		if pwf, err := ParseWorkflow(t.State.Workflow, "previous.yaml", rv.Previous.Data); err == nil {
+		if pwf, err := workflow.Parse(t.State.Workflow, "previous.yaml", rv.Previous.Data); err == nil {
 			rv.PreviousCommands = pwf.AllCommandFields()
 		}
 	}
@@ -90,15 +86,4 @@ func (e *Engine) TrustedList() ([]TrustRecord, error) {
 		return nil, nil
 	}
 	return e.Trust.TrustedDefinitions()
-}
-
-// IsNew reports whether field f is not among old (same node, field and
-// text): a command the reviewed version adds or changes.
-func (f CommandField) IsNew(old []CommandField) bool {
-	for _, o := range old {
-		if o.Node == f.Node && o.Field == f.Field && o.Text == f.Text {
-			return false
-		}
-	}
-	return true
 }

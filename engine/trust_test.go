@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // fakeTrust is a TrustStore in memory.
@@ -87,7 +89,7 @@ func TestUntrustedDefinitionRunsNothing(t *testing.T) {
 	if err.Error() != "Task 't' runs a workflow definition this machine does not trust (node 'code' has check:; it was not started or trusted here): nothing ran. Review it with 'git hegel trust t'" {
 		t.Errorf("message %q", err)
 	}
-	v, err = re.Repeat()
+	v, err = re.Repeat("")
 	if err != nil || !v.Untrusted || strings.Contains(v.Prompt, "IGNORE") || !strings.Contains(v.Prompt, "git hegel trust t") {
 		t.Errorf("repeat: %+v %v", v, err)
 	}
@@ -102,14 +104,14 @@ func TestUntrustedDefinitionRunsNothing(t *testing.T) {
 	re2.Trust = &fakeTrust{}
 	re2.Start("w", "", "t")
 	re2.fetch(t, "t", fetchedWF)
-	if v, err := re2.NextWith(NextOptions{Force: true}); err != nil || v.Node != NodeDone || len(re2.exec.calls) != 0 {
+	if v, err := re2.NextWith(NextOptions{Force: Force{All: true}}); err != nil || v.Node != workflow.NodeDone || len(re2.exec.calls) != 0 {
 		t.Errorf("--force: %+v %v, ran %q", v, err, re2.exec.commands())
 	}
 
 	// Trusted by its blob id, it runs.
 	trust.TrustDefinition(TrustRecord{ID: DefinitionID([]byte(fetchedWF)), Task: "t", How: TrustReviewed})
 	re.exec.procs["touch pwned"] = echo("", 0)
-	if v, err := re.Next(""); err != nil || v.Node != NodeDone {
+	if v, err := re.Next(""); err != nil || v.Node != workflow.NodeDone {
 		t.Fatalf("next after trust: %v", err)
 	}
 	if got := re.exec.commands(); len(got) != 1 || got[0] != "touch pwned" {
@@ -166,8 +168,7 @@ func TestSpoofedOwner(t *testing.T) {
 			t.Errorf("spoofed task listed as mine")
 		}
 	}
-	re.Selected = "spoof"
-	_, err = re.Next("")
+	_, err = re.NextWith(NextOptions{Task: "spoof"})
 	var oe *OwnerError
 	if !errors.As(err, &oe) || len(re.exec.calls) != 0 {
 		t.Fatalf("next --task spoof: %v, ran %q", err, re.exec.commands())
@@ -223,7 +224,7 @@ func TestArtifactsStayHome(t *testing.T) {
 	te2.files["SPEC.md"] = "spec\n"
 	te2.Start("w", "", "t")
 	te2.fetch(t, "t", strings.Replace(localWF, "    transitions:", "    artifact: SPEC.md\n    transitions:", 1))
-	if _, err := te2.Abort(); err != nil {
+	if _, err := te2.Abort(TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if files, _ := te2.tasks.ArchivedFiles("t"); len(files) != 0 {
@@ -242,7 +243,7 @@ func TestUntrustedRulesNotApplied(t *testing.T) {
 	te.Start("w", "", "t")
 	te.fetch(t, "t", strings.Replace(localWF, "    transitions:", "    rules:\n      - type: phase_timeout\n        max_duration: 1\n    transitions:", 1))
 	te.now = te.now.Add(time.Hour)
-	if v, err := te.Next(""); err != nil || v.Node != NodeDone {
+	if v, err := te.Next(""); err != nil || v.Node != workflow.NodeDone {
 		t.Fatalf("next: %+v %v", v, err)
 	}
 }

@@ -121,11 +121,11 @@ func (r *Repo) definitionRemotes(ref plumbing.ReferenceName) map[plumbing.Hash]s
 		return id
 	}
 	for _, e := range log {
-		to := defOf(e.new)
-		if to.IsZero() || to == defOf(e.old) {
+		to := defOf(e.New)
+		if to.IsZero() || to == defOf(e.Old) {
 			continue
 		}
-		out[to] = fetchRemote(e.msg)
+		out[to] = fetchRemote(e.Msg)
 	}
 	return out
 }

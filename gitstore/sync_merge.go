@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // merge is the merge step: each tracking ref of the remote is validated
@@ -130,7 +131,7 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 			s.rep.CheckpointsKept = append(s.rep.CheckpointsKept, ref.task())
 			return nil
 		}
-		err = s.r.refs.UpdateMsg(name, ours, res.next, refUpdate{msg: s.reflogMessage(ours, res)})
+		err = s.r.refs.UpdateMsg(name, ours, res.next, refs.Reflog{Msg: s.reflogMessage(ours, res)})
 		if errors.Is(err, ErrConflict) {
 			time.Sleep(time.Duration(rand.Int64N(int64(time.Millisecond) << min(i, 5))))
 			continue

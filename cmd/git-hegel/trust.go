@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // git hegel trust [<task>]: review a task's workflow definition and trust
@@ -164,7 +165,7 @@ func quoteSubject(s string) string {
 }
 
 // commandLines marks the file lines that hold commands.
-func commandLines(fs []engine.CommandField) map[int]bool {
+func commandLines(fs []workflow.CommandField) map[int]bool {
 	out := map[int]bool{}
 	for _, f := range fs {
 		for l := f.Line; l <= f.EndLine; l++ {
