@@ -609,6 +609,11 @@ func (sr *stepRun) put() map[string][]byte {
 func (rn *run) handle(ctx context.Context, t *Task, n *workflow.Node) (*stepRun, error) {
 	e, r := rn.e, rn.r
 	h := n.Run
+	// The run was checked when it began; this is the last word before a
+	// process starts, whoever calls it.
+	if err := e.MayRunNode(t.State.Task, rn.wf, n.Name); err != nil {
+		return nil, err
+	}
 	var p Process
 	handler := "command"
 	adapterName := ""

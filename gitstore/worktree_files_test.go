@@ -62,6 +62,14 @@ func TestIgnoredArtifacts(t *testing.T) {
 		runGit(t, r.WorkTree, "add", "-f", "key.pem")
 		delete(want, "key.pem")
 		check(t, r)
+		// core.excludesFile is one of git's rules too.
+		os.WriteFile(filepath.Join(r.WorkTree, "global.txt"), []byte("g\n"), 0o644)
+		excludes := filepath.Join(t.TempDir(), "excludes")
+		os.WriteFile(excludes, []byte("global.txt\n"), 0o644)
+		runGit(t, r.WorkTree, "config", "core.excludesFile", excludes)
+		if got, err := r.Files().Ignored([]string{"global.txt", "SPEC.md"}); err != nil || !got["global.txt"] || got["SPEC.md"] {
+			t.Errorf("core.excludesFile: %v %v", got, err)
+		}
 		// A path through a symbolic link is left out, the rest answered.
 		os.Symlink(filepath.Join(r.WorkTree, "sub"), filepath.Join(r.WorkTree, "link"))
 		got, err := r.Files().Ignored([]string{"link/local/out.txt", ".env"})
