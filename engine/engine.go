@@ -42,10 +42,13 @@ type Engine struct {
 	Git func() *GitInfo
 	// NewSuffix, if set, replaces the random part of generated task names.
 	NewSuffix func() string
-	// Checkpoint, if set, runs after start, next, prev and restart enter a
-	// node, with the saved state. Its error does not undo the transition:
-	// it is passed to Warn and the command succeeds (see rollback.go).
-	Checkpoint func(st *State) error
+	// Snapshots snapshots and restores this worktree's files, index and
+	// HEAD: checkpoints and rollbacks (snapshots.go). Nil: there are
+	// none, and rollbacks refuse.
+	Snapshots Snapshots
+	// NoAutoCheckpoints is hegel.checkpoints=off: no checkpoint is taken
+	// when a node is entered (by hand and safety ones still are).
+	NoAutoCheckpoints bool
 	// Warn reports a problem that does not fail the command.
 	Warn func(msg string)
 	// Guides supplies the user's guides, partials and optional context
@@ -64,9 +67,6 @@ type Engine struct {
 	// Files reads this worktree's files: artifacts are checked and copied
 	// into the archive through it. Nil: artifacts are not checked.
 	Files Files
-	// Rewind restores the working tree to a checkpoint for resume
-	// --strategy from-checkpoint and rollback --all. Nil: they refuse.
-	Rewind Rewinder
 	// MaxAttempts is hegel.maxAttempts: attempts per node when the node
 	// does not say (0: DefaultMaxAttempts).
 	MaxAttempts int
@@ -100,15 +100,6 @@ type Files interface {
 	ReadFile(path string, limit int64) ([]byte, error)
 	// Size returns a regular file's size (ErrNotFound when missing).
 	Size(path string) (int64, error)
-}
-
-// Rewinder restores files, index and HEAD to a checkpoint.
-type Rewinder interface {
-	// Rewind rolls the current task back to the checkpoint id (its first
-	// when id is ""), after a safety checkpoint that `git hegel rollback
-	// --undo` restores, and records the rollback in the task's state
-	// (ApplyRollback). reason goes into the rollback history.
-	Rewind(id, reason string) (*View, error)
 }
 
 // ErrNoWorkflow means this worktree has no workflow: none was started, or
@@ -146,6 +137,9 @@ type View struct {
 	Gate *GateView
 	// Parked is the task start or switch parked to make room.
 	Parked *State
+	// Rollback is the rollback the command made first (resume --strategy
+	// from-checkpoint).
+	Rollback *RollbackResult
 }
 
 var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })

@@ -2,8 +2,10 @@ package gitstore
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // These wrappers give the rollback package the same ref protocol and object
@@ -73,4 +75,26 @@ func (r *Repo) ReadDocAt(ref string, h plumbing.Hash) (*Doc, error) {
 // writeDoc).
 func (r *Repo) WriteDoc(ref string, parent plumbing.Hash, files map[string][]byte, msg string, extra ...plumbing.Hash) (plumbing.Hash, error) {
 	return r.writeDoc(plumbing.ReferenceName(ref), parent, files, msg, extra...)
+}
+
+// CommitTreeBy is CommitTree naming author as the commit's author (the
+// committer is still the repository's identity): a checkpoint rewritten
+// when its chain is cut keeps who took it.
+func (r *Repo) CommitTreeBy(tree plumbing.Hash, parents []plumbing.Hash, msg string, author object.Signature) (plumbing.Hash, error) {
+	c := &object.Commit{
+		Author:       author,
+		Committer:    r.signature(),
+		Message:      strings.TrimRight(msg, "\n") + "\n",
+		TreeHash:     tree,
+		ParentHashes: parents,
+	}
+	data, err := encodeObject(c)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h, err := r.objects.Write(plumbing.CommitObject, data)
+	if err == nil {
+		r.objects.remember(h, plumbing.CommitObject, data)
+	}
+	return h, err
 }

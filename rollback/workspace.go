@@ -32,6 +32,7 @@ type workspace struct {
 	getenv          func(string) string
 	now             func() time.Time
 	journal         journalStore
+	chainOf         func(Meta) string // Options.ChainOf
 
 	lock  *indexLock    // held from the rollback's scan to its index write
 	blobs *blobPrefetch // the blobs a restore under way will write

@@ -151,11 +151,10 @@ func runDoctor(c *cmdCtx, args []string) error {
 
 	// An interrupted rollback (left as it is: finishing it or undoing it is
 	// the user's choice).
-	if j, err := c.checkpoints(r).Interrupted(); err != nil {
+	if rec, err := c.snapshots(r).Interrupted(); err != nil {
 		ps = append(ps, doctorProblem{Kind: "rollback", Where: "rollback", Problem: oneLineErr(err)})
-	} else if j != nil {
-		msg := strings.TrimPrefix(c.checkpoints(r).InterruptedNotice(), "warning: ")
-		ps = append(ps, doctorProblem{Kind: "rollback", Where: "rollback", Problem: msg})
+	} else if rec != nil {
+		ps = append(ps, doctorProblem{Kind: "rollback", Where: "rollback", Problem: rec.InterruptedError().Error()})
 	}
 
 	// Open tasks whose worktree no longer exists.

@@ -58,11 +58,14 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		WorktreeID:      id,
 		Now:             c.Now,
 		Git:             r.GitInfo,
-		Checkpoint:      c.checkpointHook(r),
 		Warn:            c.warn,
 		Files:           r.Files(),
 		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", engine.DefaultMaxAttempts)),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
+		Snapshots:       c.snapshots(r),
+		// hegel.checkpoints=off: building the snapshots (ignore rules, the
+		// GC setting) would be most of a transition's own cost.
+		NoAutoCheckpoints: !cfg.Bool("hegel", "checkpoints", true),
 		User: func() string {
 			n, _ := cfg.Get("user", "", "name")
 			return n
@@ -75,7 +78,6 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	if c.name != "start" {
 		e.Selected = c.stringFlag("task")
 	}
-	e.Rewind = &rewinder{c: c, r: r, e: e}
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}

@@ -70,27 +70,26 @@ func runStashPush(c *cmdCtx, _ []string) error {
 	if err != nil {
 		return err
 	}
-	m := c.checkpoints(r)
-	defer m.Close()
-	pk, err := m.Park(cur.State)
+	s := c.snapshots(r)
+	pk, files, err := s.Park(cur.State)
 	if err != nil {
 		return err
 	}
-	ent, err := e.StashPushFiles(c.stringFlag("message"), pk.Files)
+	ent, err := e.StashPushFiles(c.stringFlag("message"), files)
 	if err != nil {
-		m.Release(pk)
+		s.Release(pk)
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
-	if pk.Files == nil {
-		m.Release(pk)
+	if files == nil {
+		s.Release(pk)
 		fmt.Fprintln(c.Stdout, "No uncommitted files to park: only the workflow was stashed")
 		return nil
 	}
-	if err := m.Clean(pk); err != nil {
+	if err := s.Clean(pk); err != nil {
 		return fmt.Errorf("the files are parked in %s, but the working tree could not be cleaned: %v", ent.Ref(), err)
 	}
-	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", engine.Plural(pk.Files.Count, "uncommitted file", "uncommitted files"))
+	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", engine.Plural(files.Count, "uncommitted file", "uncommitted files"))
 	return nil
 }
 
@@ -233,9 +232,7 @@ func runStashPop(c *cmdCtx, args []string, keep bool) error {
 		if ent.Files == nil {
 			return nil
 		}
-		m := c.checkpoints(r)
-		defer m.Close()
-		return m.Unpark(ent.Files, ent.Ref())
+		return c.snapshots(r).Unpark(ent.Files, ent.Ref())
 	})
 	if err != nil {
 		return err
