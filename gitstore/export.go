@@ -37,6 +37,14 @@ func (r *Repo) RewriteRef(name string, old, new plumbing.Hash, msg string) error
 	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refUpdate{msg: msg, restartLog: true})
 }
 
+// RewriteChainRef is RewriteRef for a commit chain whose entry below the
+// new tip is below: the restarted reflog names below first, then new, so
+// that doctor can fall back to below if the tip's commit is ever lost,
+// while the log keeps nothing reachable that new does not.
+func (r *Repo) RewriteChainRef(name string, old, new, below plumbing.Hash, msg string) error {
+	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refUpdate{msg: msg, restartLog: true, restartFrom: below})
+}
+
 // UpdateDetachedHead moves a detached HEAD (in this worktree's git dir)
 // from old to new with the same lock protocol and compare-and-swap as
 // UpdateRef. A HEAD that is not detached, or not at old, is a conflict.

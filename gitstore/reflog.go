@@ -136,15 +136,26 @@ func (l *reflogs) append(name string, old, new plumbing.Hash, msg string) error 
 // restart replaces name's log with one entry, from no commit to new: the
 // chain was rewritten, and an entry naming the old tip would keep what was
 // cut off reachable for git gc until the entry expired.
-func (l *reflogs) restart(name string, new plumbing.Hash, msg string) error {
+func (l *reflogs) restart(name string, from, new plumbing.Hash, msg string) error {
 	if msg == "" && l.subject != nil {
 		msg = l.subject(new)
 	}
+	var lines []byte
+	old := plumbing.ZeroHash
+	if !from.IsZero() && from != new {
+		fromMsg := ""
+		if l.subject != nil {
+			fromMsg = l.subject(from)
+		}
+		lines = l.line(plumbing.ZeroHash, from, fromMsg)
+		old = from
+	}
+	lines = append(lines, l.line(old, new, msg)...)
 	p := filepath.Join("logs", filepath.FromSlash(name))
 	tmp := p + ".hegel-" + newID()[:8] + lockSuffix
 	f, err := l.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err == nil {
-		_, err = f.Write(l.line(plumbing.ZeroHash, new, msg))
+		_, err = f.Write(lines)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -187,7 +198,7 @@ func (r *fileRefs) log(name plumbing.ReferenceName, old, new plumbing.Hash, u re
 		return nil
 	}
 	if u.restartLog {
-		return r.logs.restart(string(name), new, u.msg)
+		return r.logs.restart(string(name), u.restartFrom, new, u.msg)
 	}
 	return r.logs.append(string(name), old, new, u.msg)
 }

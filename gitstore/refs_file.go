@@ -117,6 +117,11 @@ type refUpdate struct {
 	// restartLog starts the reflog afresh with this update (the chain was
 	// rewritten: nothing before it should stay reachable through the log).
 	restartLog bool
+	// restartFrom, with restartLog, is a commit the new value reaches
+	// (the rewritten chain's entry below its tip): the restarted log
+	// names it first, so a repair can fall back to it when the tip's
+	// commit is lost, and keeps nothing alive that the tip does not.
+	restartFrom plumbing.Hash
 }
 
 // UpdateMsg is Update with the reflog's message and options.

@@ -598,8 +598,14 @@ func (c *Chain) write(tip plumbing.Hash, chain []*Checkpoint) error {
 	}
 	// The old tip is not in the new chain (eviction rewrote it): the
 	// reflog starts afresh, or its entries would keep the evicted
-	// snapshots reachable for git gc until they expired.
-	return m.r.RewriteRef(c.ref, tip, prev, "")
+	// snapshots reachable for git gc until they expired. It names the
+	// checkpoint below the tip first, which the tip reaches anyway:
+	// doctor falls back to it if the tip's commit is ever lost.
+	below := plumbing.ZeroHash
+	if n := len(chain); n >= 2 {
+		below = chain[n-2].Commit
+	}
+	return m.r.RewriteChainRef(c.ref, tip, prev, below, "")
 }
 
 // buildChain writes the commits of chain (oldest first) and returns the
