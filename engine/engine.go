@@ -46,6 +46,10 @@ type Engine struct {
 	// HEAD: checkpoints and rollbacks (snapshots.go). Nil: there are
 	// none, and rollbacks refuse.
 	Snapshots Snapshots
+	// Parking parks this worktree's files with a stash and writes them
+	// back (parking.go). Nil: stash push --files refuses, and so does
+	// popping a stash that parked files.
+	Parking Parking
 	// NoAutoCheckpoints is hegel.checkpoints=off: no checkpoint is taken
 	// when a node is entered (by hand and safety ones still are).
 	NoAutoCheckpoints bool

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -559,4 +560,33 @@ func diffLines(a, b string) string {
 		}
 	}
 	return out.String()
+}
+
+// markerFor is the owner marker in lock (written by this process)
+// rewritten for pid, another process on this host.
+func markerFor(t testing.TB, lock string, pid int) []byte {
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range strings.Fields(string(b)) {
+		switch {
+		case strings.HasPrefix(f, "pid="):
+			f = "pid=" + strconv.Itoa(pid)
+		case strings.HasPrefix(f, "start="):
+			continue
+		}
+		out = append(out, f)
+	}
+	return []byte(strings.Join(out, " ") + "\n")
+}
+
+// deadPID returns the pid of a process that has ended.
+func deadPID(t testing.TB) int {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }

@@ -45,6 +45,9 @@ type Parked struct {
 	wt, ix []change      // what cleaning changes
 	idx    *gitIndex
 	assume []string
+	// The snapshot parked: its trees and intent-to-add entries.
+	worktree, indexTree plumbing.Hash
+	ita                 []string
 }
 
 // Park snapshots the uncommitted files and stores them (t says what the
@@ -93,7 +96,8 @@ func (m *Manager) park(t Template) (*Parked, error) {
 		}
 		base = orEmpty(c.TreeHash)
 	}
-	pk := &Parked{head: h, base: base, idx: snap.idx, assume: snap.assumeUnchanged}
+	pk := &Parked{head: h, base: base, idx: snap.idx, assume: snap.assumeUnchanged,
+		worktree: orEmpty(snap.worktree), indexTree: orEmpty(snap.indexTree), ita: snap.intentToAdd}
 	r := &treeReader{o: m.w.obj}
 	wt, err := diffTrees(r, r, orEmpty(snap.worktree), base)
 	if err != nil {
@@ -178,14 +182,25 @@ func sortLeaves(ls []leaf) {
 func (m *Manager) Release(pk *Parked) { m.w.unlockIndex() }
 
 // Clean puts the working tree and the index back to HEAD once the parked
-// files are safe in a stash, as git stash -u does.
-func (m *Manager) Clean(pk *Parked) error {
+// files are safe in a stash, as git stash -u does. It is journaled
+// (ParkJournal, with record): if it is cut short, FinishParking goes on
+// from where it stopped; the files are in the stash either way.
+func (m *Manager) Clean(pk *Parked, record Meta) error {
 	defer m.w.unlockIndex()
 	if pk.Tree == "" {
 		return nil
 	}
 	target := &Checkpoint{AssumeUnchanged: pk.assume}
-	return m.restoreFiles(restore{cur: pk.head, to: pk.head, wt: pk.wt, idx: pk.idx, ix: pk.ix, target: target})
+	j := &ParkJournal{Op: ParkClean, Record: record, HeadRef: string(pk.head.Ref), Head: hexOf(pk.head.Commit),
+		From: parkSide{WorkTree: hexOf(pk.worktree), IndexTree: hexOf(pk.indexTree), AssumeUnchanged: pk.assume, IntentToAdd: pk.ita},
+		To:   parkSide{WorkTree: hexOf(pk.base), IndexTree: hexOf(pk.base), AssumeUnchanged: pk.assume}}
+	if err := m.saveParkJournal(j); err != nil {
+		return err
+	}
+	if err := m.restoreFiles(restore{cur: pk.head, to: pk.head, wt: pk.wt, idx: pk.idx, ix: pk.ix, target: target}); err != nil {
+		return err
+	}
+	return m.w.parkJournal.remove()
 }
 
 // ErrLocalChanges reports files that popping a stash would overwrite.
@@ -196,8 +211,10 @@ var ErrLocalChanges = errors.New("local changes in the way")
 // twice is harmless); one that differs from what the stash's changes were
 // made to (local changes, staged or not, or a file no checkpoint holds) is
 // refused before anything changes. tree is the parked tree; label names
-// the stash in messages.
-func (m *Manager) Unpark(tree, label string) error {
+// the stash in messages. Writing the files back is journaled (ParkJournal,
+// with record): if it is cut short, UndoParking puts back what it had
+// written; the files are still in the stash.
+func (m *Manager) Unpark(tree, label string, record Meta) error {
 	if tree == "" {
 		return nil
 	}
@@ -223,7 +240,7 @@ func (m *Manager) Unpark(tree, label string) error {
 	if err != nil {
 		return err
 	}
-	snap, err := m.snapshotter().take(idx, false)
+	snap, err := m.snapshotter().take(idx, true) // stored: the journal's side to go back to
 	if err != nil {
 		return err
 	}
@@ -282,7 +299,27 @@ func (m *Manager) Unpark(tree, label string) error {
 		return err
 	}
 	target := &Checkpoint{AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: append(append([]string(nil), snap.intentToAdd...), cp.IntentToAdd...)}
-	return m.restoreFiles(restore{cur: h, to: h, wt: wt, idx: snap.idx, ix: ix, target: target})
+	if len(wt) == 0 && len(ix) == 0 && len(cp.IntentToAdd) == 0 {
+		return nil // all as the stash has it already
+	}
+	postWT, err := m.overlay(orEmpty(snap.worktree), wt)
+	if err != nil {
+		return err
+	}
+	postIdx, err := m.overlay(orEmpty(snap.indexTree), ix)
+	if err != nil {
+		return err
+	}
+	j := &ParkJournal{Op: ParkUnpark, Record: record, HeadRef: string(h.Ref), Head: hexOf(h.Commit),
+		From: parkSide{WorkTree: hexOf(orEmpty(snap.worktree)), IndexTree: hexOf(orEmpty(snap.indexTree)), AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: snap.intentToAdd},
+		To:   parkSide{WorkTree: hexOf(postWT), IndexTree: hexOf(postIdx), AssumeUnchanged: target.AssumeUnchanged, IntentToAdd: target.IntentToAdd}}
+	if err := m.saveParkJournal(j); err != nil {
+		return err
+	}
+	if err := m.restoreFiles(restore{cur: h, to: h, wt: wt, idx: snap.idx, ix: ix, target: target}); err != nil {
+		return err
+	}
+	return m.w.parkJournal.remove()
 }
 
 // unparkChanges turns the parked changes (base -> parked) into changes of

@@ -155,7 +155,7 @@ func (m *Manager) refuseJournal() error {
 	if j != nil {
 		return &JournalError{Journal: j}
 	}
-	return nil
+	return m.refuseParking()
 }
 
 // MayBeInterrupted reports whether a restore could have been interrupted
@@ -167,7 +167,7 @@ func MayBeInterrupted(r *gitstore.Repo) bool {
 	if r.GitDir == "" {
 		return true
 	}
-	for _, p := range []string{filepath.Join(r.GitDir, journalFile), r.IndexFile + ".lock"} {
+	for _, p := range []string{filepath.Join(r.GitDir, journalFile), filepath.Join(r.GitDir, parkJournalFile), r.IndexFile + ".lock"} {
 		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			return true
 		}
@@ -549,19 +549,19 @@ func (m *Manager) Replay(j *Journal, forward bool, reflogMsg string) error {
 		return err
 	}
 	if forward {
-		return m.replay(safety, target, j, false, reflogMsg)
+		return m.replayAs(safety, target, j, false, reflogMsg, "the rollback")
 	}
-	return m.replay(target, safety, j, true, reflogMsg)
+	return m.replayAs(target, safety, j, true, reflogMsg, "the rollback")
 }
 
-// replay makes the working tree, index, HEAD and branches match to, given
-// that they hold some mix of from and to (what an interrupted restore
-// leaves); back says the journal is replayed backwards (an undo). Every
-// path that differs between the two is rewritten, unless it holds
+// replayAs makes the working tree, index, HEAD and branches match to,
+// given that they hold some mix of from and to (what an interrupted
+// restore leaves); back says the journal is replayed backwards (an undo).
+// Every path that differs between the two is rewritten, unless it holds
 // something else by now (edited after the crash): then nothing is changed
-// and the error names it, as a fresh restore refuses to overwrite what no
-// checkpoint holds.
-func (m *Manager) replay(from, to *Checkpoint, j *Journal, back bool, msg string) error {
+// and the error names it (what names the operation that was cut short),
+// as a fresh restore refuses to overwrite what no checkpoint holds.
+func (m *Manager) replayAs(from, to *Checkpoint, j *Journal, back bool, msg, what string) error {
 	wt, _, err := m.w.diffs(orEmpty(from.WorkTree), orEmpty(from.IndexTree), orEmpty(to.WorkTree), orEmpty(to.IndexTree))
 	if err != nil {
 		return err
@@ -588,7 +588,7 @@ func (m *Manager) replay(from, to *Checkpoint, j *Journal, back bool, msg string
 			}
 		}
 	}
-	if wt, err = m.stillToDo(wt, idx, orEmpty(to.WorkTree)); err != nil {
+	if wt, err = m.stillToDo(wt, idx, orEmpty(to.WorkTree), what); err != nil {
 		return err
 	}
 	if wt, _, err = m.w.keepIgnored(wt, orEmpty(to.WorkTree)); err != nil {
@@ -616,7 +616,7 @@ func (m *Manager) replay(from, to *Checkpoint, j *Journal, back bool, msg string
 // still needs: a path already as the target has it is left alone, one as
 // the other side has it is rewritten, and one that holds anything else was
 // edited after the restore stopped: an error, before anything changes.
-func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([]change, error) {
+func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash, what string) ([]change, error) {
 	if len(wt) == 0 {
 		return wt, nil
 	}
@@ -666,8 +666,8 @@ func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([
 		sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	}
 	if len(edited) > 0 {
-		return nil, userErr(ErrEditedSince, "%s changed after the rollback was interrupted, and going on would overwrite it. Move it away (or copy it) and run the command again; nothing was changed",
-			listSome(edited, 3, m.quote))
+		return nil, userErr(ErrEditedSince, "%s changed after %s was interrupted, and going on would overwrite it. Move it away (or copy it) and run the command again; nothing was changed",
+			listSome(edited, 3, m.quote), what)
 	}
 	return out, nil
 }

@@ -32,6 +32,7 @@ type workspace struct {
 	getenv          func(string) string
 	now             func() time.Time
 	journal         journalStore
+	parkJournal     journalStore      // park_journal.go
 	chainOf         func(Meta) string // Options.ChainOf
 
 	lock  *indexLock    // held from the rollback's scan to its index write
@@ -80,11 +81,13 @@ func newWorkspace(r *gitstore.Repo, getenv func(string) string, now func() time.
 		w.fs = billyFS{r.WorkTreeFS()}
 		w.rules = &ignoreRules{}
 		w.journal = &memJournal{}
+		w.parkJournal = &memJournal{}
 	} else {
 		w.fs = osFS{root: r.WorkTree, probeDir: r.GitDir}
 		excl, _ := c.Get("core", "", "excludesfile")
 		w.rules = &ignoreRules{patterns: globalExcludes(strings.TrimSpace(excl), getenv("HOME"), getenv("XDG_CONFIG_HOME"), r.CommonDir)}
 		w.journal = fileJournal{path: filepath.Join(r.GitDir, journalFile), perm: r.Shared()}
+		w.parkJournal = fileJournal{path: filepath.Join(r.GitDir, parkJournalFile), perm: r.Shared()}
 	}
 	return w
 }

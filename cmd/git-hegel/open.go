@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
@@ -63,6 +64,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", engine.DefaultMaxAttempts)),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
 		Snapshots:       c.snapshots(r),
+		Parking:         c.snapshots(r),
 		// hegel.checkpoints=off: building the snapshots (ignore rules, the
 		// GC setting) would be most of a transition's own cost.
 		NoAutoCheckpoints: !cfg.Bool("hegel", "checkpoints", true),
@@ -84,13 +86,21 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	return e
 }
 
-// engine opens the repository and returns an engine for it.
+// engine opens the repository and returns an engine for it. A stash's
+// file operation that a killed process cut short is finished or undone
+// first, with one line saying which (doctor reports it instead).
 func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 	r, err := c.openRepo()
 	if err != nil {
 		return nil, nil, err
 	}
-	return c.newEngine(r), r, nil
+	e := c.newEngine(r)
+	if note, err := e.RecoverParking(); err != nil {
+		c.warn(err.Error())
+	} else if note != "" {
+		fmt.Fprintln(c.Stderr, note)
+	}
+	return e, r, nil
 }
 
 // loadRegistry loads the workflows with the repository's settings: strict

@@ -50,9 +50,14 @@ type Snapshots struct {
 	r *gitstore.Repo
 	o Options
 	m *rollback.Manager
+
+	parked *rollback.Parked // between Park and Clean or Release
 }
 
-var _ engine.Snapshots = (*Snapshots)(nil)
+var (
+	_ engine.Snapshots = (*Snapshots)(nil)
+	_ engine.Parking   = (*Snapshots)(nil)
+)
 
 // New returns the Snapshots of r.
 func New(r *gitstore.Repo, o Options) *Snapshots {
@@ -390,6 +395,10 @@ func recordOf(j *rollback.Journal) *engine.RollbackRecord {
 // convert turns rollback's journal errors into the engine's, which say
 // what the rollback was and what to run.
 func (s *Snapshots) convert(err error) error {
+	var pe *rollback.ParkingError
+	if errors.As(err, &pe) {
+		return &engine.ParkingInterruptedError{Record: parkingRecordOf(pe.Journal), Running: pe.Running, PID: pe.Journal.PID}
+	}
 	var je *rollback.JournalError
 	if !errors.As(err, &je) {
 		return err
@@ -404,33 +413,4 @@ func (s *Snapshots) convert(err error) error {
 func (s *Snapshots) MergeChains(task string, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error) {
 	tip, added, dropped, err := s.chain(task).Merge(local, remote)
 	return tip, engine.MergeCounts{Added: added, Dropped: dropped}, err
-}
-
-// Park snapshots the uncommitted files for a stash of st's task (files is
-// nil when there are none); see rollback.Manager.Park.
-func (s *Snapshots) Park(st *engine.State) (*rollback.Parked, *engine.StashFiles, error) {
-	t := template(st, rollback.KindStash, "", "")
-	pk, err := s.Manager().Park(t)
-	if err != nil {
-		return nil, nil, s.convert(err)
-	}
-	if pk.Tree == "" {
-		return pk, nil, nil
-	}
-	return pk, &engine.StashFiles{Tree: pk.Tree, Count: pk.Count, Branch: pk.Branch, Head: pk.Head}, nil
-}
-
-// Clean puts the working tree and the index back to HEAD once the parked
-// files are in a stash.
-func (s *Snapshots) Clean(pk *rollback.Parked) error { return s.convert(s.Manager().Clean(pk)) }
-
-// Release gives up a Park whose stash was not stored.
-func (s *Snapshots) Release(pk *rollback.Parked) { s.Manager().Release(pk) }
-
-// Unpark writes the files a stash parked back.
-func (s *Snapshots) Unpark(f *engine.StashFiles, label string) error {
-	if f == nil {
-		return nil
-	}
-	return s.convert(s.Manager().Unpark(f.Tree, label))
 }
