@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Snapshots are the snapshots of this worktree's files, index and HEAD
@@ -200,6 +199,3 @@ func (rec *RollbackRecord) recordedIn(st *State) bool {
 	last := st.RollbackHistory[n-1]
 	return last.Timestamp.Equal(rec.At) && last.To == rec.Node
 }
-
-// at is rec's time, in UTC.
-func (rec *RollbackRecord) at() time.Time { return rec.At.UTC() }

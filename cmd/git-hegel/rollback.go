@@ -18,7 +18,7 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.Bool("dry-run", false, "list what would change and change nothing")
 	fs.BoolP("null", "z", false, "with --dry-run: list the files as NUL-terminated records, paths unquoted (see the manual)")
 	fs.String("reason", "", "why, kept in the task's rollback history")
-	fs.Bool("force", false, "roll back even when the loop guard says no")
+	fs.Bool("force", false, "roll back past the loop guard, or to a checkpoint this clone did not take")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
 	fs.Bool("all", false, "roll the whole workflow back to its first checkpoint and end it (rolled_back)")
 	fs.Bool("recurse-submodules", false, "also check out, in each submodule, the commit the checkpoint recorded")
