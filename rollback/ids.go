@@ -163,10 +163,11 @@ func (t *takenRecord) has(digest string) bool {
 }
 
 // add appends digest to the record (with the repository's shared
-// permissions, as every file git-hegel creates in the git directory).
+// permissions, as every file git-hegel creates in the git directory). It
+// does not read the file: a checkpoint taken is a line appended, whatever
+// the record's size.
 func (t *takenRecord) add(digest string) error {
-	t.load()
-	if t.set[digest] {
+	if t.set != nil && t.set[digest] {
 		return nil
 	}
 	if t.path != "" {
@@ -189,6 +190,11 @@ func (t *takenRecord) add(digest string) error {
 			return fmt.Errorf("cannot record the checkpoint: %w", err)
 		}
 	}
-	t.set[digest] = true
+	if t.path == "" {
+		t.load() // in memory, the set is the record
+	}
+	if t.set != nil {
+		t.set[digest] = true
+	}
 	return nil
 }
