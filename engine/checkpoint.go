@@ -184,12 +184,12 @@ func checkpointList(cps []*Checkpoint) string {
 }
 
 // Checkpoints returns the task a command acts on (the active one, or the
-// one named with --task) and its checkpoints, oldest first.
-func (e *Engine) Checkpoints() (*State, []*Checkpoint, error) {
+// one named with --task, task) and its checkpoints, oldest first.
+func (e *Engine) Checkpoints(task string) (*State, []*Checkpoint, error) {
 	if e.Snapshots == nil {
 		return nil, nil, ErrNoWorktree
 	}
-	t, err := e.Current()
+	t, err := e.Current(task)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,14 +198,14 @@ func (e *Engine) Checkpoints() (*State, []*Checkpoint, error) {
 }
 
 // TakeCheckpoint is `git hegel checkpoint [-m MSG]`: a checkpoint taken by
-// hand of the task this worktree runs. created is false when nothing
-// changed since the newest checkpoint at the node (and there is no
-// message).
-func (e *Engine) TakeCheckpoint(message string) (cp *Checkpoint, created bool, err error) {
+// hand of the task this worktree runs (or task, named with --task, which
+// must be this worktree's). created is false when nothing changed since
+// the newest checkpoint at the node (and there is no message).
+func (e *Engine) TakeCheckpoint(task, message string) (cp *Checkpoint, created bool, err error) {
 	if e.Snapshots == nil {
 		return nil, false, ErrNoWorktree
 	}
-	t, err := e.Current()
+	t, err := e.Current(task)
 	if err != nil {
 		return nil, false, err
 	}
@@ -216,13 +216,14 @@ func (e *Engine) TakeCheckpoint(message string) (cp *Checkpoint, created bool, e
 }
 
 // CheckpointToDrop finds the checkpoint `git hegel checkpoint drop <id>`
-// names (an id or unique id prefix); an active task another worktree runs
-// keeps its checkpoints.
-func (e *Engine) CheckpointToDrop(sel string) (*State, *Checkpoint, error) {
+// names (an id or unique id prefix) among the checkpoints of task ("":
+// the active one); an active task another worktree runs keeps its
+// checkpoints.
+func (e *Engine) CheckpointToDrop(task, sel string) (*State, *Checkpoint, error) {
 	if e.Snapshots == nil {
 		return nil, nil, ErrNoWorktree
 	}
-	t, err := e.Current()
+	t, err := e.Current(task)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -62,7 +62,7 @@ func (e *Engine) StashPushParking(message string) (ent *StashEntry, files *Stash
 	if e.Parking == nil {
 		return nil, nil, ErrNoWorktree
 	}
-	cur, err := e.Current()
+	cur, err := e.Current("")
 	if errors.Is(err, ErrNoWorkflow) {
 		return nil, nil, errors.New("No active workflow to stash")
 	}

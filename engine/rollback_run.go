@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // The rollback sequence has one owner, here: the engine decides which
@@ -17,6 +19,9 @@ import (
 
 // RollbackOptions are the arguments of a rollback.
 type RollbackOptions struct {
+	// Task is the task named with --task ("": this worktree's active
+	// task).
+	Task string
 	// Node to go back to; with Node, To, Undo, All and Resume all unset,
 	// the start of the current node.
 	Node string
@@ -31,8 +36,8 @@ type RollbackOptions struct {
 	// checkpoint by default), for a paused or failed task.
 	Resume bool
 	Reason string
-	// Force rolls back past the loop guard, and to a checkpoint this
-	// clone did not take.
+	// Force rolls back past the loop guard, to a checkpoint this clone
+	// did not take, and a task another worktree owns.
 	Force bool
 	// Yes: no question will be asked, so the snapshot can be stored while
 	// planning (one scan of the working tree instead of two). DryRun
@@ -57,7 +62,8 @@ type RollbackPlan struct {
 	// clone. The plan can be shown; Rollback refuses it.
 	NeedsForce string
 
-	req RollbackRequest
+	req  RollbackRequest
+	call TaskOptions // the command's --task and --force
 }
 
 // RollbackResult is what a rollback did.
@@ -86,7 +92,8 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 	} else if rec != nil {
 		return nil, rec.InterruptedError()
 	}
-	t, err := e.Current()
+	call := TaskOptions{Task: o.Task, Force: o.Force}
+	t, err := e.Current(call.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +124,7 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 	}
 	req := RollbackRequest{Task: task, Node: cp.Node, History: cp.History, Undo: undo, Reason: reason,
 		Force: o.Force, At: e.now().UTC()}
-	if _, err := e.CheckRollback(&req); err != nil {
+	if _, err := e.CheckRollback(call, &req); err != nil {
 		if o.Node == "" && errors.Is(err, ErrBadName) {
 			// The node came from the checkpoint, not the command line.
 			return nil, errors.New(err.Error())
@@ -128,7 +135,7 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &RollbackPlan{Task: task, From: t.State.CurrentNode, Target: cp, Undo: undo, All: o.All, Restore: rp, req: req}
+	p := &RollbackPlan{Task: task, From: t.State.CurrentNode, Target: cp, Undo: undo, All: o.All, Restore: rp, req: req, call: call}
 	if !cp.Local && !o.Force {
 		p.NeedsForce = foreignRefusal(cp, o)
 	}
@@ -230,7 +237,7 @@ func (e *Engine) rollbackTarget(t *Task, cps []*Checkpoint, o RollbackOptions) (
 	}
 	if o.Node != "" {
 		// A node the workflow does not have is named as such.
-		if _, err := e.CheckRollback(&RollbackRequest{Task: task, Node: o.Node, History: []string{o.Node}, Force: true}); err != nil {
+		if _, err := e.CheckRollback(TaskOptions{Task: o.Task, Force: true}, &RollbackRequest{Task: task, Node: o.Node, History: []string{o.Node}, Force: true}); err != nil {
 			return nil, err
 		}
 	}
@@ -256,7 +263,7 @@ func (e *Engine) Rollback(p *RollbackPlan) (*RollbackResult, error) {
 		return nil, ErrNoWorktree
 	}
 	// The task may have moved while the question was on screen.
-	t, err := e.CheckRollback(&p.req)
+	t, err := e.CheckRollback(p.call, &p.req)
 	if err != nil {
 		return nil, err
 	}
@@ -278,13 +285,13 @@ func (e *Engine) Rollback(p *RollbackPlan) (*RollbackResult, error) {
 		}
 		return nil, fmt.Errorf("rollback failed, nothing was changed: %w", err)
 	}
-	view, err := e.recordRollback(rec)
+	view, err := e.recordRollback(p.call, rec)
 	if err != nil {
 		return nil, err
 	}
 	res := &RollbackResult{Plan: p, Safety: safety, View: view, State: view.State}
 	if p.All {
-		st, err := e.endRolledBack(p.req.Reason)
+		st, err := e.endRolledBack(p.call, p.req.Reason)
 		if err != nil {
 			return nil, err
 		}
@@ -295,10 +302,10 @@ func (e *Engine) Rollback(p *RollbackPlan) (*RollbackResult, error) {
 
 // recordRollback records a restored rollback in the task and settles the
 // journal.
-func (e *Engine) recordRollback(rec *RollbackRecord) (*View, error) {
+func (e *Engine) recordRollback(o TaskOptions, rec *RollbackRecord) (*View, error) {
 	req := rec.RollbackRequest
 	req.Force = true // decided when it began
-	view, err := e.ApplyRollback(&req)
+	view, err := e.ApplyRollback(o, &req)
 	if err != nil {
 		return nil, fmt.Errorf("the files were rolled back but the workflow state was not: %v. %s", err, rec.InterruptedError())
 	}
@@ -310,8 +317,8 @@ func (e *Engine) recordRollback(rec *RollbackRecord) (*View, error) {
 
 // endRolledBack ends the task after rollback --all: rolled_back, with an
 // end time (the task is then archived with its checkpoints).
-func (e *Engine) endRolledBack(why string) (*State, error) {
-	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+func (e *Engine) endRolledBack(o TaskOptions, why string) (*State, error) {
+	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Finished() {
 			return "", finishedError(st)
 		}
@@ -333,8 +340,8 @@ func (e *Engine) InterruptedRollback() (*RollbackRecord, error) {
 
 // FinishRollback completes a rollback that was interrupted: the files go
 // where it was going, and the task is recorded as rolled back (once,
-// however often this runs).
-func (e *Engine) FinishRollback() (*RollbackRecord, *View, error) {
+// however often this runs). o is the command's --task and --force.
+func (e *Engine) FinishRollback(o TaskOptions) (*RollbackRecord, *View, error) {
 	rec, err := e.InterruptedRollback()
 	if err != nil || rec == nil {
 		return nil, nil, err
@@ -342,13 +349,14 @@ func (e *Engine) FinishRollback() (*RollbackRecord, *View, error) {
 	if err := e.Snapshots.Replay(rec, true); err != nil {
 		return nil, nil, err
 	}
-	view, err := e.recordRollback(rec)
+	view, err := e.recordRollback(o, rec)
 	return rec, view, err
 }
 
 // UndoInterruptedRollback puts back everything an interrupted rollback
-// changed: the files, and the task's node if it had been recorded.
-func (e *Engine) UndoInterruptedRollback() (*RollbackRecord, *View, error) {
+// changed: the files, and the task's node if it had been recorded. o is
+// the command's --task and --force.
+func (e *Engine) UndoInterruptedRollback(o TaskOptions) (*RollbackRecord, *View, error) {
 	rec, err := e.InterruptedRollback()
 	if err != nil || rec == nil {
 		return nil, nil, err
@@ -356,9 +364,9 @@ func (e *Engine) UndoInterruptedRollback() (*RollbackRecord, *View, error) {
 	if err := e.Snapshots.Replay(rec, false); err != nil {
 		return nil, nil, err
 	}
-	if t, err := e.Current(); err == nil && rec.recordedIn(t.State) {
+	if t, err := e.Current(o.Task); err == nil && rec.recordedIn(t.State) {
 		// The state had moved already: move it back, as an undo.
-		if _, err := e.ApplyRollback(&RollbackRequest{Task: rec.Task, Node: rec.From, History: rec.SafetyHistory,
+		if _, err := e.ApplyRollback(o, &RollbackRequest{Task: rec.Task, Node: rec.From, History: rec.SafetyHistory,
 			Undo: true, Reason: "undo interrupted rollback", At: e.now().UTC()}); err != nil {
 			return nil, nil, err
 		}
@@ -366,6 +374,6 @@ func (e *Engine) UndoInterruptedRollback() (*RollbackRecord, *View, error) {
 	if err := e.Snapshots.Settle(rec, false); err != nil {
 		return nil, nil, err
 	}
-	view, _ := e.Repeat()
+	view, _ := e.Repeat(o.Task)
 	return rec, view, nil
 }

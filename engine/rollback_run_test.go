@@ -176,7 +176,7 @@ func TestInterruptedRollback(t *testing.T) {
 		}
 		te.snaps.running = false
 		if undo {
-			rec, v, err := te.UndoInterruptedRollback()
+			rec, v, err := te.UndoInterruptedRollback(TaskOptions{})
 			if err != nil || rec == nil || v.State.CurrentNode != "code" || v.State.Status != StatusActive || len(v.State.RollbackHistory) != 0 {
 				t.Fatalf("undo: %v %+v", err, v)
 			}
@@ -184,13 +184,13 @@ func TestInterruptedRollback(t *testing.T) {
 			for i := 0; i < 2; i++ {
 				// Recorded once, however often it runs.
 				te.snaps.journal = &RollbackRecord{RollbackRequest: p.req, From: "code", TargetID: p.Target.ID}
-				if _, v, err := te.FinishRollback(); err != nil || v.State.CurrentNode != "plan" || len(v.State.RollbackHistory) != 1 {
+				if _, v, err := te.FinishRollback(TaskOptions{}); err != nil || v.State.CurrentNode != "plan" || len(v.State.RollbackHistory) != 1 {
 					t.Fatalf("finish %d: %v %+v", i, err, v)
 				}
 			}
 			// Undoing after the state was recorded moves it back.
 			te.snaps.journal = &RollbackRecord{RollbackRequest: p.req, From: "code", TargetID: p.Target.ID, SafetyHistory: []string{"spec", "plan", "code"}}
-			if _, v, err := te.UndoInterruptedRollback(); err != nil || v.State.CurrentNode != "code" || len(v.State.RollbackHistory) != 2 {
+			if _, v, err := te.UndoInterruptedRollback(TaskOptions{}); err != nil || v.State.CurrentNode != "code" || len(v.State.RollbackHistory) != 2 {
 				t.Fatalf("undo after recording: %v %+v", err, v)
 			}
 		}
@@ -203,11 +203,11 @@ func TestInterruptedRollback(t *testing.T) {
 func TestCheckpointsByHand(t *testing.T) {
 	te := newTestEngine(t, nil)
 	te.walk(t, "discovery", 1)
-	cp, created, err := te.TakeCheckpoint("before the risky part")
+	cp, created, err := te.TakeCheckpoint("", "before the risky part")
 	if err != nil || !created || cp.Kind != CheckpointManual || cp.Node != "plan" {
 		t.Fatalf("%+v %v %v", cp, created, err)
 	}
-	st, cps, err := te.Checkpoints()
+	st, cps, err := te.Checkpoints("")
 	if err != nil || len(cps) != 3 {
 		t.Fatalf("%d checkpoints: %v", len(cps), err)
 	}
@@ -217,21 +217,20 @@ func TestCheckpointsByHand(t *testing.T) {
 	if got, err := FindCheckpoint(cps, st.Task, cp.ID[:4]); err != nil || got != cps[2] {
 		t.Errorf("by prefix: %+v %v", got, err)
 	}
-	if st, got, err := te.CheckpointToDrop(cp.ID); err != nil || got.ID != cp.ID {
+	if st, got, err := te.CheckpointToDrop("", cp.ID); err != nil || got.ID != cp.ID {
 		t.Fatalf("to drop: %v", err)
 	} else if err := te.DropCheckpoint(st, got); err != nil {
 		t.Fatal(err)
 	}
-	if _, cps, _ := te.Checkpoints(); len(cps) != 2 {
+	if _, cps, _ := te.Checkpoints(""); len(cps) != 2 {
 		t.Errorf("%d checkpoints after the drop", len(cps))
 	}
 	// Another worktree's task: this worktree's files are not its.
 	te.Worktree, te.WorktreeID = "/elsewhere", "worktrees/x"
-	te.Selected = st.Task
-	if _, _, err := te.TakeCheckpoint("x"); err == nil || !strings.Contains(err.Error(), "is not this worktree's") {
+	if _, _, err := te.TakeCheckpoint(st.Task, "x"); err == nil || !strings.Contains(err.Error(), "is not this worktree's") {
 		t.Errorf("another worktree's task: %v", err)
 	}
-	if _, _, err := te.CheckpointToDrop("ffff"); err == nil || !strings.Contains(err.Error(), "drop its checkpoints there") {
+	if _, _, err := te.CheckpointToDrop(st.Task, "ffff"); err == nil || !strings.Contains(err.Error(), "drop its checkpoints there") {
 		t.Errorf("drop from another worktree: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,10 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // What `git hegel hook` needs on every agent tool call, read without
@@ -28,34 +33,34 @@ const hookCacheVersion = 1
 
 // HookCache is the part of a task the hook checks events against.
 type HookCache struct {
-	Version    int           `json:"version"`
-	Task       string        `json:"task"`
-	Commit     string        `json:"commit"` // the task ref's commit it describes
-	Workflow   string        `json:"workflow"`
-	Run        string        `json:"run"`
-	Node       string        `json:"node"`
-	Status     string        `json:"status"`
-	PhaseStart time.Time     `json:"phase_start"`
-	Rules      []engine.Rule `json:"rules,omitempty"`
+	Version    int             `json:"version"`
+	Task       string          `json:"task"`
+	Commit     string          `json:"commit"` // the task ref's commit it describes
+	Workflow   string          `json:"workflow"`
+	Run        string          `json:"run"`
+	Node       string          `json:"node"`
+	Status     string          `json:"status"`
+	PhaseStart time.Time       `json:"phase_start"`
+	Rules      []workflow.Rule `json:"rules,omitempty"`
 	// Recent are the phase's folded events within the rules' longest
 	// window; PhaseTokens sums the tokens of all its folded events.
-	Recent      []engine.Event `json:"recent,omitempty"`
-	PhaseTokens int64          `json:"phase_tokens,omitempty"`
+	Recent      []agent.Event `json:"recent,omitempty"`
+	PhaseTokens int64         `json:"phase_tokens,omitempty"`
 }
 
 // HookTarget is where a hook's events go.
 type HookTarget struct {
-	Layout     *Layout
+	Layout     *gitdir.Layout
 	Session    string // the session file; "" when there is none
 	ActiveTask string // "" when the worktree has no workflow
 	Commit     string // the active task's ref ("" if missing)
 }
 
 // LocateHook finds the repository around dir, its session and active task,
-// with plain file reads. A directory outside any repository is ErrNotRepo;
+// with plain file reads. A directory outside any repository is gitdir.ErrNotRepo;
 // a repository without a work tree is ErrNoWorkTree.
 func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
-	l, err := Discover(dir, getenv)
+	l, err := gitdir.Discover(dir, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +72,9 @@ func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
 	if t.Session == "" {
 		return t, nil
 	}
-	b, err := os.ReadFile(t.Session)
+	b, err := readNoFollow(t.Session)
 	if err != nil {
-		return t, nil // no session: no workflow to record events for
+		return t, nil // no session (or a link): no workflow to record events for
 	}
 	var sess struct {
 		ActiveTask string `json:"active_task"`
@@ -78,7 +83,7 @@ func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
 		return t, nil
 	}
 	t.ActiveTask = sess.ActiveTask
-	h, err := newFileRefs(osfs.New(l.CommonDir, osfs.WithBoundOS())).Read(TaskRef(sess.ActiveTask))
+	h, err := refs.NewFiles(osfs.New(l.CommonDir, osfs.WithBoundOS()), refs.Options{}).Read(TaskRef(sess.ActiveTask))
 	if err == nil {
 		t.Commit = h.String()
 	} else if !errors.Is(err, ErrNotFound) {
@@ -88,7 +93,8 @@ func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
 }
 
 // findSessionFile looks for .hegel/state.json from dir up to the top of
-// the work tree, as Sessions does.
+// the work tree, as Sessions does; a .hegel that is a symbolic link, or
+// lies beyond one, is no session ("").
 func findSessionFile(top, dir string) string {
 	top = filepath.Clean(top)
 	d, err := filepath.Abs(dir)
@@ -99,7 +105,10 @@ func findSessionFile(top, dir string) string {
 		d = top
 	}
 	for {
-		if fi, err := os.Stat(filepath.Join(d, HegelDir)); err == nil && fi.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(d, HegelDir)); err == nil && (fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
+			if fi.Mode()&os.ModeSymlink != 0 || linkBetween(top, d) {
+				return ""
+			}
 			return filepath.Join(d, HegelDir, sessionFile)
 		}
 		if d == top {
@@ -140,6 +149,34 @@ func (r *Repo) WriteHookCache(c *HookCache) {
 
 // LayoutConfig reads the configuration that applies to a repository
 // without opening it.
-func LayoutConfig(l *Layout, getenv func(string) string) (*Config, error) {
-	return loadConfig(getenv, osfs.New(l.CommonDir, osfs.WithBoundOS()), osfs.New(l.GitDir))
+func LayoutConfig(l *gitdir.Layout, getenv func(string) string) (*gitdir.Config, error) {
+	return gitdir.Load(getenv, osfs.New(l.CommonDir, osfs.WithBoundOS()), osfs.New(l.GitDir))
+}
+
+// linkBetween reports a symbolic link among the directories below top down
+// to dir.
+func linkBetween(top, dir string) bool {
+	for d := dir; d != top && len(d) > len(top); d = filepath.Dir(d) {
+		if fi, err := os.Lstat(d); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// readNoFollow reads a regular file, never through a symbolic link in
+// its last component.
+func readNoFollow(p string) ([]byte, error) {
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file") // where open has no O_NOFOLLOW
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, 1<<20))
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // SyncOptions adjusts fetch, push and sync.
@@ -115,6 +116,23 @@ func (s *syncer) refuse(ref hegelRef, reason, check string) {
 	}
 	s.refused[ref.rel] = true
 	s.rep.Refused = append(s.rep.Refused, engine.RefIssue{Ref: string(ref.local()), Reason: oneLine(reason), Check: check})
+}
+
+// dropRefusedTracking removes the tracking ref of a refused ref that
+// still holds the refused data, tip: a plain git fetch wrote it (the
+// network step never writes a refused ref). Left there, it keeps the
+// objects reachable and git fsck --strict failing. It is a
+// compare-and-swap: a value written meanwhile stays for the next check.
+func (s *syncer) dropRefusedTracking(ref hegelRef, tip plumbing.Hash) {
+	name := ref.tracking(s.rem.Name)
+	if tip.IsZero() || s.r.refs.Update(name, tip, plumbing.ZeroHash) != nil {
+		return
+	}
+	for i := range s.rep.Refused {
+		if s.rep.Refused[i].Ref == string(ref.local()) {
+			s.rep.Refused[i].RemovedTracking = string(name)
+		}
+	}
 }
 
 // skip notes a remote ref whose name git-hegel never writes.
@@ -252,7 +270,7 @@ func sortedRefs(m map[string]hegelRef) []hegelRef {
 	return out
 }
 
-func readRefOrZero(b refBackend, name plumbing.ReferenceName) (plumbing.Hash, error) {
+func readRefOrZero(b refs.Backend, name plumbing.ReferenceName) (plumbing.Hash, error) {
 	h, err := b.Read(name)
 	if errors.Is(err, ErrNotFound) {
 		return plumbing.ZeroHash, nil

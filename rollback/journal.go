@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/git-hegel/git-hegel/gitstore"
+	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // journalFile lives in the per-worktree git directory, like git's
@@ -93,7 +93,7 @@ type journalStore interface {
 // permissions (core.sharedRepository) like everything in the git dir.
 type fileJournal struct {
 	path string
-	perm gitstore.SharedPerm
+	perm gitobjects.SharedPerm
 }
 
 func (j fileJournal) load() ([]byte, error) { return os.ReadFile(j.path) }

@@ -726,7 +726,7 @@ func (m *Manager) recoverLock(j *Journal) error {
 
 // breakStaleLocks removes the lock files a killed restore may have left
 // on what it updates: its chain's ref, the branch, HEAD, packed-refs and
-// the index. Only locks whose owner marker (gitstore's lockfile.go) shows
+// the index. Only locks whose owner marker (gitstore/refs, lockfile.go) shows
 // that git-hegel created them and that their owner no longer runs are
 // removed, each with a warning; a lock of unknown origin (git's, held
 // right now by a commit or a gc) is never touched, and the command that

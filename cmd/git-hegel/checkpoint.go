@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/worktree"
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -79,7 +80,7 @@ func runCheckpointDrop(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, cp, err := e.CheckpointToDrop(args[0])
+	st, cp, err := e.CheckpointToDrop(c.selected(), args[0])
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func runCheckpointTake(c *cmdCtx, _ []string) error {
 	if err != nil {
 		return err
 	}
-	cp, created, err := e.TakeCheckpoint(c.stringFlag("message"))
+	cp, created, err := e.TakeCheckpoint(c.selected(), c.stringFlag("message"))
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func runCheckpointTake(c *cmdCtx, _ []string) error {
 		fmt.Fprintf(c.Stdout, "Nothing changed since checkpoint %s at %s; no new checkpoint\n", cp.ID, cp.Node)
 		return nil
 	}
-	fmt.Fprintf(c.Stdout, "Saved checkpoint %s at %s (%s since the previous one)\n", cp.ID, cp.Node, engine.Plural(cp.FilesChangedCount, "file changed", "files changed"))
+	fmt.Fprintf(c.Stdout, "Saved checkpoint %s at %s (%s since the previous one)\n", cp.ID, cp.Node, text.Plural(cp.FilesChangedCount, "file changed", "files changed"))
 	return nil
 }
 
@@ -122,7 +123,7 @@ func runCheckpointList(c *cmdCtx, _ []string) error {
 	if err != nil {
 		return err
 	}
-	st, cps, err := e.Checkpoints()
+	st, cps, err := e.Checkpoints(c.selected())
 	if err != nil {
 		return err
 	}
@@ -137,7 +138,7 @@ func runCheckpointShow(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, cps, err := e.Checkpoints()
+	st, cps, err := e.Checkpoints(c.selected())
 	if err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func (c *cmdCtx) age(t time.Time) string {
 	if d < 0 {
 		d = 0
 	}
-	return engine.HumanDuration(d) + " ago"
+	return text.HumanDuration(d) + " ago"
 }
 
 // The `checkpoint --json` output (docs/rollback.md).
@@ -333,7 +334,7 @@ func (c *cmdCtx) showCheckpoint(st *engine.State, cp *engine.Checkpoint, p *engi
 	if cp.Message != "" {
 		fmt.Fprintf(w, "Message: %s\n", cp.Message)
 	}
-	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", engine.Plural(cp.FilesChangedCount, "file", "files"))
+	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", text.Plural(cp.FilesChangedCount, "file", "files"))
 	for _, f := range cp.FilesChanged {
 		fmt.Fprintf(w, "  %s\n", c.quotePath(f))
 	}
@@ -444,7 +445,7 @@ func (c *cmdCtx) printPlan(p *engine.RestorePlan, limit int) {
 		fmt.Fprintf(w, "  keep    %s (ignored: the checkpoint does not hold it)\n", c.quotePath(k))
 	}
 	if p.IndexPaths > 0 {
-		fmt.Fprintf(w, "  restore the index (%s)\n", engine.Plural(p.IndexPaths, "path", "paths"))
+		fmt.Fprintf(w, "  restore the index (%s)\n", text.Plural(p.IndexPaths, "path", "paths"))
 	}
 	for _, s := range p.Submodules {
 		fmt.Fprintf(w, "  %s\n", c.submoduleLine(s, p.Recurse))

@@ -12,6 +12,7 @@ import (
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/worktree"
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // command is one entry of the dispatch table. Help, the man page test, the
@@ -70,6 +71,8 @@ type cmdCtx struct {
 	// gcPercent is the GC target set when the snapshots are first used
 	// (0: checkpoints' 50).
 	gcPercent int
+	// fsckHinted: the fetch.fsckObjects hint was given (remote.go).
+	fsckHinted bool
 }
 
 var groups = []string{"Workflows", "Running steps", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
@@ -303,7 +306,7 @@ func (cmd *command) flagSet(env *Env) *pflag.FlagSet {
 
 // run executes one git-hegel invocation and returns the exit code.
 func run(args []string, env *Env) int {
-	defer gitstore.ReleaseLockOwners()
+	defer refs.ReleaseLockOwners()
 	err := dispatch(args, env)
 	if err != nil {
 		if msg := message(err); msg != "" {

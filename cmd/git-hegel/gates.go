@@ -21,7 +21,7 @@ func runFail(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := e.Fail(c.stringFlag("message"))
+	v, err := e.Fail(c.taskOptions(), c.stringFlag("message"))
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func runApprove(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := e.Approve(c.stringFlag("message"))
+	v, err := e.Approve(c.taskOptions(), c.stringFlag("message"))
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func runReject(c *cmdCtx, args []string) error {
 	if c.flags.Changed("to") && c.stringFlag("to") == "" {
 		return usagef(c.name, "--to needs a node")
 	}
-	v, err := e.Reject(c.stringFlag("message"), c.stringFlag("to"))
+	v, err := e.Reject(c.taskOptions(), c.stringFlag("message"), c.stringFlag("to"))
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func runAsk(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.Ask(args[0])
+	st, err := e.Ask(c.taskOptions(), args[0])
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func runAnswer(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	q, v, err := e.Answer(args[0])
+	q, v, err := e.Answer(c.taskOptions(), args[0])
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func runPause(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.Pause(c.stringFlag("message"))
+	st, err := e.Pause(c.taskOptions(), c.stringFlag("message"))
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func runResume(c *cmdCtx, args []string) error {
 	if strategy == "" {
 		// Check the status first: asking for a strategy on a task that
 		// cannot be resumed would waste the person's time.
-		t, err := e.Current()
+		t, err := e.Current(c.selected())
 		if err != nil {
 			return err
 		}
@@ -163,11 +163,11 @@ func runResume(c *cmdCtx, args []string) error {
 	if c.flags.Changed("checkpoint") {
 		strategy = engine.FromCheckpoint
 	}
-	o := engine.ResumeOptions{Strategy: strategy, Reason: c.stringFlag("message")}
+	o := engine.ResumeOptions{Task: c.selected(), Force: c.boolFlag("force"), Strategy: strategy, Reason: c.stringFlag("message")}
 	if strategy == engine.FromCheckpoint {
 		// The rollback it makes is shown and asked about as
 		// `git hegel rollback --to` does.
-		p, err := e.PlanRollback(engine.RollbackOptions{Resume: true, To: c.stringFlag("checkpoint"),
+		p, err := e.PlanRollback(engine.RollbackOptions{Task: c.selected(), Resume: true, To: c.stringFlag("checkpoint"),
 			Force: c.boolFlag("force"), Yes: c.boolFlag("yes")})
 		if err != nil {
 			return err
@@ -229,7 +229,7 @@ func runSkip(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := e.Skip(c.stringFlag("message"), c.boolFlag("force"))
+	v, err := e.Skip(c.taskOptions(), c.stringFlag("message"))
 	if err != nil {
 		return err
 	}

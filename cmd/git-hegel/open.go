@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -35,8 +36,9 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	return r, nil
 }
 
-// newEngine wires the engine to the repository's stores, and to the
-// command's --task, --force and -y.
+// newEngine wires the engine to the repository's stores and settings, and
+// to the command's terminal (-y). What one call is told (--task, --force)
+// goes to each call: taskOptions.
 func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	s := r.Sessions()
 	id, _ := r.WorktreeID() // read by openRepo; cannot fail now
@@ -48,20 +50,18 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Shapes:  r,
 		Session: s,
 		Stashes: r.Stashes(),
-		Workflows: func() (*engine.Registry, error) {
+		Workflows: func() (*workflow.Registry, error) {
 			return loadRegistry(r, s)
 		},
 		Guides:          s,
 		Events:          r.Events(),
-		CommitTimes:     r.CommitTimes,
-		NoCommitGuard:   !cfg.Bool("hegel", "commitguard", true),
 		Worktree:        r.WorkTree,
 		WorktreeID:      id,
 		Now:             c.Now,
 		Git:             r.GitInfo,
 		Warn:            c.warn,
 		Files:           r.Files(),
-		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", engine.DefaultMaxAttempts)),
+		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", workflow.DefaultMaxAttempts)),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
 		Snapshots:       c.snapshots(r),
 		Parking:         c.snapshots(r),
@@ -73,17 +73,29 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 			return n
 		},
 		Confirm: c.confirmTransition,
-		// A bool --force (prev, skip, abort, …); next and done set
-		// e.Force from their --force[=rule_type].
-		Force: engine.Force{All: c.boolFlag("force")},
 	}
-	if c.name != "start" {
-		e.Selected = c.stringFlag("task")
+	if cfg.Bool("hegel", "commitguard", true) {
+		e.CommitTimes = r.CommitTimes
 	}
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}
 	return e
+}
+
+// selected is the task the command names with --task ("": this
+// worktree's active task). start's --task names the task it creates.
+func (c *cmdCtx) selected() string {
+	if c.name == "start" {
+		return ""
+	}
+	return c.stringFlag("task")
+}
+
+// taskOptions are the command's --task and its plain --force (changing a
+// task another worktree owns, and what else the command gives it to do).
+func (c *cmdCtx) taskOptions() engine.TaskOptions {
+	return engine.TaskOptions{Task: c.selected(), Force: c.boolFlag("force")}
 }
 
 // engine opens the repository and returns an engine for it. A stash's
@@ -105,7 +117,7 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 
 // loadRegistry loads the workflows with the repository's settings: strict
 // parsing (hegel.strictWorkflows) and the user's guides and partials.
-func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*engine.Registry, error) {
+func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*workflow.Registry, error) {
 	files, unreadable := s.WorkflowFilesAll()
 	guides, err := s.UserGuideNames()
 	if err != nil {
@@ -115,7 +127,7 @@ func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*engine.Registry, err
 	if err != nil {
 		return nil, err
 	}
-	return engine.LoadRegistry(files, engine.LoadOptions{
+	return workflow.LoadRegistry(files, workflow.LoadOptions{
 		Strict:       r.Config().Bool("hegel", "strictworkflows", false),
 		UserGuides:   guides,
 		UserPartials: partials,

@@ -33,7 +33,7 @@ func runRollback(c *cmdCtx, args []string) error {
 		return err
 	}
 	o := engine.RollbackOptions{
-		To: c.stringFlag("to"), Undo: c.boolFlag("undo"), All: c.boolFlag("all"), Reason: c.stringFlag("reason"),
+		Task: c.selected(), To: c.stringFlag("to"), Undo: c.boolFlag("undo"), All: c.boolFlag("all"), Reason: c.stringFlag("reason"),
 		Force: c.boolFlag("force"), Yes: c.boolFlag("yes"), DryRun: c.boolFlag("dry-run"),
 		Recurse: c.boolFlag("recurse-submodules"),
 	}
@@ -157,7 +157,7 @@ func (c *cmdCtx) printRollbackPlan(p *engine.RollbackPlan, dryRun bool) {
 func (c *cmdCtx) recoverRollback(e *engine.Engine, rec *engine.RollbackRecord, o engine.RollbackOptions) error {
 	switch {
 	case o.Undo && !o.DryRun:
-		_, v, err := e.UndoInterruptedRollback()
+		_, v, err := e.UndoInterruptedRollback(c.taskOptions())
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func (c *cmdCtx) recoverRollback(e *engine.Engine, rec *engine.RollbackRecord, o
 	case o.DryRun, o.Node != "" && o.Node != rec.Node, o.To != "" && !strings.HasPrefix(rec.TargetID, strings.ToLower(o.To)):
 		return rec.InterruptedError()
 	}
-	_, v, err := e.FinishRollback()
+	_, v, err := e.FinishRollback(c.taskOptions())
 	if err != nil {
 		return err
 	}

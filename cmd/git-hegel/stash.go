@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // stashSubs are the verbs of `git hegel stash`; no verb means push, as
@@ -73,7 +74,7 @@ func runStashPush(c *cmdCtx, _ []string) error {
 		fmt.Fprintln(c.Stdout, "No uncommitted files to park: only the workflow was stashed")
 		return nil
 	}
-	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", engine.Plural(files.Count, "uncommitted file", "uncommitted files"))
+	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", text.Plural(files.Count, "uncommitted file", "uncommitted files"))
 	return nil
 }
 
@@ -116,7 +117,7 @@ func filesMark(s *engine.Stash) string {
 	if s.Files == nil {
 		return ""
 	}
-	return " [" + engine.Plural(s.Files.Count, "file", "files") + " parked]"
+	return " [" + text.Plural(s.Files.Count, "file", "files") + " parked]"
 }
 
 func runStashListDropped(c *cmdCtx) error {
@@ -202,7 +203,7 @@ func runStashShow(c *cmdCtx, args []string) error {
 	fmt.Fprintf(w, "Worktree: %s\n", ent.Worktree)
 	fmt.Fprintf(w, "Task: %s\n", ent.Task)
 	if f := ent.Files; f != nil {
-		fmt.Fprintf(w, "Files: %s parked, from %s\n", engine.Plural(f.Count, "uncommitted file", "uncommitted files"), headLabel(strings.TrimPrefix(f.Branch, "refs/heads/"), f.Head))
+		fmt.Fprintf(w, "Files: %s parked, from %s\n", text.Plural(f.Count, "uncommitted file", "uncommitted files"), headLabel(strings.TrimPrefix(f.Branch, "refs/heads/"), f.Head))
 	}
 	return nil
 }
@@ -218,7 +219,7 @@ func runStashPop(c *cmdCtx, args []string, keep bool) error {
 	}
 	fmt.Fprintf(c.Stdout, "Restored %s: %s\n", ent.Ref(), ent.Label())
 	if ent.Files != nil {
-		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", engine.Plural(ent.Files.Count, "file", "files"))
+		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", text.Plural(ent.Files.Count, "file", "files"))
 	}
 	fmt.Fprintln(c.Stdout)
 	c.printView(v)
@@ -268,7 +269,7 @@ func runStashClear(c *cmdCtx, _ []string) error {
 	case listed == 0:
 		fmt.Fprintln(c.Stdout, "No stashes to clear")
 	case removed > 0:
-		fmt.Fprintf(c.Stdout, "Cleared %s\n", engine.Plural(removed, "stash", "stashes"))
+		fmt.Fprintf(c.Stdout, "Cleared %s\n", text.Plural(removed, "stash", "stashes"))
 	}
 	return nil
 }

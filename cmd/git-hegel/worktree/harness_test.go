@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -84,7 +85,7 @@ func (tr *testRepo) open() {
 	tr.e = &engine.Engine{
 		Tasks:     r.Tasks(),
 		Session:   r.Sessions(),
-		Workflows: func() (*engine.Registry, error) { return engine.NewRegistry(nil) },
+		Workflows: func() (*workflow.Registry, error) { return workflow.NewRegistry(nil) },
 		Worktree:  "/wt",
 		Now:       func() time.Time { return tr.now },
 		Snapshots: tr.s,
@@ -146,7 +147,7 @@ func (tr *testRepo) next() {
 
 func (tr *testRepo) state() *engine.State {
 	tr.t.Helper()
-	cur, err := tr.e.Current()
+	cur, err := tr.e.Current("")
 	if err != nil {
 		tr.t.Fatal(err)
 	}

@@ -33,9 +33,9 @@ func TestFinishingRefusesEditsMadeAfterTheCrash(t *testing.T) {
 	for _, undo := range []bool{false, true} {
 		var err error
 		if undo {
-			_, _, err = tr.e.UndoInterruptedRollback()
+			_, _, err = tr.e.UndoInterruptedRollback(engine.TaskOptions{})
 		} else {
-			_, _, err = tr.e.FinishRollback()
+			_, _, err = tr.e.FinishRollback(engine.TaskOptions{})
 		}
 		if !errors.Is(err, rollback.ErrEditedSince) || !strings.Contains(err.Error(), "a.txt changed after the rollback was interrupted") {
 			t.Fatalf("undo=%v: err = %v", undo, err)
@@ -49,7 +49,7 @@ func TestFinishingRefusesEditsMadeAfterTheCrash(t *testing.T) {
 	}
 	// Moved away, the recovery goes on.
 	os.Rename(filepath.Join(tr.dir, "a.txt"), filepath.Join(tr.dir, "..", "a.saved"))
-	if _, _, err := tr.e.FinishRollback(); err != nil {
+	if _, _, err := tr.e.FinishRollback(engine.TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := tr.fingerprint(); got != atSpec {
@@ -81,13 +81,13 @@ func TestRunningRollbackIsNotCalledInterrupted(t *testing.T) {
 	if _, err := tr.e.InterruptedRollback(); err == nil || err.Error() != want {
 		t.Errorf("status notice = %v", err)
 	}
-	if _, _, err := tr.e.TakeCheckpoint("x"); !errors.Is(err, engine.ErrRollbackRunning) || err.Error() != want {
+	if _, _, err := tr.e.TakeCheckpoint("", "x"); !errors.Is(err, engine.ErrRollbackRunning) || err.Error() != want {
 		t.Errorf("checkpoint: %v", err)
 	}
 	if _, err := tr.rollback(engine.RollbackOptions{Node: "spec"}); !errors.Is(err, engine.ErrRollbackRunning) {
 		t.Errorf("rollback: %v", err)
 	}
-	if _, _, err := tr.e.FinishRollback(); !errors.Is(err, engine.ErrRollbackRunning) {
+	if _, _, err := tr.e.FinishRollback(engine.TaskOptions{}); !errors.Is(err, engine.ErrRollbackRunning) {
 		t.Errorf("finish: %v", err)
 	}
 	if _, err := os.Stat(lock); err != nil {
@@ -107,7 +107,7 @@ func TestRunningRollbackIsNotCalledInterrupted(t *testing.T) {
 	if rec, err := tr.e.InterruptedRollback(); err != nil || rec == nil || !strings.Contains(rec.InterruptedError().Error(), "A rollback to 'spec' was interrupted") {
 		t.Errorf("after the process ended: %v %v", rec, err)
 	}
-	if _, _, err := tr.e.FinishRollback(); err != nil {
+	if _, _, err := tr.e.FinishRollback(engine.TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

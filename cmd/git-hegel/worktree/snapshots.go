@@ -294,7 +294,9 @@ func (s *Snapshots) Replay(rec *engine.RollbackRecord, forward bool) error {
 	// file) a killed process may have left; rollback breaks its own.
 	if s.r.GitDir != "" {
 		s.r.BreakDeadLock(filepath.Join(s.r.CommonDir, filepath.FromSlash(gitstore.TaskRefPrefix+rec.Task)) + ".lock")
-		s.r.BreakDeadLock(filepath.Join(s.r.WorkTree, filepath.FromSlash(s.r.Sessions().Dir()), "state.json.lock"))
+		if p := s.r.SessionLockPath(); p != "" {
+			s.r.BreakDeadLock(p)
+		}
 	}
 	msg := "hegel rollback: interrupted rollback undone"
 	if forward {

@@ -42,7 +42,7 @@ func TestRollbackThroughTheEngine(t *testing.T) {
 	if res.Safety.Kind != engine.CheckpointSafety || res.Safety.RollbackTo != "plan" || !res.Safety.Local {
 		t.Errorf("safety checkpoint %+v", res.Safety)
 	}
-	_, cps, err := tr.e.Checkpoints()
+	_, cps, err := tr.e.Checkpoints("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +67,10 @@ func TestCheckpointsOff(t *testing.T) {
 	tr.e.NoAutoCheckpoints = true // hegel.checkpoints=off
 	tr.start("minimal")
 	tr.next()
-	if _, cps, _ := tr.e.Checkpoints(); len(cps) != 0 {
+	if _, cps, _ := tr.e.Checkpoints(""); len(cps) != 0 {
 		t.Fatalf("%d checkpoints with hegel.checkpoints=off", len(cps))
 	}
-	if _, created, err := tr.e.TakeCheckpoint(""); err != nil || !created {
+	if _, created, err := tr.e.TakeCheckpoint("", ""); err != nil || !created {
 		t.Fatalf("manual checkpoint: %v", err)
 	}
 	_, err := tr.rollback(engine.RollbackOptions{Node: "spec"})
@@ -161,7 +161,7 @@ func TestLegacyChainStaysRestorable(t *testing.T) {
 	tr.next()
 	tr.plantLegacy("ab1dfdaa", "plan", []string{"spec", "plan"})
 	tr.write("a.txt", "a3\n")
-	_, cps, err := tr.e.Checkpoints()
+	_, cps, err := tr.e.Checkpoints("")
 	if err != nil || len(cps) != 2 || cps[0].ID != "188a2804" || cps[1].Node != "plan" || cps[0].Local || cps[1].Local {
 		t.Fatalf("legacy chain: %v %+v", err, cps)
 	}
@@ -190,7 +190,7 @@ func TestLegacyChainStaysRestorable(t *testing.T) {
 	if err != nil || rec == nil || rec.Node != "spec" || rec.Task != "t1" {
 		t.Fatalf("legacy journal: %v %+v", err, rec)
 	}
-	if _, _, err := tr.e.FinishRollback(); err != nil {
+	if _, _, err := tr.e.FinishRollback(engine.TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := tr.fingerprint(); got != atSpec {
@@ -207,7 +207,7 @@ func TestForgedCheckpointIsNotLocal(t *testing.T) {
 	tr.write("a.txt", "a1\n")
 	tr.commitAll("c1")
 	tr.start("minimal")
-	_, cps, _ := tr.e.Checkpoints()
+	_, cps, _ := tr.e.Checkpoints("")
 	mine := cps[0]
 	if !mine.Local {
 		t.Fatal("this clone's checkpoint is not Local")
@@ -219,7 +219,7 @@ func TestForgedCheckpointIsNotLocal(t *testing.T) {
 	tr.git("checkout", "-q", "main")
 	tr.git("branch", "-D", "-q", "evil") // only the checkpoint reaches it
 	tr.plantForged(mine)
-	_, cps, _ = tr.e.Checkpoints()
+	_, cps, _ = tr.e.Checkpoints("")
 	var forged *engine.Checkpoint
 	for _, c := range cps {
 		if c.ID == mine.ID && c.Commit != mine.Commit {
