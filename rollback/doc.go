@@ -27,8 +27,8 @@
 // It imports go-git (its object storage, tree and index types) and
 // gitstore (objects, refs, locks), and runs the git binary: git
 // check-attr, git checkout-index and git hash-object for files git
-// converts on checkout,
-// and git in submodules. docs/rollback.md describes the behaviour, the
-// storage format and the measurements behind the design;
-// docs/architecture.md where it sits.
+// converts on checkout, and git in submodules. docs/rollback.md describes
+// the behaviour, the storage format and the measurements behind the
+// design; docs/architecture.md where it sits; layers_test.go keeps the
+// imports so.
 package rollback
