@@ -115,10 +115,19 @@ func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*workflow.Registry, e
 	if err != nil {
 		return nil, err
 	}
+	beside, err := s.UserGuidePartialNames()
+	if err != nil {
+		return nil, err
+	}
+	templates, err := s.UserTemplateNames()
+	if err != nil {
+		return nil, err
+	}
 	return workflow.LoadRegistry(files, workflow.LoadOptions{
-		Strict:       r.Config().Bool("hegel", "strictworkflows", false),
-		UserGuides:   guides,
-		UserPartials: partials,
-		Unreadable:   unreadable,
+		Strict:        r.Config().Bool("hegel", "strictworkflows", false),
+		UserGuides:    guides,
+		UserPartials:  append(partials, beside...),
+		UserTemplates: templates,
+		Unreadable:    unreadable,
 	}), nil
 }

@@ -238,6 +238,12 @@ func (p *parser) runTemplate(src string, line int, what string) (*Template, erro
 		}
 		return nil, &defError{p.file, line, fmt.Sprintf("%s: %v", what, err)}
 	}
+	// An include inserts a file's text unquoted: in a command it would
+	// be shell syntax nobody reviewed in the workflow file.
+	if len(t.Includes) > 0 {
+		in := t.Includes[0]
+		return nil, &defError{p.file, line + in.Line - 1, fmt.Sprintf("%s: {{templates/%s}}: includes are for prompts, not for commands or questions", what, in.Name)}
+	}
 	return t, nil
 }
 
