@@ -73,6 +73,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		e.CommitTimes = r.CommitTimes
 		e.CommitsAfter = r.CommitsAfter
 	}
+	e.Trust = r.Trust()
 	e.Rewind = &rewinder{c: c, r: r, e: e}
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.

@@ -30,24 +30,18 @@ type RenderData struct {
 	Results  map[string]string
 	Task     map[string]string // keys: taskFields
 	Vars     map[string]string
-	// Quote, if set, is applied to every value inserted (commands quote
-	// them for the shell, so a result cannot become shell syntax).
-	Quote func(string) string
 }
 
 // Render fills the template in. Text is inserted as is, never escaped.
 func (t *Template) Render(d RenderData) (string, error) {
-	r := &renderer{d: d, q: d.Quote, values: map[string]*string{}, guides: map[string]string{},
+	r := &renderer{d: d, values: map[string]*string{}, guides: map[string]string{},
 		partials: map[string]*Template{}, includes: map[string]*Template{}}
-	if r.q == nil {
-		r.q = func(s string) string { return s }
-	}
 	return r.exec(t, nil)
 }
 
 // RenderNode renders t, one of node n's templates whose text starts at
 // file line line; what prefixes messages about it ("" for the prompt,
-// "run: command: " ...). Guides, partials, includes and optional context
+// "run: confirm: "). Guides, partials, includes and optional context
 // come from src (nil: the built-ins only); d carries the task's and the
 // run's values (its Guide, Partial, Include and Value are filled in
 // here). An error names the file and line of the template.
@@ -77,7 +71,6 @@ func trimRightNL(s string) string {
 // loading each guide, partial, include and value once.
 type renderer struct {
 	d        RenderData
-	q        func(string) string
 	values   map[string]*string // nil: unset
 	guides   map[string]string
 	partials map[string]*Template // by written name
@@ -105,17 +98,17 @@ func (r *renderer) exec(t *Template, stack []string) (string, error) {
 			if v == nil {
 				continue
 			}
-			ctx["?"+n] = raymond.SafeString(r.q(*v))
+			ctx["?"+n] = raymond.SafeString(*v)
 			if !slices.Contains(dataRoots, n) {
-				ctx[n] = raymond.SafeString(r.q(*v))
+				ctx[n] = raymond.SafeString(*v)
 			}
 		}
 	}
-	ctx[DataPrompt] = raymond.SafeString(r.q(r.d.Prompt))
-	ctx[DataContext] = raymond.SafeString(r.q(r.d.Context))
-	ctx[DataResults] = safeMap(r.d.Results, r.q)
-	ctx[DataTask] = safeMap(r.d.Task, r.q)
-	ctx[DataVars] = safeMap(r.d.Vars, r.q)
+	ctx[DataPrompt] = raymond.SafeString(r.d.Prompt)
+	ctx[DataContext] = raymond.SafeString(r.d.Context)
+	ctx[DataResults] = safeMap(r.d.Results)
+	ctx[DataTask] = safeMap(r.d.Task)
+	ctx[DataVars] = safeMap(r.d.Vars)
 	for _, u := range used {
 		for _, g := range u.Guides {
 			if _, done := ctx[g.Name]; done {
@@ -125,7 +118,7 @@ func (r *renderer) exec(t *Template, stack []string) (string, error) {
 			if err != nil {
 				return "", &TemplateError{g.Line, err.Error()}
 			}
-			ctx[g.Name] = raymond.SafeString(r.q(text))
+			ctx[g.Name] = raymond.SafeString(text)
 		}
 	}
 	tpl.RegisterHelper("eq", eq)
@@ -358,10 +351,10 @@ func plainText(v interface{}) interface{} {
 	return v
 }
 
-func safeMap(m map[string]string, q func(string) string) map[string]interface{} {
+func safeMap(m map[string]string) map[string]interface{} {
 	out := make(map[string]interface{}, len(m))
 	for k, v := range m {
-		out[k] = raymond.SafeString(q(v))
+		out[k] = raymond.SafeString(v)
 	}
 	return out
 }

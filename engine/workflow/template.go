@@ -14,8 +14,8 @@ import (
 	"github.com/git-hegel/git-hegel/engine/text"
 )
 
-// The prompt templates. Every prompt (and, with the step runner, every
-// command) is a Handlebars template rendered by github.com/mailgun/raymond
+// The prompt templates. Every prompt (and a confirm step's question) is a
+// Handlebars template rendered by github.com/mailgun/raymond
 // (docs/decisions.md says why), with these additions taken from hegel's
 // workflow format:
 //
