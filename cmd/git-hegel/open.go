@@ -76,6 +76,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	}
 	if cfg.Bool("hegel", "commitguard", true) {
 		e.CommitTimes = r.CommitTimes
+		e.CommitsAfter = r.CommitsAfter
 	}
 	e.Trust = r.Trust()
 	// Checks (check: on a node) run through os/exec in the worktree's
@@ -128,10 +129,19 @@ func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*workflow.Registry, e
 	if err != nil {
 		return nil, err
 	}
+	beside, err := s.UserGuidePartialNames()
+	if err != nil {
+		return nil, err
+	}
+	templates, err := s.UserTemplateNames()
+	if err != nil {
+		return nil, err
+	}
 	return workflow.LoadRegistry(files, workflow.LoadOptions{
-		Strict:       r.Config().Bool("hegel", "strictworkflows", false),
-		UserGuides:   guides,
-		UserPartials: partials,
-		Unreadable:   unreadable,
+		Strict:        r.Config().Bool("hegel", "strictworkflows", false),
+		UserGuides:    guides,
+		UserPartials:  append(partials, beside...),
+		UserTemplates: templates,
+		Unreadable:    unreadable,
 	}), nil
 }
