@@ -18,6 +18,7 @@ import (
 
 func checkpointFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the checkpoint")
+	valueName(fs, "message", "MESSAGE")
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/rollback.md)")
 	fs.BoolP("null", "z", false, "show: list the files as NUL-terminated records, paths unquoted (see the manual)")
 	fs.BoolP("yes", "y", false, "drop: do not ask for confirmation")
@@ -68,11 +69,11 @@ func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
 // checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
 // show <id|node>`, `checkpoint drop <id>`.
 var checkpointSubs = []*subcommand{
-	{name: "", args: "[-m <message>] [--task NAME] [-q | --[no-]progress]", flags: []string{"message", "task", "quiet", "progress", "no-progress"}, run: runCheckpointTake},
-	{name: "list", args: "[--json] [--task NAME]", flags: []string{"json", "task"}, run: runCheckpointList},
-	{name: "show", args: "<id|node> [--json | -z] [--task NAME]", flags: []string{"json", "null", "task"}, min: 1,
+	{name: "", flags: []string{"message", "task", "quiet", "progress", "no-progress"}, run: runCheckpointTake},
+	{name: "list", flags: []string{"json", "task"}, run: runCheckpointList},
+	{name: "show", args: "<id|node>", flags: []string{"json", "null", "task"}, min: 1,
 		operands: []valueKind{kindCheckpointOrNode}, run: runCheckpointShow},
-	{name: "drop", args: "<id> [-y] [--task NAME]", flags: []string{"yes", "task"}, min: 1,
+	{name: "drop", args: "<id>", flags: []string{"yes", "task"}, min: 1,
 		operands: []valueKind{kindCheckpoint}, run: runCheckpointDrop},
 }
 

@@ -20,6 +20,7 @@ import (
 
 func logFlags(fs *pflag.FlagSet) {
 	fs.String("workflow", "", "only runs of this workflow")
+	valueName(fs, "workflow", "NAME")
 	completeValues(fs, "workflow", kindWorkflow)
 	fs.String("status", "", "only runs with this status (completed, aborted, failed, rolled_back, or an open one: active, paused…)")
 	fs.String("task", "", "only runs of this task")
@@ -27,16 +28,26 @@ func logFlags(fs *pflag.FlagSet) {
 	fs.String("type", "", "only runs of this task type")
 	fs.String("since", "", "only runs started at or after DATE (git's forms: 2.weeks.ago, yesterday, 2026-01-02)")
 	fs.String("until", "", "only runs started at or before DATE")
+	valueName(fs, "since", "DATE")
+	valueName(fs, "until", "DATE")
 	fs.String("grep", "", "only runs whose task, description or error contains TEXT")
+	valueName(fs, "grep", "TEXT")
 	fs.IntP("max-count", "n", 0, "show at most N runs")
-	fs.String("format", "", "jsonl: one JSON object a line, seed 05's executions.jsonl fields")
+	valueName(fs, "max-count", "N")
 	jsonFlag(fs)
+	fs.String("format", "", "jsonl: one JSON object a line, with the fields docs/json.md lists under log --format=jsonl")
+	valueName(fs, "format", "jsonl")
+	altFlags(fs, "json", "format")
 }
 
 func statsFlags(fs *pflag.FlagSet) {
 	fs.String("date", "", "the day to summarize (YYYY-MM-DD; default: today)")
 	fs.String("since", "", "summarize from DATE until now (git's forms: 2.weeks.ago, 2026-01-02)")
 	fs.String("by", "", "one summary per day, week or workflow")
+	valueName(fs, "date", "DAY")
+	valueName(fs, "since", "DATE")
+	valueName(fs, "by", "day|week|workflow")
+	altFlags(fs, "date", "since")
 	jsonFlag(fs)
 }
 

@@ -20,6 +20,8 @@ func metricsFlags(fs *pflag.FlagSet) {
 	fs.Bool("graph", false, "draw the task's path through its workflow, with the time spent per node")
 	fs.String("format", engine.GraphDot, "graph format: dot (Graphviz) or mermaid")
 	completeValues(fs, "format", kindGraphFormat)
+	valueName(fs, "format", "dot|mermaid")
+	nestFlag(fs, "graph", "format")
 }
 
 func runMetrics(c *cmdCtx, args []string) error {

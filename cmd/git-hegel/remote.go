@@ -14,7 +14,7 @@ import (
 
 // remoteSubs are the verbs of git hegel remote.
 var remoteSubs = []*subcommand{
-	{name: "setup", args: "[<remote>] [--undo]", flags: []string{"undo"}, operands: []valueKind{kindRemote}, run: runRemoteSetup},
+	{name: "setup", args: "[<remote>]", flags: []string{"undo"}, operands: []valueKind{kindRemote}, run: runRemoteSetup},
 }
 
 func remoteFlags(fs *pflag.FlagSet) {

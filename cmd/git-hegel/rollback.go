@@ -18,9 +18,10 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.String("to", "", "roll back to this checkpoint (an id from 'git hegel checkpoint list')")
 	completeValues(fs, "to", kindCheckpoint)
 	fs.BoolP("yes", "y", false, "do not ask for confirmation")
-	fs.Bool("dry-run", false, "list what would change and change nothing")
+	fs.BoolP("dry-run", "n", false, "list what would change and change nothing")
 	fs.BoolP("null", "z", false, "with --dry-run: list the files as NUL-terminated records, paths unquoted (see the manual)")
-	fs.String("reason", "", "why, kept in the task's rollback history")
+	fs.StringP("message", "m", "", "why, kept in the task's rollback history (--reason is the same)")
+	valueName(fs, "message", "REASON")
 	fs.Bool("force", false, "roll back even when the loop guard says no")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
 	fs.Bool("all", false, "roll the whole workflow back to its first checkpoint and end it (rolled_back)")
@@ -36,7 +37,7 @@ func runRollback(c *cmdCtx, args []string) error {
 		return err
 	}
 	req := rollback.Request{
-		To: c.stringFlag("to"), Undo: c.boolFlag("undo"), Reason: c.stringFlag("reason"),
+		To: c.stringFlag("to"), Undo: c.boolFlag("undo"), Reason: c.stringFlag("message"),
 		Force: c.boolFlag("force"), Yes: c.boolFlag("yes"), DryRun: c.boolFlag("dry-run"),
 		RecurseSubmodules: c.boolFlag("recurse-submodules"),
 	}
@@ -184,7 +185,7 @@ func (c *cmdCtx) noteInterruptedRollback(r *gitstore.Repo) {
 // its first checkpoint, then the task ends as rolled_back (and is
 // archived with its checkpoints, so --undo still works).
 func (c *cmdCtx) rollbackAll(e *engine.Engine) error {
-	st, err := e.RollbackAll(c.stringFlag("reason"))
+	st, err := e.RollbackAll(c.stringFlag("message"))
 	if errors.Is(err, engine.ErrCancelled) {
 		fmt.Fprintln(c.Stdout, "Rollback cancelled")
 		return nil

@@ -35,11 +35,15 @@ func runFlags(fs *pflag.FlagSet) {
 	fs.StringArray("context", nil, "a file to give the steps as context ({{context}}); - reads standard input; repeat for more")
 	fs.StringArray("set", nil, "a variable the steps use as {{vars.KEY}}, as KEY=VALUE; repeat for more")
 	fs.String("adapter", "", "the adapter of the steps that run the default one (default: git config hegel.adapter)")
+	valueName(fs, "context", "FILE")
+	valueName(fs, "set", "KEY=VALUE")
+	valueName(fs, "adapter", "NAME")
 	completeValues(fs, "adapter", kindAdapter)
 	fs.BoolP("yes", "y", false, "answer yes at every confirmation")
 	fs.String("task", "", "the task: with a workflow, the new task's name; without, the task to continue")
 	completeValues(fs, "task", kindAnyTask)
 	fs.String("on-complete", "", "a command to run when the run ends, with a JSON object on its stdin (default: git config hegel.onComplete)")
+	valueName(fs, "on-complete", "CMD")
 }
 
 var varKeyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

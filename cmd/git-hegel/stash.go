@@ -14,19 +14,20 @@ import (
 // stashSubs are the verbs of `git hegel stash`; no verb means push, as
 // with git stash.
 var stashSubs = []*subcommand{
-	{name: "push", args: "[-m <message>] [--files | -u]", flags: []string{"message", "files"}, run: runStashPush},
-	{name: "save", args: "[-m <message>] [--files | -u]", flags: []string{"message", "files"}, run: runStashPush},
-	{name: "list", args: "[--json] [--dropped]", flags: []string{"json", "dropped"}, run: runStashList},
-	{name: "show", args: "[<stash>] [--json]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
+	{name: "push", flags: []string{"message", "files"}, run: runStashPush},
+	{name: "save", flags: []string{"message", "files"}, run: runStashPush},
+	{name: "list", flags: []string{"json", "dropped"}, run: runStashList},
+	{name: "show", args: "[<stash>]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
 	{name: "pop", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
 	{name: "apply", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
-	{name: "drop", args: "[<stash>] [-y]", flags: []string{"yes"}, operands: []valueKind{kindStash}, run: runStashDrop},
-	{name: "clear", args: "[-y]", flags: []string{"yes"}, run: runStashClear},
+	{name: "drop", args: "[<stash>]", flags: []string{"yes"}, operands: []valueKind{kindStash}, run: runStashDrop},
+	{name: "clear", flags: []string{"yes"}, run: runStashClear},
 	{name: "restore", args: "<id>", min: 1, operands: []valueKind{kindDroppedStash}, run: runStashRestore},
 }
 
 func stashFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the stash (push, save)")
+	valueName(fs, "message", "MESSAGE")
 	fs.Bool("json", false, "print JSON (list, show; schema: docs/stash.md)")
 	fs.Bool("dropped", false, "list dropped and cleared stashes that can still be restored (list)")
 	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop, clear)")

@@ -19,6 +19,7 @@ func startFlags(fs *pflag.FlagSet) {
 	fs.String("type", "", "the task type, one the workflow declares (default: its default type)")
 	completeValues(fs, "type", kindTaskType)
 	fs.StringP("description", "d", "", "describe the task")
+	valueName(fs, "description", "TEXT")
 	fs.String("priority", "", "low, normal, high or urgent (default: normal)")
 	completeValues(fs, "priority", kindPriority)
 }
