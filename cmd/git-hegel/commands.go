@@ -367,7 +367,7 @@ func dispatch(args []string, env *Env) error {
 		if strings.HasPrefix(name, "-") {
 			return usagef("", "unknown option '%s'", strings.TrimLeft(name, "-"))
 		}
-		return usagef("", "'%s' is not a git hegel command", name)
+		return unknownCommand(name)
 	}
 	fs := cmd.flagSet(env)
 	if cmd.rawArgs {
@@ -511,7 +511,7 @@ func runHelp(c *cmdCtx, args []string) error {
 	}
 	cmd := lookup(args[0])
 	if cmd == nil || cmd.hidden {
-		return usagef("", "'%s' is not a git hegel command", args[0])
+		return unknownCommand(args[0])
 	}
 	printCommandUsage(c.Stdout, cmd, cmd.flagSet(&Env{}))
 	return nil

@@ -184,3 +184,16 @@ func TestReasonIsMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestSimilarCommands: a mistyped command is offered the nearest ones, as
+// git offers its own; a word near nothing gets no offer.
+func TestSimilarCommands(t *testing.T) {
+	for word, want := range map[string]string{
+		"stauts": "status", "stat": "stats status", "chekpoint": "checkpoint",
+		"rset": "reset", "wrkflows": "workflows", "xyzzyq": "",
+	} {
+		if got := strings.Join(similarCommands(word), " "); got != want {
+			t.Errorf("%s: %q, want %q", word, got, want)
+		}
+	}
+}
