@@ -241,7 +241,7 @@ func init() {
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp,
 			operands: []valueKind{kindCommand}},
 		{name: "version", summary: "Print the version", group: "Setup", run: runVersion},
-		{name: "completion", args: "bash|zsh|fish", summary: "Print the completion script for bash, zsh or fish (how to load it: git hegel --help)", group: "Setup", run: runCompletion,
+		{name: "completion", args: "bash|zsh|fish", summary: "Print the completion script for bash, zsh or fish (bash: source <(git hegel completion bash); README.md has zsh and fish)", group: "Setup", run: runCompletion,
 			operands: []valueKind{kindShell}},
 		{name: "remote", summary: "Make plain git fetch and git push carry refs/hegel/* for a remote", group: "Setup",
 			setFlags: remoteFlags, subs: remoteSubs},
@@ -491,7 +491,7 @@ func printUsage(w io.Writer) {
 		}
 	}
 	fmt.Fprint(w, "\nEvery command takes --color[=<when>] and --no-color, before or after its name.\n")
-	fmt.Fprint(w, "Run 'git hegel <command> -h' for a command's options, 'git hegel --help' for the manual.\n")
+	fmt.Fprint(w, "Run 'git hegel <command> -h' for a command's options, 'git hegel --help' for the manual (installed by make install).\n")
 }
 
 func printCommandUsage(w io.Writer, cmd *command, fs *pflag.FlagSet) {
