@@ -70,8 +70,8 @@ func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
 // show <id|node>`, `checkpoint drop <id>`.
 var checkpointSubs = []*subcommand{
 	{name: "", flags: []string{"message", "task", "quiet", "progress", "no-progress"}, run: runCheckpointTake},
-	{name: "list", flags: []string{"json", "task"}, run: runCheckpointList},
-	{name: "show", args: "<id|node>", flags: []string{"json", "null", "task"}, min: 1,
+	{name: "list", readOnly: true, flags: []string{"json", "task"}, run: runCheckpointList},
+	{name: "show", readOnly: true, args: "<id|node>", flags: []string{"json", "null", "task"}, min: 1,
 		operands: []valueKind{kindCheckpointOrNode}, run: runCheckpointShow},
 	{name: "drop", args: "<id>", flags: []string{"yes", "task"}, min: 1,
 		operands: []valueKind{kindCheckpoint}, run: runCheckpointDrop},

@@ -45,6 +45,11 @@ type command struct {
 	// aliases are flag names accepted for another (old name: new name);
 	// they are not listed.
 	aliases map[string]string
+	// readOnly commands write nothing to the repository, not even the
+	// clone's instance id (gitstore.ExistingWorktreeID); writeFlag names
+	// the flag that makes one write (doctor --fix).
+	readOnly  bool
+	writeFlag string
 }
 
 // subcommand is one verb of a command that has several.
@@ -53,6 +58,7 @@ type subcommand struct {
 	args     string   // the usage line after the verb, as command.args
 	flags    []string // the command's flags that apply to this verb
 	min      int      // required operands
+	readOnly bool     // as command.readOnly
 	operands []valueKind
 	run      func(c *cmdCtx, args []string) error
 }
@@ -70,6 +76,8 @@ type cmdCtx struct {
 	sub string
 	// meter draws progress (progress.go), made on first use.
 	meter *progressMeter
+	// worktreeID is the repository's gitstore.WorktreeID, read by openRepo.
+	worktreeID string
 }
 
 var groups = []string{"Workflows", "Running steps", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}
@@ -151,11 +159,11 @@ func init() {
 		{name: "run", args: "[<workflow>]",
 			summary: "Run a workflow's steps through their handlers (adapters, commands), or continue the active task's run", group: "Running steps",
 			setFlags: runFlags, run: runRun, operands: []valueKind{kindRunWorkflow}},
-		{name: "cancel", summary: "Stop a running 'git hegel run' (from another terminal); the task is kept", group: "Running steps",
+		{name: "cancel", readOnly: true, summary: "Stop a running 'git hegel run' (from another terminal); the task is kept", group: "Running steps",
 			setFlags: flags(func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "remove the record of a run on another host, which cannot be signalled from here")
 			}, taskFlag), run: runCancel},
-		{name: "result", args: "<node>", summary: "Print the stored result of a step", group: "Running steps",
+		{name: "result", readOnly: true, args: "<node>", summary: "Print the stored result of a step", group: "Running steps",
 			setFlags: flags(jsonFlag, taskFlag), run: runResult, operands: []valueKind{kindResultNode}},
 
 		{name: "fail", summary: "Record a failed attempt at the current node", group: "Failures and gates",
@@ -187,12 +195,12 @@ func init() {
 				fs.BoolP("yes", "y", false, "do not ask before rolling back to the checkpoint")
 			}, messageFlag("REASON", "why (kept with a skip)"), ownerForce, taskFlag), run: runResume},
 
-		{name: "tasks", summary: "List the repository's tasks", group: "Tasks",
+		{name: "tasks", readOnly: true, summary: "List the repository's tasks", group: "Tasks",
 			setFlags: flags(func(fs *pflag.FlagSet) {
 				fs.Bool("all", false, "also list finished tasks not archived yet")
 				fs.Bool("archived", false, "also list archived tasks")
 			}, jsonFlag), run: runTasks},
-		{name: "show", args: "[<task> | {task}]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
+		{name: "show", readOnly: true, args: "[<task> | {task}]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
 			setFlags: flags(jsonFlag, taskFlag), run: runShow, operands: []valueKind{kindAnyTask}},
 		{name: "describe", args: "[<task>] <text>", summary: "Change a task's description", group: "Tasks", run: runDescribe},
 		{name: "delete", args: "<task>", summary: "Delete a finished task and its checkpoints (restore-task brings it back)", group: "Tasks",
@@ -201,7 +209,7 @@ func init() {
 		{name: "restore-task", args: "[<task>]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
 			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
 
-		{name: "status", summary: "Show the active workflow", group: "Inspect",
+		{name: "status", readOnly: true, summary: "Show the active workflow", group: "Inspect",
 			setFlags: flags(func(fs *pflag.FlagSet) {
 				fs.BoolP("verbose", "v", false, "also count uncommitted files (scans the working tree)")
 				jsonFlag(fs)
@@ -211,12 +219,12 @@ func init() {
 				nestFlag(fs, "watch", "interval")
 			}, taskFlag),
 			run: runStatus},
-		{name: "workflows", args: "[<name>]", summary: "List the workflows you can start, or show one", group: "Inspect",
+		{name: "workflows", readOnly: true, args: "[<name>]", summary: "List the workflows you can start, or show one", group: "Inspect",
 			setFlags: jsonFlag, run: runWorkflows, operands: []valueKind{kindWorkflow}},
-		{name: "log", args: "[<task>]",
+		{name: "log", readOnly: true, args: "[<task>]",
 			summary: "List the runs that ended (and the open ones), newest first; or one task's operations", group: "Inspect",
 			setFlags: logFlags, run: runLog, operands: []valueKind{kindAnyTask}},
-		{name: "stats",
+		{name: "stats", readOnly: true,
 			summary: "Summarize the runs of a day or period: counts, durations, success rate, per-node time and failures", group: "Inspect",
 			setFlags: statsFlags, run: runStats},
 		{name: "web", summary: "Serve a dashboard of the tasks, their gates and workflow graphs on 127.0.0.1", group: "Inspect",
@@ -229,13 +237,13 @@ func init() {
 				{name: "install", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksInstall},
 				{name: "uninstall", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksUninstall},
 			}},
-		{name: "guides", args: "[<name>]", summary: "List the prompt guides, or print one", group: "Agents",
+		{name: "guides", readOnly: true, args: "[<name>]", summary: "List the prompt guides, or print one", group: "Agents",
 			setFlags: jsonFlag, run: runGuides, operands: []valueKind{kindGuide}},
-		{name: "metrics", alt: []string{"{graph} [{task}]"}, summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
+		{name: "metrics", readOnly: true, alt: []string{"{graph} [{task}]"}, summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
 			setFlags: metricsFlags, run: runMetrics},
 		{name: "gc", summary: "Remove history entries, archived tasks and dropped stashes older than the retention, so git gc reclaims them", group: "Maintenance",
 			setFlags: gcFlags, run: runGC},
-		{name: "doctor", summary: "Check refs/hegel/, the session file, locks, rollbacks and task owners; --fix repairs what it can", group: "Maintenance",
+		{name: "doctor", readOnly: true, writeFlag: "fix", summary: "Check refs/hegel/, the session file, locks, rollbacks and task owners; --fix repairs what it can", group: "Maintenance",
 			setFlags: doctorFlags, run: runDoctor},
 		{name: "init", summary: "Prepare .hegel/ in this worktree (start does this too)", group: "Setup", run: runInit},
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp,
@@ -245,7 +253,7 @@ func init() {
 			operands: []valueKind{kindShell}},
 		{name: "remote", summary: "Make plain git fetch and git push carry refs/hegel/* for a remote", group: "Setup",
 			setFlags: remoteFlags, subs: remoteSubs},
-		{name: completeCommand, args: "<word>...", summary: "Print the completions of the last word (used by the completion scripts)", run: runComplete, hidden: true, rawArgs: true},
+		{name: completeCommand, readOnly: true, args: "<word>...", summary: "Print the completions of the last word (used by the completion scripts)", run: runComplete, hidden: true, rawArgs: true},
 	}
 }
 

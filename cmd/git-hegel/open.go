@@ -8,6 +8,19 @@ import (
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
+// readOnly reports a command (or verb) that writes nothing to the
+// repository, marked so in the command table.
+func (c *cmdCtx) readOnly() bool {
+	cmd := lookup(c.name)
+	if cmd == nil {
+		return false
+	}
+	if s := cmd.findSub(c.sub); s != nil && len(cmd.subs) > 0 {
+		return s.readOnly
+	}
+	return cmd.readOnly && (cmd.writeFlag == "" || !c.boolFlag(cmd.writeFlag))
+}
+
 // openRepo opens the repository around the working directory.
 func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	r, err := gitstore.Open(c.Dir, c.Getenv)
@@ -21,8 +34,13 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	c.repo = r
 	r.Warn = c.warn
 	// Read (or create) the repository's instance id now, so newEngine
-	// cannot fail on it later.
-	if _, err := r.WorktreeID(); err != nil {
+	// cannot fail on it later. A command that only reads never creates it:
+	// running status or log in a repository leaves nothing behind.
+	id, err := r.WorktreeID, error(nil)
+	if c.readOnly() {
+		id = r.ExistingWorktreeID
+	}
+	if c.worktreeID, err = id(); err != nil {
 		return nil, err
 	}
 	switch c.name {
@@ -38,7 +56,6 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 // command's --task, --force and -y.
 func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	s := r.Sessions()
-	id, _ := r.WorktreeID() // read by openRepo; cannot fail now
 	cfg := r.Config()
 	e := &engine.Engine{
 		Tasks:   r.Tasks(),
@@ -55,7 +72,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		CommitTimes:     r.CommitTimes,
 		NoCommitGuard:   !cfg.Bool("hegel", "commitguard", true),
 		Worktree:        r.WorkTree,
-		WorktreeID:      id,
+		WorktreeID:      c.worktreeID,
 		Now:             c.Now,
 		Git:             r.GitInfo,
 		Checkpoint:      c.checkpointHook(r),

@@ -16,8 +16,8 @@ import (
 var stashSubs = []*subcommand{
 	{name: "push", flags: []string{"message", "files"}, run: runStashPush},
 	{name: "save", flags: []string{"message", "files"}, run: runStashPush},
-	{name: "list", flags: []string{"json", "dropped"}, run: runStashList},
-	{name: "show", args: "[<stash>]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
+	{name: "list", readOnly: true, flags: []string{"json", "dropped"}, run: runStashList},
+	{name: "show", readOnly: true, args: "[<stash>]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
 	{name: "pop", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
 	{name: "apply", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
 	{name: "drop", args: "[<stash>]", flags: []string{"yes"}, operands: []valueKind{kindStash}, run: runStashDrop},
