@@ -392,6 +392,9 @@ func dispatch(args []string, env *Env) error {
 		return usagef(cmd.name, "--task needs a name")
 	}
 	c := &cmdCtx{Env: env, name: cmd.name, flags: fs}
+	if env.pipe != nil && len(cmd.subs) == 0 && c.readOnly() {
+		env.pipe.stopNow.Store(true)
+	}
 	var err error
 	if len(cmd.subs) > 0 {
 		err = c.runSub(cmd, fs.Args())
@@ -446,6 +449,9 @@ func (c *cmdCtx) runSub(cmd *command, args []string) error {
 		return usageLine(strings.Join(cmd.synopses(), "\n   or: "))
 	}
 	c.sub = sub.name
+	if c.pipe != nil && c.readOnly() {
+		c.pipe.stopNow.Store(true)
+	}
 	where := strings.TrimSpace(cmd.name + " " + sub.name)
 	var misused string
 	c.flags.Visit(func(f *pflag.Flag) {
