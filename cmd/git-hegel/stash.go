@@ -60,7 +60,9 @@ func runStashPush(c *cmdCtx, _ []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
+		// Only the workflow was saved: git stash's "Saved working
+		// directory" would promise files that stay where they are.
+		fmt.Fprintf(c.Stdout, "Saved workflow state to %s: %s\n", ent.Ref(), ent.Label())
 		fmt.Fprintln(c.Stdout, "Your files were left as they are; 'git hegel stash push --files' parks them with the workflow")
 		return nil
 	}
@@ -82,12 +84,13 @@ func runStashPush(c *cmdCtx, _ []string) error {
 		m.Release(pk)
 		return err
 	}
-	fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
 	if pk.Files == nil {
 		m.Release(pk)
+		fmt.Fprintf(c.Stdout, "Saved workflow state to %s: %s\n", ent.Ref(), ent.Label())
 		fmt.Fprintln(c.Stdout, "No uncommitted files to park: only the workflow was stashed")
 		return nil
 	}
+	fmt.Fprintf(c.Stdout, "Saved workflow state and working directory to %s: %s\n", ent.Ref(), ent.Label())
 	if err := m.Clean(pk); err != nil {
 		return fmt.Errorf("the files are parked in %s, but the working tree could not be cleaned: %v", ent.Ref(), err)
 	}
