@@ -244,6 +244,7 @@ func runStashPop(c *cmdCtx, args []string, keep bool) error {
 	if err != nil {
 		return err
 	}
+	c.printParked(v)
 	fmt.Fprintf(c.Stdout, "Restored %s: %s\n", ent.Ref(), ent.Label())
 	if ent.Files != nil {
 		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", engine.Plural(ent.Files.Count, "file", "files"))
