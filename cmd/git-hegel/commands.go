@@ -187,7 +187,7 @@ func init() {
 			setFlags: flags(messageFlag("REASON", "why it is paused"), ownerForce, taskFlag), run: runPause},
 		{name: "resume", summary: "Resume a paused or failed task (retry-current, retry-previous, skip-current, from-checkpoint)", group: "Failures and gates",
 			setFlags: flags(func(fs *pflag.FlagSet) {
-				fs.String("strategy", "", "retry-current, retry-previous, skip-current or from-checkpoint (asked on a terminal when left out)")
+				fs.String("strategy", "", "retry-current, retry-previous, skip-current or from-checkpoint (default: retry-current for a paused task; asked on a terminal for a failed one)")
 				completeValues(fs, "strategy", kindStrategy)
 				fs.String("checkpoint", "", "the checkpoint for from-checkpoint (default: the task's first)")
 				valueName(fs, "checkpoint", "ID")

@@ -143,25 +143,30 @@ func runResume(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.flags.Changed("checkpoint") {
+		strategy = engine.FromCheckpoint
+	}
 	if strategy == "" {
-		// Check the status first: asking for a strategy on a task that
-		// cannot be resumed would waste the person's time.
+		// A paused task (by pause, or by a rollback) goes on where it
+		// stopped; a failed one needs a choice, asked on a terminal. The
+		// status is checked first: asking about a task that cannot be
+		// resumed would waste the person's time.
 		t, err := e.Current()
 		if err != nil {
 			return err
 		}
-		if s := t.State.Status; s != engine.StatusPaused && s != engine.StatusFailed {
-			return fmt.Errorf("Cannot resume workflow with status: %s (task %s)", s, t.State.Task)
+		switch t.State.Status {
+		case engine.StatusFailed:
+			if !c.inputIsTerminal() {
+				return usagef(c.name, "a failed task needs a strategy: --strategy %s; there is no terminal to ask on", strategyNames(" | "))
+			}
+			if strategy, err = c.chooseStrategy(t.State); err != nil {
+				return err
+			}
+		default:
+			// Paused; any other status is refused by Resume, with why.
+			strategy = engine.RetryCurrent
 		}
-		if !c.inputIsTerminal() {
-			return usagef(c.name, "name a strategy with --strategy (%s); there is no terminal to ask on", strategyNames(", "))
-		}
-		if strategy, err = c.chooseStrategy(t.State); err != nil {
-			return err
-		}
-	}
-	if c.flags.Changed("checkpoint") {
-		strategy = engine.FromCheckpoint
 	}
 	v, err := e.Resume(engine.ResumeOptions{Strategy: strategy, Checkpoint: c.stringFlag("checkpoint"), Reason: c.stringFlag("message")})
 	if errors.Is(err, engine.ErrCancelled) {

@@ -285,6 +285,10 @@ func runReset(c *cmdCtx, args []string) error {
 // gate the task now waits at.
 func (c *cmdCtx) printView(v *engine.View) {
 	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n", v.Mode, c.paint(c.Stdout, "node", v.Node))
+	if v.State != nil && v.State.Status == engine.StatusPaused {
+		// A rollback leaves the task paused: say how it goes on.
+		fmt.Fprintln(c.Stdout, "Status: paused. Go on with 'git hegel resume' (or 'git hegel next')")
+	}
 	for _, s := range v.Skipped {
 		fmt.Fprintf(c.Stdout, "Skipped: %s (%s)\n", s.Node, s.Reason)
 	}
