@@ -69,6 +69,7 @@ var errorTable = []struct {
 	{"fresh", []string{"next"}, 1, "error: No active workflow. Start one with 'git hegel start <workflow>' (see 'git hegel workflows')"},
 	{"fresh", []string{"prev"}, 1, "error: No active workflow. Start one with 'git hegel start <workflow>' (see 'git hegel workflows')"},
 	{"fresh", []string{"abort"}, 1, "error: No active workflow to abort"},
+	{"fresh", []string{"approve"}, 1, "error: No active workflow here, and no task waits for approval (see 'git hegel tasks')"},
 	{"fresh", []string{"stash"}, 1, "error: No active workflow to stash"},
 	{"fresh", []string{"stash", "pop"}, 1, "error: No stashes to restore"},
 	{"fresh", []string{"stash", "drop", "-y"}, 1, "error: No stashes to drop"},

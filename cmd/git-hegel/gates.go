@@ -47,7 +47,7 @@ func runApprove(c *cmdCtx, args []string) error {
 	}
 	v, err := e.Approve(c.stringFlag("message"))
 	if err != nil {
-		return err
+		return c.atNoGate(e, err)
 	}
 	a := v.State.Approvals[len(v.State.Approvals)-1]
 	fmt.Fprintf(c.Stdout, "Approved %s by %s\n\n", a.Node, a.By)
@@ -71,12 +71,42 @@ func runReject(c *cmdCtx, args []string) error {
 	}
 	v, err := e.Reject(c.stringFlag("message"), c.stringFlag("to"))
 	if err != nil {
-		return err
+		return c.atNoGate(e, err)
 	}
 	ev := v.State.RollbackHistory[len(v.State.RollbackHistory)-1]
 	fmt.Fprintf(c.Stdout, "Rejected at %s; sent back to %s\n\n", ev.From, ev.To)
 	c.printView(v)
 	return nil
+}
+
+// atNoGate answers approve or reject in a worktree without a workflow:
+// the person is most likely deciding for a task that runs elsewhere, so
+// the tasks waiting for a decision are named, with how to pick one.
+func (c *cmdCtx) atNoGate(e *engine.Engine, err error) error {
+	if !errors.Is(err, engine.ErrNoWorkflow) {
+		return err
+	}
+	list, lerr := e.ListTasks(engine.ListOptions{})
+	if lerr != nil {
+		return err
+	}
+	var waiting []string
+	for _, t := range list {
+		if t.Err == nil && t.State.Status == engine.StatusAwaitingApproval {
+			waiting = append(waiting, t.Name)
+		}
+	}
+	how := "git hegel " + c.name + " --task "
+	if c.name == "reject" {
+		how = "git hegel reject -m REASON --task "
+	}
+	switch len(waiting) {
+	case 0:
+		return errors.New("No active workflow here, and no task waits for approval (see 'git hegel tasks')")
+	case 1:
+		return fmt.Errorf("No active workflow here; task %s waits for approval: %s%s", waiting[0], how, waiting[0])
+	}
+	return fmt.Errorf("No active workflow here; tasks waiting for approval: %s. Name one: %sNAME", strings.Join(waiting, ", "), how)
 }
 
 func runAsk(c *cmdCtx, args []string) error {
