@@ -264,19 +264,31 @@ func runReset(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Whether reset ends the task decides what it must say: an open task
+	// is aborted and archived, a finished one only let go.
+	wasOpen := false
+	if t, err := e.Current(); err == nil {
+		wasOpen = t.State.Active()
+	}
 	st, err := e.Reset()
 	if err != nil {
 		return err
 	}
-	if st == nil {
+	switch {
+	case st == nil:
 		fmt.Fprintln(c.Stdout, "No active workflow; nothing to reset")
-		return nil
+	case st.Status == engine.StatusDamaged:
+		fmt.Fprintf(c.Stdout, "This worktree has no workflow now; task %s cannot be read and is kept as it is for 'git hegel doctor'\n", st.Task)
+	case wasOpen:
+		at := st.CurrentNode // the node it was at, before "aborted"
+		if n := len(st.History); n >= 2 {
+			at = st.History[n-2]
+		}
+		fmt.Fprintf(c.Stdout, "Aborted task %s at %s and archived it; this worktree has no workflow now ('git hegel show %s' shows the task)\n",
+			st.Task, at, st.Task)
+	default:
+		fmt.Fprintf(c.Stdout, "This worktree has no workflow now; task %s (%s) is kept: 'git hegel show %s' shows it\n", st.Task, st.Status, st.Task)
 	}
-	if st.Status == engine.StatusDamaged {
-		fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s cannot be read and is kept as it is for 'git hegel doctor')\n", st.Task)
-		return nil
-	}
-	fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s is kept; 'git hegel show %s' shows it)\n", st.Task, st.Task)
 	return nil
 }
 
