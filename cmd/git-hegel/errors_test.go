@@ -92,7 +92,7 @@ var errorTable = []struct {
 	{"active", []string{"next", "bogus"}, 1, "error: No transition from 'spec' matches 'bogus'; staying at 'spec' (try: 'spec_complete')"},
 	{"active", []string{"prev"}, 1, "error: Already at the first node 'spec'; nothing to go back to"},
 	{"stashed", []string{"stash", "pop", "5"}, 1, "error: Stash index 5 not found. Available stashes: 0"},
-	{"active", []string{"stash", "drop"}, 1, "error: No answer on standard input; nothing to drop (use --yes to drop without asking)"},
+	{"active", []string{"stash", "drop"}, 1, "error: No answer on standard input; nothing was changed (answer y on a terminal, or use -y to drop without asking)"},
 	{"active", []string{"checkpoint", "show", "nosuch"}, 1, "error: Task t has no checkpoint 'nosuch'. Run 'git hegel checkpoint list' to see them"},
 	{"active", []string{"rollback", "--undo", "-y"}, 1, "error: Task t has no rollback to undo"},
 
