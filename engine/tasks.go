@@ -268,7 +268,9 @@ func (e *Engine) Describe(name, text string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	// Another worktree's open task needs --force, as every other change
+	// to it does (recorded in the task).
+	st, _, err := e.updateTask(t, updateOpts{}, func(st *State, wf *Workflow) (string, error) {
 		if st.Status == StatusStashed {
 			return "", fmt.Errorf("Task '%s' is stashed; its description travels with the stash. Restore it with 'git hegel stash pop' first", st.Task)
 		}

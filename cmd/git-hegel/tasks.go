@@ -307,6 +307,9 @@ func runDescribe(c *cmdCtx, args []string) error {
 	}
 	name, text := "", args[0]
 	if len(args) == 2 {
+		if c.flags.Changed("task") {
+			return usagef(c.name, "name the task once: <task> or --task")
+		}
 		name, text = args[0], args[1]
 	}
 	st, err := e.Describe(name, text)
