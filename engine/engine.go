@@ -146,6 +146,8 @@ type View struct {
 	Gate *GateView
 	// Parked is the task start or switch parked to make room.
 	Parked *State
+	// Step: the node has a run: handler (git hegel run carries it out).
+	Step bool
 }
 
 var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })
@@ -641,6 +643,9 @@ func (e *Engine) view(st *State, wf *Workflow) *View {
 	}
 	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Prompt: prompt,
 		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
+	if n := wf.Nodes[st.CurrentNode]; n != nil {
+		v.Step = n.Run != nil
+	}
 	if st.LastFailure != "" && !wf.IsTerminal(st.CurrentNode) {
 		head := fmt.Sprintf("The last attempt at '%s' failed:", st.CurrentNode)
 		if st.Attempt > 1 {

@@ -37,7 +37,7 @@ var errorTable = []struct {
 	{"norepo", []string{"log", "-n", "x"}, 2, "error: option 'max-count' expects a whole number, not 'x' (see 'git hegel log -h')"},
 	{"norepo", []string{"status", "--color=maybe"}, 2, `error: option 'color' expects "always", "auto", or "never" (see 'git hegel status -h')`},
 	{"norepo", []string{"start"}, 2, "usage: git hegel start <workflow> [<node>] [--type TYPE] [-d TEXT] [--priority PRIORITY] [--task NAME]"},
-	{"norepo", []string{"next", "a", "b"}, 2, "usage: git hegel next [<claim>] [--force[=RULE_TYPE]]... [-y] [--task NAME]"},
+	{"norepo", []string{"next", "a", "b"}, 2, "usage: git hegel next [<claim>] [--force[=RULE_TYPE]]... [-y] [-q] [--task NAME]"},
 	{"norepo", []string{"prev", "x"}, 2, "usage: git hegel prev [--force] [--task NAME]"},
 	{"norepo", []string{"switch"}, 2, "usage: git hegel switch <task>"},
 	{"norepo", []string{"version", "extra"}, 2, "usage: git hegel version"},

@@ -67,7 +67,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Workflows: func() (*engine.Registry, error) {
 			return loadRegistry(r, s)
 		},
-		Guides:          s,
+		Guides:          c.guideSource(r, s),
 		Events:          r.Events(),
 		CommitTimes:     r.CommitTimes,
 		NoCommitGuard:   !cfg.Bool("hegel", "commitguard", true),
@@ -97,6 +97,15 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}
 	return e
+}
+
+// guideSource is where prompts take their guides from: the worktree's
+// and the built-in ones, shortened with hegel.prompt=brief (brief.go).
+func (c *cmdCtx) guideSource(r *gitstore.Repo, s *gitstore.Sessions) engine.GuideSource {
+	if contains(fullPromptCommands, c.name) || c.promptSetting(r.Config()) != promptBrief {
+		return s
+	}
+	return briefGuides{s}
 }
 
 // engine opens the repository and returns an engine for it.

@@ -69,6 +69,7 @@ func (c *cmdCtx) printParked(v *engine.View) {
 func nextFlags(fs *pflag.FlagSet) {
 	fs.StringArray("force", nil, "bypass the node's guard rules, or only those of one `rule_type`; plain --force also moves on without the node's artifact or on another worktree's task (all recorded in the task)")
 	fs.BoolP("yes", "y", false, "do not ask before a transition marked confirm")
+	fs.BoolP("quiet", "q", false, "print only where the task moved, not the prompt ('git hegel repeat' prints it)")
 	fs.Lookup("force").NoOptDefVal = forceAll
 	completeValues(fs, "force", kindRuleType)
 }
@@ -308,7 +309,14 @@ func (c *cmdCtx) printView(v *engine.View) {
 		fmt.Fprintf(c.Stdout, "\n%s\n", gateText(v.Gate))
 		return
 	}
-	fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+	switch {
+	case c.boolFlag("quiet"):
+	case strings.TrimSpace(v.Prompt) != "":
+		fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+	case v.Step:
+		// A step git hegel run carries out: nothing for a person to read.
+		fmt.Fprintf(c.Stdout, "\n%s has no prompt: 'git hegel run' runs its step\n", v.Node)
+	}
 }
 
 // gateText tells who may decide at an approval gate, and how.
