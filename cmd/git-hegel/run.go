@@ -160,10 +160,7 @@ func (c *cmdCtx) runOutcome(ctx context.Context, rep *engine.RunReport) error {
 		}
 		return &silentError{code: exitFailed}
 	}
-	var ce *engine.CheckError
-	if errors.As(rep.Err, &ce) && ce.Output != "" {
-		fmt.Fprintf(c.Stderr, "%s\n", indentLines(ce.Output))
-	}
+	// A failed check's output was shown as it ran: the error says the rest.
 	return rep.Err
 }
 
