@@ -239,12 +239,16 @@ func runShow(c *cmdCtx, args []string) error {
 	for _, o := range st.Overrides {
 		line("Forced", fmt.Sprintf("%s at %s, %s: %s", o.What, o.Node, c.stamp(o.At), firstLineOf(o.Reason)))
 	}
+	// The small tables below keep their columns at least as wide as
+	// before and widen them for longer names (tabwriter), so a long node
+	// or path never pushes one row out of line.
 	if len(d.Artifacts) > 0 {
 		fmt.Fprintln(w, "Artifacts:")
 		where := "in this worktree"
 		if d.Archived {
 			where = "archived copy"
 		}
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 		for _, a := range d.Artifacts {
 			state := "missing"
 			switch {
@@ -256,14 +260,17 @@ func runShow(c *cmdCtx, args []string) error {
 			case a.Present:
 				state = fmt.Sprintf("%s, %s", engine.Plural(int(a.Size), "byte", "bytes"), where)
 			}
-			fmt.Fprintf(w, "  %-12s %-24s %s\n", a.Node, a.Path, state)
+			fmt.Fprintf(tw, "  %-12s\t%-24s\t%s\n", a.Node, a.Path, state)
 		}
+		tw.Flush()
 	}
 	if len(st.StepResults) > 0 {
 		fmt.Fprintf(w, "Results:      ('git hegel result NODE --task %s' prints one)\n", st.Task)
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 		for _, n := range engine.ResultNodes(st, d.Workflow) {
-			fmt.Fprintf(w, "  %-12s %s\n", n, c.resultLine(st, n))
+			fmt.Fprintf(tw, "  %-12s\t%s\n", n, c.resultLine(st, n))
 		}
+		tw.Flush()
 	}
 	if st.Cancelled {
 		line("Cancelled", "its last 'git hegel run' was cancelled")
@@ -275,9 +282,11 @@ func runShow(c *cmdCtx, args []string) error {
 		fmt.Fprintln(w, "Checkpoints:  none")
 	default:
 		fmt.Fprintln(w, "Checkpoints:")
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 		for _, cp := range cps {
-			fmt.Fprintf(w, "  %s  %-12s %-6s %s\n", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt))
+			fmt.Fprintf(tw, "  %s \t%-12s\t%-6s\t%s\n", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt))
 		}
+		tw.Flush()
 	}
 	for _, p := range problems {
 		line("Problem", p)
