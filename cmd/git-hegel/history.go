@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,10 +143,14 @@ func runLog(c *cmdCtx, args []string) error {
 		fmt.Fprintln(c.Stdout, "No runs found")
 		return nil
 	}
-	bw := bufio.NewWriter(c.Stdout)
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	// The table is laid out without colour, and the ids coloured after:
+	// escape sequences would count as width and push the header out of
+	// line with the rows.
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tWORKFLOW\tTASK\tSTATUS\tDURATION")
 	for _, rec := range recs {
-		id, dur := c.paint(c.Stdout, "id", rec.ShortID()), engine.HumanDuration(time.Duration(rec.DurationMS)*time.Millisecond)
+		id, dur := rec.ShortID(), engine.HumanDuration(time.Duration(rec.DurationMS)*time.Millisecond)
 		if rec.Open {
 			id = strings.Repeat("-", 8)
 			dur += " so far"
@@ -154,6 +159,14 @@ func runLog(c *cmdCtx, args []string) error {
 			rec.Workflow, rec.Task, rec.Status, dur)
 	}
 	tw.Flush()
+	bw := bufio.NewWriter(c.Stdout)
+	for i, line := range strings.SplitAfter(table.String(), "\n") {
+		if i > 0 && i <= len(recs) && !recs[i-1].Open {
+			id := recs[i-1].ShortID()
+			line = c.paint(c.Stdout, "id", id) + strings.TrimPrefix(line, id)
+		}
+		bw.WriteString(line)
+	}
 	return bw.Flush()
 }
 
