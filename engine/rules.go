@@ -40,6 +40,8 @@ type Violation struct {
 	Summary string  // what was observed, one line
 	Comply  string  // how to comply, one line
 	Recent  []Event // the events that caused it, oldest first (at most 5)
+	// Matched is how many events caused it; Recent shows the last of them.
+	Matched int
 }
 
 // RuleInput is what the rules are judged on.
@@ -142,6 +144,7 @@ func checkRule(r *Rule, in RuleInput) (*Violation, error) {
 			Summary: fmt.Sprintf("the phase used %s tokens, over its budget of %s", groupDigits(total), groupDigits(r.MaxTokens)),
 			Comply:  "summarise where the phase stands and split the remaining work into a smaller next step",
 			Recent:  lastN(recent, maxRecent),
+			Matched: len(recent),
 		}, nil
 	}
 	return nil, nil
@@ -189,6 +192,7 @@ func checkRepeated(r *Rule, in RuleInput) *Violation {
 		Summary: fmt.Sprintf("%d %s%s in the last %s (limit: fewer than %d)", len(hits), what, match, roundDuration(time.Duration(r.Window)*time.Second), r.Threshold),
 		Comply:  comply,
 		Recent:  lastN(hits, maxRecent),
+		Matched: len(hits),
 	}
 }
 
@@ -210,6 +214,15 @@ func MaxWindow(rules []Rule) time.Duration {
 // Describe is the violation as one line.
 func (v *Violation) Describe() string {
 	return fmt.Sprintf("guard rule %s of '%s': %s", v.Rule.Type, v.Node, v.Summary)
+}
+
+// recentHeading names the list of causing events, saying so when it
+// shows only the last of them.
+func (v *Violation) recentHeading(name string) string {
+	if v.Matched > len(v.Recent) {
+		return fmt.Sprintf("%s (the last %d of %d)", name, len(v.Recent), v.Matched)
+	}
+	return name
 }
 
 // RecentLines renders the causing events, one per line.
@@ -237,7 +250,7 @@ func AgentMessage(vs []Violation, workflow string) string {
 		}
 		fmt.Fprintf(&b, "git-hegel (workflow %s): %s.\nStop and reconsider: %s.", workflow, v.Describe(), v.Comply)
 		if lines := v.RecentLines(); len(lines) > 0 {
-			b.WriteString("\nRecent:\n  " + strings.Join(lines, "\n  "))
+			b.WriteString("\n" + v.recentHeading("Recent") + ":\n  " + strings.Join(lines, "\n  "))
 		}
 		if v.Rule.Type == RulePhaseTimeout || v.Rule.Type == RuleTokenBudget {
 			fmt.Fprintf(&b, "\nIf the phase's work is done, move on with `git hegel next` (add `--force %s` if this rule still blocks it).", v.Rule.Type)
@@ -277,7 +290,7 @@ func (e *GuardError) Details() string {
 	for _, v := range e.Violations {
 		fmt.Fprintf(&b, "%s\n", v.Describe())
 		if lines := v.RecentLines(); len(lines) > 0 {
-			fmt.Fprintf(&b, "  recent events:\n")
+			fmt.Fprintf(&b, "  %s:\n", v.recentHeading("recent events"))
 			for _, l := range lines {
 				fmt.Fprintf(&b, "    %s\n", l)
 			}
