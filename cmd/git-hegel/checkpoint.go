@@ -19,7 +19,7 @@ import (
 func checkpointFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the checkpoint")
 	valueName(fs, "message", "MESSAGE")
-	fs.Bool("json", false, "print JSON (list, show; schema: docs/rollback.md)")
+	jsonFlagSaying("list, show: print JSON")(fs)
 	fs.BoolP("null", "z", false, "show: list the files as NUL-terminated records, paths unquoted (see the manual)")
 	fs.BoolP("yes", "y", false, "drop: do not ask for confirmation")
 	progressFlags(fs)
@@ -290,7 +290,7 @@ func (c *cmdCtx) listCheckpoints(m *rollback.Manager, st *engine.State) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := checkpointListJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoints: []checkpointJSON{}}
+		out := checkpointListJSON{Schema: c.jsonSchema(), Task: st.Task, Checkpoints: []checkpointJSON{}}
 		for _, cp := range cps {
 			out.Checkpoints = append(out.Checkpoints, c.checkpointJSON(cp))
 		}
@@ -327,7 +327,7 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 		return err
 	}
 	if c.boolFlag("json") {
-		out := checkpointShowJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoint: c.checkpointJSON(cp), Rollback: planJSON(p)}
+		out := checkpointShowJSON{Schema: c.jsonSchema(), Task: st.Task, Checkpoint: c.checkpointJSON(cp), Rollback: planJSON(p)}
 		return writeJSON(c.Stdout, out)
 	}
 	if c.boolFlag("null") {

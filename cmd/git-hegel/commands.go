@@ -98,8 +98,6 @@ func ownerForce(fs *pflag.FlagSet) {
 	fs.Bool("force", false, "change a task another worktree owns (recorded in the task)")
 }
 
-func jsonFlag(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON (schema: docs/json.md)") }
-
 // messageFlag is -m/--message, the one spelling of a reason or comment;
 // value names it in the usage line (REASON, COMMENT).
 func messageFlag(value, usage string) func(*pflag.FlagSet) {

@@ -59,7 +59,7 @@ func runGC(c *cmdCtx, args []string) error {
 	dry := c.boolFlag("dry-run")
 	if days == 0 {
 		if c.boolFlag("json") {
-			return writeJSON(c.Stdout, gcJSON{Schema: jsonSchemaVersion, DryRun: dry, Archived: []string{}, DeletedRecords: []string{}, Rerooted: []string{}, Kept: []string{}})
+			return writeJSON(c.Stdout, gcJSON{Schema: c.jsonSchema(), DryRun: dry, Archived: []string{}, DeletedRecords: []string{}, Rerooted: []string{}, Kept: []string{}})
 		}
 		fmt.Fprintln(c.Stdout, "Nothing removed: the retention is 0 days, which keeps everything (git config hegel.retentionDays)")
 		return nil
@@ -71,7 +71,9 @@ func runGC(c *cmdCtx, args []string) error {
 	}
 	if rep != nil {
 		if c.boolFlag("json") {
-			if jerr := writeJSON(c.Stdout, gcReportJSON(rep, days)); jerr != nil {
+			j := gcReportJSON(rep, days)
+			j.Schema = c.jsonSchema()
+			if jerr := writeJSON(c.Stdout, j); jerr != nil {
 				return jerr
 			}
 		} else {

@@ -123,7 +123,7 @@ func runLog(c *cmdCtx, args []string) error {
 	c.warnDamagedHistory(h)
 	switch {
 	case c.boolFlag("json"):
-		out := logJSON{Schema: jsonSchemaVersion, Executions: []executionJSON{}}
+		out := logJSON{Schema: c.jsonSchema(), Executions: []executionJSON{}}
 		for _, rec := range recs {
 			out.Executions = append(out.Executions, executionOf(rec))
 		}
@@ -131,7 +131,7 @@ func runLog(c *cmdCtx, args []string) error {
 	case format == "jsonl":
 		bw := bufio.NewWriter(c.Stdout)
 		for _, rec := range recs {
-			b, err := json.Marshal(seedExecutionOf(rec))
+			b, err := json.Marshal(jsonlExecutionOf(rec))
 			if err != nil {
 				return err
 			}
@@ -196,7 +196,7 @@ func (c *cmdCtx) taskLog(name string) error {
 	}
 	ops := engine.TaskOps(chain)
 	if c.boolFlag("json") {
-		out := taskLogJSON{Schema: jsonSchemaVersion, Task: name, Ref: string(ref), Operations: []taskOpJSON{}}
+		out := taskLogJSON{Schema: c.jsonSchema(), Task: name, Ref: string(ref), Operations: []taskOpJSON{}}
 		for i := len(ops) - 1; i >= 0; i-- {
 			op := ops[i]
 			out.Operations = append(out.Operations, taskOpJSON{Commit: op.Commit, Time: op.At.UTC(), Op: op.Op, From: op.From, To: op.To,
@@ -272,8 +272,15 @@ func runStats(c *cmdCtx, args []string) error {
 		return err
 	}
 	c.warnDamagedHistory(h)
-	if c.boolFlag("json") {
-		out := statsJSON{Schema: jsonSchemaVersion, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON{}}
+	switch schema := c.jsonSchema(); {
+	case schema >= 2:
+		out := statsJSON2{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON2{}}
+		for _, s := range sums {
+			out.Summaries = append(out.Summaries, summaryOf2(s, by))
+		}
+		return writeJSON(c.Stdout, out)
+	case schema == 1:
+		out := statsJSON{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON{}}
 		for _, s := range sums {
 			out.Summaries = append(out.Summaries, summaryOf(s, by))
 		}

@@ -16,7 +16,7 @@ import (
 
 func metricsFlags(fs *pflag.FlagSet) {
 	taskFlag(fs)
-	fs.Bool("json", false, "print JSON (schema: docs/json.md)")
+	jsonFlag(fs)
 	fs.Bool("graph", false, "draw the task's path through its workflow, with the time spent per node")
 	fs.String("format", engine.GraphDot, "graph format: dot (Graphviz) or mermaid")
 	completeValues(fs, "format", kindGraphFormat)
@@ -78,7 +78,7 @@ func runMetrics(c *cmdCtx, args []string) error {
 	}
 	m := engine.ComputeMetrics(st, evs, commits, now)
 	if c.boolFlag("json") {
-		return writeJSON(c.Stdout, metricsToJSON(m))
+		return writeJSON(c.Stdout, metricsToJSON(m, c.jsonSchema()))
 	}
 	c.printMetrics(m)
 	return nil
@@ -179,7 +179,8 @@ type phaseMetricsJSON struct {
 	StartedAt    time.Time      `json:"started_at"`
 	EndedAt      time.Time      `json:"ended_at"`
 	Current      bool           `json:"current"`
-	Seconds      int64          `json:"seconds"`
+	Seconds      *int64         `json:"seconds,omitempty"` // schema 1
+	TimeMS       *int64         `json:"time_ms,omitempty"` // schema 2
 	ToolCalls    int            `json:"tool_calls"`
 	Tools        []engine.Count `json:"tools"`
 	Commands     []engine.Count `json:"commands"`
@@ -192,7 +193,7 @@ type phaseMetricsJSON struct {
 	Bypasses     []engine.Count `json:"bypasses"`
 }
 
-func metricsToJSON(m *engine.TaskMetrics) metricsJSON {
+func metricsToJSON(m *engine.TaskMetrics, schema int) metricsJSON {
 	conv := func(p *engine.PhaseMetrics) phaseMetricsJSON {
 		nz := func(c []engine.Count) []engine.Count {
 			if c == nil {
@@ -200,14 +201,20 @@ func metricsToJSON(m *engine.TaskMetrics) metricsJSON {
 			}
 			return c
 		}
-		return phaseMetricsJSON{
+		j := phaseMetricsJSON{
 			Node: p.Node, StartedAt: p.Start.UTC(), EndedAt: p.End.UTC(), Current: p.Current,
-			Seconds: int64(p.Duration().Seconds()), ToolCalls: p.ToolCalls, Tools: nz(p.Tools),
+			ToolCalls: p.ToolCalls, Tools: nz(p.Tools),
 			Commands: nz(p.Commands), FilesEdited: nz(p.Files), TokensIn: p.TokensIn, TokensOut: p.TokensOut,
 			TokensCached: p.TokensCached, Commits: p.Commits, Violations: nz(p.Violations), Bypasses: nz(p.Bypasses),
 		}
+		if schema >= 2 {
+			j.TimeMS = ptr(p.Duration().Milliseconds())
+		} else {
+			j.Seconds = ptr(int64(p.Duration().Seconds()))
+		}
+		return j
 	}
-	out := metricsJSON{Schema: jsonSchemaVersion, Task: m.Task, Workflow: m.Workflow, Status: m.Status, Phases: []phaseMetricsJSON{}}
+	out := metricsJSON{Schema: schema, Task: m.Task, Workflow: m.Workflow, Status: m.Status, Phases: []phaseMetricsJSON{}}
 	for i := range m.Phases {
 		out.Phases = append(out.Phases, conv(&m.Phases[i]))
 	}

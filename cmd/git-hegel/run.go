@@ -309,16 +309,24 @@ func runResult(c *cmdCtx, args []string) error {
 	}
 	b, meta, err := e.Result(t, args[0])
 	if err != nil {
+		// A node the workflow does not have can never have a result
+		// (exit 2); one it has may get one from the next run (exit 1).
 		var nr *engine.NoResultError
-		if errors.As(err, &nr) {
+		if wf, werr := engine.TaskWorkflow(t); errors.As(err, &nr) && werr == nil && !wf.HasNode(args[0]) {
 			return engine.BadName(err)
 		}
 		return err
 	}
-	if c.boolFlag("json") {
-		return writeJSON(c.Stdout, resultJSON{Schema: jsonSchemaVersion, Task: t.State.Task, Node: args[0], Handler: meta.Handler, At: meta.At,
-			Seconds: meta.Seconds, Bytes: meta.Bytes, Truncated: meta.Truncated, Exit: meta.Exit, Error: meta.Error,
-			Files: nonNil(meta.Files), RequiresConfirmation: meta.RequiresConfirmation, Result: string(b)})
+	if schema := c.jsonSchema(); schema > 0 {
+		j := resultJSON{Schema: schema, Task: t.State.Task, Node: args[0], Handler: meta.Handler, At: meta.At,
+			Bytes: meta.Bytes, Truncated: meta.Truncated, Exit: meta.Exit, Error: meta.Error,
+			Files: nonNil(meta.Files), RequiresConfirmation: meta.RequiresConfirmation, Result: string(b)}
+		if schema >= 2 {
+			j.DurationMS = ptr(int64(meta.Seconds * 1000))
+		} else {
+			j.Seconds = ptr(meta.Seconds)
+		}
+		return writeJSON(c.Stdout, j)
 	}
 	if meta.Truncated {
 		c.warn(fmt.Sprintf("the step printed %s; the result was cut at hegel.maxResultSize", engine.Size(meta.Bytes)))

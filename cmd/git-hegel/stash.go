@@ -28,7 +28,7 @@ var stashSubs = []*subcommand{
 func stashFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the stash (push, save)")
 	valueName(fs, "message", "MESSAGE")
-	fs.Bool("json", false, "print JSON (list, show; schema: docs/stash.md)")
+	jsonFlagSaying("list, show: print JSON")(fs)
 	fs.Bool("dropped", false, "list dropped and cleared stashes that can still be restored (list)")
 	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop, clear)")
 	fs.BoolP("files", "u", false, "also park the uncommitted files, tracked and untracked (push, save)")
@@ -111,7 +111,7 @@ func runStashList(c *cmdCtx, _ []string) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := stashListJSON{Schema: jsonSchemaVersion, Stashes: []stashJSON{}}
+		out := stashListJSON{Schema: c.jsonSchema(), Stashes: []stashJSON{}}
 		for _, ent := range list {
 			out.Stashes = append(out.Stashes, newStashJSON(ent))
 		}
@@ -150,7 +150,7 @@ func runStashListDropped(c *cmdCtx) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := droppedListJSON{Schema: jsonSchemaVersion, Dropped: []droppedJSON{}}
+		out := droppedListJSON{Schema: c.jsonSchema(), Dropped: []droppedJSON{}}
 		for _, d := range list {
 			out.Dropped = append(out.Dropped, droppedJSON{
 				stashJSON: newStashJSON(&engine.StashEntry{Stash: d.Stash}).entry(),
@@ -189,7 +189,7 @@ func runStashShow(c *cmdCtx, args []string) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := stashShowJSON{Schema: jsonSchemaVersion, Stash: stashDetailJSON{stashJSON: newStashJSON(ent)}}
+		out := stashShowJSON{Schema: c.jsonSchema(), Stash: stashDetailJSON{stashJSON: newStashJSON(ent)}}
 		if ent.Damaged == "" {
 			st := ent.State
 			d := &out.Stash

@@ -197,3 +197,29 @@ func TestSimilarCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONTakesASchema: every command's --json is the one flag that
+// takes a schema (--json, --json=1, --json=2).
+func TestJSONTakesASchema(t *testing.T) {
+	for _, cmd := range commands {
+		fs := cmd.flagSet(&Env{})
+		f := fs.Lookup("json")
+		if f == nil {
+			continue
+		}
+		if _, ok := f.Value.(*jsonValue); !ok {
+			t.Errorf("%s: --json is a %T, not the schema flag", cmd.name, f.Value)
+			continue
+		}
+		for arg, want := range map[string]int{"--json": 1, "--json=1": 1, "--json=2": 2, "--json=true": 1, "--json=false": 0} {
+			fs := cmd.flagSet(&Env{})
+			if err := fs.Parse([]string{arg}); err != nil {
+				t.Fatalf("%s %s: %v", cmd.name, arg, err)
+			}
+			c := &cmdCtx{flags: fs}
+			if got := c.jsonSchema(); got != want || c.boolFlag("json") != (want > 0) {
+				t.Errorf("%s %s: schema %d, want %d", cmd.name, arg, got, want)
+			}
+		}
+	}
+}

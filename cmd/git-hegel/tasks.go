@@ -26,7 +26,7 @@ func runTasks(c *cmdCtx, args []string) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := tasksJSON{Schema: jsonSchemaVersion, Tasks: []taskLineJSON{}}
+		out := tasksJSON{Schema: c.jsonSchema(), Tasks: []taskLineJSON{}}
 		for _, t := range list {
 			j := taskLineJSON{Task: t.Name, Archived: t.Archived, Mine: t.Mine, Current: t.Current}
 			if t.Err != nil {
@@ -126,9 +126,9 @@ func runShow(c *cmdCtx, args []string) error {
 	if pe, ok := d.Problems.(*engine.StateError); ok {
 		problems = pe.Problems
 	}
-	if c.boolFlag("json") {
-		out := showJSON{Schema: jsonSchemaVersion, Task: taskJSON(st, c.Now()), Artifacts: []artifactJSON{},
-			Checkpoints: []checkpointJSON{}, StepResults: st.StepResults, Problems: nonNil(problems)}
+	if schema := c.jsonSchema(); schema > 0 {
+		out := showJSON{Schema: schema, Task: taskJSON(st, c.Now(), schema), Artifacts: []artifactJSON{},
+			StepResults: st.StepResults, Problems: nonNil(problems)}
 		out.Task.Archived = d.Archived
 		if v, err := e.ViewOf(d.Task); err == nil {
 			out.Task.MaxAttempts = v.MaxAttempts
@@ -139,6 +139,14 @@ func runShow(c *cmdCtx, args []string) error {
 		for _, a := range d.Artifacts {
 			_, sk := skipped[a.Node]
 			out.Artifacts = append(out.Artifacts, artifactJSON{Node: a.Node, Path: a.Path, Present: a.Present, Size: a.Size, Skipped: sk})
+		}
+		// Checkpoints that cannot be read are not "none": the error says
+		// why, and schema 2 gives null instead of an empty list.
+		if cperr == nil || schema < 2 {
+			out.Checkpoints = []checkpointJSON{}
+		}
+		if cperr != nil {
+			out.CheckpointsError = firstLineOf(cperr.Error())
 		}
 		for _, cp := range cps {
 			out.Checkpoints = append(out.Checkpoints, c.checkpointJSON(cp))
@@ -393,7 +401,7 @@ func runRestoreTask(c *cmdCtx, args []string) error {
 			if list == nil {
 				list = []*engine.DeletedTask{}
 			}
-			return writeJSON(c.Stdout, deletedJSON{Schema: jsonSchemaVersion, Deleted: list})
+			return writeJSON(c.Stdout, deletedJSON{Schema: c.jsonSchema(), Deleted: list})
 		}
 		if len(list) == 0 {
 			fmt.Fprintf(c.Stdout, "No deleted tasks in the last %d days\n", int(engine.DeletedTaskWindow/(24*time.Hour)))
