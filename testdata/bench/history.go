@@ -1,6 +1,6 @@
 package main
 
-// Issue 10's rows: git hegel log and stats over 100,000 history entries,
+// The history rows: git hegel log and stats over 100,000 history entries,
 // and the cost of adding an entry with 100,000 entries stored against 10.
 
 import (

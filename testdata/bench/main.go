@@ -6,7 +6,7 @@
 //	go run ./testdata/bench            # default set, ~10 minutes
 //	go run ./testdata/bench -quick     # 1k-file repositories only, few runs
 //	go run ./testdata/bench -only 'status|next' -runs 51
-//	go run ./testdata/bench -slow      # also the slow rows (issue 4)
+//	go run ./testdata/bench -slow      # also the slow rows (checkpoint and rollback internals)
 //
 // Each row compares the median wall time of a git-hegel command with a
 // baseline measured in the same rounds (A,B,A,B…), so the ratio means

@@ -164,7 +164,7 @@ var revParse = []string{"git", "rev-parse", "HEAD"}
 // hegelVersion is the floor every git-hegel command pays (git's dispatch
 // and a Go binary's start-up). The bound on state commands is stated
 // against it: the earlier 3× rev-parse was below that floor on any Go
-// binary run as `git <sub>` (issue 2's note; docs/benchmarks.md).
+// binary run as `git <sub>` (docs/benchmarks.md, the status rows' notes).
 var hegelVersion = []string{"git", "hegel", "version"}
 
 // stateBound: status, next and stash push/pop/drop cost at most this many
@@ -190,7 +190,7 @@ var stashFloors = []struct {
 	{"stash drop -y", 1, 1},
 }
 
-// rollbackBound is the rollback row's target (issue 14): at most git reset
+// rollbackBound is the rollback row's target: at most git reset
 // --hard's time between the same states.
 const rollbackBound = 1.0
 
@@ -825,7 +825,7 @@ func runRollback(b *bench) ([]row, error) {
 		return nil, err
 	}
 	return []row{
-		// Issue 14's target: no slower than git (docs/benchmarks.md,
+		// The target: no slower than git (docs/benchmarks.md,
 		// "2026-11-25: rollback scan", has where the time goes; met at
 		// load below about 2, by a few percent).
 		timeRow(fmt.Sprintf("rollback (%d files) vs git reset --hard", len(changed)), label, ss[0], ss[1], rollbackBound),
