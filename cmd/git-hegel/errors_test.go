@@ -33,7 +33,7 @@ var errorTable = []struct {
 	{"norepo", []string{"status", "---x"}, 2, "error: unknown option 'x' (see 'git hegel status -h')"},
 	{"norepo", []string{"start", "minimal", "--task"}, 2, "error: option 'task' requires a value (see 'git hegel start -h')"},
 	{"norepo", []string{"stash", "-m"}, 2, "error: switch 'm' requires a value (see 'git hegel stash -h')"},
-	{"norepo", []string{"status", "--json=maybe"}, 2, "error: option 'json' expects true or false, not 'maybe' (see 'git hegel status -h')"},
+	{"norepo", []string{"status", "--json=maybe"}, 2, "error: option 'json' takes a schema, 1 or 2, not 'maybe' (see 'git hegel status -h')"},
 	{"norepo", []string{"log", "-n", "x"}, 2, "error: option 'max-count' expects a whole number, not 'x' (see 'git hegel log -h')"},
 	{"norepo", []string{"status", "--color=maybe"}, 2, `error: option 'color' expects "always", "auto", or "never" (see 'git hegel status -h')`},
 	{"norepo", []string{"start"}, 2, "usage: git hegel start <workflow> [<node>] [--type TYPE] [-d TEXT] [--priority PRIORITY] [--task NAME]"},
