@@ -31,9 +31,9 @@ uninstall: ## Remove what install put in place
 	rm -f "$(BINDIR)/git-hegel" "$(MANDIR)/git-hegel.1"
 
 test: vet vet-cross ## Run every test: unit, storage contract, race, scripts through real git
-	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./engine/ ./gitstore/
-	$(GO) test -count=1 -race -short ./rollback/
+	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 30m -race ./engine/ ./gitstore/
+	$(GO) test -count=1 -timeout 30m -race -short ./rollback/
 
 test-short: ## Quick tests (skips the long concurrency runs)
 	$(GO) test -short ./...

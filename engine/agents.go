@@ -43,6 +43,9 @@ type HookInput struct {
 	Root    string // the worktree's top, to make file paths relative
 	Now     time.Time
 	Getenv  func(string) string
+	// Cut is how many bytes CutPayload left out of Payload (0: none);
+	// every event records it.
+	Cut int64
 }
 
 // Hook is a parsed hook invocation.
@@ -140,6 +143,9 @@ func ParseHook(in HookInput) (*Hook, error) {
 		base.Session = h.Session
 		h.Kind = claudeKind(name)
 		h.Events = claudeEvents(&p, base, h.Kind, in.Root)
+	}
+	for i := range h.Events {
+		h.Events[i].PayloadCut = in.Cut
 	}
 	if p.Usage != nil && len(h.Events) > 0 {
 		u := p.Usage

@@ -56,6 +56,10 @@ type Event struct {
 	// with --force.
 	Rule   string `json:"rule,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// PayloadCut says the hook's payload was over MaxHookPayload: this
+	// many of its bytes (its longest strings) were left out before it
+	// was read, so the fields above may be cut short or missing.
+	PayloadCut int64 `json:"payload_cut,omitempty"`
 }
 
 // Tokens is what a token budget counts: input plus output.

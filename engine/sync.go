@@ -98,8 +98,14 @@ type TaskHeld struct {
 	// state only moved forward and it is still held here.
 	Owner, OwnerPath string
 	// YoursStash is the stash entry that holds the version this worktree
-	// had, when the remote saved it there (both sides had moved on).
+	// had, when the remote saved it there (both sides had moved on), or
+	// when this fetch did (the remote archived the task).
 	YoursStash string
+	// For a task the remote archived while it was open here (the
+	// TaskSync is Archived): WasNode is the node it was at here, and
+	// ArchivedBy the author of the commit that archived it (as the
+	// remote says).
+	WasNode, ArchivedBy string
 }
 
 // SyncReport is what fetch, push and sync tell the user.
@@ -144,6 +150,10 @@ type RefIssue struct {
 	// Check is git's fsck message id when git's own object checks refused
 	// the ref ("gitmodulesUrl", "badDateOverflow"), else "".
 	Check string
+	// RemovedTracking is the tracking ref (refs/hegel-remotes/…) that a
+	// plain git fetch had written with the refused data, removed after
+	// the refusal ("" when there was none).
+	RemovedTracking string
 }
 
 // FetchSummary is one line about what fetching changed locally, "" when
@@ -221,6 +231,8 @@ func (r *SyncReport) HeldNotes() []string {
 			now += fmt.Sprintf(" (%s)", h.Status)
 		}
 		switch {
+		case t.Archived:
+			out = append(out, archivedHereNote(t.Task, r.Remote, where, h))
 		case h.Owner == "":
 			out = append(out, fmt.Sprintf("Task %s moved on at %s, %s; it is still active %s", t.Task, r.Remote, now, where))
 		case h.YoursStash != "":
@@ -232,6 +244,21 @@ func (r *SyncReport) HeldNotes() []string {
 		}
 	}
 	return out
+}
+
+// archivedHereNote says that the remote ended (archived) a task that was
+// open here, who did, and how to take it up again.
+func archivedHereNote(task, remote, where string, h *TaskHeld) string {
+	by := ""
+	if h.ArchivedBy != "" {
+		by = " by " + h.ArchivedBy
+	}
+	status := strings.ReplaceAll(h.Status, "_", " ")
+	msg := fmt.Sprintf("Task %s, active %s at %s, was %s and archived at %s%s", task, where, h.WasNode, status, remote, by)
+	if h.YoursStash != "" {
+		return msg + fmt.Sprintf("; your state is kept as stash %s: 'git hegel stash pop %s' takes it up again where you were", h.YoursStash, h.YoursStash)
+	}
+	return msg + fmt.Sprintf("; your last state stays in its history (git log refs/hegel/archive/%s)", task)
 }
 
 func ownerName(h *TaskHeld) string {

@@ -44,6 +44,10 @@ func (r *Repo) ensureExcluded() (bool, error) {
 // session: the next command rebuilds one from the refs if it has to, so
 // init never hides a workflow whose session file was lost.
 func (r *Repo) Init() (did []string, err error) {
+	s := r.Sessions()
+	if err := s.safe(); err != nil {
+		return nil, err
+	}
 	added, err := r.ensureExcluded()
 	if err != nil {
 		return nil, err
@@ -51,9 +55,13 @@ func (r *Repo) Init() (did []string, err error) {
 	if added {
 		did = append(did, "Added "+excludePattern+" to .git/info/exclude")
 	}
-	wf := r.Sessions().dir + "/workflows"
-	if _, err := r.worktree.Stat(wf); errors.Is(err, os.ErrNotExist) {
-		if err := r.worktree.MkdirAll(wf, 0o755); err != nil {
+	wf := s.dir + "/workflows"
+	if _, err := r.lstatWorktree(wf); errors.Is(err, os.ErrNotExist) {
+		if err := r.mkdirWorktree(wf); err != nil {
+			var link *linkInPathError
+			if errors.As(err, &link) {
+				return nil, s.linkError(link.path)
+			}
 			return nil, fmt.Errorf("cannot create %s: %s", wf, oneLine(err.Error()))
 		}
 		did = append(did, "Created "+wf+"/")

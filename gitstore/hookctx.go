@@ -3,6 +3,7 @@ package gitstore
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,9 +68,9 @@ func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
 	if t.Session == "" {
 		return t, nil
 	}
-	b, err := os.ReadFile(t.Session)
+	b, err := readNoFollow(t.Session)
 	if err != nil {
-		return t, nil // no session: no workflow to record events for
+		return t, nil // no session (or a link): no workflow to record events for
 	}
 	var sess struct {
 		ActiveTask string `json:"active_task"`
@@ -88,7 +89,8 @@ func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
 }
 
 // findSessionFile looks for .hegel/state.json from dir up to the top of
-// the work tree, as Sessions does.
+// the work tree, as Sessions does; a .hegel that is a symbolic link, or
+// lies beyond one, is no session ("").
 func findSessionFile(top, dir string) string {
 	top = filepath.Clean(top)
 	d, err := filepath.Abs(dir)
@@ -99,7 +101,10 @@ func findSessionFile(top, dir string) string {
 		d = top
 	}
 	for {
-		if fi, err := os.Stat(filepath.Join(d, HegelDir)); err == nil && fi.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(d, HegelDir)); err == nil && (fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
+			if fi.Mode()&os.ModeSymlink != 0 || linkBetween(top, d) {
+				return ""
+			}
 			return filepath.Join(d, HegelDir, sessionFile)
 		}
 		if d == top {
@@ -142,4 +147,32 @@ func (r *Repo) WriteHookCache(c *HookCache) {
 // without opening it.
 func LayoutConfig(l *Layout, getenv func(string) string) (*Config, error) {
 	return loadConfig(getenv, osfs.New(l.CommonDir, osfs.WithBoundOS()), osfs.New(l.GitDir))
+}
+
+// linkBetween reports a symbolic link among the directories below top down
+// to dir.
+func linkBetween(top, dir string) bool {
+	for d := dir; d != top && len(d) > len(top); d = filepath.Dir(d) {
+		if fi, err := os.Lstat(d); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// readNoFollow reads a regular file, never through a symbolic link in
+// its last component.
+func readNoFollow(p string) ([]byte, error) {
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file") // where open has no O_NOFOLLOW
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, 1<<20))
 }

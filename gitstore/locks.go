@@ -99,10 +99,8 @@ func (r *Repo) Locks() ([]LockInfo, error) {
 	if p := r.IndexFile + lockSuffix; fileExists(p) {
 		add(p)
 	}
-	if r.WorkTree != "" {
-		if p := filepath.Join(r.WorkTree, filepath.FromSlash(r.Sessions().Dir()), sessionFile+lockSuffix); fileExists(p) {
-			add(p)
-		}
+	if p := r.SessionLockPath(); p != "" && fileExists(p) {
+		add(p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil

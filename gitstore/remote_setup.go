@@ -58,8 +58,11 @@ func (r *Repo) RemoteSetUp(remote string) bool {
 
 func (r *Repo) hasConfigValue(l ConfigLine) bool {
 	section, rest, _ := strings.Cut(l.Key, ".")
-	i := strings.LastIndex(rest, ".")
-	for _, v := range r.cfg.all(section, rest[:i], rest[i+1:]) {
+	sub, key := "", rest // section.key (fetch.fsckObjects)
+	if i := strings.LastIndex(rest, "."); i >= 0 {
+		sub, key = rest[:i], rest[i+1:] // section.sub.key (remote.origin.fetch)
+	}
+	for _, v := range r.cfg.all(section, sub, strings.ToLower(key)) {
 		if v == l.Value {
 			return true
 		}
@@ -168,4 +171,32 @@ func (r *Repo) SetupOffered(remote string) bool {
 // MarkSetupOffered records that the offer was made.
 func (r *Repo) MarkSetupOffered(remote string) {
 	_ = r.writeCommon(setupRecordDir+"/"+remote+".offered", nil, true)
+}
+
+// FetchChecksObjects reports whether a plain git fetch checks what it
+// brings as git fsck would (fetch.fsckObjects, else
+// transfer.fsckObjects).
+func (r *Repo) FetchChecksObjects() bool {
+	if _, ok := r.cfg.Get("fetch", "", "fsckobjects"); ok {
+		return r.cfg.Bool("fetch", "fsckobjects", false)
+	}
+	return r.cfg.Bool("transfer", "fsckobjects", false)
+}
+
+// EnableFetchFsck sets fetch.fsckObjects=true in the repository's
+// configuration, recorded with remote's setup so that
+// `git hegel remote setup --undo <remote>` removes it again. It reports
+// false when git fetch checks objects already (nothing written).
+func (r *Repo) EnableFetchFsck(remote string) (bool, error) {
+	if r.FetchChecksObjects() {
+		return false, nil
+	}
+	line := ConfigLine{"fetch.fsckObjects", "true"}
+	if err := r.writeSetupRecord(remote, append(r.setupRecord(remote), line)); err != nil {
+		return false, err
+	}
+	if err := r.gitConfig(line.Key, line.Value); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -53,6 +53,9 @@ type Repo struct {
 	extras extrasMemo
 	// instance is this clone's id (see instance.go), read on first use.
 	instance string
+	// sessGuard is the session path's check (session_path.go), made once
+	// per command.
+	sessGuard *sessionGuard
 	// dur is core.fsync and core.fsyncMethod (fsync.go); nil in memory.
 	dur *Durability
 	// owner is this process's lock owner file for the repository

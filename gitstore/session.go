@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -38,12 +37,14 @@ var _ engine.SessionStore = (*Sessions)(nil)
 
 // Sessions returns the session store. Like .git, the .hegel directory is
 // found by walking up from the current directory (never above the top of
-// the work tree); without one, it will be created at the top.
+// the work tree); without one, it will be created at the top. A .hegel
+// that is a symbolic link is found too, so that the session's check
+// (session_path.go) refuses it rather than a parent's being used.
 func (r *Repo) Sessions() *Sessions {
 	dir := r.Subdir
 	for {
 		p := path.Join(dir, HegelDir)
-		if fi, err := r.worktree.Stat(p); err == nil && fi.IsDir() {
+		if r.sessionCandidate(p) {
 			return &Sessions{r: r, dir: p}
 		}
 		if dir == "" || dir == "." {
@@ -57,6 +58,27 @@ func (r *Repo) Sessions() *Sessions {
 	return &Sessions{r: r, dir: HegelDir}
 }
 
+// sessionCandidate reports whether p (slash-separated, below the top of
+// the work tree) is a .hegel to use: a directory, or a symbolic link
+// (refused later, with what to do), reached through real directories
+// only: a .hegel beyond a linked directory is not this worktree's.
+func (r *Repo) sessionCandidate(p string) bool {
+	parts := strings.Split(p, "/")
+	for i := range parts {
+		fi, err := r.lstatWorktree(strings.Join(parts[:i+1], "/"))
+		if err != nil {
+			return false
+		}
+		if i == len(parts)-1 {
+			return fi.IsDir() || fi.Mode()&os.ModeSymlink != 0
+		}
+		if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
+			return false
+		}
+	}
+	return false
+}
+
 // Dir returns the .hegel directory relative to the top of the work tree.
 func (s *Sessions) Dir() string { return s.dir }
 
@@ -64,9 +86,16 @@ func (s *Sessions) file() string { return path.Join(s.dir, sessionFile) }
 
 // LoadSession implements engine.SessionStore.
 func (s *Sessions) LoadSession() (*engine.Session, error) {
-	b, err := readFile(s.r.worktree, s.file())
-	if errors.Is(err, os.ErrNotExist) {
+	if err := s.safe(); err != nil {
+		return nil, err
+	}
+	b, err := s.readSessionFile()
+	if errors.Is(err, os.ErrNotExist) || isNotDir(err) {
 		return nil, fmt.Errorf("%s: %w", s.file(), engine.ErrNotFound)
+	}
+	var unsafe *UnsafeSessionError
+	if errors.As(err, &unsafe) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %s", s.file(), oneLine(err.Error()))
@@ -81,11 +110,20 @@ func (s *Sessions) LoadSession() (*engine.Session, error) {
 // UpdateSession implements engine.SessionStore: lock, read, apply, write a
 // temporary file, fsync it if core.fsync includes references (the
 // session names the active task as HEAD names the branch), rename,
-// unlock. A missing or corrupt file starts a
-// fresh session; the workflow itself lives in the refs.
+// unlock. A missing file starts a fresh session; so does a corrupt one,
+// which is first moved aside (state.json.damaged-<time>, with a warning)
+// so that what it held, its cumulative totals, stays for a person to
+// read. The workflow itself lives in the refs. Nothing is read or
+// written through a symbolic link (session_path.go).
 func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Session, error) {
-	fs := s.r.worktree
-	if err := fs.MkdirAll(s.dir, 0o755); err != nil {
+	if err := s.safe(); err != nil {
+		return nil, err
+	}
+	if err := s.mkdirSession(); err != nil {
+		var unsafe *UnsafeSessionError
+		if errors.As(err, &unsafe) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("cannot create %s: %s", s.dir, oneLine(err.Error()))
 	}
 	unlock, err := s.lock()
@@ -103,6 +141,8 @@ func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Sessio
 			if _, err := s.r.ensureExcluded(); err != nil {
 				return nil, err
 			}
+		} else if err := s.keepDamaged(); err != nil {
+			return nil, err
 		}
 		sess = &engine.Session{SessionID: newID(), StartedAt: s.r.Now()}
 	}
@@ -113,7 +153,7 @@ func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Sessio
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(fs, s.file(), b, s.r.dur); err != nil {
+	if err := s.writeSessionFile(b); err != nil {
 		return nil, fmt.Errorf("cannot write %s: %s", s.file(), oneLine(err.Error()))
 	}
 	return sess, nil
@@ -126,7 +166,9 @@ func (s *Sessions) lock() (func(), error) {
 	fs := s.r.worktree
 	name := s.file() + ".lock"
 	if s.r.WorkTree != "" {
-		p := filepath.Join(s.r.WorkTree, filepath.FromSlash(name))
+		// O_EXCL (acquireFileLock) never follows a link at name, and
+		// safe checked the directories above it.
+		p := s.r.worktreePath(name)
 		// The work tree is not the git dir: no shared permissions.
 		if err := acquireFileLock(p, SharedPerm{}, sessionLockWait, s.r.warnf, s.r.owner); err != nil {
 			if errors.Is(err, ErrLocked) {

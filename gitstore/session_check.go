@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"time"
 
@@ -25,8 +26,13 @@ func (s *Sessions) Check() error {
 // MoveAside renames a session file that cannot be read to
 // "<file>.damaged-<time>" (kept for a person to look at), so the next
 // command starts a fresh session; which task this worktree works on is
-// rebuilt from the refs. It returns the new name.
+// rebuilt from the refs. It returns the new name. A session path that is
+// a symbolic link or tracked by git is not moved: its error says what to
+// do.
 func (s *Sessions) MoveAside(now time.Time) (string, error) {
+	if err := s.safe(); err != nil {
+		return "", err
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return "", err
@@ -35,9 +41,34 @@ func (s *Sessions) MoveAside(now time.Time) (string, error) {
 	if err := s.Check(); err == nil {
 		return "", nil // repaired meanwhile
 	}
-	to := s.file() + ".damaged-" + now.UTC().Format("20060102T150405Z")
-	if err := s.r.worktree.Rename(s.file(), to); err != nil {
+	return s.moveAside(now)
+}
+
+// moveAside renames the session file (the lock held) to a name no other
+// file has yet.
+func (s *Sessions) moveAside(now time.Time) (string, error) {
+	base := s.file() + ".damaged-" + now.UTC().Format("20060102T150405Z")
+	to := base
+	for i := 2; ; i++ {
+		if _, err := s.r.lstatWorktree(to); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		to = fmt.Sprintf("%s-%d", base, i)
+	}
+	if err := s.renameSessionFile(to); err != nil {
 		return "", fmt.Errorf("cannot move %s aside: %s", s.file(), oneLine(err.Error()))
 	}
 	return path.Clean(to), nil
+}
+
+// keepDamaged moves a damaged session file aside before a fresh session
+// replaces it, and says so: the file held this worktree's cumulative
+// totals, which the fresh session starts again from zero.
+func (s *Sessions) keepDamaged() error {
+	to, err := s.moveAside(s.r.Now())
+	if err != nil {
+		return err
+	}
+	s.r.warnf(fmt.Sprintf("%s could not be read; it is kept as %s, and a fresh session starts (its totals from zero; the workflow itself is in the refs)", s.file(), to))
+	return nil
 }

@@ -223,14 +223,24 @@ func TestSessionContract(t *testing.T) {
 			if _, err := s.LoadSession(); !errors.Is(err, engine.ErrCorruptSession) {
 				t.Errorf("corrupt session: %v", err)
 			}
+			var warned []string
+			r.Warn = func(m string) { warned = append(warned, m) }
 			sess2, err := s.UpdateSession(func(s *engine.Session) error { return nil })
 			if err != nil || sess2.SessionID == sess.SessionID {
 				t.Errorf("update over corrupt file: %+v %v", sess2, err)
 			}
+			// The damaged file is kept beside the fresh one, with a warning.
+			const damaged = ".hegel/state.json.damaged-20260102T030405Z"
+			if b, err := readFile(r.worktree, damaged); err != nil || string(b) != "{garbage" {
+				t.Errorf("damaged copy: %q %v", b, err)
+			}
+			if len(warned) != 1 || !strings.Contains(warned[0], "it is kept as "+damaged) {
+				t.Errorf("warnings: %q", warned)
+			}
 			// No lock or temporary file is left behind.
 			infos, _ := r.worktree.ReadDir(".hegel")
 			for _, fi := range infos {
-				if fi.Name() != "state.json" {
+				if fi.Name() != "state.json" && ".hegel/"+fi.Name() != damaged {
 					t.Errorf("left behind: .hegel/%s", fi.Name())
 				}
 			}

@@ -117,6 +117,23 @@ func (s *syncer) refuse(ref hegelRef, reason, check string) {
 	s.rep.Refused = append(s.rep.Refused, engine.RefIssue{Ref: string(ref.local()), Reason: oneLine(reason), Check: check})
 }
 
+// dropRefusedTracking removes the tracking ref of a refused ref that
+// still holds the refused data, tip: a plain git fetch wrote it (the
+// network step never writes a refused ref). Left there, it keeps the
+// objects reachable and git fsck --strict failing. It is a
+// compare-and-swap: a value written meanwhile stays for the next check.
+func (s *syncer) dropRefusedTracking(ref hegelRef, tip plumbing.Hash) {
+	name := ref.tracking(s.rem.Name)
+	if tip.IsZero() || s.r.refs.Update(name, tip, plumbing.ZeroHash) != nil {
+		return
+	}
+	for i := range s.rep.Refused {
+		if s.rep.Refused[i].Ref == string(ref.local()) {
+			s.rep.Refused[i].RemovedTracking = string(name)
+		}
+	}
+}
+
 // skip notes a remote ref whose name git-hegel never writes.
 func (s *syncer) skip(name, reason string) {
 	for _, x := range s.rep.Skipped {

@@ -1,9 +1,14 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -92,16 +97,110 @@ func (s *syncer) mergeFinished(ref hegelRef, theirs plumbing.Hash, saved map[plu
 // dropArchivedTask removes the local task ref of a task whose fetched
 // archive contains it: that task finished elsewhere. It is a
 // compare-and-swap, so a local change made meanwhile keeps the ref.
-func (s *syncer) dropArchivedTask(ref hegelRef, archive plumbing.Hash) {
+//
+// When the task was open and held by a worktree of this clone (its
+// adoption record, a local fact, names the worktree its state names), the
+// end is not silent: the state this clone had is saved as a stash entry
+// (so 'git hegel stash pop' takes it up again, continuing the archive's
+// chain), and the TaskHeld returned says who archived it. The chain
+// itself stays reachable from the archive, which contains it.
+func (s *syncer) dropArchivedTask(ref hegelRef, archive plumbing.Hash) *engine.TaskHeld {
 	name := ref.task()
 	h, err := readRefOrZero(s.r.refs, TaskRef(name))
 	if err != nil || h.IsZero() {
-		return
+		return nil
 	}
 	if ok, err := s.g.isAncestor(h, archive); err != nil || !ok {
-		return
+		return nil
 	}
-	if s.r.refs.Update(TaskRef(name), h, plumbing.ZeroHash) == nil {
-		s.r.removeTaskCache(name)
+	ours := s.heldTask(name, h)
+	if s.r.refs.Update(TaskRef(name), h, plumbing.ZeroHash) != nil {
+		return nil
 	}
+	s.r.removeTaskCache(name)
+	if ours == nil {
+		return nil
+	}
+	held := &engine.TaskHeld{Worktree: ours.State.Worktree, WorktreeID: ours.State.WorktreeID, WasNode: ours.State.CurrentNode,
+		ArchivedBy: s.archivedBy(archive)}
+	if d, err := s.r.readDocAt(ArchiveRef(name), archive); err == nil {
+		if t, err := decodeTask(ArchiveRef(name), d); err == nil {
+			held.Node, held.Status = t.State.CurrentNode, t.State.Status
+		}
+	}
+	if id := s.stashHolding(name, ours.State); id != "" {
+		// The other clone saved this state already (both sides had
+		// moved on), and the stash list just merged brought it.
+		held.YoursStash = id
+		return held
+	}
+	st := &engine.Stash{
+		Message:    "before " + s.rem.Name + " archived it",
+		Timestamp:  s.r.Now(),
+		Task:       name,
+		Worktree:   ours.State.Worktree,
+		Definition: ours.Definition,
+		State:      ours.State,
+	}
+	if err := s.r.Stashes().PushStash(st, st.Label()+" (archived at "+s.rem.Name+")"); err != nil {
+		s.warn(fmt.Sprintf("task %s: cannot keep this clone's state as a stash entry: %s", name, oneLine(err.Error())))
+		return held
+	}
+	held.YoursStash = st.ID
+	return held
+}
+
+// heldTask returns the task at h when it is open and a worktree of this
+// clone holds it by the local adoption record, else nil.
+func (s *syncer) heldTask(name string, h plumbing.Hash) *engine.Task {
+	d, err := s.r.readDocAt(TaskRef(name), h)
+	if err != nil {
+		return nil
+	}
+	t, err := decodeTask(TaskRef(name), d)
+	if err != nil || !t.State.Active() || t.State.WorktreeID == "" {
+		return nil
+	}
+	if !s.r.Tasks().Adopted(name, t.State.WorktreeID) {
+		return nil
+	}
+	return t
+}
+
+// archivedBy is the author of commit c ("Name <email>") as one printable
+// line: it came from the remote.
+func (s *syncer) archivedBy(c plumbing.Hash) string {
+	data, err := s.r.objects.Read(plumbing.CommitObject, c)
+	if err != nil {
+		return ""
+	}
+	f, err := parseCommitFields(c, data)
+	if err != nil {
+		return ""
+	}
+	a := f.author
+	if i := bytes.IndexByte(a, '>'); i >= 0 {
+		a = a[:i+1]
+	}
+	return printable(string(a), 200)
+}
+
+// printable keeps text from elsewhere to one line of at most n bytes
+// without control characters (a terminal escape sequence in a name
+// must not reach the terminal).
+func printable(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > n {
+		s = s[:n]
+		for len(s) > 0 && !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+		s += "…"
+	}
+	return strings.TrimSpace(s)
 }

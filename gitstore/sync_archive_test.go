@@ -135,3 +135,88 @@ func TestSyncRejectsAnInvalidArchivedState(t *testing.T) {
 		t.Error("the invalid archive was merged")
 	}
 }
+
+// TestSyncArchiveOfATaskHeldHere: the remote archived a task a worktree
+// of this clone holds (by its adoption record): the fetch says so, keeps
+// this clone's state as a stash entry, and the chain stays reachable from
+// the archive. A task the record does not give to this clone ends quietly.
+func TestSyncArchiveOfATaskHeldHere(t *testing.T) {
+	w := newSyncWorld(t)
+	for _, name := range []string{"held", "other"} {
+		saveTask(t, w.b, name, "spec", "start: minimal at spec")
+		live, _ := w.b.Tasks().LoadTask(name)
+		live.State.Worktree, live.State.WorktreeID = "/b", "bclone:main"
+		if _, err := w.b.Tasks().SaveTask(live, "claim"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.b.recordAdopted("held", "bclone:main"); err != nil {
+		t.Fatal(err)
+	}
+	saveTask(t, w.b, "held", "plan", "next: spec -> plan")
+	ours, _ := w.b.Tasks().LoadTask("held")
+	ours.State.Worktree, ours.State.WorktreeID = "/b", "bclone:main"
+	if _, err := w.b.Tasks().SaveTask(ours, "claim"); err != nil {
+		t.Fatal(err)
+	}
+	ours, _ = w.b.Tasks().LoadTask("held")
+	w.sync(w.b)
+	w.sync(w.a)
+	for _, name := range []string{"held", "other"} {
+		live, _ := w.a.Tasks().LoadTask(name)
+		end := w.clock
+		live.State.Status, live.State.CurrentNode, live.State.EndedAt = engine.StatusAborted, engine.NodeAborted, &end
+		live.State.History = append(live.State.History, engine.NodeAborted)
+		if _, err := w.a.Tasks().ArchiveTask(live, nil, "archive: aborted", true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.sync(w.a)
+	rep := w.sync(w.b)
+	var held *engine.TaskHeld
+	for _, ts := range rep.Tasks {
+		if ts.Task == "held" && ts.Archived {
+			held = ts.Held
+		}
+		if ts.Task == "other" && ts.Held != nil {
+			t.Errorf("a task this clone does not hold: %+v", ts.Held)
+		}
+	}
+	if held == nil || held.WasNode != "plan" || held.Status != engine.StatusAborted || held.YoursStash == "" || held.Worktree != "/b" {
+		t.Fatalf("held: %+v (tasks %+v)", held, rep.Tasks)
+	}
+	notes := rep.HeldNotes()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "Task held, active in /b at plan, was aborted and archived at origin by ") ||
+		!strings.Contains(notes[0], "'git hegel stash pop "+held.YoursStash+"'") {
+		t.Errorf("notes: %q", notes)
+	}
+	st, err := w.b.Stashes().LoadStash(held.YoursStash)
+	if err != nil || st.State.CurrentNode != "plan" || st.State.Status != engine.StatusActive || st.Task != "held" {
+		t.Fatalf("the stash entry: %+v %v", st, err)
+	}
+	a, err := w.b.Tasks().LoadArchived("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := newGraph(w.b.storage).isAncestor(plumbing.NewHash(ours.Rev), plumbing.NewHash(a.Rev)); err != nil || !ok {
+		t.Errorf("this clone's chain is not in the archive: %v", err)
+	}
+	if _, err := w.b.Tasks().LoadTask("held"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("the task ref stays: %v", err)
+	}
+}
+
+// TestPrintable: a name from elsewhere reaches the terminal as one line
+// without control characters.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"Ann <a@b>":                   "Ann <a@b>",
+		"Evil\x1b[2J\x1b]0;x\x07 <e>": "Evil[2J]0;x <e>",
+		"two\nlines":                  "twolines",
+		strings.Repeat("é", 150):      strings.Repeat("é", 100) + "…",
+	} {
+		if got := printable(in, 200); got != want {
+			t.Errorf("printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -163,6 +163,10 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 	// is left to it: the merge step reads (and validates) whatever is there.
 	for _, ref := range sortedRefs(remote) {
 		if s.refused[ref.rel] {
+			if tracking[ref.rel] == remoteHash[ref.rel] {
+				// A plain git fetch had written the refused data.
+				s.dropRefusedTracking(ref, tracking[ref.rel])
+			}
 			continue
 		}
 		h := remoteHash[ref.rel]

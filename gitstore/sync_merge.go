@@ -30,6 +30,10 @@ func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error
 	s.g.s = objects
 	defer func() { s.g.s = s.r.storage }()
 	v := newValidator(objects, s.g, s.r.cfg)
+	refusedBefore := make(map[string]bool, len(s.refused))
+	for rel := range s.refused {
+		refusedBefore[rel] = true
+	}
 	var cands []candidate
 	for _, ref := range refs {
 		tip := tracking[ref.rel]
@@ -45,6 +49,11 @@ func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error
 	}
 	s.gitCheck(cands, objects, nil)
 	for _, ref := range refs {
+		if s.refused[ref.rel] && !refusedBefore[ref.rel] {
+			// Refused here: its tracking ref holds what a plain git
+			// fetch brought.
+			s.dropRefusedTracking(ref, tracking[ref.rel])
+		}
 		if s.refused[ref.rel] || s.damaged[ref.rel] {
 			continue
 		}
@@ -129,10 +138,10 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 		if err != nil {
 			return describeRefError(name, err)
 		}
-		s.record(ref, res)
 		if ref.kind == kindTask && ref.archived() {
-			s.dropArchivedTask(ref, res.next)
+			res.held = s.dropArchivedTask(ref, res.next)
 		}
+		s.record(ref, res)
 		return nil
 	}
 	return fmt.Errorf("%s kept changing while merging %s's version; try again", name, s.rem.Name)
@@ -403,12 +412,18 @@ func (s *syncer) held(ref hegelRef, ours, theirs plumbing.Hash) *engine.TaskHeld
 	h.Owner, h.OwnerPath = t.WorktreeID, t.Worktree
 	// Where both sides had moved on and the other clone synced first, it
 	// kept its state and saved ours as a stash entry, now merged here.
+	h.YoursStash = s.stashHolding(ref.task(), o)
+	return h
+}
+
+// stashHolding returns the stash entry that holds state o of task, or "".
+func (s *syncer) stashHolding(task string, o *engine.State) string {
 	list, err := s.r.Stashes().ListStashes()
 	if err != nil {
-		return h
+		return ""
 	}
 	for _, e := range list {
-		if e.Task != ref.task() || e.Damaged != "" {
+		if e.Task != task || e.Damaged != "" {
 			continue
 		}
 		full, err := s.r.Stashes().LoadStash(e.ID)
@@ -416,11 +431,10 @@ func (s *syncer) held(ref hegelRef, ours, theirs plumbing.Hash) *engine.TaskHeld
 			continue
 		}
 		if full.State.CurrentNode == o.CurrentNode && full.State.UpdatedAt.Equal(o.UpdatedAt) && full.State.WorkflowID == o.WorkflowID {
-			h.YoursStash = e.ID
-			break
+			return e.ID
 		}
 	}
-	return h
+	return ""
 }
 
 // sameInstance reports whether two worktree ids name worktrees of the

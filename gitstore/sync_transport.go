@@ -102,10 +102,14 @@ func (c *Config) all(section, subsection, key string) []string {
 			continue
 		}
 		s := l.Section(section)
-		if !s.HasSubsection(subsection) {
-			continue
+		opts := s.Options // subsection "": the section's own keys
+		if subsection != "" {
+			if !s.HasSubsection(subsection) {
+				continue
+			}
+			opts = s.Subsection(subsection).Options
 		}
-		for _, o := range s.Subsection(subsection).Options {
+		for _, o := range opts {
 			if strings.EqualFold(o.Key, key) {
 				out = append(out, o.Value)
 			}

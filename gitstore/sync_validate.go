@@ -41,7 +41,11 @@ func (e *RefusedError) Error() string {
 
 // RefusedLine is the one line that says why a remote ref was refused.
 func RefusedLine(remote string, r engine.RefIssue) string {
-	return fmt.Sprintf("Rejected %s from %s: %s", r.Ref, remote, r.Reason)
+	line := fmt.Sprintf("Rejected %s from %s: %s", r.Ref, remote, r.Reason)
+	if r.RemovedTracking != "" {
+		line += fmt.Sprintf("; removed %s, which git fetch had written (the objects it brought stay until 'git prune --expire=now')", r.RemovedTracking)
+	}
+	return line
 }
 
 // validator checks fetched refs before anything is merged: every commit,

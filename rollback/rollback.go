@@ -865,7 +865,9 @@ func (m *Manager) breakStaleLocks(j *Journal) {
 		filepath.Join(m.r.CommonDir, "packed-refs.lock"),
 		filepath.Join(m.r.GitDir, "HEAD.lock"),
 		m.w.lockPath(),
-		filepath.Join(m.r.WorkTree, filepath.FromSlash(m.r.Sessions().Dir()), "state.json.lock"),
+	}
+	if p := m.r.SessionLockPath(); p != "" {
+		paths = append(paths, p)
 	}
 	if j.HeadRef != "" {
 		paths = append(paths, filepath.Join(m.r.CommonDir, filepath.FromSlash(j.HeadRef))+".lock")

@@ -78,6 +78,8 @@ type cmdCtx struct {
 	meter *progressMeter
 	// worktreeID is the repository's gitstore.WorktreeID, read by openRepo.
 	worktreeID string
+	// fsckHinted: the fetch.fsckObjects hint was given (remote.go).
+	fsckHinted bool
 }
 
 var groups = []string{"Workflows", "Running steps", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}

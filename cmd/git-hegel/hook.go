@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,10 +22,6 @@ import (
 // folds the journal into the task's ref) and at a session start (which
 // renders the task's prompt). See docs/agents.md.
 
-// maxPayload bounds what is read from stdin: a Write of a huge file sends
-// its content, which the hook does not keep anyway.
-const maxPayload = 32 << 20
-
 // quietPeriod is how long a phase_timeout or token_budget violation, once
 // reported, is not reported again; the repeated_* rules stay quiet for
 // their own window.
@@ -44,15 +41,30 @@ func runHook(c *cmdCtx, args []string) error {
 		return usagef(c.name, "unknown agent '%s' (supported: %s)", agent, strings.Join(engine.Agents, ", "))
 	}
 	event := args[0]
-	data, err := io.ReadAll(io.LimitReader(c.Stdin, maxPayload+1))
+	// A Write of a huge file sends its content, which the hook does not
+	// keep anyway: past engine.MaxHookPayload the long strings are cut
+	// while reading, and the events say so. Size never fails the hook
+	// (and so never the agent's tool call).
+	data, err := io.ReadAll(io.LimitReader(c.Stdin, engine.MaxHookPayload+1))
 	if err != nil {
 		return fmt.Errorf("cannot read the hook payload: %v", err)
 	}
-	if len(data) > maxPayload {
-		return fmt.Errorf("hook payload larger than %d MiB", maxPayload>>20)
+	var cut int64
+	if len(data) > engine.MaxHookPayload {
+		if data, cut, err = engine.CutPayload(io.MultiReader(bytes.NewReader(data), c.Stdin)); err != nil {
+			return fmt.Errorf("cannot read the hook payload: %v", err)
+		}
 	}
 	now := c.Now()
-	h, err := engine.ParseHook(engine.HookInput{Event: event, Payload: data, Agent: agent, Now: now, Getenv: c.Getenv})
+	in := engine.HookInput{Event: event, Payload: data, Agent: agent, Now: now, Getenv: c.Getenv, Cut: cut}
+	h, err := engine.ParseHook(in)
+	if err != nil && cut > 0 {
+		// Cut at its total bound, the document no longer parses: the
+		// event is still recorded, by the name the agent ran the hook
+		// with.
+		in.Payload = []byte("{}")
+		h, err = engine.ParseHook(in)
+	}
 	if err != nil {
 		return err
 	}

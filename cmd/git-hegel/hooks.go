@@ -86,6 +86,16 @@ func (c *cmdCtx) runHooks(sub string) error {
 		return err
 	}
 	dry := c.boolFlag("dry-run")
+	if scope == "project" && sub != "status" {
+		// A cloned repository decides what its work tree holds: never
+		// write through a link it committed. All are checked before any
+		// is written.
+		for _, a := range agents {
+			if err := noLinkBelow(base, a.project); err != nil {
+				return err
+			}
+		}
+	}
 	for _, a := range agents {
 		path := filepath.Join(base, a.project)
 		if scope == "user" {
@@ -434,6 +444,32 @@ func (c *cmdCtx) hooksStatus(a *agentHooks, path, shown string) {
 	default:
 		fmt.Fprintf(c.Stdout, "%-7s %s: partly installed (missing %s)\n", a.name, shown, strings.Join(missing, ", "))
 	}
+}
+
+// noLinkBelow refuses rel (relative to base, the work tree's top) when it
+// or a directory on the way to it is a symbolic link: the repository's
+// settings are written in the work tree only, never where a committed
+// link points (.git/config, a file outside the work tree).
+func noLinkBelow(base, rel string) error {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		fi, err := os.Lstat(filepath.Join(base, filepath.FromSlash(p)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %v", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			to, _ := os.Readlink(filepath.Join(base, filepath.FromSlash(p)))
+			return fmt.Errorf("%s is a symbolic link (to %s), and git-hegel writes the repository's agent settings only inside the work tree: remove the link, or use --user; nothing was changed", p, to)
+		}
+		if i < len(parts)-1 && !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory; nothing was changed", p)
+		}
+	}
+	return nil
 }
 
 // writeFileAtomic writes through a temporary file and a rename, creating

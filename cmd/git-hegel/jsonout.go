@@ -358,10 +358,16 @@ type syncHeldJSON struct {
 	OwnerPath   string `json:"owner_path,omitempty"`
 	YoursStash  string `json:"yours_stash,omitempty"`
 	StillActive bool   `json:"still_active"`
+	// For a task the remote archived while it was open here.
+	WasNode    string `json:"was_node,omitempty"`
+	ArchivedBy string `json:"archived_by,omitempty"`
 }
 
 type syncIssueJSON struct {
 	Ref    string `json:"ref"`
 	Reason string `json:"reason"`
 	Check  string `json:"check,omitempty"`
+	// RemovedTrackingRef: the tracking ref a plain git fetch had written
+	// with the refused data, removed.
+	RemovedTrackingRef string `json:"removed_tracking_ref,omitempty"`
 }

@@ -10,15 +10,16 @@ import (
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
-// git hegel remote setup [<remote>] [--undo] (docs/sync.md, "Plain git").
+// git hegel remote setup [<remote>] [--fsck-objects] [--undo] (docs/sync.md, "Plain git").
 
 // remoteSubs are the verbs of git hegel remote.
 var remoteSubs = []*subcommand{
-	{name: "setup", args: "[<remote>]", flags: []string{"undo"}, operands: []valueKind{kindRemote}, run: runRemoteSetup},
+	{name: "setup", args: "[<remote>]", flags: []string{"fsck-objects", "undo"}, operands: []valueKind{kindRemote}, run: runRemoteSetup},
 }
 
 func remoteFlags(fs *pflag.FlagSet) {
-	fs.Bool("undo", false, "remove the refspecs setup added")
+	fs.Bool("fsck-objects", false, "also set fetch.fsckObjects=true, so that git fetch refuses objects git fsck would refuse (asked on a terminal)")
+	fs.Bool("undo", false, "remove what setup added")
 }
 
 func runRemoteSetup(c *cmdCtx, args []string) error {
@@ -31,6 +32,9 @@ func runRemoteSetup(c *cmdCtx, args []string) error {
 		return err
 	}
 	if c.boolFlag("undo") {
+		if c.boolFlag("fsck-objects") {
+			return usagef(c.name, "--fsck-objects and --undo cannot be used together")
+		}
 		removed, err := r.UndoRemoteSetup(rem.Name)
 		if err != nil {
 			return err
@@ -53,12 +57,54 @@ func (c *cmdCtx) setupRemote(r *gitstore.Repo, remote string) error {
 	}
 	if len(added) == 0 {
 		fmt.Fprintf(c.Stdout, "Remote %s is set up already: plain git fetch and git push carry workflow state\n", remote)
+	} else {
+		fmt.Fprintf(c.Stdout, "Set up remote %s: plain 'git fetch' brings workflow state into refs/hegel-remotes/%s/ (the next git hegel command merges it) and 'git push' sends it, fast-forward only. Added:\n", remote, remote)
+		printConfigLines(c, added)
+	}
+	if err := c.offerFetchFsck(r, remote); err != nil {
+		return err
+	}
+	if len(added) > 0 {
+		fmt.Fprintf(c.Stdout, "Undo with 'git hegel remote setup --undo %s'\n", remote)
+	}
+	return nil
+}
+
+// offerFetchFsck offers fetch.fsckObjects=true: without it a plain git
+// fetch stores whatever the remote sends, and what git-hegel then refuses
+// stays in the object store (git fsck --strict fails until it is pruned).
+// --fsck-objects sets it; on a terminal the user is asked; otherwise one
+// hint says how.
+func (c *cmdCtx) offerFetchFsck(r *gitstore.Repo, remote string) error {
+	if r.FetchChecksObjects() {
 		return nil
 	}
-	fmt.Fprintf(c.Stdout, "Set up remote %s: plain 'git fetch' brings workflow state into refs/hegel-remotes/%s/ (the next git hegel command merges it) and 'git push' sends it, fast-forward only. Added:\n", remote, remote)
-	printConfigLines(c, added)
-	fmt.Fprintf(c.Stdout, "Undo with 'git hegel remote setup --undo %s'\n", remote)
+	if !c.boolFlag("fsck-objects") {
+		if !c.inputIsTerminal() {
+			c.hintFetchFsck(r)
+			return nil
+		}
+		ok, err := c.confirm("git fetch stores what it brings without checking it. Also set fetch.fsckObjects=true, so that git fetch refuses objects git fsck would refuse? It applies to every remote of this repository, and a fetch that brings one such object fails whole. [y/N] ", "set")
+		if err != nil || !ok {
+			fmt.Fprintln(c.Stdout, "fetch.fsckObjects not set; 'git hegel remote setup --fsck-objects' sets it later")
+			return nil
+		}
+	}
+	if _, err := r.EnableFetchFsck(remote); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.Stdout, "Set fetch.fsckObjects=true: git fetch now refuses objects git fsck would refuse, from every remote of this repository")
 	return nil
+}
+
+// hintFetchFsck says, once per command, how to make git fetch check what
+// it brings.
+func (c *cmdCtx) hintFetchFsck(r *gitstore.Repo) {
+	if c.fsckHinted || r.FetchChecksObjects() {
+		return
+	}
+	c.fsckHinted = true
+	fmt.Fprintln(c.Stderr, "hint: git fetch stores what it brings unchecked; 'git hegel remote setup --fsck-objects' sets fetch.fsckObjects=true, so that it refuses objects git fsck would refuse")
 }
 
 func printConfigLines(c *cmdCtx, lines []gitstore.ConfigLine) {
@@ -113,8 +159,13 @@ func (c *cmdCtx) mergePlainFetched(r *gitstore.Repo) {
 			}
 			if errors.As(err, &refused) {
 				for _, x := range rep.Refused {
+					if x.RemovedTracking != "" {
+						c.warn(gitstore.RefusedLine(name, x))
+						continue
+					}
 					c.warn(gitstore.RefusedLine(name, x) + fmt.Sprintf(" (not merged; 'git hegel fetch %s' tries again)", name))
 				}
+				c.hintFetchFsck(r)
 				continue
 			}
 		}

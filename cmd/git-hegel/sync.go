@@ -141,8 +141,13 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 			c.warn(fmt.Sprintf("skipped %s from %s: %s", sk.Ref, rep.Remote, sk.Reason))
 		}
 		if isRefused {
+			removed := false
 			for _, x := range rep.Refused {
 				fmt.Fprintln(c.Stderr, "error: "+gitstore.RefusedLine(rep.Remote, x))
+				removed = removed || x.RemovedTracking != ""
+			}
+			if removed && c.repo != nil {
+				c.hintFetchFsck(c.repo)
 			}
 			return &silentError{code: exitFailed}
 		}
@@ -231,7 +236,8 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp) *syncJSON {
 		tj := syncTaskJSON{Task: t.Task, Change: string(t.Change), Stash: t.StashID, Archived: t.Archived}
 		if h := t.Held; h != nil {
 			tj.Held = &syncHeldJSON{Worktree: h.Worktree, WorktreeID: h.WorktreeID, Node: h.Node, Status: h.Status,
-				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == ""}
+				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == "" && !t.Archived,
+				WasNode: h.WasNode, ArchivedBy: h.ArchivedBy}
 		}
 		j.Merged.Tasks = append(j.Merged.Tasks, tj)
 	}
@@ -239,7 +245,7 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp) *syncJSON {
 	j.Merged.CheckpointsKept = append(j.Merged.CheckpointsKept, rep.CheckpointsKept...)
 	j.Pushed = append(j.Pushed, rep.Pushed...)
 	for _, x := range rep.Refused {
-		j.Refused = append(j.Refused, syncIssueJSON{Ref: x.Ref, Reason: x.Reason, Check: x.Check})
+		j.Refused = append(j.Refused, syncIssueJSON{Ref: x.Ref, Reason: x.Reason, Check: x.Check, RemovedTrackingRef: x.RemovedTracking})
 	}
 	for _, x := range rep.Skipped {
 		j.Skipped = append(j.Skipped, syncIssueJSON{Ref: x.Ref, Reason: x.Reason})

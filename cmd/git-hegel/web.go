@@ -63,7 +63,15 @@ func runWeb(c *cmdCtx, args []string) error {
 	fmt.Fprintf(c.Stdout, "Serving %s on %s\n", r.WorkTree, url)
 	fmt.Fprintln(c.Stdout, "Press Ctrl-C to stop.")
 	if c.boolFlag("open") {
-		if err := openBrowser(c.Getenv, url); err != nil {
+		// The browser gets a private file that redirects to the address,
+		// not the address: a command line is world-readable (/proc), and
+		// the address carries the token.
+		page, remove, err := redirectPage(url)
+		if err == nil {
+			defer remove()
+			err = openBrowser(c.Getenv, page)
+		}
+		if err != nil {
 			c.warn("could not open a browser (" + err.Error() + "); open the address above")
 		}
 	}

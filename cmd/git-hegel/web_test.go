@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -528,4 +529,43 @@ func TestWebHistoryStats(t *testing.T) {
 	wantPage(t, w.get("/stats?days=0"), 400, `id="filter-error"`)
 	wantPage(t, w.get("/stats?days=7&since=yesterday"), 400, `id="filter-error"`)
 	wantPage(t, w.get("/stats?since=2.weeks.ago"), 200, `id="runs-chart"`)
+}
+
+// TestRedirectPage: the page --open hands the browser is private, sends
+// the browser on to the address, and is removed with its directory.
+func TestRedirectPage(t *testing.T) {
+	const address = "http://127.0.0.1:1/?token=abc&x=<y>"
+	page, remove, err := redirectPage(address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(page, "file:///") || strings.Contains(page, "token") {
+		t.Errorf("page address %q", page)
+	}
+	u, err := url.Parse(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.FromSlash(u.Path)
+	if runtime.GOOS == "windows" {
+		p = strings.TrimPrefix(p, `\`)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `content="0;url=http://127.0.0.1:1/?token=abc&amp;x=&lt;y&gt;"`) {
+		t.Errorf("page:\n%s", b)
+	}
+	if runtime.GOOS != "windows" {
+		fi, _ := os.Stat(p)
+		di, _ := os.Stat(filepath.Dir(p))
+		if fi.Mode().Perm() != 0o600 || di.Mode().Perm() != 0o700 {
+			t.Errorf("modes %v %v", fi.Mode(), di.Mode())
+		}
+	}
+	remove()
+	if _, err := os.Stat(filepath.Dir(p)); !os.IsNotExist(err) {
+		t.Errorf("left behind: %v", err)
+	}
 }
