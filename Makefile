@@ -32,7 +32,7 @@ uninstall: ## Remove what install put in place
 
 test: vet vet-cross ## Run every test: unit, storage contract, race, scripts through real git
 	$(GO) test -count=1 -timeout 30m ./...
-	$(GO) test -count=1 -timeout 30m -race ./engine/ ./gitstore/
+	$(GO) test -count=1 -timeout 30m -race ./engine/ ./gitstore/...
 	$(GO) test -count=1 -timeout 30m -race -short ./rollback/
 
 test-short: ## Quick tests (skips the long concurrency runs)
@@ -54,9 +54,10 @@ bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with gi
 	$(GO) test -run '^$$' -bench '^BenchmarkWeb' -benchtime=30x ./cmd/git-hegel/
 	$(GO) run ./testdata/bench
 
-fuzz: ## Fuzz the workflow YAML loader and the log's state reader, 60s each
-	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/
+fuzz: ## Fuzz the workflow YAML loader, the log's state reader and the agents' settings editor, 60s each
+	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/workflow/
 	$(GO) test -run '^$$' -fuzz FuzzChainStateOf -fuzztime 60s ./gitstore/
+	$(GO) test -run '^$$' -fuzz FuzzSettingsRoundTrip -fuzztime 60s ./engine/agent/
 
 man: ## Check that the man page renders without warnings
 	@if command -v groff >/dev/null; then \

@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Adapters are the AI tools a run sends prompts to, configured in git
@@ -59,9 +61,9 @@ func (e *AdapterError) Error() string {
 
 // adapterFor resolves the adapter a step at node runs: its own, or for
 // "default" the run's --adapter, else hegel.adapter.
-func adapterFor(src AdapterSource, h *Handler, node, override string) (*Adapter, error) {
+func adapterFor(src AdapterSource, h *workflow.Handler, node, override string) (*Adapter, error) {
 	name := h.Adapter
-	if name == DefaultAdapter {
+	if name == workflow.DefaultAdapter {
 		name = override
 		if name == "" && src != nil {
 			name = src.DefaultAdapter()

@@ -47,11 +47,11 @@ func TestRebuildAdoptsOnlyRecordedTasks(t *testing.T) {
 		t.Fatalf("rebuilt to %q, want mine", st.Task)
 	}
 	// With no task of its own left, the rebuild finds none.
-	if _, err := te.Abort(); err != nil {
+	if _, err := te.Abort(TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	te.sess.s = nil
-	if cur, err := te.Current(); !errors.Is(err, ErrNoWorkflow) {
+	if cur, err := te.Current(""); !errors.Is(err, ErrNoWorkflow) {
 		t.Fatalf("rebuilt to %v, %v; want no workflow", cur, err)
 	}
 	// Taking it over with switch adopts it.

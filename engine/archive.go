@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // MaxArtifactSize bounds each artifact copy kept in the archive: the same
@@ -20,7 +22,7 @@ const DeletedTaskWindow = 30 * 24 * time.Hour
 // that failed and was given up), and rollback --all. save calls it once,
 // right after the write that finished the run. It adds the run's history
 // entry, runs OnFinish, then archives the task.
-func (e *Engine) finish(t *Task, wf *Workflow) {
+func (e *Engine) finish(t *Task, wf *workflow.Definition) {
 	e.recordHistory(t, wf)
 	if e.OnFinish != nil {
 		if err := e.OnFinish(t.State); err != nil {
@@ -38,7 +40,7 @@ func (e *Engine) finish(t *Task, wf *Workflow) {
 // archive moves a finished task to the archive. A completed or aborted
 // task's checkpoints are dropped (unless hegel.keepCheckpointsOnDone); a
 // rolled-back one keeps them, so the rollback can be undone.
-func (e *Engine) archive(t *Task, wf *Workflow, files []ArchivedFile) (*Task, error) {
+func (e *Engine) archive(t *Task, wf *workflow.Definition, files []ArchivedFile) (*Task, error) {
 	st := t.State
 	drop := !e.KeepCheckpoints && (st.Status == StatusCompleted || st.Status == StatusAborted)
 	msg := fmt.Sprintf("archive: %s at %s", st.Status, st.CurrentNode)
@@ -56,7 +58,7 @@ func (e *Engine) archive(t *Task, wf *Workflow, files []ArchivedFile) (*Task, er
 // worktree, as the files are at completion. Missing files are left out;
 // one that is not a regular file or is too large is left out with a
 // warning.
-func (e *Engine) artifactCopies(wf *Workflow) []ArchivedFile {
+func (e *Engine) artifactCopies(wf *workflow.Definition) []ArchivedFile {
 	if e.Files == nil || wf == nil {
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Checks: a node's `check:` commands run when the node is about to end,
@@ -65,7 +67,7 @@ type checkRun struct {
 // runChecks runs node's checks in order and returns the first that did
 // not pass (nil: all passed). out, if set, gets each command line and its
 // output as it runs. A check stopped by ctx returns ErrInterrupted.
-func (e *Engine) runChecks(ctx context.Context, t *Task, wf *Workflow, node string, out io.Writer) (*checkRun, error) {
+func (e *Engine) runChecks(ctx context.Context, t *Task, wf *workflow.Definition, node string, out io.Writer) (*checkRun, error) {
 	n := wf.Nodes[node]
 	if n == nil || len(n.Checks) == 0 {
 		return nil, nil
@@ -117,7 +119,7 @@ func exitWhy(r *ProcessResult) string {
 // checkNode runs the checks of the node task t is at, before `next`
 // moves it on; a failure is recorded as a failed attempt and returned as
 // a *CheckError.
-func (e *Engine) checkNode(ctx context.Context, t *Task, wf *Workflow, node, via string, out io.Writer) error {
+func (e *Engine) checkNode(ctx context.Context, t *Task, wf *workflow.Definition, node, via string, out io.Writer) error {
 	cr, err := e.runChecks(ctx, t, wf, node, out)
 	if err != nil || cr == nil {
 		return err
@@ -127,9 +129,9 @@ func (e *Engine) checkNode(ctx context.Context, t *Task, wf *Workflow, node, via
 
 // recordCheckFailure records a failed check as a failed attempt at node
 // (with put written in the same commit) and returns its *CheckError.
-func (e *Engine) recordCheckFailure(t *Task, wf *Workflow, node, via string, cr *checkRun, put map[string][]byte) error {
+func (e *Engine) recordCheckFailure(t *Task, wf *workflow.Definition, node, via string, cr *checkRun, put map[string][]byte) error {
 	ce := &CheckError{Node: node, Command: cr.command, Why: exitWhy(cr.res), Output: cr.output, Via: via}
-	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: put}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: put}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.CurrentNode != node {
 			return "", fmt.Errorf("Task %s moved to '%s' while the checks of '%s' ran; nothing recorded", st.Task, st.CurrentNode, node)
 		}
@@ -150,7 +152,7 @@ const ResultsDirEnv = "HEGEL_RESULTS_DIR"
 // stepEnv is the environment of a handler or check at node: the task,
 // the node, the step number and the total, and the results so far as
 // files. adapter names the adapter for adapter steps.
-func (e *Engine) stepEnv(t *Task, wf *Workflow, node, adapter string) ([]string, map[string][]byte, error) {
+func (e *Engine) stepEnv(t *Task, wf *workflow.Definition, node, adapter string) ([]string, map[string][]byte, error) {
 	step, total := StepOf(wf, t.State)
 	env := []string{
 		"HEGEL_TASK=" + t.State.Task,

@@ -66,8 +66,8 @@ func (e *Engine) warnDamaged(d *DamagedError) {
 // task itself but only move away from it (start, switch, stash pop): a
 // current task that cannot be read is reported with one warning, and the
 // command goes on as if this worktree had none. It returns the damage too.
-func (e *Engine) currentOrDamaged() (*Task, *DamagedError, error) {
-	cur, err := e.Current()
+func (e *Engine) currentOrDamaged(task string) (*Task, *DamagedError, error) {
+	cur, err := e.Current(task)
 	var d *DamagedError
 	if errors.As(err, &d) {
 		e.warnDamaged(d)
@@ -77,10 +77,11 @@ func (e *Engine) currentOrDamaged() (*Task, *DamagedError, error) {
 }
 
 // resetDamaged detaches this worktree from a current task that cannot be
-// read; the task's ref is left as it is for doctor.
-func (e *Engine) resetDamaged(d *DamagedError) (*State, error) {
+// read (task is the one named with --task, or ""); the task's ref is left
+// as it is for doctor.
+func (e *Engine) resetDamaged(d *DamagedError, task string) (*State, error) {
 	if _, err := e.Session.UpdateSession(func(s *Session) error {
-		if s.ActiveTask == d.Task || e.Selected == "" {
+		if s.ActiveTask == d.Task || task == "" {
 			s.ActiveTask = ""
 		}
 		return nil

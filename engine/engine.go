@@ -11,10 +11,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Engine runs workflows for one worktree. It decides; the stores it is given
-// do the reading and writing.
+// do the reading and writing. Its fields are what lives as long as the
+// worktree's settings: stores, clocks, callbacks. What one call is told
+// (--task, --force, a claim) is an argument of the method, so one Engine
+// can serve many calls, as the web server's does.
 type Engine struct {
 	Tasks   TaskStore
 	Session SessionStore
@@ -26,10 +33,10 @@ type Engine struct {
 	History HistoryStore
 	// Shapes remembers the shapes of stored definitions, so CheckTask
 	// need not parse them (nil: it parses every time).
-	Shapes ShapeStore
+	Shapes workflow.ShapeStore
 	// Workflows loads the registry (built-ins plus the user's files). It
 	// is called only by commands that need a definition by name.
-	Workflows func() (*Registry, error)
+	Workflows func() (*workflow.Registry, error)
 	// Worktree is this worktree's absolute path, recorded for display.
 	Worktree string
 	// WorktreeID identifies this worktree stably ("main",
@@ -50,17 +57,13 @@ type Engine struct {
 	Warn func(msg string)
 	// Guides supplies the user's guides, partials and optional context
 	// for rendering prompts (nil: built-ins only).
-	Guides GuideSource
-	// Events is the agent event log (nil: no agent events); Force,
-	// NoCommitGuard and CommitTimes configure the guard rules (rules.go).
-	Events        EventStore
-	Force         Force
-	NoCommitGuard bool
-	CommitTimes   func(since time.Time) ([]time.Time, error)
-
-	// Selected is the task named with --task: commands act on it instead
-	// of this worktree's active task.
-	Selected string
+	Guides workflow.GuideSource
+	// Events is the agent event log (nil: no agent events).
+	Events agent.EventStore
+	// CommitTimes lists the branch's commits since a time, for the
+	// require_commits guard rule (nil: that rule is not checked, as with
+	// git config hegel.commitGuard false).
+	CommitTimes func(since time.Time) ([]time.Time, error)
 	// Files reads this worktree's files: artifacts are checked and copied
 	// into the archive through it. Nil: artifacts are not checked.
 	Files Files
@@ -68,7 +71,7 @@ type Engine struct {
 	// --strategy from-checkpoint and rollback --all. Nil: they refuse.
 	Rewind Rewinder
 	// MaxAttempts is hegel.maxAttempts: attempts per node when the node
-	// does not say (0: DefaultMaxAttempts).
+	// does not say (0: workflow.DefaultMaxAttempts).
 	MaxAttempts int
 	// KeepCheckpoints is hegel.keepCheckpointsOnDone: a completed or
 	// aborted task keeps its checkpoints in the archive.
@@ -104,11 +107,24 @@ type Files interface {
 
 // Rewinder restores files, index and HEAD to a checkpoint.
 type Rewinder interface {
-	// Rewind rolls the current task back to the checkpoint id (its first
-	// when id is ""), after a safety checkpoint that `git hegel rollback
-	// --undo` restores, and records the rollback in the task's state
-	// (ApplyRollback). reason goes into the rollback history.
-	Rewind(id, reason string) (*View, error)
+	// Rewind rolls the task o selects back to the checkpoint id (its
+	// first when id is ""), after a safety checkpoint that `git hegel
+	// rollback --undo` restores, and records the rollback in the task's
+	// state (ApplyRollback). reason goes into the rollback history.
+	Rewind(o TaskOptions, id, reason string) (*View, error)
+}
+
+// TaskOptions are what every command that acts on one task is told per
+// call.
+type TaskOptions struct {
+	// Task is the task named with --task; "" is this worktree's active
+	// task.
+	Task string
+	// Force (--force) changes a task another worktree owns, recorded in
+	// the task; each command may give it a meaning of its own besides
+	// (skip a stage that is not conditional, decide without being an
+	// approver).
+	Force bool
 }
 
 // ErrNoWorkflow means this worktree has no workflow: none was started, or
@@ -124,7 +140,7 @@ type ErrNoMatch struct {
 func (e *ErrNoMatch) Error() string {
 	msg := fmt.Sprintf("No transition from '%s' matches '%s'; staying at '%s'", e.Node, e.Claim, e.Node)
 	if len(e.Valid) > 0 {
-		msg += fmt.Sprintf(" (try: %s)", joinQuoted(e.Valid))
+		msg += fmt.Sprintf(" (try: %s)", text.JoinQuoted(e.Valid))
 	}
 	return msg
 }
@@ -156,15 +172,15 @@ var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // one component of a ref name).
 func ValidTaskName(name string) bool { return taskNameRe().MatchString(name) }
 
-// Current returns the task a command acts on: the one named with --task
-// (Selected), else the one this worktree's session points at, or
+// Current returns the task a command acts on: the one named task (--task),
+// else, when task is "", the one this worktree's session points at, or
 // ErrNoWorkflow. A missing or corrupt session, or one naming a task that no
 // longer exists, is rebuilt from the refs: the newest open task owned by
 // this worktree becomes the active one again. A finished task that is not
 // archived yet is archived here, the first time a command sees it.
-func (e *Engine) Current() (*Task, error) {
-	if e.Selected != "" {
-		return e.Lookup(e.Selected)
+func (e *Engine) Current(task string) (*Task, error) {
+	if task != "" {
+		return e.Lookup(task)
 	}
 	sess, err := e.Session.LoadSession()
 	missing := false
@@ -293,8 +309,8 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 }
 
 // Prev returns to the node before the current one in the history.
-func (e *Engine) Prev() (*View, error) {
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+func (e *Engine) Prev(o TaskOptions) (*View, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "prev"); err != nil {
 			return "", err
 		}
@@ -318,8 +334,8 @@ func (e *Engine) Prev() (*View, error) {
 }
 
 // Restart goes back to the workflow's start node with a fresh history.
-func (e *Engine) Restart() (*View, error) {
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+func (e *Engine) Restart(o TaskOptions) (*View, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "restart"); err != nil {
 			return "", err
 		}
@@ -341,8 +357,8 @@ func (e *Engine) Restart() (*View, error) {
 }
 
 // Repeat shows the current node's prompt again; nothing changes.
-func (e *Engine) Repeat() (*View, error) {
-	t, err := e.Current()
+func (e *Engine) Repeat(task string) (*View, error) {
+	t, err := e.Current(task)
 	if err != nil {
 		return nil, err
 	}
@@ -356,14 +372,14 @@ func (e *Engine) Repeat() (*View, error) {
 // Abort ends the workflow at the implicit "aborted" node. It works on a
 // task whose state is invalid too: ending it is how such a task is given
 // up.
-func (e *Engine) Abort() (*State, error) {
+func (e *Engine) Abort(o TaskOptions) (*State, error) {
 	var from string
-	st, _, err := e.updateOpts(updateOpts{damaged: true}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.updateOpts(updateOpts{call: o, damaged: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Status == StatusStashed || !st.Active() {
 			return "", fmt.Errorf("No active workflow to abort (task %s is %s)", st.Task, st.Status)
 		}
 		from = st.CurrentNode
-		e.enter(st, wf, NodeAborted)
+		e.enter(st, wf, workflow.NodeAborted)
 		return fmt.Sprintf("abort: at %s", from), nil
 	})
 	if err != nil {
@@ -380,10 +396,10 @@ func (e *Engine) Abort() (*State, error) {
 // Reset detaches this worktree from its workflow, aborting it first if it
 // is still active. The task's ref keeps its history. It returns the task
 // that was detached, or nil if there was none.
-func (e *Engine) Reset() (*State, error) {
-	t, d, err := e.currentOrDamaged()
+func (e *Engine) Reset(o TaskOptions) (*State, error) {
+	t, d, err := e.currentOrDamaged(o.Task)
 	if d != nil {
-		return e.resetDamaged(d)
+		return e.resetDamaged(d, o.Task)
 	}
 	if errors.Is(err, ErrNoWorkflow) {
 		return nil, nil
@@ -393,12 +409,12 @@ func (e *Engine) Reset() (*State, error) {
 	}
 	st := t.State
 	if st.Active() {
-		if st, err = e.Abort(); err != nil {
+		if st, err = e.Abort(o); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := e.Session.UpdateSession(func(s *Session) error {
-		if e.Selected == "" || s.ActiveTask == st.Task {
+		if o.Task == "" || s.ActiveTask == st.Task {
 			s.ActiveTask = ""
 		}
 		return nil
@@ -408,11 +424,15 @@ func (e *Engine) Reset() (*State, error) {
 	return st, nil
 }
 
-// Status returns the current task, or ErrNoWorkflow.
-func (e *Engine) Status() (*Task, error) { return e.Current() }
+// Status returns the task a command acts on (Current), or ErrNoWorkflow.
+func (e *Engine) Status(task string) (*Task, error) { return e.Current(task) }
 
-// updateOpts relaxes the checks update makes before it applies a change.
+// updateOpts are the call's options, and what relaxes the checks update
+// makes before it applies a change.
 type updateOpts struct {
+	// call selects the task and says whether another worktree's task may
+	// be changed.
+	call TaskOptions
 	// anyOwner: the change is a person's decision at a gate (approve,
 	// reject, answer), which anyone may make wherever the task runs.
 	anyOwner bool
@@ -421,21 +441,21 @@ type updateOpts struct {
 	damaged bool
 	// wf, if set, is the definition of the task as passed in, parsed
 	// already: the first attempt does not parse it again.
-	wf *Workflow
+	wf *workflow.Definition
 	// put are tree entries written in the same commit (Task.Put).
 	put map[string][]byte
 }
 
-// update applies fn to the current task with compare-and-swap, reloading
-// and reapplying fn when another process wrote first, so concurrent
-// commands behave as if they had run one after the other.
-func (e *Engine) update(fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
-	return e.updateOpts(updateOpts{}, fn)
+// update applies fn to the task o selects with compare-and-swap,
+// reloading and reapplying fn when another process wrote first, so
+// concurrent commands behave as if they had run one after the other.
+func (e *Engine) update(o TaskOptions, fn func(*State, *workflow.Definition) (string, error)) (*State, *workflow.Definition, error) {
+	return e.updateOpts(updateOpts{call: o}, fn)
 }
 
-func (e *Engine) updateOpts(o updateOpts, fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+func (e *Engine) updateOpts(o updateOpts, fn func(*State, *workflow.Definition) (string, error)) (*State, *workflow.Definition, error) {
 	e.foldEvents()
-	cur, err := e.Current()
+	cur, err := e.Current(o.call.Task)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -443,7 +463,7 @@ func (e *Engine) updateOpts(o updateOpts, fn func(*State, *Workflow) (string, er
 }
 
 // updateTask is update for a given task, starting from cur as loaded.
-func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) (string, error)) (*State, *Workflow, error) {
+func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *workflow.Definition) (string, error)) (*State, *workflow.Definition, error) {
 	var err error
 	name := cur.State.Task
 	const attempts = 50
@@ -496,7 +516,7 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *Workflow) 
 
 // checkLoaded reports a stored state that breaks the rules: commands
 // refuse to build on it (abort can still end it).
-func checkLoaded(t *Task, wf *Workflow) error {
+func checkLoaded(t *Task, wf *workflow.Definition) error {
 	if err := ValidateState(t.State, wf); err != nil {
 		return fmt.Errorf("%w. Nothing changed; 'git hegel show %s' shows it, 'git hegel abort' ends it", err, t.State.Task)
 	}
@@ -513,12 +533,12 @@ func (e *OwnerError) Error() string {
 }
 
 // checkOwner refuses a change to an open task another worktree owns,
-// unless Force; forced reports that Force was needed.
+// unless the call forces it; forced reports that it had to.
 func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
 	if o.anyOwner || e.owns(st) || ownedByNobody(st) || !st.Active() {
 		return false, nil
 	}
-	if !e.Force.All {
+	if !o.call.Force {
 		return false, &OwnerError{Task: st.Task, Owner: ownerOf(st)}
 	}
 	return true, nil
@@ -535,12 +555,12 @@ func ownerOf(st *State) string {
 // that breaks the rules (ValidateState), stores it as the next revision of
 // old, and when the write ended the run (done, aborted, rolled back) it
 // runs finish. It returns the stored task.
-func (e *Engine) save(old *Task, st *State, wf *Workflow, msg string) (*Task, error) {
+func (e *Engine) save(old *Task, st *State, wf *workflow.Definition, msg string) (*Task, error) {
 	return e.saveWith(old, st, wf, msg, nil)
 }
 
 // saveWith is save writing the tree entries put in the same commit.
-func (e *Engine) saveWith(old *Task, st *State, wf *Workflow, msg string, put map[string][]byte) (*Task, error) {
+func (e *Engine) saveWith(old *Task, st *State, wf *workflow.Definition, msg string, put map[string][]byte) (*Task, error) {
 	if err := ValidateState(st, wf); err != nil {
 		return nil, fmt.Errorf("%w; refusing to write it, nothing changed", err)
 	}
@@ -559,9 +579,9 @@ func (e *Engine) saveWith(old *Task, st *State, wf *Workflow, msg string, put ma
 
 // enter moves st to node, keeping status and timestamps consistent: the
 // node left counts as completed, the node entered starts at attempt 1.
-func (e *Engine) enter(st *State, wf *Workflow, node string) {
+func (e *Engine) enter(st *State, wf *workflow.Definition, node string) {
 	now := e.now()
-	if from := st.CurrentNode; from != "" && from != node && !wf.IsTerminal(from) && node != NodeAborted {
+	if from := st.CurrentNode; from != "" && from != node && !wf.IsTerminal(from) && node != workflow.NodeAborted {
 		// Completed now, so no longer failed: a node is never both.
 		st.CompletedNodes = appendOnce(st.CompletedNodes, from)
 		st.FailedNodes = remove(st.FailedNodes, from)
@@ -579,10 +599,10 @@ func (e *Engine) enter(st *State, wf *Workflow, node string) {
 	st.LastFailure = ""
 	st.PendingClaim = ""
 	switch node {
-	case NodeDone:
+	case workflow.NodeDone:
 		st.Status = StatusCompleted
 		st.EndedAt = &now
-	case NodeAborted:
+	case workflow.NodeAborted:
 		st.Status = StatusAborted
 		st.EndedAt = &now
 	default:
@@ -607,7 +627,7 @@ func (e *Engine) reopen(st *State) {
 	st.PendingClaim = ""
 	st.PauseReason = ""
 	st.PhaseStartTime = e.now()
-	if st.logPhase(st.PhaseStartTime) && st.CurrentNode != NodeDone && st.CurrentNode != NodeAborted {
+	if st.logPhase(st.PhaseStartTime) && st.CurrentNode != workflow.NodeDone && st.CurrentNode != workflow.NodeAborted {
 		st.countAttempt(st.CurrentNode)
 	}
 	st.Attempt = 1
@@ -635,7 +655,7 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 // view is what a command shows after it moved (or showed) a task. A retry
 // starts with why the last attempt failed, so an agent trying again knows
 // what went wrong.
-func (e *Engine) view(st *State, wf *Workflow) *View {
+func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 	prompt, err := e.RenderPrompt(st, wf)
 	if err != nil {
 		e.warn(err.Error() + " (showing the prompt as written)")
@@ -688,12 +708,12 @@ func (e *Engine) suffix() string {
 
 // definition parses the workflow a task runs: the copy stored with it, so
 // editing or deleting a workflow file never breaks a running task.
-func definition(t *Task) (*Workflow, error) {
+func definition(t *Task) (*workflow.Definition, error) {
 	ns := "tasks"
 	if t.Archived {
 		ns = "archive"
 	}
-	wf, err := ParseWorkflow(t.State.Workflow, "refs/hegel/"+ns+"/"+t.State.Task+":workflow.yaml", t.Definition)
+	wf, err := workflow.Parse(t.State.Workflow, "refs/hegel/"+ns+"/"+t.State.Task+":yaml", t.Definition)
 	if err != nil {
 		return nil, fmt.Errorf("Task '%s' holds an invalid workflow definition: %v", t.State.Task, err)
 	}
@@ -704,7 +724,7 @@ func finishedError(st *State) error {
 	return fmt.Errorf("Workflow '%s' is %s (at '%s'). Start a new one with 'git hegel start <workflow>'", st.Mode, st.Status, st.CurrentNode)
 }
 
-func claims(wf *Workflow, node string) []string {
+func claims(wf *workflow.Definition, node string) []string {
 	n, ok := wf.Nodes[node]
 	if !ok {
 		return nil
@@ -714,17 +734,6 @@ func claims(wf *Workflow, node string) []string {
 		out = append(out, tr.When)
 	}
 	return out
-}
-
-func joinQuoted(items []string) string {
-	s := ""
-	for i, it := range items {
-		if i > 0 {
-			s += ", "
-		}
-		s += "'" + it + "'"
-	}
-	return s
 }
 
 func appendOnce(list []string, s string) []string {
@@ -782,3 +791,6 @@ func sameInstance(a, b string) bool {
 	ib, _, _ := strings.Cut(b, ":")
 	return ia == ib
 }
+
+// TaskWorkflow parses the workflow a stored task runs.
+func TaskWorkflow(t *Task) (*workflow.Definition, error) { return definition(t) }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -28,7 +30,7 @@ func newTestEngine(t *testing.T, user map[string][]byte) *testEnv {
 		Tasks:     te.tasks,
 		Archive:   te.tasks,
 		Session:   te.sess,
-		Workflows: func() (*Registry, error) { return NewRegistry(user) },
+		Workflows: func() (*workflow.Registry, error) { return workflow.NewRegistry(user) },
 		Worktree:  "/work/tree",
 		Now:       func() time.Time { return te.now },
 		NewSuffix: func() string { return "abc123" },
@@ -42,8 +44,14 @@ func newTestEngine(t *testing.T, user map[string][]byte) *testEnv {
 }
 
 func (te *testEnv) state(t *testing.T) *State {
+	return te.stateOf(t, "")
+}
+
+// stateOf is the state of task name ("": the active task), as --task
+// would pick it.
+func (te *testEnv) stateOf(t *testing.T, name string) *State {
 	t.Helper()
-	cur, err := te.Current()
+	cur, err := te.Current(name)
 	if err != nil {
 		t.Fatalf("Current: %v", err)
 	}
@@ -158,17 +166,17 @@ func TestNoWorkflow(t *testing.T) {
 	te := newTestEngine(t, nil)
 	for name, op := range map[string]func() error{
 		"next":    func() error { _, err := te.Next(""); return err },
-		"prev":    func() error { _, err := te.Prev(); return err },
-		"repeat":  func() error { _, err := te.Repeat(); return err },
-		"restart": func() error { _, err := te.Restart(); return err },
-		"abort":   func() error { _, err := te.Abort(); return err },
-		"status":  func() error { _, err := te.Status(); return err },
+		"prev":    func() error { _, err := te.Prev(TaskOptions{}); return err },
+		"repeat":  func() error { _, err := te.Repeat(""); return err },
+		"restart": func() error { _, err := te.Restart(TaskOptions{}); return err },
+		"abort":   func() error { _, err := te.Abort(TaskOptions{}); return err },
+		"status":  func() error { _, err := te.Status(""); return err },
 	} {
 		if err := op(); !errors.Is(err, ErrNoWorkflow) {
 			t.Errorf("%s without a workflow: %v", name, err)
 		}
 	}
-	if st, err := te.Reset(); st != nil || err != nil {
+	if st, err := te.Reset(TaskOptions{}); st != nil || err != nil {
 		t.Errorf("reset without a workflow: %v %v", st, err)
 	}
 }
@@ -176,12 +184,12 @@ func TestNoWorkflow(t *testing.T) {
 func TestPrevRestartRepeat(t *testing.T) {
 	te := newTestEngine(t, nil)
 	te.Start("minimal", "", "m")
-	if _, err := te.Prev(); err == nil || !strings.Contains(err.Error(), "Already at the first node 'spec'") {
+	if _, err := te.Prev(TaskOptions{}); err == nil || !strings.Contains(err.Error(), "Already at the first node 'spec'") {
 		t.Errorf("prev at start: %v", err)
 	}
 	te.Next("")
 	te.Next("") // done
-	v, err := te.Prev()
+	v, err := te.Prev(TaskOptions{})
 	if err != nil || v.Node != "plan" {
 		t.Fatalf("prev from done: %v %v", v, err)
 	}
@@ -189,10 +197,10 @@ func TestPrevRestartRepeat(t *testing.T) {
 		t.Errorf("prev from done did not reopen: %+v", st)
 	}
 	n := len(te.tasks.log)
-	if v, err := te.Repeat(); err != nil || v.Node != "plan" || len(te.tasks.log) != n {
+	if v, err := te.Repeat(""); err != nil || v.Node != "plan" || len(te.tasks.log) != n {
 		t.Errorf("repeat: %v %v, wrote %d commits", v, err, len(te.tasks.log)-n)
 	}
-	v, err = te.Restart()
+	v, err = te.Restart(TaskOptions{})
 	if err != nil || v.Node != "spec" || len(te.state(t).History) != 1 {
 		t.Errorf("restart: %v %v", v, err)
 	}
@@ -202,29 +210,29 @@ func TestAbortAndReset(t *testing.T) {
 	te := newTestEngine(t, nil)
 	te.Start("discovery", "", "d")
 	te.Next("")
-	st, err := te.Abort()
+	st, err := te.Abort(TaskOptions{})
 	if err != nil || st.CurrentNode != "plan" {
 		t.Fatalf("abort: %v %v", st, err)
 	}
 	cur := te.state(t)
-	if cur.Status != StatusAborted || cur.CurrentNode != NodeAborted {
+	if cur.Status != StatusAborted || cur.CurrentNode != workflow.NodeAborted {
 		t.Errorf("after abort: %+v", cur)
 	}
-	if _, err := te.Abort(); err == nil {
+	if _, err := te.Abort(TaskOptions{}); err == nil {
 		t.Error("second abort succeeded")
 	}
-	if _, err := te.Prev(); err == nil {
+	if _, err := te.Prev(TaskOptions{}); err == nil {
 		t.Error("prev after abort succeeded")
 	}
 	// An aborted workflow does not block a new one.
 	if _, err := te.Start("minimal", "", "m"); err != nil {
 		t.Fatalf("start after abort: %v", err)
 	}
-	st, err = te.Reset()
+	st, err = te.Reset(TaskOptions{})
 	if err != nil || st == nil || st.Task != "m" {
 		t.Fatalf("reset: %v %v", st, err)
 	}
-	if _, err := te.Status(); !errors.Is(err, ErrNoWorkflow) {
+	if _, err := te.Status(""); !errors.Is(err, ErrNoWorkflow) {
 		t.Errorf("status after reset: %v", err)
 	}
 	if m, _ := te.tasks.LoadArchived("m"); m.State.Status != StatusAborted {
@@ -329,7 +337,7 @@ func TestSwitchTakesOverAnotherClonesTask(t *testing.T) {
 	desktop := newTestEngine(t, nil)
 	desktop.Engine.Tasks, desktop.Engine.Archive, desktop.tasks = laptop.tasks, laptop.tasks, laptop.tasks
 	desktop.WorktreeID = "bbbb:main"
-	if _, err := desktop.Status(); !errors.Is(err, ErrNoWorkflow) {
+	if _, err := desktop.Status(""); !errors.Is(err, ErrNoWorkflow) {
 		t.Fatalf("another clone's task adopted without switch: %v", err)
 	}
 	if _, err := desktop.Switch("nope"); err == nil || !strings.Contains(err.Error(), "No task named 'nope'") {
@@ -343,7 +351,7 @@ func TestSwitchTakesOverAnotherClonesTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The laptop's session still names the task, but it is no longer its.
-	if _, err := laptop.Status(); !errors.Is(err, ErrNoWorkflow) {
+	if _, err := laptop.Status(""); !errors.Is(err, ErrNoWorkflow) {
 		t.Errorf("old owner still treats the task as active: %v", err)
 	}
 	// A sibling worktree of the same clone may not take it.
@@ -372,7 +380,7 @@ func TestRebuildScansOnce(t *testing.T) {
 	fresh := newTestEngine(t, nil)
 	fresh.Engine.Tasks, fresh.Engine.Archive, fresh.tasks = other.tasks, other.tasks, other.tasks
 	fresh.WorktreeID = "bbbb:main"
-	if _, err := fresh.Status(); !errors.Is(err, ErrNoWorkflow) {
+	if _, err := fresh.Status(""); !errors.Is(err, ErrNoWorkflow) {
 		t.Fatalf("status: %v", err)
 	}
 	if fresh.sess.s == nil || fresh.sess.s.ActiveTask != "" {
@@ -380,7 +388,7 @@ func TestRebuildScansOnce(t *testing.T) {
 	}
 	// A repository without any task stays untouched.
 	empty := newTestEngine(t, nil)
-	if _, err := empty.Status(); !errors.Is(err, ErrNoWorkflow) || empty.sess.s != nil {
+	if _, err := empty.Status(""); !errors.Is(err, ErrNoWorkflow) || empty.sess.s != nil {
 		t.Errorf("empty repository: %v, session %+v", err, empty.sess.s)
 	}
 }

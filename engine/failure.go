@@ -3,17 +3,18 @@ package engine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// Fail records a failed attempt at the current node (galangal's retry
-// flow): the attempt number goes up, retries[node] counts it, and
-// last_failure keeps the reason so the next attempt's prompt can say what
-// went wrong. The attempt that reaches the node's max_attempts fails the
-// task instead (seed 05's ERROR, recoverable): `next` refuses until it is
-// resumed.
-func (e *Engine) Fail(reason string) (*View, error) {
+// Fail records a failed attempt at the current node: the attempt number
+// goes up, retries[node] counts it, and last_failure keeps the reason so
+// the next attempt's prompt can say what went wrong. The attempt that
+// reaches the node's max_attempts fails the task instead (recoverable):
+// `next` refuses until it is resumed.
+func (e *Engine) Fail(o TaskOptions, reason string) (*View, error) {
 	reason = strings.TrimSpace(reason)
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "fail"); err != nil {
 			return "", err
 		}
@@ -32,7 +33,7 @@ func (e *Engine) Fail(reason string) (*View, error) {
 // failAttempt records a failed attempt at st's node: the attempt that
 // reaches the node's max_attempts fails the task. It returns the history
 // message after the command's name ("code attempt 1 of 3 (why)").
-func (e *Engine) failAttempt(st *State, wf *Workflow, why string) string {
+func (e *Engine) failAttempt(st *State, wf *workflow.Definition, why string) string {
 	node := st.CurrentNode
 	max := wf.Attempts(node, e.MaxAttempts)
 	attempt := max1(st.Attempt)

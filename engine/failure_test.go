@@ -5,16 +5,16 @@ import (
 	"testing"
 )
 
-// TestRetryFlow is galangal's: dev attempt 1 fails, attempt 2 knows why,
-// passes, and the next node starts at attempt 1.
+// TestRetryFlow: dev attempt 1 fails, attempt 2 knows why, passes, and
+// the next node starts at attempt 1.
 func TestRetryFlow(t *testing.T) {
 	te := newTestEngine(t, nil)
 	te.pipelineArtifacts()
 	te.StartTask(StartOptions{Workflow: "pipeline", Task: "p", Type: "bug_fix"})
 	te.Next("")
-	te.Approve("")
+	te.Approve(TaskOptions{}, "")
 	te.Next("") // preflight -> dev
-	v, err := te.Fail("Tests failed: missing validation on email field")
+	v, err := te.Fail(TaskOptions{}, "Tests failed: missing validation on email field")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestRetryFlow(t *testing.T) {
 	if !strings.HasPrefix(v.Prompt, "This is attempt 2 of 3 at 'dev'. The last attempt failed:\n  Tests failed: missing validation on email field\n\nImplement PLAN.md") {
 		t.Errorf("retry prompt:\n%s", v.Prompt)
 	}
-	if r, _ := te.Repeat(); !strings.HasPrefix(r.Prompt, "This is attempt 2 of 3") {
+	if r, _ := te.Repeat(""); !strings.HasPrefix(r.Prompt, "This is attempt 2 of 3") {
 		t.Error("repeat does not show the failure")
 	}
 	v, err = te.Next("")
@@ -41,8 +41,8 @@ func TestMaxAttemptsFailTheTask(t *testing.T) {
 	te := newTestEngine(t, nil)
 	te.MaxAttempts = 2 // hegel.maxAttempts
 	te.Start("minimal", "", "m")
-	te.Fail("one")
-	v, err := te.Fail("two")
+	te.Fail(TaskOptions{}, "one")
+	v, err := te.Fail(TaskOptions{}, "two")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,9 +58,9 @@ func TestMaxAttemptsFailTheTask(t *testing.T) {
 	te2 := newGateEngine(t)
 	te2.MaxAttempts = 1
 	te2.Next("")
-	te2.Approve("")
+	te2.Approve(TaskOptions{}, "")
 	for i := 0; i < 4; i++ {
-		if _, err := te2.Fail(""); err != nil {
+		if _, err := te2.Fail(TaskOptions{}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

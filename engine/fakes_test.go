@@ -363,11 +363,11 @@ type fakeRewinder struct {
 	fail  error
 }
 
-func (r *fakeRewinder) Rewind(id, reason string) (*View, error) {
+func (r *fakeRewinder) Rewind(o TaskOptions, id, reason string) (*View, error) {
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	t, err := r.e.Current()
+	t, err := r.e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +376,7 @@ func (r *fakeRewinder) Rewind(id, reason string) (*View, error) {
 		node = r.first
 	}
 	r.calls = append(r.calls, node+":"+reason)
-	return r.e.ApplyRollback(&RollbackRequest{Task: t.State.Task, Node: node, Reason: reason,
+	return r.e.ApplyRollback(o, &RollbackRequest{Task: t.State.Task, Node: node, Reason: reason,
 		History: []string{node}, Force: true})
 }
 

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Gates: a node with `gate: approval` stops `next` until a person approves
@@ -19,7 +22,7 @@ type GateView struct {
 	Approvers       []string // empty: anyone
 }
 
-func gateView(wf *Workflow, st *State) *GateView {
+func gateView(wf *workflow.Definition, st *State) *GateView {
 	to, _ := wf.Transition(st.CurrentNode, st.PendingClaim)
 	return &GateView{Node: st.CurrentNode, Claim: st.PendingClaim, To: to, Approvers: wf.Nodes[st.CurrentNode].Approvers}
 }
@@ -50,19 +53,20 @@ func (e *Engine) user() (string, error) {
 }
 
 // Approve records an approval at the gate the task waits at and moves on
-// along the claim `next` asked for.
-func (e *Engine) Approve(comment string) (*View, error) {
+// along the claim `next` asked for. o.Force decides without being one of
+// the node's approvers (recorded in the task).
+func (e *Engine) Approve(o TaskOptions, comment string) (*View, error) {
 	user, err := e.user()
 	if err != nil {
 		return nil, err
 	}
 	var skipped []SkippedNode
-	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "approve"); err != nil {
 			return "", err
 		}
 		node := st.CurrentNode
-		if err := e.mayDecide(wf, node, user, st); err != nil {
+		if err := e.mayDecide(wf, node, user, st, o.Force); err != nil {
 			return "", err
 		}
 		claim := st.PendingClaim
@@ -85,8 +89,9 @@ func (e *Engine) Approve(comment string) (*View, error) {
 }
 
 // Reject records a rejection at the gate and sends the task back to to
-// (default: the node before the gate), as a rollback event.
-func (e *Engine) Reject(reason, to string) (*View, error) {
+// (default: the node before the gate), as a rollback event. o.Force
+// decides without being one of the node's approvers.
+func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
 	user, err := e.user()
 	if err != nil {
 		return nil, err
@@ -94,23 +99,23 @@ func (e *Engine) Reject(reason, to string) (*View, error) {
 	if strings.TrimSpace(reason) == "" {
 		return nil, badNamef("A rejection needs a reason: git hegel reject -m REASON")
 	}
-	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "reject"); err != nil {
 			return "", err
 		}
 		from := st.CurrentNode
-		if err := e.mayDecide(wf, from, user, st); err != nil {
+		if err := e.mayDecide(wf, from, user, st, o.Force); err != nil {
 			return "", err
 		}
 		target := to
 		if target == "" {
 			if len(st.History) < 2 {
-				return "", fmt.Errorf("No node before '%s' to send task %s back to; name one with --to NODE (nodes: %s)", from, st.Task, joinQuoted(wf.Order))
+				return "", fmt.Errorf("No node before '%s' to send task %s back to; name one with --to NODE (nodes: %s)", from, st.Task, text.JoinQuoted(wf.Order))
 			}
 			target = st.History[len(st.History)-2]
 		}
 		if _, ok := wf.Nodes[target]; !ok {
-			return "", fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, target, joinQuoted(wf.Order))
+			return "", fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, target, text.JoinQuoted(wf.Order))
 		}
 		now := e.now().UTC()
 		st.Approvals = append(st.Approvals, Approval{Node: from, By: user, At: now, Comment: reason, Rejected: true})
@@ -128,13 +133,14 @@ func (e *Engine) Reject(reason, to string) (*View, error) {
 	return e.view(st, wf), nil
 }
 
-// mayDecide checks the node's approvers list, if it has one.
-func (e *Engine) mayDecide(wf *Workflow, node, user string, st *State) error {
+// mayDecide checks the node's approvers list, if it has one; force lets
+// anyone decide, recorded in the task.
+func (e *Engine) mayDecide(wf *workflow.Definition, node, user string, st *State, force bool) error {
 	n := wf.Nodes[node]
 	if n == nil || len(n.Approvers) == 0 || slices.Contains(n.Approvers, user) {
 		return nil
 	}
-	if e.Force.All {
+	if force {
 		st.Overrides = append(st.Overrides, Override{Node: node, What: "approver", Reason: user + " decided without being an approver", At: e.now().UTC()})
 		return nil
 	}
@@ -144,7 +150,7 @@ func (e *Engine) mayDecide(wf *Workflow, node, user string, st *State) error {
 
 // goBack returns st to node: to its last visit in the history if it has
 // one (the history is cut back, as a rollback does), else as a new entry.
-func (e *Engine) goBack(st *State, wf *Workflow, node string) {
+func (e *Engine) goBack(st *State, wf *workflow.Definition, node string) {
 	h := cutBack(st.History, node)
 	if h == nil {
 		e.enter(st, wf, node)
@@ -171,7 +177,7 @@ func keepVisited(done, history []string) []string {
 // moved finishes a move made by approve, skip or resume: it counts the
 // transition in the session's totals, does what follows entering a node
 // and returns the task's view.
-func (e *Engine) moved(st *State, wf *Workflow, skipped []SkippedNode) (*View, error) {
+func (e *Engine) moved(st *State, wf *workflow.Definition, skipped []SkippedNode) (*View, error) {
 	if err := e.touchSession(func(s *Session) { countMove(s, st) }); err != nil {
 		return nil, err
 	}
@@ -195,7 +201,7 @@ func countMove(s *Session, st *State) {
 
 // afterMove does what follows entering a node: warn about missing inputs,
 // take the checkpoint.
-func (e *Engine) afterMove(st *State, wf *Workflow) {
+func (e *Engine) afterMove(st *State, wf *workflow.Definition) {
 	if st.Status == StatusActive {
 		e.warnRequires(st, wf)
 		e.checkpoint(st)
@@ -203,12 +209,12 @@ func (e *Engine) afterMove(st *State, wf *Workflow) {
 }
 
 // Ask records a question for the human; the task waits for the answer.
-func (e *Engine) Ask(question string) (*State, error) {
+func (e *Engine) Ask(o TaskOptions, question string) (*State, error) {
 	question = strings.TrimSpace(question)
 	if question == "" {
 		return nil, badNamef("The question is empty")
 	}
-	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "ask"); err != nil {
 			return "", err
 		}
@@ -221,13 +227,13 @@ func (e *Engine) Ask(question string) (*State, error) {
 
 // Answer records the answer to the open question and makes the task
 // active again.
-func (e *Engine) Answer(answer string) (*Question, *View, error) {
+func (e *Engine) Answer(o TaskOptions, answer string) (*Question, *View, error) {
 	answer = strings.TrimSpace(answer)
 	if answer == "" {
 		return nil, nil, badNamef("The answer is empty")
 	}
 	var q Question
-	st, wf, err := e.updateOpts(updateOpts{anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "answer"); err != nil {
 			return "", err
 		}

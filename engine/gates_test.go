@@ -46,15 +46,15 @@ func TestApprovalGate(t *testing.T) {
 	}
 	// Only the approvers decide, unless forced (recorded).
 	te.User = func() string { return "Eve" }
-	if _, err := te.Approve(""); err == nil || err.Error() != "Only Ann or Bob may decide at 'spec' (you are 'Eve' by git config user.name); --force decides anyway, recorded in the task" {
+	if _, err := te.Approve(TaskOptions{}, ""); err == nil || err.Error() != "Only Ann or Bob may decide at 'spec' (you are 'Eve' by git config user.name); --force decides anyway, recorded in the task" {
 		t.Errorf("approve by a stranger: %v", err)
 	}
 	te.User = func() string { return "" }
-	if _, err := te.Approve(""); !errors.Is(err, ErrNoUser) {
+	if _, err := te.Approve(TaskOptions{}, ""); !errors.Is(err, ErrNoUser) {
 		t.Errorf("approve without a name: %v", err)
 	}
 	te.User = func() string { return "Bob" }
-	v, err = te.Approve("fine")
+	v, err = te.Approve(TaskOptions{}, "fine")
 	if err != nil || v.Node != "done" {
 		t.Fatalf("approve: %v", err)
 	}
@@ -70,13 +70,13 @@ func TestApprovalGate(t *testing.T) {
 func TestRejectSendsBack(t *testing.T) {
 	te := newGateEngine(t)
 	te.Next("")
-	te.Approve("")
+	te.Approve(TaskOptions{}, "")
 	te.Next("plan_redo") // back at spec, its gate again
 	te.Next("")
-	if _, err := te.Reject("", ""); err == nil {
+	if _, err := te.Reject(TaskOptions{}, "", ""); err == nil {
 		t.Error("reject without a reason")
 	}
-	v, err := te.Reject("spec is vague", "")
+	v, err := te.Reject(TaskOptions{}, "spec is vague", "")
 	if err != nil || v.Node != "plan" {
 		t.Fatalf("reject: %v %v", v, err)
 	}
@@ -92,10 +92,10 @@ func TestRejectSendsBack(t *testing.T) {
 	// --to names the node; an unknown one is refused with the list.
 	te.Next("plan_redo")
 	te.Next("")
-	if _, err := te.Reject("no", "nowhere"); err == nil || !strings.Contains(err.Error(), "has no node 'nowhere' (nodes: 'spec', 'plan')") {
+	if _, err := te.Reject(TaskOptions{}, "no", "nowhere"); err == nil || !strings.Contains(err.Error(), "has no node 'nowhere' (nodes: 'spec', 'plan')") {
 		t.Errorf("reject --to nowhere: %v", err)
 	}
-	if v, err := te.Reject("no", "spec"); err != nil || v.Node != "spec" || v.State.Status != StatusActive {
+	if v, err := te.Reject(TaskOptions{}, "no", "spec"); err != nil || v.Node != "spec" || v.State.Status != StatusActive {
 		t.Errorf("reject --to spec: %v", err)
 	}
 }
@@ -103,7 +103,7 @@ func TestRejectSendsBack(t *testing.T) {
 func TestConfirmTransition(t *testing.T) {
 	te := newGateEngine(t)
 	te.Next("")
-	te.Approve("")
+	te.Approve(TaskOptions{}, "")
 	n := len(te.tasks.log)
 	// No one to ask: refused.
 	if _, err := te.Next(""); err == nil || !strings.Contains(err.Error(), "needs confirmation") {
@@ -130,20 +130,20 @@ func TestConfirmTransition(t *testing.T) {
 func TestAskAndAnswer(t *testing.T) {
 	te := newTestEngine(t, nil)
 	te.Start("minimal", "", "m")
-	if _, err := te.Ask("   "); err == nil {
+	if _, err := te.Ask(TaskOptions{}, "   "); err == nil {
 		t.Error("empty question")
 	}
-	st, err := te.Ask("Which database?")
+	st, err := te.Ask(TaskOptions{}, "Which database?")
 	if err != nil || st.Status != StatusAwaitingAnswer {
 		t.Fatalf("ask: %v", err)
 	}
 	if _, err := te.Next(""); err == nil || !strings.Contains(err.Error(), "It waits for an answer to: Which database?. Run 'git hegel answer TEXT'") {
 		t.Errorf("next while asking: %v", err)
 	}
-	if _, err := te.Ask("another?"); err == nil {
+	if _, err := te.Ask(TaskOptions{}, "another?"); err == nil {
 		t.Error("asked twice")
 	}
-	q, v, err := te.Answer("Postgres")
+	q, v, err := te.Answer(TaskOptions{}, "Postgres")
 	if err != nil || q.Answer != "Postgres" || v.State.Status != StatusActive {
 		t.Fatalf("answer: %v", err)
 	}
@@ -151,7 +151,7 @@ func TestAskAndAnswer(t *testing.T) {
 	if len(st.Questions) != 1 || st.Questions[0].AnsweredAt == nil || st.Questions[0].Node != "spec" {
 		t.Errorf("questions %+v", st.Questions)
 	}
-	if _, _, err := te.Answer("again"); err == nil {
+	if _, _, err := te.Answer(TaskOptions{}, "again"); err == nil {
 		t.Error("answered with no question open")
 	}
 }

@@ -2,8 +2,13 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // How guard rules, agent events and hegel's end nodes plug into the state
@@ -11,23 +16,22 @@ import (
 // settles a task that reached an end node.
 
 // guard checks the current node's rules before st leaves it for to by
-// claim. Violations
-// that e.Force bypasses are recorded in st.Overrides and named in the
-// returned commit-message suffix; any other violation blocks the move
-// (a *GuardError) and is journaled for the metrics.
-func (e *Engine) guard(st *State, wf *Workflow, to, claim string) (string, error) {
+// claim. Violations that force bypasses are recorded in st.Overrides and
+// named in the returned commit-message suffix; any other violation blocks
+// the move (a *GuardError) and is journaled for the metrics.
+func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string, force Force) (string, error) {
 	n, ok := wf.Nodes[st.CurrentNode]
-	if !ok || len(n.Rules) == 0 || to == NodeAborted || claim == RestartCycle {
+	if !ok || len(n.Rules) == 0 || to == workflow.NodeAborted || claim == workflow.RestartCycle {
 		return "", nil // giving up or starting over is never blocked
 	}
 	now := e.now()
-	in := RuleInput{
+	in := agent.RuleInput{
 		Node:          st.CurrentNode,
 		Now:           now,
 		PhaseStart:    st.PhaseStartTime,
 		LookbackStart: func(k int) time.Time { return LookbackStart(st, k) },
 	}
-	if e.CommitTimes != nil && !e.NoCommitGuard {
+	if e.CommitTimes != nil {
 		in.CommitsSince = func(t time.Time) (int, error) {
 			ts, err := e.CommitTimes(t)
 			return len(ts), err
@@ -40,14 +44,14 @@ func (e *Engine) guard(st *State, wf *Workflow, to, claim string) (string, error
 		}
 		in.Events = evs
 	}
-	vs, err := CheckRules(n.Rules, in, nil)
+	vs, err := agent.CheckRules(n.Rules, in, nil)
 	if err != nil {
 		return "", fmt.Errorf("cannot check the guard rules of '%s': %v", st.CurrentNode, err)
 	}
-	var blocking []Violation
+	var blocking []agent.Violation
 	var forced []string
 	for _, v := range vs {
-		if e.Force.Bypasses(v.Rule.Type) {
+		if force.Bypasses(v.Rule.Type) {
 			st.Overrides = append(st.Overrides, Override{Node: st.CurrentNode, What: "rule:" + v.Rule.Type, Reason: v.Summary, At: now})
 			forced = append(forced, v.Rule.Type)
 			continue
@@ -56,7 +60,7 @@ func (e *Engine) guard(st *State, wf *Workflow, to, claim string) (string, error
 	}
 	if len(blocking) > 0 {
 		e.recordViolations(st, blocking, now)
-		return "", &GuardError{From: st.CurrentNode, Violations: blocking}
+		return "", &agent.GuardError{From: st.CurrentNode, Violations: blocking}
 	}
 	if len(forced) == 0 {
 		return "", nil
@@ -66,13 +70,13 @@ func (e *Engine) guard(st *State, wf *Workflow, to, claim string) (string, error
 
 // recordViolations journals violations so metrics can count them; a
 // journal problem only warns.
-func (e *Engine) recordViolations(st *State, vs []Violation, now time.Time) {
+func (e *Engine) recordViolations(st *State, vs []agent.Violation, now time.Time) {
 	if e.Events == nil {
 		return
 	}
-	evs := make([]Event, 0, len(vs))
+	evs := make([]agent.Event, 0, len(vs))
 	for _, v := range vs {
-		evs = append(evs, Event{Time: now.UTC(), Kind: EventViolation, Hook: "next", Task: st.Task, Node: st.CurrentNode, Rule: v.Rule.Type, Detail: v.Summary})
+		evs = append(evs, agent.Event{Time: now.UTC(), Kind: agent.EventViolation, Hook: "next", Task: st.Task, Node: st.CurrentNode, Rule: v.Rule.Type, Detail: v.Summary})
 	}
 	if err := e.Events.Record(evs...); err != nil {
 		e.warn("cannot record the rule violation: " + err.Error())
@@ -93,7 +97,7 @@ func (e *Engine) foldEvents() {
 
 // settle ends the run when st reached a node without transitions, as
 // reaching done does.
-func (e *Engine) settle(st *State, wf *Workflow) {
+func (e *Engine) settle(st *State, wf *workflow.Definition) {
 	n, ok := wf.Nodes[st.CurrentNode]
 	if !ok || !n.Terminal || st.Status != StatusActive {
 		return
@@ -106,7 +110,7 @@ func (e *Engine) settle(st *State, wf *Workflow) {
 // LookbackStart is when the phase k phases back started (1: the current
 // one). Past the recorded phases, or for AllCommits, it is the run's start.
 func LookbackStart(st *State, k int) time.Time {
-	if k >= AllCommits {
+	if k >= workflow.AllCommits {
 		return st.StartedAt
 	}
 	if len(st.PhaseLog) == 0 {
@@ -127,10 +131,16 @@ func RunKey(st *State) string {
 	return strings.NewReplacer(":", "", "-", "", ".", "").Replace(st.WorkflowID)
 }
 
+// DoneOptions are the arguments of `git hegel done`.
+type DoneOptions struct {
+	Task  string // --task: the task to finish ("": the active one)
+	Force Force  // --force, --force TYPE: as for next
+}
+
 // Done finishes the workflow from the current node, when it has a
 // transition straight to an end: `git hegel done`.
-func (e *Engine) Done() (*View, error) {
-	t, err := e.Current()
+func (e *Engine) Done(o DoneOptions) (*View, error) {
+	t, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +158,18 @@ func (e *Engine) Done() (*View, error) {
 		for _, tr := range wf.Nodes[st.CurrentNode].Transitions {
 			to = append(to, tr.To)
 		}
-		return nil, fmt.Errorf("'%s' cannot finish the workflow directly (it leads to %s); run 'git hegel next' to move on", st.CurrentNode, joinQuoted(to))
+		return nil, fmt.Errorf("'%s' cannot finish the workflow directly (it leads to %s); run 'git hegel next' to move on", st.CurrentNode, text.JoinQuoted(to))
 	}
-	return e.Next(claim)
+	return e.NextWith(NextOptions{Task: o.Task, Claim: claim, Force: o.Force})
+}
+
+// Force says which rules a forced `next` bypasses.
+type Force struct {
+	All   bool     // --force: every rule
+	Rules []string // --force TYPE: rules of these types
+}
+
+// Bypasses reports whether f lets a violation of ruleType through.
+func (f Force) Bypasses(ruleType string) bool {
+	return f.All || slices.Contains(f.Rules, ruleType)
 }

@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// The execution history (seed 05's executions.jsonl): one entry per run
+// The execution history: one entry per run
 // that ended, written once when it ends and never changed afterwards.
 // docs/history.md describes it for users, docs/storage.md on disk.
 
@@ -135,7 +137,7 @@ func historyStatus(st *State) string {
 
 // NewHistoryEntry is the entry of st's run, which ended (st.EndedAt, else
 // end). start and finish are where git was; user is git's user.name.
-func NewHistoryEntry(st *State, wf *Workflow, end time.Time, finish *GitInfo, user string) *HistoryEntry {
+func NewHistoryEntry(st *State, wf *workflow.Definition, end time.Time, finish *GitInfo, user string) *HistoryEntry {
 	if st.EndedAt != nil {
 		end = *st.EndedAt
 	}
@@ -185,9 +187,9 @@ func nonNil(s []string) []string {
 
 // nodeRuns splits a run's time over the nodes it visited (the phase log)
 // and adds each node's attempts and failed attempts.
-func nodeRuns(st *State, wf *Workflow, end time.Time) map[string]NodeRun {
+func nodeRuns(st *State, wf *workflow.Definition, end time.Time) map[string]NodeRun {
 	terminal := func(n string) bool {
-		return n == NodeDone || n == NodeAborted || (wf != nil && wf.IsTerminal(n))
+		return n == workflow.NodeDone || n == workflow.NodeAborted || (wf != nil && wf.IsTerminal(n))
 	}
 	visits := st.PhaseLog
 	if len(visits) == 0 {
@@ -242,7 +244,7 @@ func nodeRuns(st *State, wf *Workflow, end time.Time) map[string]NodeRun {
 
 // recordHistory adds the history entry of t's run, which just ended. A
 // failure is reported, never returned: the run ended all the same.
-func (e *Engine) recordHistory(t *Task, wf *Workflow) {
+func (e *Engine) recordHistory(t *Task, wf *workflow.Definition) {
 	if e.History == nil {
 		return
 	}

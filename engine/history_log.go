@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // HistoryFilter selects runs for `git hegel log`. Empty fields select
@@ -25,8 +27,9 @@ type LogRecord struct {
 	Open bool
 }
 
-// seedStatuses maps seed 05's status names to ours, for --status.
-var seedStatuses = map[string]string{
+// upperStatuses maps the upper-case status names of the executions.jsonl
+// format (log --format=jsonl) to ours, for --status.
+var upperStatuses = map[string]string{
 	"COMPLETED": StatusCompleted, "ERROR": StatusFailed, "ROLLBACK": StatusRolledBack,
 	"EXECUTING": StatusActive, "PAUSED": StatusPaused, "ABORTED": StatusAborted,
 }
@@ -34,10 +37,10 @@ var seedStatuses = map[string]string{
 // openStatuses are the statuses an open task may have.
 var openStatuses = []string{StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed}
 
-// CheckHistoryStatus returns the status --status names (ours, or seed 05's
-// upper-case ones), or a usage error.
+// CheckHistoryStatus returns the status --status names (ours, or the
+// executions.jsonl format's upper-case ones), or a usage error.
 func CheckHistoryStatus(s string) (string, error) {
-	if v, ok := seedStatuses[s]; ok {
+	if v, ok := upperStatuses[s]; ok {
 		return v, nil
 	}
 	if slices.Contains(historyStatuses, s) || slices.Contains(openStatuses, s) {
@@ -49,7 +52,7 @@ func CheckHistoryStatus(s string) (string, error) {
 			all = append(all, o)
 		}
 	}
-	return "", badNamef("Unknown status '%s' (use %s)", s, joinQuoted(all))
+	return "", badNamef("Unknown status '%s' (use %s)", s, text.JoinQuoted(all))
 }
 
 func (f *HistoryFilter) match(h *HistoryEntry) bool {

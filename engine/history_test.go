@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // fakeHistory is an in-memory HistoryStore: entries by day, and digests
@@ -111,7 +113,7 @@ func TestHistoryEntryOfACompletedRun(t *testing.T) {
 	if _, err := te.StartTask(StartOptions{Workflow: "minimal", Task: "t", Description: "fix the cart"}); err != nil {
 		t.Fatal(err)
 	}
-	te.step(t, 10*time.Minute, func() error { _, err := te.Fail("flaky"); return err })
+	te.step(t, 10*time.Minute, func() error { _, err := te.Fail(TaskOptions{}, "flaky"); return err })
 	te.step(t, 5*time.Minute, func() error { _, err := te.Next(""); return err }) // spec -> plan
 	te.Git = func() *GitInfo { return &GitInfo{Branch: "topic", Head: "beef"} }
 	te.step(t, 30*time.Minute, func() error { _, err := te.Next(""); return err }) // plan -> done
@@ -141,13 +143,13 @@ func TestHistoryEntryOfAFailedRunGivenUp(t *testing.T) {
 	if _, err := te.Start("minimal", "", "t"); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < DefaultMaxAttempts; i++ {
-		te.step(t, time.Minute, func() error { _, err := te.Fail("tests fail"); return err })
+	for i := 0; i < workflow.DefaultMaxAttempts; i++ {
+		te.step(t, time.Minute, func() error { _, err := te.Fail(TaskOptions{}, "tests fail"); return err })
 	}
 	if len(h.entries) != 0 {
 		t.Fatal("a failed task is still open: no entry yet")
 	}
-	te.step(t, time.Minute, func() error { _, err := te.Abort(); return err })
+	te.step(t, time.Minute, func() error { _, err := te.Abort(TaskOptions{}); return err })
 	e := onlyEntry(t, h)
 	if e.Status != StatusFailed || e.Error != "tests fail" || !reflect.DeepEqual(e.Failed, []string{"spec"}) {
 		t.Errorf("entry: status %s error %q failed %v", e.Status, e.Error, e.Failed)
@@ -162,7 +164,7 @@ func TestHistoryEntryOfAbortAndRollbackAll(t *testing.T) {
 	if _, err := te.Start("minimal", "", "a"); err != nil {
 		t.Fatal(err)
 	}
-	te.step(t, time.Minute, func() error { _, err := te.Abort(); return err })
+	te.step(t, time.Minute, func() error { _, err := te.Abort(TaskOptions{}); return err })
 	if e := onlyEntry(t, h); e.Status != StatusAborted || e.Error != "" {
 		t.Errorf("abort: %+v", e)
 	}
@@ -172,7 +174,7 @@ func TestHistoryEntryOfAbortAndRollbackAll(t *testing.T) {
 	}
 	te.step(t, time.Minute, func() error { _, err := te.Next(""); return err })
 	te.rewinder.first = "spec"
-	te.step(t, time.Minute, func() error { _, err := te.RollbackAll("wrong"); return err })
+	te.step(t, time.Minute, func() error { _, err := te.RollbackAll(TaskOptions{}, "wrong"); return err })
 	e := onlyEntry(t, h)
 	if e.Status != StatusRolledBack || e.Task != "r" || e.Rollbacks != 1 {
 		t.Errorf("rollback --all: %+v", e)
@@ -185,7 +187,7 @@ func TestHistoryWriteFailureOnlyWarns(t *testing.T) {
 	if _, err := te.Start("minimal", "", "t"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := te.Abort(); err != nil {
+	if _, err := te.Abort(TaskOptions{}); err != nil {
 		t.Fatalf("abort failed with the history: %v", err)
 	}
 	if len(te.warnings) != 1 || te.warnings[0] != "task t finished, but its history entry was not written: disk full" {
@@ -292,13 +294,13 @@ func TestLogFiltersAndOpenTasks(t *testing.T) {
 		}
 		te.now = te.now.Add(time.Minute)
 		if fail {
-			for i := 0; i < DefaultMaxAttempts; i++ {
-				if _, err := te.Fail("boom"); err != nil {
+			for i := 0; i < workflow.DefaultMaxAttempts; i++ {
+				if _, err := te.Fail(TaskOptions{}, "boom"); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		if _, err := te.Abort(); err != nil {
+		if _, err := te.Abort(TaskOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		te.now = te.now.Add(time.Hour)

@@ -7,15 +7,20 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // NextOptions are the arguments of `git hegel next`.
 type NextOptions struct {
+	Task  string // --task: the task to move ("": the active one)
 	Claim string // default "<node>_complete"
-	// Force moves on although the node's artifact is missing or empty;
-	// the override is recorded in the task. e.Force.All (--force) does
-	// the same; it also moves on without running the node's checks.
-	Force bool
+	// Force bypasses the guard rules of the types it names (--force
+	// TYPE). Force.All (--force) bypasses all of them, and also moves on
+	// although the node's artifact is missing or empty, without running
+	// the node's checks, and on a task another worktree owns; each
+	// override is recorded in the task.
+	Force Force
 	// Ctx stops the node's checks when it is cancelled (nil: never);
 	// CheckOutput, if set, gets each check's command line and output.
 	Ctx         context.Context
@@ -60,9 +65,8 @@ func (e *Engine) Next(claim string) (*View, error) { return e.NextWith(NextOptio
 // type skips are passed over; a transition back to a node already
 // visited is recorded as a rollback event.
 func (e *Engine) NextWith(o NextOptions) (*View, error) {
-	o.Force = o.Force || e.Force.All
 	e.foldEvents()
-	cur, err := e.Current()
+	cur, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +81,10 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	if missing := e.checkArtifact(wf, from); missing != nil && !o.Force {
+	if missing := e.checkArtifact(wf, from); missing != nil && !o.Force.All {
 		return nil, missing
 	}
-	if !o.Force {
+	if !o.Force.All {
 		ctx := o.Ctx
 		if ctx == nil {
 			ctx = context.Background()
@@ -90,7 +94,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		}
 	}
 	confirmed := false
-	if tr := transitionOf(wf, from, claim); tr.Confirm && wf.Nodes[from].Gate != GateApproval {
+	if tr := transitionOf(wf, from, claim); tr.Confirm && wf.Nodes[from].Gate != workflow.GateApproval {
 		if e.Confirm == nil {
 			return nil, fmt.Errorf("Moving from '%s' to '%s' needs confirmation, and there is no one to ask; nothing changed", from, to)
 		}
@@ -108,29 +112,29 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	// Another process may have moved the task since it was read: the
 	// change is worked out again on the state as stored, like any update.
 	// Only a confirmation cannot be carried over to another move.
-	st, wf, err := e.updateTask(cur, updateOpts{wf: wf}, func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.updateTask(cur, updateOpts{call: TaskOptions{Task: o.Task, Force: o.Force.All}, wf: wf}, func(st *State, wf *workflow.Definition) (string, error) {
 		f, c, t, err := e.nextTarget(st, wf, o)
 		if err != nil {
 			return "", err
 		}
-		gated := wf.Nodes[f].Gate == GateApproval
+		gated := wf.Nodes[f].Gate == workflow.GateApproval
 		if transitionOf(wf, f, c).Confirm && !gated && (!confirmed || f != from || t != to) {
 			return "", fmt.Errorf("Task %s moved to '%s' meanwhile; nothing changed", st.Task, st.CurrentNode)
 		}
 		missing := e.checkArtifact(wf, f)
-		if missing != nil && !o.Force {
+		if missing != nil && !o.Force.All {
 			return "", missing
 		}
 		skipped, gate = nil, nil
 		if missing != nil {
 			st.Overrides = append(st.Overrides, Override{Node: f, What: "artifact", Reason: missing.state(), At: e.now()})
 		}
-		if o.Force && len(wf.Nodes[f].Checks) > 0 {
+		if o.Force.All && len(wf.Nodes[f].Checks) > 0 {
 			st.Overrides = append(st.Overrides, Override{Node: f, What: "check", Reason: "moved on without running its checks", At: e.now()})
 		}
 		// The node's guard rules are about the work done here: checked
-		// when next is asked, gate or not (rules.go).
-		forced, err := e.guard(st, wf, t, c)
+		// when next is asked, gate or not (guard.go).
+		forced, err := e.guard(st, wf, t, c, o.Force)
 		if err != nil {
 			return "", err
 		}
@@ -168,7 +172,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 
 // nextTarget works out where next would go from st: it checks the status
 // and finds the transition.
-func (e *Engine) nextTarget(st *State, wf *Workflow, o NextOptions) (from, claim, to string, err error) {
+func (e *Engine) nextTarget(st *State, wf *workflow.Definition, o NextOptions) (from, claim, to string, err error) {
 	if wf.IsTerminal(st.CurrentNode) {
 		return "", "", "", finishedError(st)
 	}
@@ -186,20 +190,20 @@ func (e *Engine) nextTarget(st *State, wf *Workflow, o NextOptions) (from, claim
 	return st.CurrentNode, claim, to, nil
 }
 
-func transitionOf(wf *Workflow, node, claim string) Transition {
+func transitionOf(wf *workflow.Definition, node, claim string) workflow.Transition {
 	for _, t := range wf.Nodes[node].Transitions {
 		if t.When == claim {
 			return t
 		}
 	}
-	return Transition{}
+	return workflow.Transition{}
 }
 
 // move takes st from its node along claim to to: a node visited before
-// makes it a rollback event (seed 04's QA → DEV), and nodes the task's
-// type skips are passed over. It returns the history message ("a -> b
+// makes it a rollback event (a review sending the work back to coding),
+// and nodes the task's type skips are passed over. It returns the history message ("a -> b
 // (claim)") and the nodes skipped.
-func (e *Engine) move(st *State, wf *Workflow, claim, to, reason string) (string, []SkippedNode) {
+func (e *Engine) move(st *State, wf *workflow.Definition, claim, to, reason string) (string, []SkippedNode) {
 	from := st.CurrentNode
 	if to != from && !wf.IsTerminal(to) && slices.Contains(st.History[:len(st.History)-1], to) {
 		if reason == "" {
@@ -218,7 +222,7 @@ func (e *Engine) move(st *State, wf *Workflow, claim, to, reason string) (string
 // arrive enters node, or, when the task's type skips it, the first node
 // after it (along each skipped node's first transition) that it does not
 // skip. reason, if set, replaces the recorded reason for the skips.
-func (e *Engine) arrive(st *State, wf *Workflow, node, reason string) []SkippedNode {
+func (e *Engine) arrive(st *State, wf *workflow.Definition, node, reason string) []SkippedNode {
 	var skipped []SkippedNode
 	for i := 0; i <= len(wf.Order) && !wf.IsTerminal(node) && wf.SkippedFor(node, st.TaskType); i++ {
 		why := reason
@@ -254,7 +258,7 @@ func appendEvent(events []RollbackEvent, ev RollbackEvent) []RollbackEvent {
 // checkArtifact returns an *ArtifactError when node's artifact is missing
 // or empty in this worktree, nil when it is there (or the engine cannot
 // see files).
-func (e *Engine) checkArtifact(wf *Workflow, node string) *ArtifactError {
+func (e *Engine) checkArtifact(wf *workflow.Definition, node string) *ArtifactError {
 	n, ok := wf.Nodes[node]
 	if !ok || n.Artifact == "" || e.Files == nil {
 		return nil
@@ -274,14 +278,14 @@ func (e *Engine) checkArtifact(wf *Workflow, node string) *ArtifactError {
 // warnRequires warns about the files the current node reads that are
 // missing. A file only a skipped stage would have written is not
 // expected.
-func (e *Engine) warnRequires(st *State, wf *Workflow) {
+func (e *Engine) warnRequires(st *State, wf *workflow.Definition) {
 	n, ok := wf.Nodes[st.CurrentNode]
 	if !ok || e.Files == nil || st.Status != StatusActive {
 		return
 	}
 	var missing []string
 	for _, p := range n.Requires {
-		if by := wf.producer(p); by != "" && skippedNode(st, by) {
+		if by := wf.Producer(p); by != "" && skippedNode(st, by) {
 			continue
 		}
 		if size, err := e.Files.Size(p); err != nil || size == 0 {

@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
+)
 
 // Orphan is an open task owned by a worktree of this clone that no longer
 // exists (removed without `git worktree remove`, or pruned): no command
@@ -47,7 +51,7 @@ func (e *Engine) Release(o Orphan) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, _ *Workflow) (string, error) {
+	_, _, err = e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, _ *workflow.Definition) (string, error) {
 		if !st.Active() || st.Worktree != o.Worktree {
 			return "", fmt.Errorf("it changed meanwhile (now %s, owned by %s)", st.Status, ownerOf(st))
 		}

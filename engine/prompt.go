@@ -2,17 +2,18 @@ package engine
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Prompts shown to people and agents are rendered from the node's template
-// (template.go) with the task's data, the user's guides and context, and,
+// (engine/workflow's template.go) with the task's data, the user's guides and context, and,
 // for a task `git hegel run` drives, the run's inputs and the earlier
 // steps' results (run_store.go).
 
 // RenderPrompt renders the prompt of st's current node.
-func (e *Engine) RenderPrompt(st *State, wf *Workflow) (string, error) {
+func (e *Engine) RenderPrompt(st *State, wf *workflow.Definition) (string, error) {
 	n, ok := wf.Nodes[st.CurrentNode]
 	if !ok || n.Template == nil {
 		return wf.Prompt(st.CurrentNode), nil
@@ -27,7 +28,7 @@ func (e *Engine) RenderPrompt(st *State, wf *Workflow) (string, error) {
 // RenderNodePrompt renders node n's prompt for a task in state st, taking
 // guides, partials and optional context from src (nil: built-ins only).
 // Results are those state.json holds as text; the run's inputs are empty.
-func RenderNodePrompt(n *Node, st *State, wf *Workflow, src GuideSource) (string, error) {
+func RenderNodePrompt(n *workflow.Node, st *State, wf *workflow.Definition, src workflow.GuideSource) (string, error) {
 	if n.Template == nil {
 		return n.Prompt, nil
 	}
@@ -42,15 +43,15 @@ type runData struct {
 }
 
 // runData loads the run data template t uses, and nothing else.
-func (e *Engine) runData(st *State, t *Template) (runData, error) {
+func (e *Engine) runData(st *State, t *workflow.Template) (runData, error) {
 	d := runData{in: &runInputs{}, results: map[string]string{}}
 	var err error
-	if t.Uses(tplPrompt) || t.Uses(tplContext) || t.Uses(tplVars) {
+	if t.Uses(workflow.DataPrompt) || t.Uses(workflow.DataContext) || t.Uses(workflow.DataVars) {
 		if d.in, err = e.loadInputs(st.Task, t); err != nil {
 			return d, err
 		}
 	}
-	if t.Uses(tplResults) {
+	if t.Uses(workflow.DataResults) {
 		if d.results, err = e.loadResults(st, resultRefs(t)); err != nil {
 			return d, err
 		}
@@ -58,18 +59,10 @@ func (e *Engine) runData(st *State, t *Template) (runData, error) {
 	return d, nil
 }
 
-// renderTemplate renders t, one of node n's templates whose text starts
-// at file line line; what prefixes messages about it ("" for the prompt,
-// "run: command: " ...). quote, if set, is applied to every value.
-func renderTemplate(t *Template, line int, what string, n *Node, st *State, wf *Workflow, src GuideSource, rd runData, quote func(string) string) (string, error) {
-	opt, err := optionalValues(src, t.Optional)
-	if err != nil {
-		return "", err
-	}
-	d := RenderData{
-		Guide:    func(name string) (string, error) { return guideText(src, name) },
-		Partial:  func(name string) (string, error) { return partialText(src, name) },
-		Optional: opt,
+// renderTemplate renders t, one of node n's templates, with st's data and
+// the run data rd (RenderNode says the rest).
+func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Node, st *State, wf *workflow.Definition, src workflow.GuideSource, rd runData, quote func(string) string) (string, error) {
+	return wf.RenderNode(n, t, line, what, src, workflow.RenderData{
 		// Text ends in a newline; the template says where lines end.
 		Prompt:  strings.TrimRight(rd.in.Prompt, "\n"),
 		Context: strings.TrimRight(rd.in.Context, "\n"),
@@ -80,15 +73,7 @@ func renderTemplate(t *Template, line int, what string, n *Node, st *State, wf *
 			"workflow": st.Workflow, "mode": st.Mode, "node": st.CurrentNode, "priority": st.Priority,
 		},
 		Quote: quote,
-	}
-	out, err := t.Render(d)
-	if err != nil {
-		if te, ok := err.(*TemplateError); ok && line > 0 {
-			return "", fmt.Errorf("%s:%d: node %q: %s%s", wf.Source, line+te.Line-1, n.Name, what, te.Msg)
-		}
-		return "", fmt.Errorf("%s: node %q: %s%v", wf.Source, n.Name, what, err)
-	}
-	return trimRightNL(out), nil
+	})
 }
 
 func trimValues(m map[string]string) map[string]string {
@@ -110,11 +95,4 @@ func stepResults(st *State) map[string]string {
 		}
 	}
 	return out
-}
-
-func trimRightNL(s string) string {
-	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
-		s = s[:len(s)-1]
-	}
-	return s
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// Resume strategies (seed 05).
+// Resume strategies: where a paused or failed task goes on.
 const (
 	RetryCurrent   = "retry-current"
 	RetryPrevious  = "retry-previous"
@@ -42,8 +44,8 @@ func ValidStrategy(s string) bool {
 }
 
 // Pause stops the task on purpose; resume (or next) goes on.
-func (e *Engine) Pause(reason string) (*State, error) {
-	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+func (e *Engine) Pause(o TaskOptions, reason string) (*State, error) {
+	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "pause"); err != nil {
 			return "", err
 		}
@@ -60,19 +62,21 @@ func (e *Engine) Pause(reason string) (*State, error) {
 
 // ResumeOptions are the arguments of `git hegel resume`.
 type ResumeOptions struct {
+	Task       string // --task: the task to resume ("": the active one)
+	Force      bool   // --force: resume a task another worktree owns
 	Strategy   string
 	Checkpoint string // from-checkpoint: the checkpoint id ("": the task's first)
 	Reason     string
 }
 
-// Resume makes a paused or failed task active again (seed 05's
-// precondition: no other status can be resumed), by one of the four
-// strategies.
+// Resume makes a paused or failed task active again (no other status can
+// be resumed), by one of the four strategies.
 func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 	if !ValidStrategy(o.Strategy) {
 		return nil, badNamef("Unknown strategy '%s' (use %s)", o.Strategy, joinStrategies(", "))
 	}
-	cur, err := e.Current()
+	call := TaskOptions{Task: o.Task, Force: o.Force}
+	cur, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -88,12 +92,12 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 		if e.Rewind == nil {
 			return nil, fmt.Errorf("Cannot resume from a checkpoint here: the working tree is not available")
 		}
-		if _, err := e.Rewind.Rewind(o.Checkpoint, "resume from checkpoint"); err != nil {
+		if _, err := e.Rewind.Rewind(call, o.Checkpoint, "resume from checkpoint"); err != nil {
 			return nil, err
 		}
 	}
 	var skipped []SkippedNode
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(call, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "resume"); err != nil {
 			return "", err
 		}
@@ -150,7 +154,7 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 
 // skip passes over node, recording why, and arrives at to (or the first
 // node after it the task's type does not skip).
-func (e *Engine) skip(st *State, wf *Workflow, node, to, why string) (string, []SkippedNode) {
+func (e *Engine) skip(st *State, wf *workflow.Definition, node, to, why string) (string, []SkippedNode) {
 	st.SkippedNodes = append(st.SkippedNodes, SkippedNode{Node: node, Reason: why, At: e.now().UTC()})
 	failed := slices.Contains(st.FailedNodes, node)
 	more := e.arrive(st, wf, to, "")
@@ -163,10 +167,10 @@ func (e *Engine) skip(st *State, wf *Workflow, node, to, why string) (string, []
 }
 
 // Skip passes over the current node when it is conditional or the task's
-// type skips it; anything else needs force, which is recorded.
-func (e *Engine) Skip(reason string, force bool) (*View, error) {
+// type skips it; anything else needs o.Force, which is recorded.
+func (e *Engine) Skip(o TaskOptions, reason string) (*View, error) {
 	var skipped []SkippedNode
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "skip"); err != nil {
 			return "", err
 		}
@@ -182,7 +186,7 @@ func (e *Engine) Skip(reason string, force bool) (*View, error) {
 			if why == "" {
 				why = "skipped for task type " + st.TaskType
 			}
-		case !force:
+		case !o.Force:
 			typ := st.TaskType
 			if typ == "" {
 				typ = "(none)"
@@ -213,8 +217,8 @@ func (e *Engine) Skip(reason string, force bool) (*View, error) {
 // Rewind (with a safety checkpoint, so `git hegel rollback --undo` undoes
 // it), then the task ends as rolled_back and is archived with its
 // checkpoints kept.
-func (e *Engine) RollbackAll(reason string) (*State, error) {
-	cur, err := e.Current()
+func (e *Engine) RollbackAll(o TaskOptions, reason string) (*State, error) {
+	cur, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -236,10 +240,10 @@ func (e *Engine) RollbackAll(reason string) (*State, error) {
 	if why == "" {
 		why = "rollback --all"
 	}
-	if _, err := e.Rewind.Rewind("", why); err != nil {
+	if _, err := e.Rewind.Rewind(o, "", why); err != nil {
 		return nil, err
 	}
-	st, _, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Finished() {
 			return "", finishedError(st)
 		}
@@ -251,7 +255,7 @@ func (e *Engine) RollbackAll(reason string) (*State, error) {
 }
 
 // firstTransition is where a skipped node leads: its first transition.
-func firstTransition(wf *Workflow, node string) (string, error) {
+func firstTransition(wf *workflow.Definition, node string) (string, error) {
 	n, ok := wf.Nodes[node]
 	if !ok || len(n.Transitions) == 0 {
 		return "", fmt.Errorf("'%s' has no transition to skip along; it ends the workflow", node)

@@ -15,7 +15,7 @@ func failedAt(t *testing.T) *testEnv {
 	te.Next("")
 	te.Next("")
 	for i := 0; i < 3; i++ {
-		te.Fail("boom")
+		te.Fail(TaskOptions{}, "boom")
 	}
 	if st := te.state(t); st.Status != StatusFailed || st.CurrentNode != "code" {
 		t.Fatalf("setup: %+v", st)
@@ -103,11 +103,11 @@ func TestPauseResume(t *testing.T) {
 		!strings.HasPrefix(err.Error(), "Cannot resume workflow with status: active") {
 		t.Errorf("resume of an active task: %v", err)
 	}
-	st, err := te.Pause("lunch")
+	st, err := te.Pause(TaskOptions{}, "lunch")
 	if err != nil || st.Status != StatusPaused || st.PauseReason != "lunch" {
 		t.Fatal(err)
 	}
-	if _, err := te.Pause(""); err == nil {
+	if _, err := te.Pause(TaskOptions{}, ""); err == nil {
 		t.Error("paused twice")
 	}
 	v, err := te.Resume(ResumeOptions{Strategy: RetryCurrent})
@@ -122,13 +122,13 @@ func TestSkip(t *testing.T) {
 	te.StartTask(StartOptions{Workflow: "pipeline", Task: "p"})
 	// pm is neither conditional nor skipped for feature.
 	n := len(te.tasks.log)
-	if _, err := te.Skip("", false); err == nil || err.Error() != "Cannot skip 'pm': it is not conditional and task type feature does not skip it; nothing changed (--force skips it anyway, recorded in the task)" {
+	if _, err := te.Skip(TaskOptions{}, ""); err == nil || err.Error() != "Cannot skip 'pm': it is not conditional and task type feature does not skip it; nothing changed (--force skips it anyway, recorded in the task)" {
 		t.Fatalf("skip pm: %v", err)
 	}
 	if len(te.tasks.log) != n {
 		t.Fatal("a refused skip wrote")
 	}
-	v, err := te.Skip("hurry", true)
+	v, err := te.Skip(TaskOptions{Force: true}, "hurry")
 	if err != nil || v.Node != "design" {
 		t.Fatalf("forced skip: %v", err)
 	}
@@ -139,7 +139,7 @@ func TestSkip(t *testing.T) {
 	te.Next("") // design -> preflight
 	te.Next("") // -> dev
 	te.Next("") // -> migration (conditional)
-	v, err = te.Skip("", false)
+	v, err = te.Skip(TaskOptions{}, "")
 	if err != nil || v.Node != "test" || v.Skipped[0].Reason != "conditional stage skipped" {
 		t.Fatalf("skip migration: %+v %v", v, err)
 	}
@@ -149,8 +149,8 @@ func TestRollbackLeavesTaskPaused(t *testing.T) {
 	te := newTestEngine(t, nil)
 	te.Start("discovery", "", "d")
 	te.Next("")
-	te.Fail("x")
-	v, err := te.ApplyRollback(&RollbackRequest{Task: "d", Node: "spec", Reason: "redo"})
+	te.Fail(TaskOptions{}, "x")
+	v, err := te.ApplyRollback(TaskOptions{}, &RollbackRequest{Task: "d", Node: "spec", Reason: "redo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestRollbackAll(t *testing.T) {
 	te.Next("")
 	te.tasks.cps["d"] = "chain"
 	te.rewinder.first = "spec"
-	st, err := te.RollbackAll("")
+	st, err := te.RollbackAll(TaskOptions{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +186,11 @@ func TestRollbackAll(t *testing.T) {
 	if !slices.Equal(finished, []string{StatusRolledBack}) || te.rewinder.calls[0] != "spec:rollback --all" {
 		t.Errorf("finished %v rewinds %v", finished, te.rewinder.calls)
 	}
-	if _, err := te.RollbackAll(""); err == nil {
+	if _, err := te.RollbackAll(TaskOptions{}, ""); err == nil {
 		t.Error("rolled back twice")
 	}
 	// An undo (what rollback --undo records) brings the task back to work.
-	v, err := te.ApplyRollback(&RollbackRequest{Task: "d", Node: "code", History: []string{"spec", "plan", "code"}, Undo: true, Reason: "undo"})
+	v, err := te.ApplyRollback(TaskOptions{}, &RollbackRequest{Task: "d", Node: "code", History: []string{"spec", "plan", "code"}, Undo: true, Reason: "undo"})
 	if err != nil || v.State.Status != StatusActive || v.State.EndedAt != nil {
 		t.Fatalf("undo: %v", err)
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Rollback bookkeeping. The engine decides whether a rollback may happen
@@ -13,8 +16,8 @@ const (
 	// MaxRollbackEvents is how many rollback events a task keeps.
 	MaxRollbackEvents = 50
 	// LoopGuardLimit rollbacks to one node within LoopGuardWindow are
-	// allowed; the next one needs Force (seed 04: rollbacks are tracked to
-	// stop loops).
+	// allowed; the next one needs Force: rollbacks are tracked so that a
+	// task going round in a loop is stopped.
 	LoopGuardLimit  = 3
 	LoopGuardWindow = time.Hour
 )
@@ -56,11 +59,11 @@ type RollbackRequest struct {
 	At time.Time
 }
 
-// CheckRollback validates req against the current task without writing
+// CheckRollback validates req against the task o selects without writing
 // anything: the node exists, a history can be computed, and the loop guard
 // allows it. It returns the task as it is now.
-func (e *Engine) CheckRollback(req *RollbackRequest) (*Task, error) {
-	t, err := e.Current()
+func (e *Engine) CheckRollback(o TaskOptions, req *RollbackRequest) (*Task, error) {
+	t, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +82,7 @@ func (e *Engine) CheckRollback(req *RollbackRequest) (*Task, error) {
 	}
 	// Files are restored before the state is written: refuse now what
 	// the state write would refuse then.
-	if _, err := e.checkOwner(t.State, updateOpts{}); err != nil {
+	if _, err := e.checkOwner(t.State, updateOpts{call: o}); err != nil {
 		return nil, err
 	}
 	st := t.State.Clone()
@@ -89,23 +92,23 @@ func (e *Engine) CheckRollback(req *RollbackRequest) (*Task, error) {
 	return t, nil
 }
 
-// ApplyRollback records req in the current task: the node and history go
-// back, the task is active again, and the event is appended to its
+// ApplyRollback records req in the task o selects: the node and history
+// go back, the task is active again, and the event is appended to its
 // rollback history (the last MaxRollbackEvents are kept). Applying the same
 // request twice (same At) records it once.
-func (e *Engine) ApplyRollback(r *RollbackRequest) (*View, error) {
+func (e *Engine) ApplyRollback(o TaskOptions, r *RollbackRequest) (*View, error) {
 	req := *r
 	if req.At.IsZero() {
 		req.At = e.now()
 	}
-	st, wf, err := e.update(func(st *State, wf *Workflow) (string, error) {
+	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Task != req.Task {
 			return "", fmt.Errorf("The active task is now '%s', not '%s'", st.Task, req.Task)
 		}
 		return e.applyRollback(st, wf, &req)
 	})
 	if errors.Is(err, errAlreadyApplied) {
-		t, err := e.Current()
+		t, err := e.Current(o.Task)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +132,7 @@ func RollbackEventFor(req *RollbackRequest, from string) RollbackEvent {
 	return RollbackEvent{Timestamp: req.At.UTC(), From: from, To: req.Node, Reason: req.Reason}
 }
 
-func (e *Engine) applyRollback(st *State, wf *Workflow, req *RollbackRequest) (string, error) {
+func (e *Engine) applyRollback(st *State, wf *workflow.Definition, req *RollbackRequest) (string, error) {
 	at := req.At
 	if at.IsZero() {
 		at = e.now()
@@ -141,7 +144,7 @@ func (e *Engine) applyRollback(st *State, wf *Workflow, req *RollbackRequest) (s
 		}
 	}
 	if !wf.HasNode(req.Node) {
-		return "", badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, req.Node, joinQuoted(wf.Order))
+		return "", badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, req.Node, text.JoinQuoted(wf.Order))
 	}
 	if wf.IsTerminal(req.Node) && !req.Undo {
 		return "", badNamef("Cannot roll back to '%s': it ends the workflow", req.Node)
@@ -169,13 +172,13 @@ func (e *Engine) applyRollback(st *State, wf *Workflow, req *RollbackRequest) (s
 	e.reopen(st)
 	st.CompletedNodes = keepVisited(st.CompletedNodes, st.History)
 	switch {
-	case req.Node == NodeDone:
+	case req.Node == workflow.NodeDone:
 		st.Status, st.EndedAt = StatusCompleted, &at
-	case req.Node == NodeAborted:
+	case req.Node == workflow.NodeAborted:
 		st.Status, st.EndedAt = StatusAborted, &at
 	case !req.Undo:
-		// Seed 05: after a rollback the task waits, paused, until resume
-		// or next; an undo puts it back to work as it was.
+		// After a rollback the task waits, paused, until resume or next;
+		// an undo puts it back to work as it was.
 		st.Status, st.PausedAt, st.PauseReason = StatusPaused, &at, "rolled back to "+req.Node
 		st.ResumedAt = nil
 	}

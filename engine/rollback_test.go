@@ -26,14 +26,14 @@ func TestRollbackCutsHistoryAndRecordsEvent(t *testing.T) {
 	st := te.state(t)
 	target := st.History[1]
 	req := &RollbackRequest{Task: "t", Node: target, Reason: "tests fail"}
-	if _, err := te.CheckRollback(req); err != nil {
+	if _, err := te.CheckRollback(TaskOptions{}, req); err != nil {
 		t.Fatal(err)
 	}
 	if got := te.state(t); !reflect.DeepEqual(got.History, st.History) {
 		t.Fatal("CheckRollback changed the state")
 	}
 	te.now = te.now.Add(time.Minute)
-	v, err := te.ApplyRollback(req)
+	v, err := te.ApplyRollback(TaskOptions{}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestRollbackCutsHistoryAndRecordsEvent(t *testing.T) {
 		t.Errorf("commit message %q", te.tasks.log[len(te.tasks.log)-1])
 	}
 	// The same request again (a replay after a crash) is recorded once.
-	if _, err := te.ApplyRollback(req); err != nil {
+	if _, err := te.ApplyRollback(TaskOptions{}, req); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(te.state(t).RollbackHistory); n != 1 {
@@ -62,7 +62,7 @@ func TestRollbackLoopGuard(t *testing.T) {
 	te.walk(t, "minimal", 1)
 	for i := 0; i < LoopGuardLimit; i++ {
 		te.now = te.now.Add(5 * time.Minute)
-		if _, err := te.ApplyRollback(&RollbackRequest{Task: "t", Node: "spec"}); err != nil {
+		if _, err := te.ApplyRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "spec"}); err != nil {
 			t.Fatalf("rollback %d: %v", i+1, err)
 		}
 		if _, err := te.Next(""); err != nil {
@@ -71,25 +71,25 @@ func TestRollbackLoopGuard(t *testing.T) {
 	}
 	te.now = te.now.Add(5 * time.Minute)
 	req := &RollbackRequest{Task: "t", Node: "spec"}
-	_, err := te.CheckRollback(req)
+	_, err := te.CheckRollback(TaskOptions{}, req)
 	if !errors.Is(err, ErrRollbackLoop) || !strings.Contains(err.Error(), "git hegel rollback spec --force") {
 		t.Fatalf("4th rollback within the hour: %v", err)
 	}
-	if _, err := te.ApplyRollback(req); !errors.Is(err, ErrRollbackLoop) {
+	if _, err := te.ApplyRollback(TaskOptions{}, req); !errors.Is(err, ErrRollbackLoop) {
 		t.Fatalf("ApplyRollback ignores the guard: %v", err)
 	}
 	// Another node is not affected; --force passes; an hour later it is over.
-	if _, err := te.CheckRollback(&RollbackRequest{Task: "t", Node: "plan"}); err != nil {
+	if _, err := te.CheckRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "plan"}); err != nil {
 		t.Errorf("rollback to another node: %v", err)
 	}
-	if _, err := te.CheckRollback(&RollbackRequest{Task: "t", Node: "spec", Force: true}); err != nil {
+	if _, err := te.CheckRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "spec", Force: true}); err != nil {
 		t.Errorf("--force: %v", err)
 	}
-	if _, err := te.CheckRollback(&RollbackRequest{Task: "t", Node: "spec", Undo: true, History: []string{"spec"}}); err != nil {
+	if _, err := te.CheckRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "spec", Undo: true, History: []string{"spec"}}); err != nil {
 		t.Errorf("undo is not guarded: %v", err)
 	}
 	te.now = te.now.Add(time.Hour)
-	if _, err := te.CheckRollback(&RollbackRequest{Task: "t", Node: "spec"}); err != nil {
+	if _, err := te.CheckRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "spec"}); err != nil {
 		t.Errorf("an hour later: %v", err)
 	}
 }
@@ -99,7 +99,7 @@ func TestRollbackHistoryIsBounded(t *testing.T) {
 	te.walk(t, "minimal", 1)
 	for i := 0; i < MaxRollbackEvents+7; i++ {
 		te.now = te.now.Add(time.Minute)
-		if _, err := te.ApplyRollback(&RollbackRequest{Task: "t", Node: "spec", Force: true, Reason: string(rune('a' + i%26))}); err != nil {
+		if _, err := te.ApplyRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "spec", Force: true, Reason: string(rune('a' + i%26))}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := te.Next(""); err != nil {
@@ -119,18 +119,18 @@ func TestRollbackUndoRestoresHistoryAndTerminalNodes(t *testing.T) {
 	if done.Status != StatusCompleted {
 		t.Fatalf("status %s", done.Status)
 	}
-	if _, err := te.CheckRollback(&RollbackRequest{Task: "t", Node: "done"}); err == nil {
+	if _, err := te.CheckRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "done"}); err == nil {
 		t.Error("rolled back to a terminal node without undo")
 	}
 	te.now = te.now.Add(time.Minute)
-	if _, err := te.ApplyRollback(&RollbackRequest{Task: "t", Node: "plan"}); err != nil {
+	if _, err := te.ApplyRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "plan"}); err != nil {
 		t.Fatal(err)
 	}
 	if st := te.state(t); st.Status != StatusPaused || st.EndedAt != nil || st.PausedAt == nil {
 		t.Errorf("a rollback from done reopens the task, paused: %s", st.Status)
 	}
 	te.now = te.now.Add(time.Minute)
-	if _, err := te.ApplyRollback(&RollbackRequest{Task: "t", Node: "done", History: done.History, Undo: true, Reason: "undo"}); err != nil {
+	if _, err := te.ApplyRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "done", History: done.History, Undo: true, Reason: "undo"}); err != nil {
 		t.Fatal(err)
 	}
 	st := te.state(t)
@@ -141,7 +141,7 @@ func TestRollbackUndoRestoresHistoryAndTerminalNodes(t *testing.T) {
 
 func TestRollbackErrors(t *testing.T) {
 	te := newTestEngine(t, nil)
-	if _, err := te.CheckRollback(&RollbackRequest{Task: "t", Node: "spec"}); !errors.Is(err, ErrNoWorkflow) {
+	if _, err := te.CheckRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "spec"}); !errors.Is(err, ErrNoWorkflow) {
 		t.Errorf("no workflow: %v", err)
 	}
 	te.walk(t, "minimal", 0)
@@ -151,11 +151,11 @@ func TestRollbackErrors(t *testing.T) {
 		{Task: "t", Node: "plan"}, // never visited, no history given
 		{Task: "t", Node: "plan", History: []string{"spec", "bogus", "plan"}},
 	} {
-		if _, err := te.CheckRollback(req); err == nil {
+		if _, err := te.CheckRollback(TaskOptions{}, req); err == nil {
 			t.Errorf("%+v accepted", req)
 		}
 	}
-	if _, err := te.CheckRollback(&RollbackRequest{Task: "t", Node: "plan", History: []string{"spec", "plan"}}); err != nil {
+	if _, err := te.CheckRollback(TaskOptions{}, &RollbackRequest{Task: "t", Node: "plan", History: []string{"spec", "plan"}}); err != nil {
 		t.Errorf("a node known from the checkpoint's history: %v", err)
 	}
 }
@@ -174,13 +174,13 @@ func TestCheckpointHook(t *testing.T) {
 	}
 	te.Warn = func(s string) { warned = append(warned, s) }
 	te.walk(t, "discovery", 2)
-	if _, err := te.Prev(); err != nil {
+	if _, err := te.Prev(TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := te.Restart(); err != nil {
+	if _, err := te.Restart(TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := te.Repeat(); err != nil {
+	if _, err := te.Repeat(""); err != nil {
 		t.Fatal(err)
 	}
 	st := te.state(t)
@@ -199,7 +199,7 @@ func TestCheckpointHook(t *testing.T) {
 	// Terminal nodes get no checkpoint.
 	fail = false
 	n := len(entered)
-	if _, err := te.Abort(); err != nil {
+	if _, err := te.Abort(TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(entered) != n {

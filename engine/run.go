@@ -10,9 +10,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// The step runner (issue 11, seed 03): `git hegel run` executes a
+// The step runner: `git hegel run` executes a
 // workflow's steps through their handlers, in order, until the workflow
 // is done, a gate holds it, a step fails, or the run is cancelled. Every
 // step is one commit on the task's ref (its result and the move on
@@ -30,8 +33,9 @@ const (
 
 // RunOptions are the arguments of `git hegel run`.
 type RunOptions struct {
-	// Workflow starts a new task of this workflow ("" continues the
-	// active task, or the one e.Selected names); Task names the new task.
+	// Workflow starts a new task of this workflow, which Task names ("":
+	// a generated name); without a workflow, Task is the task to continue
+	// ("": the active one).
 	Workflow string
 	Task     string
 	// Prompt (-p), Context (--context) and Vars (--set) are the run's
@@ -144,7 +148,7 @@ type run struct {
 	e      *Engine
 	o      RunOptions
 	task   string
-	wf     *Workflow
+	wf     *workflow.Definition
 	def    []byte // the definition wf was parsed from
 	start  time.Time
 	rec    *RunRecord
@@ -262,9 +266,9 @@ func (rn *run) begin() (*Task, error) {
 // continuing it makes it this worktree's again).
 func (rn *run) takeSelected() (*Task, error) {
 	e := rn.e
-	name := e.Selected
+	name := rn.o.Task
 	if name == "" {
-		return e.Current()
+		return e.Current("")
 	}
 	t, err := e.Lookup(name)
 	if err != nil || !t.State.Active() || t.State.Status == StatusStashed {
@@ -290,7 +294,7 @@ func (rn *run) runnable(st *State) error {
 		return finishedError(st)
 	case st.Status == StatusFailed, st.Status == StatusAwaitingAnswer:
 		return &StatusError{Task: st.Task, Status: st.Status, Command: "run", Advice: advice(st, "run")}
-	case st.Status == StatusAwaitingApproval && rn.wf.Nodes[st.CurrentNode].Gate == GateApproval:
+	case st.Status == StatusAwaitingApproval && rn.wf.Nodes[st.CurrentNode].Gate == workflow.GateApproval:
 		return &StatusError{Task: st.Task, Status: st.Status, Command: "run", Advice: advice(st, "run") + ", then 'git hegel run'"}
 	}
 	return nil
@@ -300,25 +304,23 @@ func (rn *run) runnable(st *State) error {
 // adapter the workflow's steps use is configured and that the run has
 // the inputs its templates cannot do without. stored are the task's
 // stored inputs (nil for a new task).
-func (rn *run) checkWorkflow(wf *Workflow, stored *runInputs) error {
+func (rn *run) checkWorkflow(wf *workflow.Definition, stored *runInputs) error {
 	o := rn.o
 	hasPrompt := o.Prompt != nil && *o.Prompt != "" || stored != nil && stored.Prompt != ""
 	hasContext := len(o.Context) > 0 || stored != nil && stored.Context != ""
 	for _, name := range wf.Order {
 		n := wf.Nodes[name]
-		if n.Run != nil && n.Run.Kind == HandlerAdapter {
+		if n.Run != nil && n.Run.Kind == workflow.HandlerAdapter {
 			if _, err := adapterFor(rn.r.Adapters, n.Run, name, o.Adapter); err != nil {
 				return err
 			}
 		}
-		for _, u := range n.templates() {
-			for _, need := range u.t.Needs {
-				switch {
-				case need == tplPrompt && !hasPrompt:
-					return badNamef("Workflow '%s' needs a prompt (its step '%s' uses {{prompt}}): git hegel run %s -p TEXT", wf.Name, name, wf.Name)
-				case need == tplContext && !hasContext:
-					return badNamef("Workflow '%s' needs a context (its step '%s' uses {{context}}): give --context FILE, or pipe the text in", wf.Name, name)
-				}
+		for _, need := range n.Needed() {
+			switch {
+			case need == workflow.DataPrompt && !hasPrompt:
+				return badNamef("Workflow '%s' needs a prompt (its step '%s' uses {{prompt}}): git hegel run %s -p TEXT", wf.Name, name, wf.Name)
+			case need == workflow.DataContext && !hasContext:
+				return badNamef("Workflow '%s' needs a context (its step '%s' uses {{context}}): give --context FILE, or pipe the text in", wf.Name, name)
 			}
 		}
 	}
@@ -385,7 +387,7 @@ func (rn *run) storeInputs(t *Task) (*Task, error) {
 		what = append(what, "context from "+strings.Join(names, ", "))
 	}
 	if len(o.Vars) > 0 {
-		stored, err := rn.e.loadInputs(rn.task, &Template{Inputs: []string{tplVars}})
+		stored, err := rn.e.loadInputs(rn.task, &workflow.Template{Inputs: []string{workflow.DataVars}})
 		if err != nil {
 			return nil, err
 		}
@@ -413,7 +415,7 @@ func (rn *run) storeInputs(t *Task) (*Task, error) {
 	if len(what) > 0 {
 		msg += " with " + strings.Join(what, "; ")
 	}
-	_, _, err := rn.e.updateTask(t, updateOpts{wf: rn.wf, put: put}, func(st *State, wf *Workflow) (string, error) {
+	_, _, err := rn.e.updateTask(t, updateOpts{wf: rn.wf, put: put}, func(st *State, wf *workflow.Definition) (string, error) {
 		st.Cancelled = false
 		return msg, nil
 	})
@@ -498,9 +500,9 @@ func (rn *run) step(ctx context.Context, t *Task) bool {
 	stepStart := e.now()
 	rn.progress(t, "step", "", stepStart)
 	var sr *stepRun
-	ask := n.Run.Kind == HandlerConfirm || transitionOf(wf, node, claim).Confirm
+	ask := n.Run.Kind == workflow.HandlerConfirm || transitionOf(wf, node, claim).Confirm
 	text := ""
-	if n.Run.Kind == HandlerConfirm {
+	if n.Run.Kind == workflow.HandlerConfirm {
 		var err error
 		if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: ", nil); err != nil {
 			rn.stop(RunFailed, t, err)
@@ -567,7 +569,7 @@ func (sr *stepRun) put() map[string][]byte {
 }
 
 // handle runs an adapter or command step and captures its output.
-func (rn *run) handle(ctx context.Context, t *Task, n *Node) (*stepRun, error) {
+func (rn *run) handle(ctx context.Context, t *Task, n *workflow.Node) (*stepRun, error) {
 	e, r := rn.e, rn.r
 	h := n.Run
 	var p Process
@@ -581,14 +583,14 @@ func (rn *run) handle(ctx context.Context, t *Task, n *Node) (*stepRun, error) {
 		}
 	}
 	switch h.Kind {
-	case HandlerAdapter:
+	case workflow.HandlerAdapter:
 		a, err := adapterFor(r.Adapters, h, n.Name, rn.o.Adapter)
 		if err != nil {
 			return nil, err
 		}
 		handler, adapterName = "adapter "+a.Name, a.Name
 		p.Command, p.Timeout = a.Command, a.Timeout
-	case HandlerCommand:
+	case workflow.HandlerCommand:
 		cmd, err := rn.render(t, n, h.Template, h.Line, "run: command: ", ShellQuote)
 		if err != nil {
 			return nil, err
@@ -643,7 +645,7 @@ func roundSeconds(d time.Duration) float64 {
 }
 
 // render renders one of node n's templates for the task.
-func (rn *run) render(t *Task, n *Node, tpl *Template, line int, what string, quote func(string) string) (string, error) {
+func (rn *run) render(t *Task, n *workflow.Node, tpl *workflow.Template, line int, what string, quote func(string) string) (string, error) {
 	d, err := rn.e.runData(t.State, tpl)
 	if err != nil {
 		return "", err
@@ -652,7 +654,7 @@ func (rn *run) render(t *Task, n *Node, tpl *Template, line int, what string, qu
 }
 
 // check runs the node's checks, reporting each.
-func (rn *run) check(ctx context.Context, t *Task, n *Node) (*checkRun, error) {
+func (rn *run) check(ctx context.Context, t *Task, n *workflow.Node) (*checkRun, error) {
 	if len(n.Checks) == 0 {
 		return nil, nil
 	}
@@ -664,7 +666,7 @@ func (rn *run) check(ctx context.Context, t *Task, n *Node) (*checkRun, error) {
 func (rn *run) ask(t *Task, node, to, text string, sr *stepRun) Answer {
 	step, total := StepOf(rn.wf, t.State)
 	c := &Confirmation{Task: rn.task, Node: node, Step: step, Total: total, To: to, Text: text, Files: rn.plannedFiles(t, sr)}
-	if to == NodeDone || rn.wf.IsTerminal(to) {
+	if to == workflow.NodeDone || rn.wf.IsTerminal(to) {
 		c.Question = "Finish the workflow? (y/N) "
 	} else {
 		c.Question = fmt.Sprintf("Proceed with %s? (y/N) ", to)
@@ -703,7 +705,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 	e, wf := rn.e, rn.wf
 	var gate *GateView
 	failed := ""
-	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: sr.put()}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: sr.put()}, func(st *State, wf *workflow.Definition) (string, error) {
 		gate, failed = nil, ""
 		if st.CurrentNode != node {
 			return "", fmt.Errorf("Task '%s' moved to '%s' while step '%s' ran; the run stops (run it again to go on from there)", st.Task, st.CurrentNode, node)
@@ -719,7 +721,8 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 			failed = missing.Error()
 			return "run: " + e.failAttempt(st, wf, "step "+node+": its artifact "+missing.state()), nil
 		}
-		forced, err := e.guard(st, wf, to, claim)
+		// A run has no --force: every rule holds.
+		forced, err := e.guard(st, wf, to, claim, Force{})
 		if err != nil {
 			return "", err
 		}
@@ -730,7 +733,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		if confirmed {
 			how += "; confirmed"
 		}
-		if wf.Nodes[node].Gate == GateApproval {
+		if wf.Nodes[node].Gate == workflow.GateApproval {
 			st.Status = StatusAwaitingApproval
 			st.PendingClaim = claim
 			st.LastFailure = "" // the step passed: an earlier failure is history
@@ -777,7 +780,7 @@ func (rn *run) confirmWaiting(ctx context.Context, t *Task) bool {
 	}
 	if !rn.o.Yes {
 		text := ""
-		if n := wf.Nodes[node]; n.Run != nil && n.Run.Kind == HandlerConfirm {
+		if n := wf.Nodes[node]; n.Run != nil && n.Run.Kind == workflow.HandlerConfirm {
 			var err error
 			if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: ", nil); err != nil {
 				rn.stop(RunFailed, t, err)
@@ -799,7 +802,7 @@ func (rn *run) confirmWaiting(ctx context.Context, t *Task) bool {
 		rn.cancel(t, nil, "")
 		return false
 	}
-	nst, _, err := rn.e.updateTask(t, updateOpts{wf: wf}, func(st *State, wf *Workflow) (string, error) {
+	nst, _, err := rn.e.updateTask(t, updateOpts{wf: wf}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.CurrentNode != node || st.Status != StatusAwaitingApproval || st.PendingClaim != claim {
 			return "", fmt.Errorf("Task '%s' changed while it waited for confirmation (now %s at '%s'); run it again", st.Task, st.Status, st.CurrentNode)
 		}
@@ -817,7 +820,7 @@ func (rn *run) confirmWaiting(ctx context.Context, t *Task) bool {
 // wait leaves the task waiting for the confirmation nobody could give:
 // awaiting_approval with the claim to go on by, the step's result kept.
 func (rn *run) wait(t *Task, node, claim, to string, sr *stepRun) {
-	st, _, err := rn.e.updateTask(t, updateOpts{wf: rn.wf, put: sr.put()}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := rn.e.updateTask(t, updateOpts{wf: rn.wf, put: sr.put()}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.CurrentNode != node {
 			return "", fmt.Errorf("Task '%s' moved to '%s' while step '%s' ran", st.Task, st.CurrentNode, node)
 		}
@@ -845,7 +848,7 @@ func (rn *run) fail(t *Task, sr *stepRun, why string) {
 	e := rn.e
 	node := t.State.CurrentNode
 	var attempt, maxA int
-	st, _, err := e.updateTask(t, updateOpts{wf: rn.wf, put: sr.put()}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.updateTask(t, updateOpts{wf: rn.wf, put: sr.put()}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.CurrentNode != node {
 			return "", fmt.Errorf("Task '%s' moved to '%s' while step '%s' ran; nothing recorded", st.Task, st.CurrentNode, node)
 		}
@@ -899,14 +902,14 @@ func (rn *run) cancel(t *Task, sr *stepRun, why string) {
 // the task keeps its status and is parked (owned by no worktree), and
 // this worktree's active task is cleared, so nothing is lost and nothing
 // stays half-active.
-func (e *Engine) recordCancel(t *Task, wf *Workflow, sr *stepRun, why string) (*State, error) {
+func (e *Engine) recordCancel(t *Task, wf *workflow.Definition, sr *stepRun, why string) (*State, error) {
 	step, total := StepOf(wf, t.State)
 	node := t.State.CurrentNode
 	how := "cancelled"
 	if why != "" {
 		how += " (" + why + ")"
 	}
-	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: sr.put(), anyOwner: true}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: sr.put(), anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if sr != nil && st.CurrentNode == node {
 			sr.meta.Error = "cancelled"
 			setStepResult(st, node, sr.meta)
@@ -935,7 +938,7 @@ func WaitsForRun(t *Task) bool {
 		return false
 	}
 	wf, err := definition(t)
-	return err == nil && wf.Nodes[st.CurrentNode] != nil && wf.Nodes[st.CurrentNode].Gate != GateApproval
+	return err == nil && wf.Nodes[st.CurrentNode] != nil && wf.Nodes[st.CurrentNode].Gate != workflow.GateApproval
 }
 
 // CancelWaiting gives up a run that waits for a confirmation (no process
@@ -1051,6 +1054,6 @@ func (rn *run) complete(ctx context.Context) {
 	res := rn.e.Exec.Run(context.WithoutCancel(ctx), &Process{Command: rn.o.OnComplete, Stdin: append(b, '\n'), Env: env,
 		Stdout: rn.r.Stderr, Stderr: rn.r.Stderr, Timeout: time.Minute})
 	if !res.OK() {
-		rep.Callback = fmt.Errorf("the completion callback %s %s", quote(rn.o.OnComplete), exitWhy(res))
+		rep.Callback = fmt.Errorf("the completion callback %s %s", text.Quote(rn.o.OnComplete), exitWhy(res))
 	}
 }

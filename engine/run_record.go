@@ -21,7 +21,7 @@ type RunRecord struct {
 	PID      int       `json:"pid"`
 	Host     string    `json:"host"` // the host name, for people
 	Started  time.Time `json:"started_at"`
-	// The step it is at: seed 03's get_status.
+	// The step it is at, as status shows it ("step 2 of 3").
 	Step        int       `json:"step"`
 	TotalSteps  int       `json:"total_steps"`
 	CurrentStep string    `json:"current_step"`

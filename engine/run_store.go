@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // What the step runner keeps on the task's ref, beside state.json:
@@ -101,7 +103,7 @@ func setStepResult(st *State, node string, r *StepResult) {
 
 // ResultNodes lists the nodes with a stored result: in the workflow's
 // order, then any others sorted.
-func ResultNodes(st *State, wf *Workflow) []string {
+func ResultNodes(st *State, wf *workflow.Definition) []string {
 	var out, rest []string
 	for _, n := range wf.Order {
 		if _, ok := st.StepResults[n]; ok {
@@ -173,7 +175,7 @@ type runInputs struct {
 
 // loadInputs reads the stored inputs the template uses (all, when t is
 // nil).
-func (e *Engine) loadInputs(task string, t *Template) (*runInputs, error) {
+func (e *Engine) loadInputs(task string, t *workflow.Template) (*runInputs, error) {
 	in := &runInputs{}
 	fr, ok := e.Tasks.(TaskFileReader)
 	if !ok {
@@ -186,14 +188,14 @@ func (e *Engine) loadInputs(task string, t *Template) (*runInputs, error) {
 		}
 		return b, err
 	}
-	if t == nil || t.Uses(tplPrompt) {
+	if t == nil || t.Uses(workflow.DataPrompt) {
 		b, err := read(inputPrompt)
 		if err != nil {
 			return nil, err
 		}
 		in.Prompt = string(b)
 	}
-	if t == nil || t.Uses(tplContext) {
+	if t == nil || t.Uses(workflow.DataContext) {
 		b, err := read(inputContext)
 		if err != nil {
 			return nil, err
@@ -207,7 +209,7 @@ func (e *Engine) loadInputs(task string, t *Template) (*runInputs, error) {
 		}
 		in.Adapter = strings.TrimSpace(string(b))
 	}
-	if t == nil || t.Uses(tplVars) {
+	if t == nil || t.Uses(workflow.DataVars) {
 		b, err := read(inputVars)
 		if err != nil {
 			return nil, err
@@ -270,7 +272,7 @@ func (e *Engine) loadResults(st *State, nodes []string) (map[string]string, erro
 }
 
 // resultRefs lists the node names a template uses as {{results.NODE}}.
-func resultRefs(t *Template) []string {
+func resultRefs(t *workflow.Template) []string {
 	out := []string{}
 	for _, r := range t.Results {
 		if !slices.Contains(out, r.Name) {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // fakeExec is an Executor whose processes are Go functions, keyed by
@@ -195,7 +197,7 @@ func TestRunAsk(t *testing.T) {
 		t.Errorf("stored result %q", got)
 	}
 	st := rep.State
-	if st.Status != StatusCompleted || st.CurrentNode != NodeDone {
+	if st.Status != StatusCompleted || st.CurrentNode != workflow.NodeDone {
 		t.Errorf("state %s at %s", st.Status, st.CurrentNode)
 	}
 	meta, _ := StepResultOf(st, "query")
@@ -260,7 +262,7 @@ func TestRunResultsPassedOn(t *testing.T) {
 	}
 }
 
-func (re *runEnv) wf(t *testing.T, task string) *Workflow {
+func (re *runEnv) wf(t *testing.T, task string) *workflow.Definition {
 	t.Helper()
 	tk, err := re.Lookup(task)
 	if err != nil {
@@ -574,8 +576,7 @@ nodes:
 	// and clears cancelled.
 	re.exec.procs["step-two"] = echo("2\n", 0)
 	re.exec.procs["step-three"] = echo("3\n", 0)
-	re.Selected = "c"
-	rep = re.run(t, RunOptions{})
+	rep = re.run(t, RunOptions{Task: "c"})
 	if rep.Outcome != RunCompleted || rep.State.Cancelled {
 		t.Fatalf("second run %s (cancelled %v): %v", rep.Outcome, rep.State.Cancelled, rep.Err)
 	}
@@ -686,12 +687,12 @@ func TestChecksOnNext(t *testing.T) {
 	}
 	// Passing checks let the node end; --force skips them, recorded.
 	re.exec.procs["test"] = echo("ok\n", 0)
-	if v, err := re.Next(""); err != nil || v.Node != NodeDone {
+	if v, err := re.Next(""); err != nil || v.Node != workflow.NodeDone {
 		t.Fatalf("next after the fix: %v", err)
 	}
 	re2 := newRunEnv(t, map[string][]byte{"c.yaml": []byte(checkWF)})
 	re2.Start("c", "", "t")
-	v, err := re2.NextWith(NextOptions{Force: true})
+	v, err := re2.NextWith(NextOptions{Force: Force{All: true}})
 	if err != nil || len(re2.exec.calls) != 0 || v.State.Overrides[0].What != "check" {
 		t.Errorf("--force: %v, %d calls, %+v", err, len(re2.exec.calls), v)
 	}
@@ -776,13 +777,13 @@ func TestRunDefinitionErrors(t *testing.T) {
 		{y("start_node: a", "nodes:", "  a:", "    run: {command: make}"),
 			`w.yaml:3: node "a" has run: but no transitions, so reaching it ends the workflow and the step never runs; add a transition to done`},
 	} {
-		_, err := ParseWorkflow("w", "w.yaml", []byte(tc.yaml))
+		_, err := workflow.Parse("w", "w.yaml", []byte(tc.yaml))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("got  %v\nwant %s", err, tc.want)
 		}
 	}
 	// An unknown guide in a check is reported at its line by the registry.
-	r := LoadRegistry(map[string][]byte{"g.yaml": []byte(y("start_node: a", "nodes:", "  a:", "    run: {command: make}", "    check: cat {{NOPE}}", "    transitions: [{when: a_complete, to: done}]"))}, LoadOptions{})
+	r := workflow.LoadRegistry(map[string][]byte{"g.yaml": []byte(y("start_node: a", "nodes:", "  a:", "    run: {command: make}", "    check: cat {{NOPE}}", "    transitions: [{when: a_complete, to: done}]"))}, workflow.LoadOptions{})
 	if b, ok := r.GetBroken("g"); !ok || !strings.HasPrefix(b.Err.Error(), `g.yaml:5: node "a": unknown guide {{NOPE}}`) {
 		t.Errorf("broken %+v", b)
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Priorities a task may have; "" reads as PriorityNormal.
@@ -36,7 +39,7 @@ func (e *Engine) Start(name, node, task string) (*View, error) {
 // leaves no task behind; if the session write itself fails after the ref
 // was written, running the same start again adopts the task.
 func (e *Engine) StartTask(o StartOptions) (*View, error) {
-	cur, _, err := e.currentOrDamaged()
+	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, err
 	}
@@ -61,14 +64,14 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	if node == "" {
 		node = wf.StartNode
 	} else if _, ok := wf.Nodes[node]; !ok {
-		return nil, badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, joinQuoted(wf.Order))
+		return nil, badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, text.JoinQuoted(wf.Order))
 	}
 	typ, err := taskType(wf, o.Type)
 	if err != nil {
 		return nil, err
 	}
 	if o.Priority != "" && !slices.Contains(Priorities, o.Priority) {
-		return nil, badNamef("Unknown priority '%s' (use %s)", o.Priority, joinQuoted(Priorities))
+		return nil, badNamef("Unknown priority '%s' (use %s)", o.Priority, text.JoinQuoted(Priorities))
 	}
 	now := e.now()
 	task := o.Task
@@ -161,7 +164,7 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 // write failed: the task is this worktree's, open, untouched since it was
 // started at node, and the session does not point at it. Anything else
 // is another task of the same name, and nil is returned.
-func (e *Engine) adopt(old *Task, wf *Workflow, node string) *View {
+func (e *Engine) adopt(old *Task, wf *workflow.Definition, node string) *View {
 	st := old.State
 	if !e.owns(st) || st.Workflow != wf.Name || len(st.History) != 1 || st.History[0] != node || st.Status != StatusActive {
 		return nil
@@ -183,14 +186,14 @@ func (e *Engine) adopt(old *Task, wf *Workflow, node string) *View {
 }
 
 // taskType checks the type start was given against the workflow's.
-func taskType(wf *Workflow, typ string) (string, error) {
+func taskType(wf *workflow.Definition, typ string) (string, error) {
 	switch {
 	case typ == "":
 		return wf.DefaultTaskType, nil
 	case len(wf.TaskTypes) == 0:
 		return "", badNamef("Workflow '%s' has no task types, so --type does not apply (the pipeline workflow has them)", wf.Name)
 	case !wf.AcceptsType(typ):
-		return "", badNamef("Unknown task type '%s' for workflow '%s' (types: %s)", typ, wf.Name, joinQuoted(wf.TaskTypes))
+		return "", badNamef("Unknown task type '%s' for workflow '%s' (types: %s)", typ, wf.Name, text.JoinQuoted(wf.TaskTypes))
 	}
 	return typ, nil
 }

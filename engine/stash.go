@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // StatusStashed marks a task whose state was parked with `git hegel stash`:
@@ -203,7 +206,7 @@ func (e *Engine) StashPush(message string) (*StashEntry, error) {
 // StashPushFiles is StashPush with the files parked (nil: none) recorded in
 // the stash.
 func (e *Engine) StashPushFiles(message string, files *StashFiles) (*StashEntry, error) {
-	cur, err := e.Current()
+	cur, err := e.Current("")
 	if errors.Is(err, ErrNoWorkflow) {
 		return nil, errors.New("No active workflow to stash")
 	}
@@ -343,7 +346,7 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 // anything is written; its error stops the pop with nothing changed (and
 // it must itself change nothing when it fails). restore may be nil.
 func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) error) (*StashEntry, *View, error) {
-	cur, _, err := e.currentOrDamaged()
+	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, nil, err
 	}
@@ -354,7 +357,7 @@ func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) 
 	if ent.Damaged != "" {
 		return nil, nil, fmt.Errorf("Cannot restore %s: damaged entry %s: %s", ent.Ref(), ent.ID, ent.Damaged)
 	}
-	wf, err := ParseWorkflow(ent.State.Workflow, "stash "+ent.ID+":workflow", ent.Definition)
+	wf, err := workflow.Parse(ent.State.Workflow, "stash "+ent.ID+":workflow", ent.Definition)
 	if err != nil {
 		return nil, nil, fmt.Errorf("Cannot restore %s: its workflow definition is invalid: %v", ent.Ref(), err)
 	}
@@ -511,7 +514,7 @@ func RelativeTime(then, now time.Time) string {
 	const day = 24 * time.Hour
 	d := now.Sub(then)
 	plural := func(n int64, unit string) string {
-		return Plural(int(n), unit, unit+"s") + " ago"
+		return text.Plural(int(n), unit, unit+"s") + " ago"
 	}
 	switch {
 	case d < time.Minute:

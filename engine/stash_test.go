@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // In-memory stores for the stash tests. Names carry a stash prefix so they
@@ -200,7 +202,7 @@ func (env *stashEnv) engine(wt string) *Engine {
 		Tasks:     env.tasks,
 		Session:   &stashMemSession{},
 		Stashes:   env.stashes,
-		Workflows: func() (*Registry, error) { return NewRegistry(nil) },
+		Workflows: func() (*workflow.Registry, error) { return workflow.NewRegistry(nil) },
 		Worktree:  wt,
 		Now:       func() time.Time { return env.clock },
 		NewSuffix: func() string { n++; return fmt.Sprintf("s%d", n) },
@@ -235,7 +237,7 @@ func TestStashRoundTrip(t *testing.T) {
 	_, err = e.Next("")
 	mustOK(t, err)
 	env.tick(time.Minute)
-	before, err := e.Current()
+	before, err := e.Current("")
 	mustOK(t, err)
 
 	ent, err := e.StashPush("fixing auth bug")
@@ -243,7 +245,7 @@ func TestStashRoundTrip(t *testing.T) {
 	if ent.Ref() != "stash@{0}" || ent.Label() != `discovery/plan "fixing auth bug"` {
 		t.Fatalf("pushed %s: %s", ent.Ref(), ent.Label())
 	}
-	if _, err := e.Current(); !errors.Is(err, ErrNoWorkflow) {
+	if _, err := e.Current(""); !errors.Is(err, ErrNoWorkflow) {
 		t.Fatalf("after stash, Current = %v, want ErrNoWorkflow", err)
 	}
 	stashed, _ := env.tasks.LoadTask(before.State.Task)
@@ -259,7 +261,7 @@ func TestStashRoundTrip(t *testing.T) {
 	if got.Ref() != "stash@{0}" || v.Node != "plan" || v.Mode != "discovery" || v.Prompt == "" {
 		t.Fatalf("pop: %s, view %+v", got.Ref(), v)
 	}
-	after, err := e2.Current()
+	after, err := e2.Current("")
 	mustOK(t, err)
 	want := before.State.Clone()
 	want.Worktree = "/wt/b"
@@ -348,7 +350,7 @@ func TestStashAtTerminalNode(t *testing.T) {
 	for {
 		v, err := e.Next("")
 		mustOK(t, err)
-		if v.Node == NodeDone {
+		if v.Node == workflow.NodeDone {
 			break
 		}
 	}
@@ -359,10 +361,10 @@ func TestStashAtTerminalNode(t *testing.T) {
 	}
 	_, v, err := e.StashPop("0", false)
 	mustOK(t, err)
-	if v.Node != NodeDone {
+	if v.Node != workflow.NodeDone {
 		t.Fatalf("restored at %s", v.Node)
 	}
-	cur, err := e.Current()
+	cur, err := e.Current("")
 	mustOK(t, err)
 	if cur.State.Status != StatusCompleted {
 		t.Fatalf("restored status %q", cur.State.Status)
@@ -470,7 +472,7 @@ func TestStashDamagedEntry(t *testing.T) {
 	if len(env.stashes.live) != 2 {
 		t.Fatal("failed pop changed the stash list")
 	}
-	if _, err := e.Current(); !errors.Is(err, ErrNoWorkflow) {
+	if _, err := e.Current(""); !errors.Is(err, ErrNoWorkflow) {
 		t.Fatalf("failed pop changed the session: %v", err)
 	}
 	// The other entry still pops, and the damaged one can be dropped.
@@ -645,18 +647,18 @@ func TestStashCarriesGatesAndFailures(t *testing.T) {
 	e.User = func() string { return "Ann" }
 	_, err := e.StartTask(StartOptions{Workflow: "pipeline", Task: "login", Type: "bug_fix", Priority: "high", Description: "Users cannot log in"})
 	mustOK(t, err)
-	_, err = e.Fail("spec unclear")
+	_, err = e.Fail(TaskOptions{}, "spec unclear")
 	mustOK(t, err)
-	_, err = e.Ask("Which login?")
+	_, err = e.Ask(TaskOptions{}, "Which login?")
 	mustOK(t, err)
-	_, _, err = e.Answer("SSO")
+	_, _, err = e.Answer(TaskOptions{}, "SSO")
 	mustOK(t, err)
 	v, err := e.Next("")
 	mustOK(t, err)
 	if v.Gate == nil {
 		t.Fatalf("pm has an approval gate: %+v", v)
 	}
-	before, err := e.Current()
+	before, err := e.Current("")
 	mustOK(t, err)
 	if before.State.Status != StatusAwaitingApproval || before.State.Retries["pm"] != 1 || len(before.State.Questions) != 1 {
 		t.Fatalf("before the stash: %+v", before.State)
@@ -668,7 +670,7 @@ func TestStashCarriesGatesAndFailures(t *testing.T) {
 	e2.User = func() string { return "Bob" }
 	_, _, err = e2.StashPop("", false)
 	mustOK(t, err)
-	after, err := e2.Current()
+	after, err := e2.Current("")
 	mustOK(t, err)
 	want := before.State.Clone()
 	want.Worktree = "/wt/b"
@@ -676,13 +678,13 @@ func TestStashCarriesGatesAndFailures(t *testing.T) {
 	if !reflect.DeepEqual(after.State, want) {
 		t.Fatalf("restored state differs:\n got %+v\nwant %+v", after.State, want)
 	}
-	v, err = e2.Approve("ok")
+	v, err = e2.Approve(TaskOptions{}, "ok")
 	mustOK(t, err)
 	// bug_fix skips design: the approval goes on to preflight.
 	if v.Node != "preflight" {
 		t.Fatalf("approve after pop: at %s", v.Node)
 	}
-	cur, err := e2.Current()
+	cur, err := e2.Current("")
 	mustOK(t, err)
 	st := cur.State
 	if len(st.Approvals) != 1 || st.Approvals[0].By != "Bob" || len(st.SkippedNodes) != 1 || st.SkippedNodes[0].Node != "design" {

@@ -13,9 +13,9 @@ import (
 const (
 	StatusActive           = "active"
 	StatusAwaitingApproval = "awaiting_approval" // a gate: approve or reject
-	StatusAwaitingAnswer   = "awaiting_answer"   // the agent asked the human (galangal's clarification_required)
+	StatusAwaitingAnswer   = "awaiting_answer"   // the agent asked the human a question; answer
 	StatusPaused           = "paused"            // stopped on purpose, or after a rollback; resume or next
-	StatusFailed           = "failed"            // attempts used up (seed 05's ERROR); resume
+	StatusFailed           = "failed"            // attempts used up (ERROR in executions.jsonl); resume
 	StatusCompleted        = "completed"
 	StatusAborted          = "aborted"
 	StatusRolledBack       = "rolled_back" // the whole workflow was rolled back (rollback --all)
@@ -111,7 +111,7 @@ func (s *State) logPhase(t time.Time) bool {
 	return true
 }
 
-// TaskError is seed 05's error object: why the task failed.
+// TaskError says why the task failed (state.json's "error").
 type TaskError struct {
 	Node        string    `json:"node"`
 	Message     string    `json:"message"`

@@ -41,8 +41,8 @@ type StatsOptions struct {
 	Loc      *time.Location
 }
 
-// Summary is seed 05's daily summary of a set of runs, with per-node
-// figures.
+// Summary describes a set of runs (a day's, a week's, a workflow's): how
+// many ended how, how long they took, with per-node figures.
 type Summary struct {
 	// Label names the group: a day (2006-01-02), an ISO week (2026-W01),
 	// a workflow, or, ungrouped, the period.
@@ -143,8 +143,8 @@ func median(v []int64) int64 {
 	return (s[m-1] + s[m]) / 2
 }
 
-// Stats summarizes the runs that started in [o.From, o.To): seed 05's
-// daily summary and per-node figures, one summary or one per group.
+// Stats summarizes the runs that started in [o.From, o.To) with their
+// per-node figures: one summary, or one per group.
 func (e *Engine) Stats(o StatsOptions) ([]Summary, error) {
 	if e.History == nil {
 		return nil, fmt.Errorf("this repository keeps no history")

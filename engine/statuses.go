@@ -35,7 +35,7 @@ type StatusError struct {
 
 func (e *StatusError) Error() string {
 	if e.Command == "resume" {
-		// Seed 05's precondition, in its words.
+		// Worded as other tools that resume executions word it.
 		return fmt.Sprintf("Cannot resume workflow with status: %s (task %s). %s", e.Status, e.Task, e.Advice)
 	}
 	return fmt.Sprintf("Cannot %s: task %s is %s. %s", e.Command, e.Task, e.Status, e.Advice)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // gated is a two-node workflow whose second node is conditional and has an
@@ -52,10 +54,10 @@ func (te *testEnv) stateIn(status string) *State {
 		st.FailedNodes = []string{"plan"}
 		st.Attempt = 3
 	case StatusCompleted:
-		st.CurrentNode, st.History, st.EndedAt = NodeDone, []string{"spec", "plan", "done"}, &at
+		st.CurrentNode, st.History, st.EndedAt = workflow.NodeDone, []string{"spec", "plan", "done"}, &at
 		st.CompletedNodes = []string{"spec", "plan"}
 	case StatusAborted:
-		st.CurrentNode, st.History, st.EndedAt = NodeAborted, []string{"spec", "plan", "aborted"}, &at
+		st.CurrentNode, st.History, st.EndedAt = workflow.NodeAborted, []string{"spec", "plan", "aborted"}, &at
 	case StatusRolledBack:
 		st.CurrentNode, st.History, st.EndedAt, st.CompletedNodes = "spec", []string{"spec"}, &at, nil
 	}
@@ -65,20 +67,23 @@ func (te *testEnv) stateIn(status string) *State {
 // TestStatusMachine runs every command on a task in every status: the
 // allowed ones succeed, the others fail and write nothing.
 func TestStatusMachine(t *testing.T) {
-	commands := map[string]func(e *Engine) error{
-		"next":     func(e *Engine) error { _, err := e.Next(""); return err },
-		"prev":     func(e *Engine) error { _, err := e.Prev(); return err },
-		"restart":  func(e *Engine) error { _, err := e.Restart(); return err },
-		"fail":     func(e *Engine) error { _, err := e.Fail("no"); return err },
-		"approve":  func(e *Engine) error { _, err := e.Approve("ok"); return err },
-		"reject":   func(e *Engine) error { _, err := e.Reject("no", ""); return err },
-		"ask":      func(e *Engine) error { _, err := e.Ask("why?"); return err },
-		"answer":   func(e *Engine) error { _, _, err := e.Answer("because"); return err },
-		"pause":    func(e *Engine) error { _, err := e.Pause("lunch"); return err },
-		"resume":   func(e *Engine) error { _, err := e.Resume(ResumeOptions{Strategy: RetryCurrent}); return err },
-		"skip":     func(e *Engine) error { _, err := e.Skip("", false); return err },
-		"abort":    func(e *Engine) error { _, err := e.Abort(); return err },
-		"describe": func(e *Engine) error { _, err := e.Describe("", "d"); return err },
+	commands := map[string]func(e *Engine, o TaskOptions) error{
+		"next":    func(e *Engine, o TaskOptions) error { _, err := e.NextWith(NextOptions{Task: o.Task}); return err },
+		"prev":    func(e *Engine, o TaskOptions) error { _, err := e.Prev(o); return err },
+		"restart": func(e *Engine, o TaskOptions) error { _, err := e.Restart(o); return err },
+		"fail":    func(e *Engine, o TaskOptions) error { _, err := e.Fail(o, "no"); return err },
+		"approve": func(e *Engine, o TaskOptions) error { _, err := e.Approve(o, "ok"); return err },
+		"reject":  func(e *Engine, o TaskOptions) error { _, err := e.Reject(o, "no", ""); return err },
+		"ask":     func(e *Engine, o TaskOptions) error { _, err := e.Ask(o, "why?"); return err },
+		"answer":  func(e *Engine, o TaskOptions) error { _, _, err := e.Answer(o, "because"); return err },
+		"pause":   func(e *Engine, o TaskOptions) error { _, err := e.Pause(o, "lunch"); return err },
+		"resume": func(e *Engine, o TaskOptions) error {
+			_, err := e.Resume(ResumeOptions{Task: o.Task, Strategy: RetryCurrent})
+			return err
+		},
+		"skip":     func(e *Engine, o TaskOptions) error { _, err := e.Skip(o, ""); return err },
+		"abort":    func(e *Engine, o TaskOptions) error { _, err := e.Abort(o); return err },
+		"describe": func(e *Engine, o TaskOptions) error { _, err := e.Describe("d", o); return err },
 	}
 	// Written out here, not read from the engine's table, so a change to
 	// either shows up.
@@ -103,9 +108,8 @@ func TestStatusMachine(t *testing.T) {
 				}
 				te.put(t, gated, st)
 				te.sess.s = &Session{SessionID: "s", ActiveTask: "x"}
-				te.Selected = "x"
 				before := len(te.tasks.log)
-				err := run(te.Engine)
+				err := run(te.Engine, TaskOptions{Task: "x"})
 				want := false
 				for _, c := range ok {
 					want = want || c == name
@@ -141,29 +145,34 @@ func TestStatusMachine(t *testing.T) {
 func TestStatusMessagesNameTheFit(t *testing.T) {
 	cases := []struct {
 		status string
-		run    func(e *Engine) error
+		run    func(e *Engine, o TaskOptions) error
 		want   string
 	}{
-		{StatusActive, func(e *Engine) error { _, err := e.Approve(""); return err },
+		{StatusActive, func(e *Engine, o TaskOptions) error { _, err := e.Approve(o, ""); return err },
 			"Cannot approve: task x is active. It is not waiting for approval; 'git hegel next' moves it on"},
-		{StatusActive, func(e *Engine) error { _, _, err := e.Answer("a"); return err },
+		{StatusActive, func(e *Engine, o TaskOptions) error { _, _, err := e.Answer(o, "a"); return err },
 			"Cannot answer: task x is active. No question is open; 'git hegel ask QUESTION' asks one"},
-		{StatusActive, func(e *Engine) error { _, err := e.Resume(ResumeOptions{Strategy: RetryCurrent}); return err },
+		{StatusActive, func(e *Engine, o TaskOptions) error {
+			_, err := e.Resume(ResumeOptions{Task: o.Task, Strategy: RetryCurrent})
+			return err
+		},
 			"Cannot resume workflow with status: active (task x). It is running; 'git hegel pause' pauses it"},
-		{StatusFailed, func(e *Engine) error { _, err := e.Fail(""); return err },
+		{StatusFailed, func(e *Engine, o TaskOptions) error { _, err := e.Fail(o, ""); return err },
 			"Cannot fail: task x is failed. It failed at 'plan' (broken); run 'git hegel resume --strategy retry-current|retry-previous|skip-current|from-checkpoint' to go on"},
-		{StatusAwaitingAnswer, func(e *Engine) error { _, err := e.Next(""); return err },
+		{StatusAwaitingAnswer, func(e *Engine, o TaskOptions) error { _, err := e.NextWith(NextOptions{Task: o.Task}); return err },
 			"Cannot next: task x is awaiting_answer. It waits for an answer to: Which one?. Run 'git hegel answer TEXT'"},
-		{StatusAwaitingApproval, func(e *Engine) error { _, err := e.Next(""); return err },
+		{StatusAwaitingApproval, func(e *Engine, o TaskOptions) error { _, err := e.NextWith(NextOptions{Task: o.Task}); return err },
 			"Cannot next: task x is awaiting_approval. It waits for approval at 'plan': run 'git hegel approve' or 'git hegel reject -m REASON'"},
-		{StatusCompleted, func(e *Engine) error { _, err := e.Resume(ResumeOptions{Strategy: SkipCurrent}); return err },
+		{StatusCompleted, func(e *Engine, o TaskOptions) error {
+			_, err := e.Resume(ResumeOptions{Task: o.Task, Strategy: SkipCurrent})
+			return err
+		},
 			"Cannot resume workflow with status: completed (task x). Start a new one with 'git hegel start <workflow>'"},
 	}
 	for _, tc := range cases {
 		te := newTestEngine(t, map[string][]byte{"gated.yaml": []byte(gated)})
 		te.put(t, gated, te.stateIn(tc.status))
-		te.Selected = "x"
-		if err := tc.run(te.Engine); err == nil || err.Error() != tc.want {
+		if err := tc.run(te.Engine, TaskOptions{Task: "x"}); err == nil || err.Error() != tc.want {
 			t.Errorf("%s:\n got %v\nwant %s", tc.status, err, tc.want)
 		}
 	}
@@ -172,21 +181,21 @@ func TestStatusMessagesNameTheFit(t *testing.T) {
 func TestStateTimestampsAdvance(t *testing.T) {
 	te := newTestEngine(t, map[string][]byte{"gated.yaml": []byte(gated)})
 	te.put(t, gated, te.stateIn(StatusActive))
-	te.Selected = "x"
+	o := TaskOptions{Task: "x"}
 	te.now = te.now.Add(time.Minute)
-	if _, err := te.Pause("why"); err != nil {
+	if _, err := te.Pause(o, "why"); err != nil {
 		t.Fatal(err)
 	}
-	st := te.state(t)
+	st := te.stateOf(t, "x")
 	if st.Status != StatusPaused || st.PausedAt == nil || !st.PausedAt.Equal(te.now) || st.PauseReason != "why" {
 		t.Errorf("paused: %+v", st)
 	}
 	te.now = te.now.Add(time.Minute)
-	if _, err := te.Next(""); err != nil {
+	if _, err := te.NextWith(NextOptions{Task: o.Task}); err != nil {
 		t.Fatal(err)
 	}
 	// next from paused resumes: the gate stops it at plan.
-	st = te.state(t)
+	st = te.stateOf(t, "x")
 	if st.Status != StatusAwaitingApproval || st.PendingClaim != "plan_complete" {
 		t.Errorf("next from paused: %+v", st)
 	}

@@ -3,11 +3,15 @@ package engine
 import (
 	"errors"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// Storage errors the engine understands. Stores wrap them so errors.Is works.
+// Storage errors the engine understands. Stores wrap them so errors.Is
+// works. ErrNotFound is workflow.ErrNotFound, so "not found" means the
+// same to a guide source and to a task store.
 var (
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = workflow.ErrNotFound
 	ErrConflict = errors.New("changed concurrently")
 )
 

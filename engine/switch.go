@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Switch makes task this worktree's workflow. It is how a workflow changes
@@ -36,7 +38,7 @@ func (e *Engine) Switch(task string) (*View, error) {
 	case !e.owns(st) && !ownedByNobody(st) && sameClone(st.WorktreeID, e.WorktreeID):
 		return nil, fmt.Errorf("Task '%s' is active in another worktree (%s); continue it there, or abort it there first", task, st.Worktree)
 	}
-	cur, _, err := e.currentOrDamaged()
+	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, err
 	}
@@ -51,7 +53,7 @@ func (e *Engine) Switch(task string) (*View, error) {
 	if ownedByNobody(st) {
 		from = "nobody (parked)"
 	}
-	nst, wf, err := e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, _ *Workflow) (string, error) {
+	nst, wf, err := e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, _ *workflow.Definition) (string, error) {
 		if !st.Active() {
 			return "", fmt.Errorf("Task '%s' became %s while switching; nothing changed", task, st.Status)
 		}
@@ -79,7 +81,7 @@ func (e *Engine) Switch(task string) (*View, error) {
 
 // park leaves cur open but owned by no worktree.
 func (e *Engine) park(cur *Task, next string) error {
-	_, _, err := e.updateTask(cur, updateOpts{damaged: true}, func(st *State, _ *Workflow) (string, error) {
+	_, _, err := e.updateTask(cur, updateOpts{damaged: true}, func(st *State, _ *workflow.Definition) (string, error) {
 		if !st.Active() || !e.owns(st) {
 			return "", fmt.Errorf("it is %s now", st.Status)
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // Many tasks per repository: listing them, showing one, describing one.
@@ -72,7 +74,7 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 		ti := e.info(l, active)
 		if ti.Err == nil && !ti.Archived && ti.State.Active() {
 			// An open task's node must be in the definition it stores
-			// (issue 10: tasks reports such a task as damaged). The
+			// (tasks reports such a task as damaged). The
 			// definition's shape is remembered, so this is a cache read
 			// per task, not a parse.
 			if t, err := e.Tasks.LoadTask(l.Name); err == nil {
@@ -168,7 +170,7 @@ func compareTasks(a, b TaskInfo) int {
 // TaskDetail is everything `git hegel show` prints about one task.
 type TaskDetail struct {
 	*Task
-	Workflow  *Workflow
+	Workflow  *workflow.Definition
 	Artifacts []ArtifactInfo
 	// Problems is what ValidateState finds wrong with the stored state.
 	Problems error
@@ -190,7 +192,7 @@ func (e *Engine) Show(name string) (*TaskDetail, error) {
 	var t *Task
 	var err error
 	if name == "" {
-		t, err = e.Current()
+		t, err = e.Current("")
 	} else {
 		t, err = e.Lookup(name)
 	}
@@ -255,22 +257,17 @@ func (e *Engine) Artifact(t *Task, path string) ([]byte, error) {
 	return e.Files.ReadFile(path, MaxArtifactSize)
 }
 
-// Describe replaces the description of task name ("": the current task).
-func (e *Engine) Describe(name, text string) (*State, error) {
+// Describe replaces the description of the task call names (Task "":
+// the current task); another worktree's open task needs call.Force.
+func (e *Engine) Describe(text string, call TaskOptions) (*State, error) {
 	text = strings.TrimSpace(text)
-	var t *Task
-	var err error
-	if name == "" {
-		t, err = e.Current()
-	} else {
-		t, err = e.Lookup(name)
-	}
+	t, err := e.Current(call.Task)
 	if err != nil {
 		return nil, err
 	}
 	// Another worktree's open task needs --force, as every other change
 	// to it does (recorded in the task).
-	st, _, err := e.updateTask(t, updateOpts{}, func(st *State, wf *Workflow) (string, error) {
+	st, _, err := e.updateTask(t, updateOpts{call: call}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Status == StatusStashed {
 			return "", fmt.Errorf("Task '%s' is stashed; its description travels with the stash. Restore it with 'git hegel stash pop' first", st.Task)
 		}

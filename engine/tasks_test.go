@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // pipelineArtifacts writes every artifact the pipeline names.
@@ -33,7 +35,7 @@ func (te *testEnv) walkPipeline(t *testing.T, task, typ string) []string {
 			return seen
 		}
 		if st.Status == StatusAwaitingApproval {
-			v, err = te.Approve("ok")
+			v, err = te.Approve(TaskOptions{}, "ok")
 		} else {
 			v, err = te.Next("")
 		}
@@ -144,7 +146,7 @@ func TestArtifactBlocksNext(t *testing.T) {
 		t.Fatal("a refused next wrote")
 	}
 	// --force goes on (to the gate here) and says so in the task.
-	if _, err := te.NextWith(NextOptions{Force: true}); err != nil {
+	if _, err := te.NextWith(NextOptions{Force: Force{All: true}}); err != nil {
 		t.Fatal(err)
 	}
 	st := te.state(t)
@@ -158,7 +160,7 @@ func TestRequiresWarnOnEntry(t *testing.T) {
 	te.StartTask(StartOptions{Workflow: "pipeline", Task: "p"})
 	te.files["SPEC.md"] = "spec"
 	te.Next("")
-	te.Approve("")
+	te.Approve(TaskOptions{}, "")
 	if len(te.warnings) != 1 || te.warnings[0] != "'design' reads PLAN.md, which is missing" {
 		t.Errorf("warnings %q", te.warnings)
 	}
@@ -169,7 +171,7 @@ func TestQAFailedIsARollbackEvent(t *testing.T) {
 	te.pipelineArtifacts()
 	te.StartTask(StartOptions{Workflow: "pipeline", Task: "p", Type: "bug_fix"})
 	te.Next("")
-	te.Approve("")
+	te.Approve(TaskOptions{}, "")
 	for te.state(t).CurrentNode != "qa" {
 		if _, err := te.Next(""); err != nil {
 			t.Fatal(err)
@@ -201,24 +203,20 @@ func TestTaskOptionActsOnAnInactiveTask(t *testing.T) {
 
 	// Read: status of a parked task and of another worktree's.
 	for _, name := range []string{"a", "c"} {
-		te.Selected = name
-		if cur, err := te.Current(); err != nil || cur.State.Task != name {
+		if cur, err := te.Current(name); err != nil || cur.State.Task != name {
 			t.Fatalf("--task %s: %v", name, err)
 		}
 	}
 	// A parked task belongs to nobody: it can be moved from here.
-	te.Selected = "a"
-	if v, err := te.Next(""); err != nil || v.Node != "plan" {
+	if v, err := te.NextWith(NextOptions{Task: "a"}); err != nil || v.Node != "plan" {
 		t.Fatalf("next --task a: %v", err)
 	}
 	// Another worktree's needs --force, which is recorded.
-	te.Selected = "c"
 	var oe *OwnerError
-	if _, err := te.Next(""); !errors.As(err, &oe) || oe.Owner != "/other" {
+	if _, err := te.NextWith(NextOptions{Task: "c"}); !errors.As(err, &oe) || oe.Owner != "/other" {
 		t.Fatalf("next on another worktree's task: %v", err)
 	}
-	te.Force = Force{All: true}
-	if _, err := te.Next(""); err != nil {
+	if _, err := te.NextWith(NextOptions{Task: "c", Force: Force{All: true}}); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := te.tasks.LoadTask("c")
@@ -226,12 +224,10 @@ func TestTaskOptionActsOnAnInactiveTask(t *testing.T) {
 		t.Errorf("forced: %+v", c.State)
 	}
 	// This worktree's own task was not touched, nor its session.
-	te.Selected, te.Force = "", Force{}
 	if st := te.state(t); st.Task != "b" || st.CurrentNode != "spec" {
 		t.Errorf("own task %s at %s", st.Task, st.CurrentNode)
 	}
-	te.Selected = "nope"
-	if _, err := te.Current(); !errors.Is(err, ErrNotFound) || err.Error() != "No task named 'nope' (see 'git hegel tasks --all --archived')" {
+	if _, err := te.Current("nope"); !errors.Is(err, ErrNotFound) || err.Error() != "No task named 'nope' (see 'git hegel tasks --all --archived')" {
 		t.Errorf("unknown task: %v", err)
 	}
 }
@@ -271,9 +267,9 @@ func TestListTasksOrderAndArchive(t *testing.T) {
 	te.Next("")
 	te.now = te.now.Add(time.Minute)
 	te.StartTask(StartOptions{Workflow: "minimal", Task: "paused"})
-	te.Pause("")
+	te.Pause(TaskOptions{}, "")
 	// A task that finished before archiving existed, still in tasks/.
-	old := &State{Task: "old", Workflow: "minimal", Mode: "minimal", CurrentNode: NodeDone, History: []string{"spec", "plan", "done"},
+	old := &State{Task: "old", Workflow: "minimal", Mode: "minimal", CurrentNode: workflow.NodeDone, History: []string{"spec", "plan", "done"},
 		Status: StatusCompleted, StartedAt: t0, EndedAt: &t0, UpdatedAt: t0, Attempt: 1, Worktree: "/elsewhere"}
 	te.put(t, string(builtin(t, "minimal").Raw), old)
 
@@ -341,7 +337,7 @@ func TestArchiveOnFinish(t *testing.T) {
 	te.KeepCheckpoints = true
 	te.Start("minimal", "", "m")
 	te.tasks.cps["m"] = "cp2"
-	te.Abort()
+	te.Abort(TaskOptions{})
 	if a, err := te.tasks.LoadArchived("m"); err != nil || a.State.Status != StatusAborted || te.tasks.cps["m"] != "cp2" {
 		t.Errorf("aborted: %v %v", err, te.tasks.cps)
 	}
@@ -357,7 +353,7 @@ func TestArchivedTaskContinuesItsChain(t *testing.T) {
 	te.Next("")
 	first, _ := te.tasks.LoadArchived("t")
 	// prev out of done reopens it: back at the task ref, from the archive.
-	if v, err := te.Prev(); err != nil || v.Node != "plan" {
+	if v, err := te.Prev(TaskOptions{}); err != nil || v.Node != "plan" {
 		t.Fatalf("prev after done: %v", err)
 	}
 	live, err := te.tasks.LoadTask("t")
@@ -376,8 +372,8 @@ func TestArchivedTaskContinuesItsChain(t *testing.T) {
 		t.Error("a reused name does not continue the archived chain")
 	}
 	// Describing an archived task keeps it in the archive.
-	te.Abort()
-	if _, err := te.Describe("t", "the third run"); err != nil {
+	te.Abort(TaskOptions{})
+	if _, err := te.Describe("the third run", TaskOptions{Task: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := te.tasks.LoadArchived("t"); a.State.Description != "the third run" {
@@ -395,7 +391,7 @@ func TestDeleteAndRestore(t *testing.T) {
 		t.Fatalf("delete of an active task: %v", err)
 	}
 	te.tasks.cps["t"] = "cps"
-	te.Abort()
+	te.Abort(TaskOptions{})
 	te.KeepCheckpoints = false
 	d, err := te.Delete("t")
 	if err != nil || d.Status != StatusAborted || !d.Archived {
@@ -423,10 +419,10 @@ func TestDeleteAndRestore(t *testing.T) {
 		t.Errorf("restore over a new task: %v", err)
 	}
 	// Records older than the window are dropped by the next delete.
-	te.Abort()
+	te.Abort(TaskOptions{})
 	te.now = te.now.Add(DeletedTaskWindow + time.Hour)
 	te.Start("minimal", "", "u")
-	te.Abort()
+	te.Abort(TaskOptions{})
 	te.Delete("u")
 	if list, _ := te.DeletedTasks(); len(list) != 1 || list[0].Task != "u" {
 		t.Errorf("after the window: %+v", list)

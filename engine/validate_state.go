@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // StateError lists what is wrong with a task's state. Every write checks
@@ -25,11 +27,11 @@ var knownStatuses = []string{
 }
 
 // ValidateState checks st against the rules every stored state obeys
-// (seed 05's list, and what this engine adds to it). wf, if not nil, is
+// (docs/tasks.md, "Validation", lists them). wf, if not nil, is
 // the definition the task runs; nodes are then checked against it. It
 // returns nil or a *StateError naming every problem found. `git hegel
-// doctor` (issue 10) builds on it.
-func ValidateState(st *State, wf *Workflow) error {
+// doctor` builds on it.
+func ValidateState(st *State, wf *workflow.Definition) error {
 	if st == nil {
 		return &StateError{Problems: []string{"no state"}}
 	}
@@ -52,7 +54,7 @@ func ValidateState(st *State, wf *Workflow) error {
 		// A node without transitions ends the run when a transition
 		// reaches it; a task started there stays open until it leaves
 		// (restart_cycle) or is aborted, so only done and aborted count.
-		case st.CurrentNode == NodeDone || st.CurrentNode == NodeAborted:
+		case st.CurrentNode == workflow.NodeDone || st.CurrentNode == workflow.NodeAborted:
 			add("%s status at the terminal node '%s'", st.Status, st.CurrentNode)
 		case wf != nil && !wf.HasNode(st.CurrentNode):
 			add("current node '%s' is not in workflow '%s'", st.CurrentNode, wf.Name)
@@ -63,9 +65,9 @@ func ValidateState(st *State, wf *Workflow) error {
 	}
 	// A completed task is at done, or at a node without transitions
 	// (hegel's end nodes), which only the definition can tell.
-	if st.Status == StatusCompleted && st.CurrentNode != NodeDone && (wf == nil || !wf.IsTerminal(st.CurrentNode)) {
-		if wf != nil || st.CurrentNode == "" || st.CurrentNode == NodeAborted {
-			add("completed status at '%s', not '%s'", st.CurrentNode, NodeDone)
+	if st.Status == StatusCompleted && st.CurrentNode != workflow.NodeDone && (wf == nil || !wf.IsTerminal(st.CurrentNode)) {
+		if wf != nil || st.CurrentNode == "" || st.CurrentNode == workflow.NodeAborted {
+			add("completed status at '%s', not '%s'", st.CurrentNode, workflow.NodeDone)
 		}
 	}
 	if st.Status == StatusFailed && st.Error == nil {

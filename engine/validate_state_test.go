@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // TestValidateStateRules breaks a valid state one rule at a time (seed
@@ -17,20 +19,20 @@ func TestValidateStateRules(t *testing.T) {
 		break_ func(st *State)
 		want   string
 	}{
-		{"completed without end", func(st *State) { st.Status, st.CurrentNode = StatusCompleted, NodeDone },
+		{"completed without end", func(st *State) { st.Status, st.CurrentNode = StatusCompleted, workflow.NodeDone },
 			"completed status requires 'ended_at'"},
 		{"failed without error", func(st *State) { st.Status = StatusFailed }, "failed status requires 'error' object"},
 		{"active without node", func(st *State) { st.CurrentNode = "" }, "active status requires 'current_node'"},
 		{"completed and failed", func(st *State) { st.CompletedNodes, st.FailedNodes = []string{"spec"}, []string{"spec"} },
 			"node 'spec' is both completed and failed"},
 		{"end before start", func(st *State) {
-			st.Status, st.CurrentNode, st.EndedAt = StatusAborted, NodeAborted, &before
+			st.Status, st.CurrentNode, st.EndedAt = StatusAborted, workflow.NodeAborted, &before
 		}, "'ended_at' (2026-01-02T02:04:05Z) is before 'started_at' (2026-01-02T03:04:05Z)"},
 		{"missing task", func(st *State) { st.Task = "" }, "missing 'task'"},
 		{"missing workflow", func(st *State) { st.Workflow = "" }, "missing 'workflow'"},
 		{"unknown status", func(st *State) { st.Status = "running" }, "unknown status 'running'"},
 		{"node not in workflow", func(st *State) { st.CurrentNode = "ghost" }, "current node 'ghost' is not in workflow 'minimal'"},
-		{"open at a terminal node", func(st *State) { st.CurrentNode = NodeDone }, "active status at the terminal node 'done'"},
+		{"open at a terminal node", func(st *State) { st.CurrentNode = workflow.NodeDone }, "active status at the terminal node 'done'"},
 		{"completed not at done", func(st *State) { st.Status, st.EndedAt = StatusCompleted, &t0 }, "completed status at 'spec', not 'done'"},
 		{"awaiting answer without question", func(st *State) { st.Status = StatusAwaitingAnswer }, "awaiting_answer status requires an unanswered question"},
 		{"negative retries", func(st *State) { st.Retries = map[string]int{"spec": -1} }, "'retries' of 'spec' is negative"},
@@ -73,10 +75,10 @@ func TestBrokenStateIsNeverWritten(t *testing.T) {
 		!strings.Contains(err.Error(), "Nothing changed; 'git hegel show t' shows it, 'git hegel abort' ends it") {
 		t.Fatalf("next on a broken state: %v", err)
 	}
-	if _, err := te.Describe("", "x"); err == nil || len(te.tasks.log) != n {
+	if _, err := te.Describe("x", TaskOptions{}); err == nil || len(te.tasks.log) != n {
 		t.Fatalf("describe wrote on a broken state: %v", err)
 	}
-	if _, err := te.Abort(); err != nil {
+	if _, err := te.Abort(TaskOptions{}); err != nil {
 		t.Fatalf("abort of a broken state: %v", err)
 	}
 	if got, _ := te.Lookup("t"); got.State.Status != StatusAborted {
@@ -86,7 +88,7 @@ func TestBrokenStateIsNeverWritten(t *testing.T) {
 	// A state that would break a rule on the way out is refused by save.
 	te2 := newTestEngine(t, nil)
 	te2.Start("minimal", "", "u")
-	_, _, err = te2.update(func(st *State, wf *Workflow) (string, error) {
+	_, _, err = te2.update(TaskOptions{}, func(st *State, wf *workflow.Definition) (string, error) {
 		st.CompletedNodes, st.FailedNodes = []string{"spec"}, []string{"spec"}
 		return "test: break it", nil
 	})

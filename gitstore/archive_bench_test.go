@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -17,7 +18,7 @@ import (
 func BenchmarkListStates(b *testing.B) {
 	dir := benchDiskRepo(b)
 	r := benchOpen(b, dir)
-	wf := engine.Builtins()[0]
+	wf := workflow.Builtins()[0]
 	for i := 0; i < 1000; i++ {
 		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		st := &engine.State{Task: taskName(i), Workflow: wf.Name, Mode: wf.Mode, CurrentNode: wf.StartNode,
@@ -27,7 +28,7 @@ func BenchmarkListStates(b *testing.B) {
 			b.Fatal(err)
 		}
 		if i%2 == 1 {
-			st.Status, st.CurrentNode, st.EndedAt = engine.StatusCompleted, engine.NodeDone, &now
+			st.Status, st.CurrentNode, st.EndedAt = engine.StatusCompleted, workflow.NodeDone, &now
 			t := &engine.Task{State: st, Definition: wf.Raw}
 			if t.Rev, err = r.Tasks().SaveTask(&engine.Task{State: st, Definition: wf.Raw, Rev: rev}, "done"); err != nil {
 				b.Fatal(err)

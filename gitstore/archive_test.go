@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // finishedTask saves task name as completed (a chain of two commits) and
@@ -23,7 +24,7 @@ func finishedTask(t *testing.T, r *Repo, name string) *engine.Task {
 	}
 	task.Rev = rev
 	end := fixedNow
-	task.State.Status, task.State.CurrentNode, task.State.EndedAt = engine.StatusCompleted, engine.NodeDone, &end
+	task.State.Status, task.State.CurrentNode, task.State.EndedAt = engine.StatusCompleted, workflow.NodeDone, &end
 	if task.Rev, err = s.SaveTask(task, "next: spec -> done"); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +11,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // What `git hegel doctor` checks in refs/hegel/ (docs/history.md,
@@ -38,14 +40,14 @@ type RefProblem struct {
 
 // CheckRefs checks every ref below refs/hegel/ (see above).
 func (r *Repo) CheckRefs() ([]RefProblem, int, error) {
-	refs, err := r.refs.List(HegelRefPrefix)
+	all, err := r.refs.List(refs.HegelRefPrefix)
 	if err != nil {
 		return nil, 0, err
 	}
 	var out []RefProblem
-	for _, ref := range refs {
+	for _, ref := range all {
 		name := ref.Name
-		rel := strings.TrimPrefix(string(name), HegelRefPrefix)
+		rel := strings.TrimPrefix(string(name), refs.HegelRefPrefix)
 		kind := refKind(rel)
 		add := func(err error) {
 			if err != nil {
@@ -78,7 +80,7 @@ func (r *Repo) CheckRefs() ([]RefProblem, int, error) {
 			out = append(out, RefProblem{Ref: string(name), Kind: kind, Problem: "not a ref git-hegel writes; left alone", Note: true})
 		}
 	}
-	return out, len(refs), nil
+	return out, len(all), nil
 }
 
 func (r *Repo) hasProblem(ps []RefProblem, name plumbing.ReferenceName) bool {
@@ -149,7 +151,7 @@ func (r *Repo) validTask(ref plumbing.ReferenceName, name string, h plumbing.Has
 	if t.State.Task != name {
 		return fmt.Errorf("its state names the task '%s'", t.State.Task)
 	}
-	wf, err := engine.ParseWorkflow(t.State.Workflow, string(ref)+":workflow.yaml", t.Definition)
+	wf, err := workflow.Parse(t.State.Workflow, string(ref)+":workflow.yaml", t.Definition)
 	if err != nil {
 		return fmt.Errorf("its workflow definition does not load: %s", oneLine(err.Error()))
 	}
@@ -329,40 +331,13 @@ type Repair struct {
 	Moved bool // the ref was moved aside, not restored
 }
 
-// reflogEntry is one line of a reflog.
-type reflogEntry struct {
-	old, new plumbing.Hash
-	when     time.Time
-	msg      string
-}
-
 // readReflog reads ref's reflog, oldest first (none on memory storage).
-func (r *Repo) readReflog(ref plumbing.ReferenceName) []reflogEntry {
-	fr, ok := r.refs.(*fileRefs)
+func (r *Repo) readReflog(ref plumbing.ReferenceName) []refs.ReflogEntry {
+	fr, ok := r.refs.(*refs.Files)
 	if !ok {
 		return nil
 	}
-	b, err := readFile(fr.fs, filepath.Join("logs", filepath.FromSlash(string(ref))))
-	if err != nil {
-		return nil
-	}
-	var out []reflogEntry
-	for _, line := range strings.Split(string(b), "\n") {
-		head, msg, _ := strings.Cut(line, "\t")
-		f := strings.Fields(head)
-		if len(f) < 4 {
-			continue
-		}
-		old, ok1 := parseHex(f[0])
-		new, ok2 := parseHex(f[1])
-		if !ok1 || !ok2 {
-			continue
-		}
-		var sec int64
-		fmt.Sscan(f[len(f)-2], &sec)
-		out = append(out, reflogEntry{old: old, new: new, when: time.Unix(sec, 0), msg: msg})
-	}
-	return out
+	return fr.ReadReflog(ref)
 }
 
 // RepairRef restores the damaged ref name (a task, archived task, the
@@ -370,7 +345,7 @@ func (r *Repo) readReflog(ref plumbing.ReferenceName) []reflogEntry {
 // aside when there is none. now names the aside ref.
 func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 	ref := plumbing.ReferenceName(name)
-	rel := strings.TrimPrefix(name, HegelRefPrefix)
+	rel := strings.TrimPrefix(name, refs.HegelRefPrefix)
 	// A version is valid when it reads; a gap further down its chain is
 	// repaired after (reroot).
 	var valid func(h plumbing.Hash) error
@@ -417,7 +392,7 @@ func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 	rep.Aside = r.moveAside(rel, tip, now)
 	if good.IsZero() {
 		rep.Moved = true
-		if err := r.refs.UpdateMsg(ref, tip, plumbing.ZeroHash, refUpdate{msg: "doctor: moved aside to " + orMissing(rep.Aside), restartLog: !r.wholeCommit(tip)}); err != nil {
+		if err := r.refs.UpdateMsg(ref, tip, plumbing.ZeroHash, refs.Reflog{Msg: "doctor: moved aside to " + orMissing(rep.Aside), Restart: !r.wholeCommit(tip)}); err != nil {
 			return nil, describeRefError(ref, err)
 		}
 		if strings.HasPrefix(name, TaskRefPrefix) {
@@ -443,7 +418,7 @@ func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 	// The reflog starts afresh when the replaced value is not a whole
 	// commit: an entry naming it makes git gc fail (the restored chain
 	// keeps the history; the report names what was lost).
-	if err := r.refs.UpdateMsg(ref, tip, nc, refUpdate{msg: msg, restartLog: !r.wholeCommit(tip)}); err != nil {
+	if err := r.refs.UpdateMsg(ref, tip, nc, refs.Reflog{Msg: msg, Restart: !r.wholeCommit(tip)}); err != nil {
 		return nil, describeRefError(ref, err)
 	}
 	if refKind(rel) == "task" {
@@ -505,7 +480,7 @@ func (r *Repo) rerootAtGap(ref plumbing.ReferenceName, tip plumbing.Hash, rep *R
 		}
 	}
 	msg := "doctor: re-rooted where a commit of its history is missing"
-	if err := r.refs.UpdateMsg(ref, tip, prev, refUpdate{msg: msg, restartLog: true}); err != nil {
+	if err := r.refs.UpdateMsg(ref, tip, prev, refs.Reflog{Msg: msg, Restart: true}); err != nil {
 		return nil, describeRefError(ref, err)
 	}
 	if rep.Restored == "" {
@@ -549,8 +524,8 @@ func (r *Repo) findValid(ref plumbing.ReferenceName, tip plumbing.Hash, valid fu
 	log := r.readReflog(ref)
 	lost = nil
 	for i := len(log) - 1; i >= 0; i-- {
-		h := log[i].new
-		what := log[i].msg
+		h := log[i].New
+		what := log[i].Msg
 		if what == "" {
 			// git update-ref without -m: say what it set.
 			what = "the update to " + h.String()[:12] + " (no message)"
@@ -589,7 +564,7 @@ func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
 	base := DamagedRefPrefix + rel + "/" + now.UTC().Format("20060102T150405Z")
 	name := base
 	for i := 2; i < 100; i++ {
-		err := r.refs.UpdateMsg(plumbing.ReferenceName(name), plumbing.ZeroHash, h, refUpdate{msg: "doctor: moved aside from refs/hegel/" + rel})
+		err := r.refs.UpdateMsg(plumbing.ReferenceName(name), plumbing.ZeroHash, h, refs.Reflog{Msg: "doctor: moved aside from refs/hegel/" + rel})
 		if err == nil {
 			return name
 		}
@@ -646,7 +621,7 @@ func (r *Repo) wholeCommit(h plumbing.Hash) bool {
 // refs/hegel/damaged/. It returns where the blob is kept.
 func (r *Repo) MoveEntryAside(refName, entry string, now time.Time) (string, error) {
 	ref := plumbing.ReferenceName(refName)
-	rel := strings.TrimPrefix(refName, HegelRefPrefix)
+	rel := strings.TrimPrefix(refName, refs.HegelRefPrefix)
 	for i := 0; i < historyAttempts; i++ {
 		tip, err := r.refs.Read(ref)
 		if err != nil {
@@ -678,7 +653,7 @@ func (r *Repo) MoveEntryAside(refName, entry string, now time.Time) (string, err
 		if err != nil {
 			return "", err
 		}
-		err = r.refs.UpdateMsg(ref, tip, c, refUpdate{msg: msg})
+		err = r.refs.UpdateMsg(ref, tip, c, refs.Reflog{Msg: msg})
 		if err == nil {
 			return aside, nil
 		}
@@ -749,15 +724,15 @@ func (r *Repo) repairCheckpoints(ref plumbing.ReferenceName, now time.Time) (*Re
 			return nil, err
 		}
 	}
-	rep.Aside = r.moveAsideIfWhole(strings.TrimPrefix(string(ref), HegelRefPrefix), tip, now)
-	msg := "doctor: rewrote the chain without " + engine.Plural(rep.LostCount, "damaged checkpoint", "damaged checkpoints")
+	rep.Aside = r.moveAsideIfWhole(strings.TrimPrefix(string(ref), refs.HegelRefPrefix), tip, now)
+	msg := "doctor: rewrote the chain without " + text.Plural(rep.LostCount, "damaged checkpoint", "damaged checkpoints")
 	if prev.IsZero() {
 		rep.Moved = true
 		msg = "doctor: no checkpoint of the chain is whole"
 	} else {
 		rep.Restored = prev.String()
 	}
-	if err := r.refs.UpdateMsg(ref, tip, prev, refUpdate{msg: msg, restartLog: !prev.IsZero()}); err != nil {
+	if err := r.refs.UpdateMsg(ref, tip, prev, refs.Reflog{Msg: msg, Restart: !prev.IsZero()}); err != nil {
 		return nil, describeRefError(ref, err)
 	}
 	return rep, nil

@@ -1,11 +1,9 @@
-// Package gitstore keeps git-hegel's state in git: repository discovery,
-// objects, git-compatible ref updates, the versioned documents under
-// refs/hegel/*, and the per-worktree session file. It is the only package that
-// imports go-git and go-billy.
 package gitstore
 
 import (
 	"errors"
+	"strings"
+	"syscall"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -18,12 +16,22 @@ var (
 	// ErrConflict reports a compare-and-swap whose expected old value no
 	// longer matches: someone else updated the ref first. Reload and retry.
 	ErrConflict = engine.ErrConflict
-	// ErrLocked reports a ref whose lock file another process (git itself,
-	// or another git-hegel) held for longer than the lock timeout.
-	ErrLocked = errors.New("ref is locked")
-	// ErrBadRefName reports a ref name git would refuse.
-	ErrBadRefName = errors.New("invalid ref name")
 	// ErrUnknownVersion reports a stored document whose format version this
 	// build does not understand.
 	ErrUnknownVersion = errors.New("unknown format version")
 )
+
+// oneLine joins a message's lines and runs of spaces, so that an error
+// from below (go-git, the system) fits the one line a command prints.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate shortens b to n bytes for a message, marking the cut.
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// isNotDir reports an error from a path one of whose parents is a file.
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Folded agent events live in the task's tree, one blob per fold and run:
@@ -30,22 +32,22 @@ import (
 // they were written.
 const eventsDir = "events"
 
-// Events is the engine.EventStore of one worktree: its journal, and the
+// Events is the agent.EventStore of one worktree: its journal, and the
 // task refs the journal is folded into.
 type Events struct {
 	r *Repo
 	j *Journal
 }
 
-var _ engine.EventStore = (*Events)(nil)
+var _ agent.EventStore = (*Events)(nil)
 
 // Events returns this worktree's event store.
 func (r *Repo) Events() *Events { return &Events{r: r, j: r.Journal()} }
 
-// Record implements engine.EventStore.
-func (s *Events) Record(evs ...engine.Event) error { return s.j.Append(evs...) }
+// Record implements agent.EventStore.
+func (s *Events) Record(evs ...agent.Event) error { return s.j.Append(evs...) }
 
-// Fold implements engine.EventStore: first any fold a crash left behind,
+// Fold implements agent.EventStore: first any fold a crash left behind,
 // then the journal itself.
 func (s *Events) Fold() error {
 	files, err := s.j.foldingFiles()
@@ -153,7 +155,7 @@ func (s *Events) foldInto(task, id string, last time.Time, blob []byte, n int) e
 		if err != nil {
 			return err
 		}
-		_, _, err = s.r.writeTaskTree(ref, h, d.Files, newKeep, fmt.Sprintf("events: %s from %s", engine.Plural(n, "event", "events"), node))
+		_, _, err = s.r.writeTaskTree(ref, h, d.Files, newKeep, fmt.Sprintf("events: %s from %s", text.Plural(n, "event", "events"), node))
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -247,8 +249,8 @@ func (s *Events) withSegments(keep map[string]leaf, run string, runEnts []rawEnt
 	return out, nil
 }
 
-// Events implements engine.EventStore.
-func (s *Events) Events(task, run string, since time.Time) ([]engine.Event, error) {
+// Events implements agent.EventStore.
+func (s *Events) Events(task, run string, since time.Time) ([]agent.Event, error) {
 	out, err := s.Folded(task, run, since)
 	if err != nil {
 		return nil, err
@@ -262,14 +264,14 @@ func (s *Events) Events(task, run string, since time.Time) ([]engine.Event, erro
 			out = append(out, ev)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b engine.Event) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(out, func(a, b agent.Event) int { return a.Time.Compare(b.Time) })
 	return out, nil
 }
 
 // Folded returns task's events of run stored on its ref from since on,
 // oldest first, each with the node it happened in. Segments folded before
 // since are not read.
-func (s *Events) Folded(task, run string, since time.Time) ([]engine.Event, error) {
+func (s *Events) Folded(task, run string, since time.Time) ([]agent.Event, error) {
 	ref := TaskRef(task)
 	h, err := s.r.refs.Read(ref)
 	if errors.Is(err, ErrNotFound) {
@@ -291,7 +293,7 @@ func (s *Events) Folded(task, run string, since time.Time) ([]engine.Event, erro
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", ref, err)
 	}
-	var out []engine.Event
+	var out []agent.Event
 	for _, e := range ents {
 		node, newest, ok := parseSegmentName(e.name)
 		if !ok || e.fm != filemode.Regular || newest.Before(since) {

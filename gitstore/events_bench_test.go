@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
 )
 
 // BenchmarkFold10k folds a journal of 10,000 events into a task's ref:
@@ -18,11 +18,11 @@ func BenchmarkFold10k(b *testing.B) {
 	if _, err := e.Start("minimal", "", "t"); err != nil {
 		b.Fatal(err)
 	}
-	evs := make([]engine.Event, 10000)
+	evs := make([]agent.Event, 10000)
 	for i := range evs {
-		evs[i] = engine.Event{Time: fixedNow.Add(time.Duration(i) * time.Second), Kind: engine.EventPostTool,
+		evs[i] = agent.Event{Time: fixedNow.Add(time.Duration(i) * time.Second), Kind: agent.EventPostTool,
 			Hook: "PostToolUse", Agent: "claude", Session: "3f1c9a52-7d4e-4b8a-9c21-5e6f7a8b9c0d",
-			Tool: "Bash", Action: engine.ActionCommand, Command: fmt.Sprintf("go test ./pkg%d/...", i%50), Task: "t"}
+			Tool: "Bash", Action: agent.ActionCommand, Command: fmt.Sprintf("go test ./pkg%d/...", i%50), Task: "t"}
 	}
 	s := r.Events()
 	b.ResetTimer()
@@ -44,8 +44,8 @@ func BenchmarkJournalTail(b *testing.B) {
 	r, _ := stashDiskRepo(b)
 	j := r.Journal()
 	for i := 0; i < 10000; i++ {
-		if err := j.Append(engine.Event{Time: fixedNow.Add(time.Duration(i) * 3 * time.Second), Kind: engine.EventPostTool,
-			Tool: "Bash", Action: engine.ActionCommand, Command: "go test", Task: "t"}); err != nil {
+		if err := j.Append(agent.Event{Time: fixedNow.Add(time.Duration(i) * 3 * time.Second), Kind: agent.EventPostTool,
+			Tool: "Bash", Action: agent.ActionCommand, Command: "go test", Task: "t"}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
 )
 
 // eventsRepo is a disk repository with task "t" started on the minimal
@@ -28,9 +29,9 @@ func eventsRepo(t *testing.T) (*Repo, *engine.Engine, *Events) {
 	return r, e, r.Events()
 }
 
-func ev(sec int, cmd string) engine.Event {
-	return engine.Event{Time: fixedNow.Add(time.Duration(sec) * time.Second), Kind: engine.EventPostTool,
-		Tool: "Bash", Action: engine.ActionCommand, Command: cmd, Task: "t"}
+func ev(sec int, cmd string) agent.Event {
+	return agent.Event{Time: fixedNow.Add(time.Duration(sec) * time.Second), Kind: agent.EventPostTool,
+		Tool: "Bash", Action: agent.ActionCommand, Command: cmd, Task: "t"}
 }
 
 func taskSubjects(t *testing.T, r *Repo, task string) []string {
@@ -44,7 +45,7 @@ func TestJournalAppendAndTail(t *testing.T) {
 	if evs, err := j.Tail(fixedNow); err != nil || evs != nil {
 		t.Fatalf("missing journal: %v %v", evs, err)
 	}
-	var all []engine.Event
+	var all []agent.Event
 	for i := 0; i < 3000; i++ {
 		all = append(all, ev(i, fmt.Sprintf("cmd %d", i)))
 	}
@@ -113,7 +114,7 @@ func TestFoldCommitsOncePerTask(t *testing.T) {
 	if err := s.Fold(); err != nil || len(taskSubjects(t, r, "t")) != before+1 {
 		t.Errorf("empty fold committed: %v", err)
 	}
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	run := engine.RunKey(cur.State)
 	tree := runGit(t, r.WorkTree, "ls-tree", "-r", "--name-only", TaskRef("t").String())
 	if !strings.Contains(tree, "events/"+run+"/000001.spec.") {
@@ -152,7 +153,7 @@ func TestFoldCommitsOncePerTask(t *testing.T) {
 
 func TestFoldRecoversFromACrash(t *testing.T) {
 	r, e, s := eventsRepo(t)
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	run := engine.RunKey(cur.State)
 	// A fold that crashed before its commit left its file: folded now.
 	s.Record(ev(1, "one"))
@@ -244,7 +245,7 @@ func TestJournalConcurrentAppendsAndFolds(t *testing.T) {
 	if err := s.Fold(); err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	got, err := s.Events("t", engine.RunKey(cur.State), fixedNow)
 	if err != nil {
 		t.Fatal(err)
@@ -293,7 +294,7 @@ func TestTaskSaveCarriesEventsWithoutReadingThem(t *testing.T) {
 
 func TestFoldSplitsLargeSegments(t *testing.T) {
 	r, e, s := eventsRepo(t)
-	var evs []engine.Event
+	var evs []agent.Event
 	for i := 0; i < 12000; i++ { // about 1.9 MB of journal
 		evs = append(evs, ev(i, fmt.Sprintf("go test ./pkg%d/... -run TestSomethingFairlyLong", i)))
 	}
@@ -316,7 +317,7 @@ func TestFoldSplitsLargeSegments(t *testing.T) {
 	if subj := taskSubjects(t, r, "t"); subj[0] != "events: 12000 events from spec" {
 		t.Errorf("one commit: %v", subj[:2])
 	}
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	got, _ := s.Events("t", engine.RunKey(cur.State), fixedNow)
 	if len(got) != 12000 || got[11999].Command != "go test ./pkg11999/... -run TestSomethingFairlyLong" {
 		t.Errorf("%d events back", len(got))
@@ -330,7 +331,7 @@ func TestArchiveKeepsEvents(t *testing.T) {
 	r, e, s := eventsRepo(t)
 	e.Archive = r.Tasks()
 	e.Files = r.Files()
-	cur, _ := e.Current()
+	cur, _ := e.Current("")
 	run := engine.RunKey(cur.State)
 	s.Record(ev(1, "go test"))
 	if _, err := e.Next(""); err != nil { // folds first
@@ -353,7 +354,7 @@ func TestArchiveKeepsEvents(t *testing.T) {
 		t.Fatalf("events of the archived task: %+v %v", got, err)
 	}
 	// prev reopens it: the events come back to the task ref.
-	if _, err := e.Prev(); err != nil {
+	if _, err := e.Prev(engine.TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tree = runGit(t, r.WorkTree, "ls-tree", "-r", "--name-only", TaskRef("t").String())

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // These wrappers give the rollback package the same ref protocol and object
@@ -17,14 +19,14 @@ func (r *Repo) ReadRef(name string) (plumbing.Hash, error) {
 
 // UpdateRef moves a ref from old to new with git's lock protocol and
 // compare-and-swap (ZeroHash old: must not exist; ZeroHash new: delete).
-// Its reflog entry (reflog.go) says the new commit's subject.
+// Its reflog entry (refs.Reflogs) says the new commit's subject.
 func (r *Repo) UpdateRef(name string, old, new plumbing.Hash) error {
 	return r.refs.Update(plumbing.ReferenceName(name), old, new)
 }
 
 // UpdateRefMsg is UpdateRef with msg as the reflog entry's message.
 func (r *Repo) UpdateRefMsg(name string, old, new plumbing.Hash, msg string) error {
-	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refUpdate{msg: msg})
+	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refs.Reflog{Msg: msg})
 }
 
 // RewriteRef is UpdateRef for a chain that was rewritten rather than
@@ -32,26 +34,24 @@ func (r *Repo) UpdateRefMsg(name string, old, new plumbing.Hash, msg string) err
 // afresh with this update, so that nothing cut off stays reachable
 // through it for git gc.
 func (r *Repo) RewriteRef(name string, old, new plumbing.Hash, msg string) error {
-	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refUpdate{msg: msg, restartLog: true})
+	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refs.Reflog{Msg: msg, Restart: true})
 }
 
 // UpdateDetachedHead moves a detached HEAD (in this worktree's git dir)
 // from old to new with the same lock protocol and compare-and-swap as
 // UpdateRef. A HEAD that is not detached, or not at old, is a conflict.
 func (r *Repo) UpdateDetachedHead(old, new plumbing.Hash) error {
-	if old.IsZero() || new.IsZero() {
-		return fmt.Errorf("cannot move a detached HEAD from %s to %s", old, new)
-	}
 	if r.GitDir == "" {
+		if old.IsZero() || new.IsZero() {
+			return fmt.Errorf("cannot move a detached HEAD from %s to %s", old, new)
+		}
 		return r.storage.SetReference(plumbing.NewHashReference(plumbing.HEAD, new))
 	}
-	refs := newFileRefs(osfsAt(r.GitDir))
-	refs.perm, refs.warn, refs.dur, refs.flush, refs.owner = r.shared, r.warnf, r.dur, r.objects.Flush, r.owner
-	return refs.update(plumbing.HEAD, old, new, refUpdate{})
+	return r.gitDirRefs().UpdateDetachedHead(old, new)
 }
 
 // ListRefs returns the refs under prefix, sorted by name.
-func (r *Repo) ListRefs(prefix string) ([]Ref, error) { return r.refs.List(prefix) }
+func (r *Repo) ListRefs(prefix string) ([]refs.Ref, error) { return r.refs.List(prefix) }
 
 // CommitTree writes a commit with the repository's identity and clock.
 func (r *Repo) CommitTree(tree plumbing.Hash, parents []plumbing.Hash, msg string) (plumbing.Hash, error) {

@@ -19,6 +19,3 @@ func sameFile(f *os.File, path string) bool {
 	b, err := os.Stat(path)
 	return err == nil && os.SameFile(a, b)
 }
-
-// ownerFileMode: writable where a read-only file cannot be removed.
-const ownerFileMode = 0o666

@@ -33,7 +33,3 @@ func sameFile(f *os.File, path string) bool {
 	b, err := os.Stat(path)
 	return err == nil && os.SameFile(a, b)
 }
-
-// ownerFileMode: a lock owner file is read-only, so that nothing writes
-// through a lock to every lock of the process (lockowner_file.go).
-const ownerFileMode = 0o444

@@ -1,50 +1,11 @@
 package gitstore
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
-
-// What git 2.39's parse_fsync_components makes of core.fsync values
-// (config.c): each value starts from the default, names add, "-name"
-// removes, a name matches every component it is a prefix of, and "none"
-// counts only as the whole rest of the value.
-func TestFsyncComponentsAsGitParsesThem(t *testing.T) {
-	for _, tc := range []struct {
-		value string
-		want  FsyncComponent
-		warn  string
-	}{
-		{"", fsyncDefault, ""},
-		{"reference", fsyncDefault | FsyncReference, ""},
-		{"none", 0, ""},
-		{"none,reference", fsyncDefault | FsyncReference, "unknown core.fsync component 'none'"},
-		{"reference,none", FsyncReference, ""}, // none resets the base, not what was named
-		{"committed", fsyncDefault | FsyncLooseObject | FsyncReference, ""},
-		{"added", fsyncAdded | fsyncDefault, ""},
-		{"all", fsyncAll, ""},
-		{"-pack", FsyncCommitGraph, ""}, // "pack" is a prefix of pack-metadata too
-		{"pack", fsyncDefault | FsyncPack | FsyncPackMetadata, ""},
-		{"ref", fsyncDefault | FsyncReference, ""},
-		{"loose-object, -loose-object", fsyncDefault | FsyncLooseObject, ""},
-		{"objects,index", fsyncDefault | FsyncLooseObject | FsyncIndex, ""},
-		{"bogus", fsyncDefault, "unknown core.fsync component 'bogus'"},
-		{"-", fsyncDefault, "invalid value for variable core.fsync"},
-	} {
-		d := &Durability{}
-		got := d.parseComponents(tc.value)
-		if got != tc.want {
-			t.Errorf("core.fsync=%q: %06b, want %06b", tc.value, got, tc.want)
-		}
-		warned := strings.Join(d.warnings, "; ")
-		if (tc.warn == "") != (warned == "") || !strings.Contains(warned, tc.warn) {
-			t.Errorf("core.fsync=%q: warnings %q, want %q", tc.value, warned, tc.warn)
-		}
-	}
-}
 
 // A task save hardens what git would harden for the same files: nothing
 // by default (git fsyncs neither loose objects nor refs), the ref and the
@@ -75,10 +36,10 @@ func TestTaskSaveFollowsCoreFsync(t *testing.T) {
 		if _, err := r.Tasks().SaveTask(sampleTask("t"), "start"); err != nil {
 			t.Fatal(err)
 		}
-		if got := r.dur.synced.Load(); got != tc.synced {
+		if got := synced(r); got != tc.synced {
 			t.Errorf("%v: %d files hardened, want %d", tc.config, got, tc.synced)
 		}
-		if got := r.dur.flushes.Load(); got != tc.flushes {
+		if got := flushes(r); got != tc.flushes {
 			t.Errorf("%v: %d batch flushes, want %d", tc.config, got, tc.flushes)
 		}
 	}
@@ -99,7 +60,7 @@ func TestGitTestFsyncTurnsItAllOff(t *testing.T) {
 	if _, err := r.Tasks().SaveTask(sampleTask("t"), "start"); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.dur.synced.Load(); got != 0 {
+	if got := synced(r); got != 0 {
 		t.Errorf("GIT_TEST_FSYNC=false: %d files hardened", got)
 	}
 }
@@ -121,8 +82,11 @@ func TestSessionFollowsCoreFsyncReference(t *testing.T) {
 		}
 		// The first session also adds .hegel/state.json to info/exclude.
 		want := map[string]int64{"": 0, "reference": 2}[value]
-		if got := r.dur.synced.Load(); got != want {
+		if got := synced(r); got != want {
 			t.Errorf("core.fsync=%q: %d files hardened, want %d", value, got, want)
 		}
 	}
 }
+
+func synced(r *Repo) int64  { n, _ := r.Durability().Counts(); return n }
+func flushes(r *Repo) int64 { _, n := r.Durability().Counts(); return n }

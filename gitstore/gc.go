@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // git hegel gc (docs/history.md, "Retention"): history entries of runs
@@ -146,7 +147,7 @@ func (r *Repo) gcHistory(o GCOptions, rep *GCReport) error {
 			}
 		}
 		msg := fmt.Sprintf("gc: %s that ended before %s moved to the summaries of %s",
-			engine.Plural(rep.HistoryEntries, "history entry", "history entries"), o.Before.UTC().Format(time.RFC3339), engine.Plural(len(gone), "day", "days"))
+			text.Plural(rep.HistoryEntries, "history entry", "history entries"), o.Before.UTC().Format(time.RFC3339), text.Plural(len(gone), "day", "days"))
 		var parents []plumbing.Hash
 		if len(tracked) > 0 {
 			parents = []plumbing.Hash{tip}
@@ -155,7 +156,7 @@ func (r *Repo) gcHistory(o GCOptions, rep *GCReport) error {
 		if err != nil {
 			return err
 		}
-		err = r.refs.UpdateMsg(HistoryRef, tip, c, refUpdate{msg: msg, restartLog: len(tracked) == 0})
+		err = r.refs.UpdateMsg(HistoryRef, tip, c, refs.Reflog{Msg: msg, Restart: len(tracked) == 0})
 		if err == nil {
 			if len(tracked) == 0 {
 				rep.Rerooted = append(rep.Rerooted, string(HistoryRef))
@@ -281,7 +282,7 @@ func (r *Repo) gcArchivedTask(name string, live *engine.Task, rep *GCReport) err
 	if err != nil || a.IsZero() {
 		return err
 	}
-	if err := r.refs.UpdateMsg(aref, a, plumbing.ZeroHash, refUpdate{msg: "gc: expired"}); err != nil {
+	if err := r.refs.UpdateMsg(aref, a, plumbing.ZeroHash, refs.Reflog{Msg: "gc: expired"}); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return nil // it changed meanwhile: the next gc decides again
 		}
@@ -298,7 +299,7 @@ func (r *Repo) gcArchivedTask(name string, live *engine.Task, rep *GCReport) err
 		rep.Reflogs += r.dropReflog(TaskRef(name))
 		cref := plumbing.ReferenceName(CheckpointRefPrefix + name)
 		if cp, err := readRefOrZero(r.refs, cref); err == nil && !cp.IsZero() {
-			if r.refs.UpdateMsg(cref, cp, plumbing.ZeroHash, refUpdate{msg: "gc: expired with its task"}) == nil {
+			if r.refs.UpdateMsg(cref, cp, plumbing.ZeroHash, refs.Reflog{Msg: "gc: expired with its task"}) == nil {
 				rep.Checkpoints = append(rep.Checkpoints, name)
 			}
 		}
@@ -349,7 +350,7 @@ func (r *Repo) rerootTask(name string, old plumbing.Hash, rep *GCReport) error {
 		if newTip.IsZero() || newTip == tip {
 			return nil
 		}
-		err = r.refs.UpdateMsg(ref, tip, newTip, refUpdate{msg: "gc: re-rooted past the expired archive", restartLog: true})
+		err = r.refs.UpdateMsg(ref, tip, newTip, refs.Reflog{Msg: "gc: re-rooted past the expired archive", Restart: true})
 		if err == nil {
 			rep.Rerooted = append(rep.Rerooted, string(ref))
 			rep.Reflogs++
@@ -413,12 +414,12 @@ func (r *Repo) withoutOldEvents(t plumbing.Hash, liveRun string) (plumbing.Hash,
 // gcDeleted removes the records of `git hegel delete` past the window in
 // which restore-task can bring them back, and their reflogs.
 func (r *Repo) gcDeleted(o GCOptions, rep *GCReport) error {
-	refs, err := r.refs.List(DeletedRefPrefix)
+	records, err := r.refs.List(DeletedRefPrefix)
 	if err != nil {
 		return err
 	}
 	before := r.Now().Add(-engine.DeletedTaskWindow)
-	for _, ref := range refs {
+	for _, ref := range records {
 		d, err := r.readDeleted(ref.Name, ref.Hash)
 		if err != nil || !d.DeletedAt.Before(before) {
 			continue // a damaged record is kept for a person to look at
@@ -428,7 +429,7 @@ func (r *Repo) gcDeleted(o GCOptions, rep *GCReport) error {
 			rep.DeletedRecords = append(rep.DeletedRecords, name)
 			continue
 		}
-		if r.refs.UpdateMsg(ref.Name, ref.Hash, plumbing.ZeroHash, refUpdate{msg: "gc: expired"}) == nil {
+		if r.refs.UpdateMsg(ref.Name, ref.Hash, plumbing.ZeroHash, refs.Reflog{Msg: "gc: expired"}) == nil {
 			rep.DeletedRecords = append(rep.DeletedRecords, name)
 			rep.Reflogs += r.dropReflog(ref.Name)
 		}
@@ -523,7 +524,7 @@ func (r *Repo) gcStashes(o GCOptions, rep *GCReport) error {
 		return nil
 	}
 	msg := fmt.Sprintf("gc: history before %s removed", o.Before.UTC().Format(time.RFC3339))
-	if err := r.refs.UpdateMsg(StashRef, tip, newTip, refUpdate{msg: msg, restartLog: true}); err != nil {
+	if err := r.refs.UpdateMsg(StashRef, tip, newTip, refs.Reflog{Msg: msg, Restart: true}); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return nil // a stash command ran meanwhile: the next gc does it
 		}
@@ -535,36 +536,14 @@ func (r *Repo) gcStashes(o GCOptions, rep *GCReport) error {
 }
 
 // gcReflogs removes the reflogs kept for refs under refs/hegel/ that no
-// longer exist (reflog.go keeps them when a ref is deleted) once their
+// longer exist (refs.Files keeps them when a ref is deleted) once their
 // last entry is older than the cutoff.
 func (r *Repo) gcReflogs(o GCOptions, rep *GCReport) error {
-	fr, ok := r.refs.(*fileRefs)
-	if !ok || fr.logs == nil {
+	fr, ok := r.refs.(*refs.Files)
+	if !ok || !fr.Logged() {
 		return nil
 	}
-	var names []string
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		ents, err := fr.fs.ReadDir(dir)
-		if err != nil {
-			return nil
-		}
-		for _, e := range ents {
-			p := fr.fs.Join(dir, e.Name())
-			if e.IsDir() {
-				if err := walk(p); err != nil {
-					return err
-				}
-			} else if !strings.HasSuffix(e.Name(), lockSuffix) {
-				names = append(names, strings.TrimPrefix(filepath.ToSlash(p), "logs/"))
-			}
-		}
-		return nil
-	}
-	if err := walk(filepath.Join("logs", "refs", "hegel")); err != nil {
-		return err
-	}
-	for _, name := range names {
+	for _, name := range fr.ReflogNames("refs/hegel") {
 		ref := plumbing.ReferenceName(name)
 		if strings.HasPrefix(name, DamagedRefPrefix) {
 			continue // never removed by git-hegel
@@ -572,43 +551,18 @@ func (r *Repo) gcReflogs(o GCOptions, rep *GCReport) error {
 		if _, err := r.refs.Read(ref); !errors.Is(err, ErrNotFound) {
 			continue
 		}
-		if last, ok := r.lastReflogTime(fr, name); ok && last.Before(o.Before) {
+		if last, ok := fr.LastReflogTime(name); ok && last.Before(o.Before) {
 			rep.Reflogs += r.dropReflog(ref)
 		}
 	}
 	return nil
 }
 
-// lastReflogTime reads the time of a reflog's last entry.
-func (r *Repo) lastReflogTime(fr *fileRefs, name string) (time.Time, bool) {
-	b, err := readFile(fr.fs, filepath.Join("logs", filepath.FromSlash(name)))
-	if err != nil {
-		return time.Time{}, false
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	line := lines[len(lines)-1]
-	head, _, _ := strings.Cut(line, "\t")
-	f := strings.Fields(head)
-	if len(f) < 2 {
-		return time.Time{}, false
-	}
-	var sec int64
-	if _, err := fmt.Sscan(f[len(f)-2], &sec); err != nil {
-		return time.Time{}, false
-	}
-	return time.Unix(sec, 0), true
-}
-
 // dropReflog removes ref's reflog (1 when there was one).
 func (r *Repo) dropReflog(ref plumbing.ReferenceName) int {
-	fr, ok := r.refs.(*fileRefs)
-	if !ok || fr.logs == nil {
+	fr, ok := r.refs.(*refs.Files)
+	if !ok || !fr.Logged() || !fr.DropReflog(ref) {
 		return 0
 	}
-	p := filepath.Join("logs", filepath.FromSlash(string(ref)))
-	if fr.fs.Remove(p) != nil {
-		return 0
-	}
-	fr.removeEmptyParents(p)
 	return 1
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // The user's guides, partials and optional context live beside the
@@ -23,39 +24,39 @@ const (
 	contextDir  = "context"
 )
 
-var _ engine.GuideSource = (*Sessions)(nil)
+var _ workflow.GuideSource = (*Sessions)(nil)
 
 // GuidesDir is where the user's guides live, relative to the top of the
 // work tree.
 func (s *Sessions) GuidesDir() string { return path.Join(s.dir, guidesDir) }
 
-// UserGuideNames implements engine.GuideSource.
+// UserGuideNames implements workflow.GuideSource.
 func (s *Sessions) UserGuideNames() ([]string, error) {
-	return s.names(guidesDir, ".md", engine.ValidGuideName)
+	return s.names(guidesDir, ".md", workflow.ValidGuideName)
 }
 
-// UserGuide implements engine.GuideSource.
+// UserGuide implements workflow.GuideSource.
 func (s *Sessions) UserGuide(name string) ([]byte, error) {
-	if !engine.ValidGuideName(name) {
+	if !workflow.ValidGuideName(name) {
 		return nil, fmt.Errorf("guide %q: %w", name, engine.ErrNotFound)
 	}
 	return s.read(path.Join(guidesDir, name+".md"))
 }
 
-// UserPartialNames implements engine.GuideSource.
+// UserPartialNames implements workflow.GuideSource.
 func (s *Sessions) UserPartialNames() ([]string, error) {
-	return s.names(partialsDir, ".hbs", engine.ValidPartialName)
+	return s.names(partialsDir, ".hbs", workflow.ValidPartialName)
 }
 
-// UserPartial implements engine.GuideSource.
+// UserPartial implements workflow.GuideSource.
 func (s *Sessions) UserPartial(name string) ([]byte, error) {
-	if !engine.ValidPartialName(name) {
+	if !workflow.ValidPartialName(name) {
 		return nil, fmt.Errorf("partial %q: %w", name, engine.ErrNotFound)
 	}
 	return s.read(path.Join(partialsDir, name+".hbs"))
 }
 
-// Optional implements engine.GuideSource.
+// Optional implements workflow.GuideSource.
 func (s *Sessions) Optional(name string) ([]byte, error) {
 	if strings.ContainsAny(name, "/\\") || strings.HasPrefix(name, ".") {
 		return nil, fmt.Errorf("context %q: %w", name, engine.ErrNotFound)

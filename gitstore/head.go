@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // Head describes HEAD: the branch it is on ("" when detached) and the commit
@@ -54,16 +54,14 @@ func (r *Repo) headOnDisk() (Head, error) {
 	if err != nil {
 		return Head{}, fmt.Errorf("cannot read HEAD: %s", oneLine(err.Error()))
 	}
-	s := strings.TrimRight(string(b), " \t\r\n")
-	target, ok := strings.CutPrefix(s, "ref:")
+	hs, ok := refs.ParseHead(b)
 	if !ok {
-		c, ok := parseHex(s)
-		if !ok {
-			return Head{}, fmt.Errorf("cannot read HEAD: malformed: %q", truncate(b, 80))
-		}
-		return Head{Commit: c}, nil
+		return Head{}, fmt.Errorf("cannot read HEAD: malformed: %q", truncate(b, 80))
 	}
-	name := plumbing.ReferenceName(strings.TrimSpace(target))
+	if hs.Branch == "" {
+		return Head{Commit: hs.Commit}, nil
+	}
+	name := hs.Branch
 	h := Head{Branch: name.String()}
 	if name.IsBranch() {
 		h.Branch = name.Short()
@@ -72,6 +70,41 @@ func (r *Repo) headOnDisk() (Head, error) {
 		h.Commit = c
 	}
 	return h, nil
+}
+
+// SetHead points HEAD (in this worktree's git dir) at a branch or detaches
+// it, with git's lock protocol and compare-and-swap against old
+// (refs.Files.SetHead). It moves no branch; see UpdateRef for that.
+func (r *Repo) SetHead(old, new refs.HeadState) error {
+	if err := new.Check(); err != nil {
+		return err
+	}
+	if r.GitDir != "" {
+		return r.gitDirRefs().SetHead(old, new)
+	}
+	cur, err := r.storage.Reference(plumbing.HEAD)
+	if err != nil {
+		return fmt.Errorf("cannot read HEAD: %w", err)
+	}
+	now := refs.HeadState{Commit: cur.Hash()}
+	if cur.Type() == plumbing.SymbolicReference {
+		now = refs.HeadState{Branch: cur.Target()}
+	}
+	if now != old {
+		return fmt.Errorf("update HEAD: %w: expected %s, but it is %s", ErrConflict, old, now)
+	}
+	if new.Branch != "" {
+		return r.storage.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, new.Branch))
+	}
+	return r.storage.SetReference(plumbing.NewHashReference(plumbing.HEAD, new.Commit))
+}
+
+// gitDirRefs updates what lives in this worktree's git dir (its HEAD)
+// with the repository's lock owner, permissions and fsync settings, and
+// no reflog.
+func (r *Repo) gitDirRefs() *refs.Files {
+	return refs.NewFiles(osfsAt(r.GitDir), refs.Options{Perm: r.shared, Warn: r.warnf,
+		Durability: r.dur, Flush: r.objects.Flush, Owner: r.owner})
 }
 
 // GitInfo is Head in the shape the session caches.

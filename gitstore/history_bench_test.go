@@ -1,7 +1,7 @@
 package gitstore_test
 
-// Issue 10 wants adding a history entry to cost the same with 100,000
-// entries stored as with 10 (within 10%). BenchmarkAddHistory isolates
+// Adding a history entry should cost the same with 100,000 entries
+// stored as with 10 (within 10%). BenchmarkAddHistory isolates
 // AddHistory from the process around it: each iteration opens the
 // repository afresh (as a command does) and adds one entry for today.
 // The big history is written by git fast-import, one pack, in the layout

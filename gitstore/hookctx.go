@@ -12,6 +12,10 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // What `git hegel hook` needs on every agent tool call, read without
@@ -29,34 +33,34 @@ const hookCacheVersion = 1
 
 // HookCache is the part of a task the hook checks events against.
 type HookCache struct {
-	Version    int           `json:"version"`
-	Task       string        `json:"task"`
-	Commit     string        `json:"commit"` // the task ref's commit it describes
-	Workflow   string        `json:"workflow"`
-	Run        string        `json:"run"`
-	Node       string        `json:"node"`
-	Status     string        `json:"status"`
-	PhaseStart time.Time     `json:"phase_start"`
-	Rules      []engine.Rule `json:"rules,omitempty"`
+	Version    int             `json:"version"`
+	Task       string          `json:"task"`
+	Commit     string          `json:"commit"` // the task ref's commit it describes
+	Workflow   string          `json:"workflow"`
+	Run        string          `json:"run"`
+	Node       string          `json:"node"`
+	Status     string          `json:"status"`
+	PhaseStart time.Time       `json:"phase_start"`
+	Rules      []workflow.Rule `json:"rules,omitempty"`
 	// Recent are the phase's folded events within the rules' longest
 	// window; PhaseTokens sums the tokens of all its folded events.
-	Recent      []engine.Event `json:"recent,omitempty"`
-	PhaseTokens int64          `json:"phase_tokens,omitempty"`
+	Recent      []agent.Event `json:"recent,omitempty"`
+	PhaseTokens int64         `json:"phase_tokens,omitempty"`
 }
 
 // HookTarget is where a hook's events go.
 type HookTarget struct {
-	Layout     *Layout
+	Layout     *gitdir.Layout
 	Session    string // the session file; "" when there is none
 	ActiveTask string // "" when the worktree has no workflow
 	Commit     string // the active task's ref ("" if missing)
 }
 
 // LocateHook finds the repository around dir, its session and active task,
-// with plain file reads. A directory outside any repository is ErrNotRepo;
+// with plain file reads. A directory outside any repository is gitdir.ErrNotRepo;
 // a repository without a work tree is ErrNoWorkTree.
 func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
-	l, err := Discover(dir, getenv)
+	l, err := gitdir.Discover(dir, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +83,7 @@ func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
 		return t, nil
 	}
 	t.ActiveTask = sess.ActiveTask
-	h, err := newFileRefs(osfs.New(l.CommonDir, osfs.WithBoundOS())).Read(TaskRef(sess.ActiveTask))
+	h, err := refs.NewFiles(osfs.New(l.CommonDir, osfs.WithBoundOS()), refs.Options{}).Read(TaskRef(sess.ActiveTask))
 	if err == nil {
 		t.Commit = h.String()
 	} else if !errors.Is(err, ErrNotFound) {
@@ -145,8 +149,8 @@ func (r *Repo) WriteHookCache(c *HookCache) {
 
 // LayoutConfig reads the configuration that applies to a repository
 // without opening it.
-func LayoutConfig(l *Layout, getenv func(string) string) (*Config, error) {
-	return loadConfig(getenv, osfs.New(l.CommonDir, osfs.WithBoundOS()), osfs.New(l.GitDir))
+func LayoutConfig(l *gitdir.Layout, getenv func(string) string) (*gitdir.Config, error) {
+	return gitdir.Load(getenv, osfs.New(l.CommonDir, osfs.WithBoundOS()), osfs.New(l.GitDir))
 }
 
 // linkBetween reports a symbolic link among the directories below top down

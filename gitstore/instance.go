@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // The instance id tells this copy of a repository from its clones: every
@@ -24,7 +26,7 @@ func (r *Repo) WorktreeID() (string, error) {
 		}
 		r.instance = id
 	}
-	return r.instance + ":" + r.Layout.worktreeName(), nil
+	return r.instance + ":" + r.Layout.WorktreeName(), nil
 }
 
 // ExistingWorktreeID is WorktreeID for a command that writes nothing: it
@@ -44,7 +46,7 @@ func (r *Repo) ExistingWorktreeID() (string, error) {
 		}
 		r.instance = id
 	}
-	return r.instance + ":" + r.Layout.worktreeName(), nil
+	return r.instance + ":" + r.Layout.WorktreeName(), nil
 }
 
 // loadInstance reads the instance id, creating it on first use. Two
@@ -65,7 +67,7 @@ func (r *Repo) loadInstance() (string, error) {
 		if err != nil {
 			return "", errors.New("cannot create the repository's instance id: " + oneLine(err.Error()))
 		}
-		id := newID()[:16]
+		id := objects.NewID()[:16]
 		_, err = f.Write([]byte(id + "\n"))
 		if cerr := f.Close(); err == nil {
 			err = cerr

@@ -13,11 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // The agent event journal: <worktree git dir>/hegel-journal.jsonl, one
-// engine.Event per line. `git hegel hook` appends to it on every agent tool
+// agent.Event per line. `git hegel hook` appends to it on every agent tool
 // call, so appending is the whole of its cost: one open with O_APPEND, a
 // shared flock, one write. Nothing is ever rewritten in place:
 //
@@ -39,16 +41,16 @@ const (
 
 // Journal is one worktree's agent event journal.
 type Journal struct {
-	dir  string     // the worktree's git dir
-	perm SharedPerm // core.sharedRepository, for a new journal file
+	dir  string             // the worktree's git dir
+	perm objects.SharedPerm // core.sharedRepository, for a new journal file
 }
 
 // OpenJournal returns the journal of the worktree whose git dir is gitDir.
 // cfg (may be nil) supplies core.sharedRepository for new files.
-func OpenJournal(gitDir string, cfg *Config) *Journal {
+func OpenJournal(gitDir string, cfg *gitdir.Config) *Journal {
 	j := &Journal{dir: gitDir}
 	if cfg != nil {
-		j.perm = cfg.sharedPerm()
+		j.perm = sharedPermOf(cfg)
 	}
 	return j
 }
@@ -60,7 +62,7 @@ func (r *Repo) Journal() *Journal { return OpenJournal(r.GitDir, r.cfg) }
 func (j *Journal) Path() string { return filepath.Join(j.dir, JournalFile) }
 
 // Append writes evs, one JSON line each, in one write.
-func (j *Journal) Append(evs ...engine.Event) error {
+func (j *Journal) Append(evs ...agent.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -125,7 +127,7 @@ const tailSlack = 10 * time.Second
 // Tail returns the journal's events from since on, oldest first, reading
 // backwards from the end so its cost follows the window asked for, not the
 // journal's length. A missing journal has no events.
-func (j *Journal) Tail(since time.Time) ([]engine.Event, error) {
+func (j *Journal) Tail(since time.Time) ([]agent.Event, error) {
 	if j.dir == "" {
 		return nil, nil
 	}
@@ -142,7 +144,7 @@ func (j *Journal) Tail(since time.Time) ([]engine.Event, error) {
 		return nil, err
 	}
 	end := fi.Size()
-	var out []engine.Event
+	var out []agent.Event
 	var carry []byte // the start of a line split across chunks
 	stop := since.Add(-tailSlack)
 	for end > 0 {
@@ -186,8 +188,8 @@ func (j *Journal) Tail(since time.Time) ([]engine.Event, error) {
 }
 
 // decodeEvent reads one journal line; torn or foreign lines are skipped.
-func decodeEvent(line []byte) (engine.Event, bool) {
-	var ev engine.Event
+func decodeEvent(line []byte) (agent.Event, bool) {
+	var ev agent.Event
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil || ev.Kind == "" {
 		return ev, false
@@ -196,8 +198,8 @@ func decodeEvent(line []byte) (engine.Event, bool) {
 }
 
 // readEvents decodes every event in data.
-func readEvents(data []byte) []engine.Event {
-	var out []engine.Event
+func readEvents(data []byte) []agent.Event {
+	var out []agent.Event
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if ev, ok := decodeEvent(line); ok {
 			out = append(out, ev)
@@ -208,12 +210,12 @@ func readEvents(data []byte) []engine.Event {
 
 // Pending returns every event in the journal and in folds a crash left
 // behind, oldest file first.
-func (j *Journal) Pending() ([]engine.Event, error) {
+func (j *Journal) Pending() ([]agent.Event, error) {
 	files, err := j.foldingFiles()
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.Event
+	var out []agent.Event
 	if j.dir == "" {
 		return nil, nil
 	}
@@ -273,7 +275,7 @@ func (j *Journal) rotate(now time.Time) (string, error) {
 	if err != nil || fi.Size() == 0 || !sameFile(f, j.Path()) {
 		return "", err
 	}
-	id := foldStamp(now) + "-" + newID()[:8]
+	id := foldStamp(now) + "-" + objects.NewID()[:8]
 	dst := filepath.Join(j.dir, foldingPrefix+id)
 	if err := os.Rename(j.Path(), dst); err != nil {
 		return "", err

@@ -6,31 +6,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-)
 
-// isTempLock matches the temporary files git-hegel writes beside a lock
-// (lockTemp): "<name>.hegel-<pid>-<8 hex>.lock".
-func isTempLock(p string) bool {
-	base, ok := strings.CutSuffix(filepath.Base(p), lockSuffix)
-	if !ok || len(base) < 9 || base[len(base)-9] != '-' {
-		return false
-	}
-	for _, c := range base[len(base)-8:] {
-		if !strings.ContainsRune("0123456789abcdef", c) {
-			return false
-		}
-	}
-	i := strings.LastIndex(base[:len(base)-9], ".hegel-")
-	if i < 0 || i+len(".hegel-") == len(base)-9 {
-		return false
-	}
-	for _, c := range base[i+len(".hegel-") : len(base)-9] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
+	"github.com/git-hegel/git-hegel/gitstore/refs"
+)
 
 // Locks lists the lock files of the repository, for `git hegel doctor`:
 // every "*.lock" below refs/, logs/ and hegel/ of the common git dir and
@@ -42,28 +20,28 @@ func isTempLock(p string) bool {
 // short-lived files git-hegel writes beside a lock, which a killed process
 // can leave (harmless: git skips every "*.lock" name). RemoveDeadLock
 // removes one whose owner is provably dead.
-func (r *Repo) Locks() ([]LockInfo, error) {
+func (r *Repo) Locks() ([]refs.LockInfo, error) {
 	if r.CommonDir == "" {
 		return nil, nil
 	}
 	seen := map[string]bool{}
-	var out []LockInfo
+	var out []refs.LockInfo
 	add := func(p string) {
 		if seen[p] {
 			return
 		}
 		seen[p] = true
-		li, err := InspectLock(p)
+		li, err := refs.InspectLock(p)
 		if err != nil {
 			return // gone meanwhile
 		}
-		li.Temporary = isTempLock(p)
+		li.Temporary = refs.IsTempLock(p)
 		out = append(out, li)
 	}
 	top := func(dir string) {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), lockSuffix) {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), refs.LockSuffix) {
 				add(filepath.Join(dir, e.Name()))
 			}
 		}
@@ -76,7 +54,7 @@ func (r *Repo) Locks() ([]LockInfo, error) {
 				}
 				return nil
 			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), lockSuffix) {
+			if !d.IsDir() && strings.HasSuffix(d.Name(), refs.LockSuffix) {
 				add(p)
 			}
 			return nil
@@ -96,7 +74,7 @@ func (r *Repo) Locks() ([]LockInfo, error) {
 		}
 	}
 	top(r.GitDir)
-	if p := r.IndexFile + lockSuffix; fileExists(p) {
+	if p := r.IndexFile + refs.LockSuffix; fileExists(p) {
 		add(p)
 	}
 	if p := r.SessionLockPath(); p != "" && fileExists(p) {
@@ -109,4 +87,20 @@ func (r *Repo) Locks() ([]LockInfo, error) {
 func fileExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// CreateLock creates the lock file path (git's <file>.lock protocol)
+// holding this process's owner marker; fs.ErrExist if someone holds it.
+// Its shared permissions are the repository's.
+func (r *Repo) CreateLock(path string) error { return refs.CreateLock(r.owner, path, r.shared) }
+
+// BreakDeadLock removes the lock file at path if git-hegel created it and
+// its owner is provably dead (RemoveDeadLock), saying so through Warn,
+// and reports whether it did.
+func (r *Repo) BreakDeadLock(path string) bool {
+	li, removed, _ := refs.RemoveDeadLock(path)
+	if removed {
+		r.warnf(li.RemovedMessage())
+	}
+	return removed
 }

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 func noEnv(string) string { return "" }
@@ -21,7 +25,7 @@ func TestOpenFindsRepositoryLikeGit(t *testing.T) {
 	if sub.WorkTree != top || sub.GitDir != filepath.Join(top, ".git") || sub.CommonDir != sub.GitDir {
 		t.Errorf("layout from subdir: %+v", sub.Layout)
 	}
-	if _, err := Open(t.TempDir(), noEnv); !errors.Is(err, ErrNotRepo) {
+	if _, err := Open(t.TempDir(), noEnv); !errors.Is(err, gitdir.ErrNotRepo) {
 		t.Errorf("outside a repo: %v", err)
 	}
 	if _, err := Open(filepath.Join(top, ".git"), noEnv); !errors.Is(err, ErrNoWorkTree) {
@@ -152,4 +156,52 @@ func TestHeadStates(t *testing.T) {
 	if err != nil || h.Branch != "" || h.Commit.IsZero() {
 		t.Errorf("detached: %+v %v", h, err)
 	}
+}
+
+// GIT_OBJECT_DIRECTORY takes the writes; GIT_ALTERNATE_OBJECT_DIRECTORIES
+// and the object directory's info/alternates are read. (As git does, the
+// alternates file read is the one in GIT_OBJECT_DIRECTORY: the test had
+// it in .git/objects, and passed only when the three repositories' empty
+// commits were made in the same second and so were one object.)
+func TestObjectsEnvironment(t *testing.T) {
+	_, src := stashDiskRepo(t)
+	stashGit(t, src, "commit", "-q", "--allow-empty", "-m", "only in src")
+	h1 := strings.TrimSpace(stashGit(t, src, "rev-parse", "HEAD"))
+	_, alt2 := stashDiskRepo(t)
+	stashGit(t, alt2, "commit", "-q", "--allow-empty", "-m", "only in alt2")
+	h2 := strings.TrimSpace(stashGit(t, alt2, "rev-parse", "HEAD"))
+	_, dir := stashDiskRepo(t)
+	objdir := t.TempDir()
+	os.MkdirAll(filepath.Join(objdir, "info"), 0o755)
+	os.WriteFile(filepath.Join(objdir, "info", "alternates"), []byte(filepath.Join(src, ".git", "objects")+"\n"), 0o644)
+	env := map[string]string{
+		"GIT_OBJECT_DIRECTORY":             objdir,
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES": filepath.Join(alt2, ".git", "objects"),
+	}
+	r, err := Open(dir, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Objects().Close()
+	for _, h := range []string{h1, h2} {
+		if _, err := r.Objects().Read(plumbing.CommitObject, plumbing.NewHash(h)); err != nil {
+			t.Errorf("alternate object %s: %v", h, err)
+		}
+	}
+	h, err := r.Objects().Write(plumbing.BlobObject, []byte("goes to GIT_OBJECT_DIRECTORY\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(looseObjectPath(objdir, h)); err != nil {
+		t.Errorf("not written to GIT_OBJECT_DIRECTORY: %v", err)
+	}
+	if _, err := os.Stat(looseObjectPath(filepath.Join(dir, ".git", "objects"), h)); err == nil {
+		t.Errorf("written to the repository's own objects")
+	}
+}
+
+// looseObjectPath is where git keeps loose object h in the object
+// directory dir.
+func looseObjectPath(dir string, h plumbing.Hash) string {
+	return filepath.Join(dir, h.String()[:2], h.String()[2:])
 }

@@ -62,7 +62,7 @@ func (r *Repo) hasConfigValue(l ConfigLine) bool {
 	if i := strings.LastIndex(rest, "."); i >= 0 {
 		sub, key = rest[:i], rest[i+1:] // section.sub.key (remote.origin.fetch)
 	}
-	for _, v := range r.cfg.all(section, sub, strings.ToLower(key)) {
+	for _, v := range r.cfg.All(section, sub, strings.ToLower(key)) {
 		if v == l.Value {
 			return true
 		}
@@ -88,7 +88,7 @@ func (r *Repo) SetupRemote(remote string) ([]ConfigLine, error) {
 	if len(add) == 0 {
 		return nil, nil
 	}
-	if len(r.cfg.all("remote", remote, "push")) == 0 {
+	if len(r.cfg.All("remote", remote, "push")) == 0 {
 		add = append(add, ConfigLine{"remote." + remote + ".push", "HEAD"})
 	}
 	// Record first: an interrupted setup can still be undone.

@@ -3,12 +3,14 @@ package gitstore
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -28,13 +30,13 @@ var ErrNoWorkTree = errors.New("this operation must be run in a work tree")
 // Repo is an opened repository: where it lives, its configuration, and the
 // go-git storage git-hegel reads and writes objects through.
 type Repo struct {
-	Layout // empty paths for in-memory repositories
+	gitdir.Layout // empty paths for in-memory repositories
 
-	cfg      *Config
+	cfg      *gitdir.Config
 	storage  storage.Storer
-	objects  *Objects
-	shared   SharedPerm
-	refs     refBackend
+	objects  *objects.Objects
+	shared   objects.SharedPerm
+	refs     refs.Backend
 	worktree billy.Filesystem // the working tree
 	common   billy.Filesystem // the common git dir (info/exclude lives here)
 
@@ -56,18 +58,19 @@ type Repo struct {
 	// sessGuard is the session path's check (session_path.go), made once
 	// per command.
 	sessGuard *sessionGuard
-	// dur is core.fsync and core.fsyncMethod (fsync.go); nil in memory.
-	dur *Durability
+	// dur is core.fsync and core.fsyncMethod (objects.Durability); nil in
+	// memory.
+	dur *objects.Durability
 	// owner is this process's lock owner file for the repository
-	// (lockowner_file.go); nil in memory.
-	owner *ownerFile
+	// (refs.OwnerFile); nil in memory.
+	owner *refs.OwnerFile
 }
 
 // Open finds and opens the repository enclosing dir. It refuses, with one
 // line a user can act on, repositories whose format git-hegel cannot safely
 // read or write.
 func Open(dir string, getenv func(string) string) (*Repo, error) {
-	l, err := Discover(dir, getenv)
+	l, err := gitdir.Discover(dir, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -76,29 +79,20 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 	// component with lstat on every call (a dozen system calls per ref
 	// read), and git follows symbolic links in its own directory anyway.
 	// Nothing needs its files' Sync: hardened writes go through os
-	// (fsync.go).
+	// (objects.Durability).
 	commonFS := osfs.New(l.CommonDir)
-	cfg, err := loadConfig(getenv, commonFS, gitDirFS)
+	cfg, err := gitdir.Load(getenv, commonFS, gitDirFS)
 	if err != nil {
 		return nil, err
 	}
-	if l.WorkTree == "" {
-		if wt, ok := cfg.Get("core", "", "worktree"); ok && wt != "" {
-			l.WorkTree = absFrom(l.GitDir, wt)
-		} else if getenv("GIT_DIR") != "" && !cfg.Bool("core", "bare", false) {
-			// git's rule: GIT_DIR without a work tree makes the current
-			// directory the top of the work tree.
-			l.WorkTree, _ = filepath.Abs(dir)
-		}
-	}
+	gitdir.Resolve(l, cfg, dir, getenv)
 	if l.WorkTree == "" || (cfg.Bool("core", "bare", false) && getenv("GIT_WORK_TREE") == "") {
 		return nil, ErrNoWorkTree
 	}
-	l.setEnvPaths(dir, getenv)
-	if err := checkFormat(cfg, l); err != nil {
+	if err := gitdir.CheckFormat(cfg, l); err != nil {
 		return nil, err
 	}
-	shared, err := parseSharedPerm(cfg.Get("core", "", "sharedrepository"))
+	shared, err := objects.ParseSharedPerm(cfg.Get("core", "", "sharedrepository"))
 	if err != nil {
 		return nil, err
 	}
@@ -109,26 +103,23 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 		// rename by path, to the wrong directory.
 		fs = dotgit.NewRepositoryFilesystem(gitDirFS, osfs.New(l.CommonDir))
 	}
-	dur := parseDurability(cfg, getenv)
-	objects := newDiskObjects(l.ObjectDir, alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, looseCompression(cfg), dur)
 	r := &Repo{
 		Layout:   *l,
 		cfg:      cfg,
-		storage:  newStorer(filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), objects),
-		objects:  objects,
 		shared:   shared,
 		worktree: osfs.New(l.WorkTree, osfs.WithBoundOS()),
 		common:   commonFS,
 		getenv:   getenv,
 		Now:      time.Now,
-		dur:      dur,
 	}
-	dur.warn = r.warnf
-	r.owner = ownerFor(l.CommonDir, shared)
-	refs := newFileRefs(commonFS)
-	refs.perm, refs.warn, refs.logs = shared, r.warnf, newReflogs(commonFS, r)
-	refs.dur, refs.flush, refs.owner = dur, objects.Flush, r.owner
-	r.refs = refs
+	dur := objects.ParseDurability(cfg, getenv, r.warnf)
+	db := objects.New(l.ObjectDir, gitdir.Alternates(l.ObjectDir, dir, getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")), shared, objects.LooseCompression(cfg), dur)
+	r.storage = objects.NewStorer(filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), db)
+	r.objects, r.dur = db, dur
+	r.owner = refs.OwnerFor(l.CommonDir, shared)
+	r.refs = refs.NewFiles(commonFS, refs.Options{Perm: shared, Warn: r.warnf,
+		Logs:       refs.NewReflogs(commonFS, shared, cfg, r.reflogIdent, r.commitSubject),
+		Durability: dur, Flush: db.Flush, Owner: r.owner})
 	if abs, err := filepath.Abs(dir); err == nil {
 		if rel, err := filepath.Rel(l.WorkTree, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 			r.Subdir = filepath.ToSlash(rel)
@@ -146,12 +137,12 @@ func NewMemory() (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, _ := loadConfig(func(string) string { return "" }, nil, nil)
+	cfg, _ := gitdir.Load(func(string) string { return "" }, nil, nil)
 	return &Repo{
 		cfg:      cfg,
 		storage:  st,
-		objects:  newMemoryObjects(st),
-		refs:     &storerRefs{s: st},
+		objects:  objects.NewMemory(st),
+		refs:     refs.NewMemory(st),
 		worktree: wt,
 		common:   memfs.New(),
 		getenv:   func(string) string { return "" },
@@ -161,7 +152,7 @@ func NewMemory() (*Repo, error) {
 }
 
 // Config returns the configuration in effect for the repository.
-func (r *Repo) Config() *Config { return r.cfg }
+func (r *Repo) Config() *gitdir.Config { return r.cfg }
 
 // WorkTreeFS returns the working tree's filesystem.
 func (r *Repo) WorkTreeFS() billy.Filesystem { return r.worktree }
@@ -183,72 +174,18 @@ func (r *Repo) GoGit() (*git.Repository, error) {
 	return g, nil
 }
 
-// knownExtensions are repository extensions that change nothing git-hegel
-// reads or writes.
-var knownExtensions = map[string]bool{
-	"noop": true, "noop-v1": true, "worktreeconfig": true,
-	"partialclone": true, "preciousobjects": true,
-}
+// Objects returns the repository's object database.
+func (r *Repo) Objects() *objects.Objects { return r.objects }
 
-// checkFormat refuses repositories whose objects, refs or index git-hegel
-// would misread or corrupt, naming the setting and how to change it.
-func checkFormat(cfg *Config, l *Layout) error {
-	if v, _ := cfg.Get("core", "", "repositoryformatversion"); strings.TrimSpace(v) != "" && v != "0" && v != "1" {
-		return &UnsupportedError{fmt.Sprintf("unsupported repository format version %s", v)}
-	}
-	for _, l := range cfg.layers {
-		if !l.HasSection("extensions") {
-			continue
-		}
-		for _, o := range l.Section("extensions").Options {
-			key, val := strings.ToLower(o.Key), strings.ToLower(strings.TrimSpace(o.Value))
-			switch {
-			case key == "objectformat" && val == "sha256":
-				return &UnsupportedError{"sha256 repositories are not supported: go-git reads only sha1 object names"}
-			case key == "objectformat" && (val == "sha1" || val == ""):
-			case key == "refstorage" && val == "reftable":
-				return &UnsupportedError{"reftable repositories are not supported: git-hegel needs the files ref backend (extensions.refStorage=files)"}
-			case key == "refstorage" && (val == "files" || val == ""):
-			case !knownExtensions[key]:
-				return &UnsupportedError{fmt.Sprintf("unsupported repository extension '%s'", o.Key)}
-			}
-		}
-	}
-	if cfg.Bool("core", "splitindex", false) || hasSharedIndex(l.GitDir) {
-		return &UnsupportedError{"split index is not supported: run 'git config core.splitIndex false && git update-index --no-split-index'"}
-	}
-	if cfg.Bool("index", "sparse", false) {
-		return &UnsupportedError{"sparse index is not supported: run 'git sparse-checkout init --no-sparse-index'"}
-	}
-	if cfg.Bool("index", "skiphash", false) || indexSkipsHash(l.IndexFile) {
-		return &UnsupportedError{"index.skipHash is not supported: run 'git config index.skipHash false && git update-index --force-write-index'"}
-	}
-	return nil
-}
+// Durability returns the repository's fsync settings.
+func (r *Repo) Durability() *objects.Durability { return r.dur }
 
-func hasSharedIndex(gitDir string) bool {
-	m, _ := filepath.Glob(filepath.Join(gitDir, "sharedindex.*"))
-	return len(m) > 0
-}
+// SyncFile hardens f as a file of component c (see Durability.Sync), for
+// packages that write git's files themselves (rollback's index).
+func (r *Repo) SyncFile(c objects.FsyncComponent, f *os.File) error { return r.dur.Sync(c, f) }
 
-// indexSkipsHash reads only the index's 20-byte trailer: git writes zeros
-// there when index.skipHash is on (possibly set by feature.manyFiles).
-func indexSkipsHash(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() < 12+20 {
-		return false
-	}
-	var tail [20]byte
-	if _, err := f.ReadAt(tail[:], fi.Size()-20); err != nil && err != io.EOF {
-		return false
-	}
-	return tail == [20]byte{}
-}
+// Shared returns the repository's shared permissions.
+func (r *Repo) Shared() objects.SharedPerm { return r.shared }
 
 // warnf passes msg to Warn, if set.
 func (r *Repo) warnf(msg string) {

@@ -11,12 +11,14 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // Running records (engine.RunRecords): while `git hegel run` drives a task,
 // <common git dir>/hegel/running/<task> names the process and the step it
 // is at. The file's first line is the owner marker every git-hegel lock
-// carries (lockfile.go: pid, host and machine id, boot id, pid namespace,
+// carries (refs.LockOwner: pid, host and machine id, boot id, pid namespace,
 // start time), so the storage layer's own checks tell a live run from one
 // that was killed; the rest is the record as JSON:
 //
@@ -50,12 +52,12 @@ func (s Runs) encode(rec *engine.RunRecord) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(append(thisOwner().marker(), b...), '\n'), nil
+	return append(append(refs.ThisOwner().Marker(), b...), '\n'), nil
 }
 
 // own fills in the record's process fields from this process.
 func own(rec *engine.RunRecord) {
-	me := thisOwner()
+	me := refs.ThisOwner()
 	rec.PID = me.PID
 	rec.Host, _, _ = strings.Cut(me.Host, "/")
 }
@@ -66,7 +68,7 @@ func (s Runs) writeTemp(task string, data []byte) (string, error) {
 	if err := s.r.shared.MkdirAll(dir); err != nil {
 		return "", err
 	}
-	tmp := filepath.Join(dir, "."+task+".tmp-"+newID()[:8])
+	tmp := filepath.Join(dir, "."+task+".tmp-"+objects.NewID()[:8])
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return "", err
@@ -110,7 +112,7 @@ func (s Runs) BeginRun(rec *engine.RunRecord) error {
 		}
 		// A run killed before it could remove its record left it: its
 		// owner is provably dead, and the record goes.
-		if li, removed, _ := RemoveDeadLock(s.path(rec.Task)); removed {
+		if li, removed, _ := refs.RemoveDeadLock(s.path(rec.Task)); removed {
 			s.r.warnf(fmt.Sprintf("the last run of task %s (%s) was killed; this run continues from where it stopped", rec.Task, li.Owner))
 			continue
 		}
@@ -160,7 +162,7 @@ func (s Runs) EndRun(task string) error {
 	if err != nil {
 		return err
 	}
-	if o, ok := parseLockMarker(b); !ok || o != thisOwner() {
+	if o, ok := refs.ParseMarker(b); !ok || o != refs.ThisOwner() {
 		return nil
 	}
 	if err := os.Remove(s.path(task)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -181,7 +183,7 @@ func (s Runs) LoadRun(task string) (*engine.RunRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, ok := parseLockMarker(b)
+	o, ok := refs.ParseMarker(b)
 	_, body, _ := bytes.Cut(b, []byte("\n"))
 	var rec engine.RunRecord
 	if !ok || json.Unmarshal(body, &rec) != nil {
@@ -189,9 +191,9 @@ func (s Runs) LoadRun(task string) (*engine.RunRecord, error) {
 	}
 	rec.Owner = o.String()
 	switch o.State() {
-	case LockAlive:
+	case refs.LockAlive:
 		rec.Liveness = engine.LiveAlive
-	case LockDead:
+	case refs.LockDead:
 		rec.Liveness = engine.LiveDead
 	default:
 		rec.Liveness = engine.LiveUnknown

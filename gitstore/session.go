@@ -2,8 +2,6 @@ package gitstore
 
 import (
 	"bytes"
-	crand "crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,8 @@ import (
 	"github.com/go-git/go-billy/v5"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // HegelDir is the per-worktree directory: state.json (session metadata,
@@ -144,7 +144,7 @@ func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Sessio
 		} else if err := s.keepDamaged(); err != nil {
 			return nil, err
 		}
-		sess = &engine.Session{SessionID: newID(), StartedAt: s.r.Now()}
+		sess = &engine.Session{SessionID: objects.NewID(), StartedAt: s.r.Now()}
 	}
 	if err := fn(sess); err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (s *Sessions) UpdateSession(fn func(*engine.Session) error) (*engine.Sessio
 }
 
 // lock takes state.json.lock, which holds gitstore's owner marker
-// (lockfile.go): a lock a dead git-hegel left is removed with a warning,
+// (refs.AcquireLock): a lock a dead git-hegel left is removed with a warning,
 // any other is waited for and then reported with how to remove it.
 func (s *Sessions) lock() (func(), error) {
 	fs := s.r.worktree
@@ -170,9 +170,9 @@ func (s *Sessions) lock() (func(), error) {
 		// safe checked the directories above it.
 		p := s.r.worktreePath(name)
 		// The work tree is not the git dir: no shared permissions.
-		if err := acquireFileLock(p, SharedPerm{}, sessionLockWait, s.r.warnf, s.r.owner); err != nil {
-			if errors.Is(err, ErrLocked) {
-				return nil, fmt.Errorf("cannot lock %s: %s", s.file(), strings.TrimPrefix(err.Error(), ErrLocked.Error()+": "))
+		if err := refs.AcquireLock(p, objects.SharedPerm{}, sessionLockWait, s.r.warnf, s.r.owner); err != nil {
+			if errors.Is(err, refs.ErrLocked) {
+				return nil, fmt.Errorf("cannot lock %s: %s", s.file(), strings.TrimPrefix(err.Error(), refs.ErrLocked.Error()+": "))
 			}
 			return nil, fmt.Errorf("cannot lock %s: %s", s.file(), oneLine(err.Error()))
 		}
@@ -182,7 +182,7 @@ func (s *Sessions) lock() (func(), error) {
 	for wait := time.Millisecond; ; wait = min(wait*2, 50*time.Millisecond) {
 		f, err := fs.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err == nil {
-			_, _ = f.Write(thisOwner().marker())
+			_, _ = f.Write(refs.ThisOwner().Marker())
 			f.Close()
 			return func() { _ = fs.Remove(name) }, nil
 		}
@@ -200,15 +200,15 @@ func (s *Sessions) lock() (func(), error) {
 // directory, renamed over it, so readers see the old or the new file,
 // never a partial one; it is fsynced first if dur wants references
 // hardened.
-func writeFileAtomic(fs billy.Filesystem, name string, data []byte, dur *Durability) error {
-	tmp := name + ".tmp-" + newID()[:8]
+func writeFileAtomic(fs billy.Filesystem, name string, data []byte, dur *objects.Durability) error {
+	tmp := name + ".tmp-" + objects.NewID()[:8]
 	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if sf, ok := f.(osFile); ok && err == nil {
-		err = dur.Sync(FsyncReference, sf) // billy's OS files are *os.File inside
+	if sf, ok := f.(objects.OSFile); ok && err == nil {
+		err = dur.Sync(objects.FsyncReference, sf) // billy's OS files are *os.File inside
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -231,10 +231,4 @@ func readFile(fs billy.Filesystem, name string) ([]byte, error) {
 	var buf bytes.Buffer
 	_, err = io.Copy(&buf, f)
 	return buf.Bytes(), err
-}
-
-func newID() string {
-	var b [16]byte
-	_, _ = crand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -8,6 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // The session file lives in the working tree, and a working tree holds
@@ -199,14 +202,14 @@ func (s *Sessions) writeSessionFile(data []byte) error {
 		return writeFileAtomic(s.r.worktree, s.file(), data, s.r.dur)
 	}
 	name := s.r.worktreePath(s.file())
-	tmp := name + ".tmp-" + newID()[:8]
+	tmp := name + ".tmp-" + objects.NewID()[:8]
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|oNoFollow, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
 	if err == nil {
-		err = s.r.dur.Sync(FsyncReference, f)
+		err = s.r.dur.Sync(objects.FsyncReference, f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -241,5 +244,5 @@ func (r *Repo) SessionLockPath() string {
 	if s.safe() != nil {
 		return ""
 	}
-	return r.worktreePath(path.Join(s.dir, sessionFile+lockSuffix))
+	return r.worktreePath(path.Join(s.dir, sessionFile+refs.LockSuffix))
 }

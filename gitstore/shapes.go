@@ -4,23 +4,23 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// Workflow shapes (engine.WorkflowShape): what checking a task against its
+// Workflow shapes (workflow.Shape): what checking a task against its
 // workflow needs of the definition, kept per definition text in
 // <common git dir>/hegel/workflow-shapes/<sha256>.json, so `git hegel
 // status` checks the current node without parsing the YAML. The key is
-// the hash of the text (engine.ShapeKey), so an entry cannot go stale; a
+// the hash of the text (workflow.ShapeKey), so an entry cannot go stale; a
 // damaged file is a miss and is rewritten. Deleting the directory loses
 // nothing.
 const shapeDir = "hegel/workflow-shapes"
 
-var _ engine.ShapeStore = (*Repo)(nil)
+var _ workflow.ShapeStore = (*Repo)(nil)
 
 func shapePath(key string) string { return shapeDir + "/" + key + ".json" }
 
-// validShapeKey accepts only what engine.ShapeKey makes: 64 lower-case hex
+// validShapeKey accepts only what workflow.ShapeKey makes: 64 lower-case hex
 // digits, so a key can never name another file.
 func validShapeKey(key string) bool {
 	if len(key) != 64 {
@@ -34,7 +34,7 @@ func validShapeKey(key string) bool {
 	return true
 }
 
-// LoadShape implements engine.ShapeStore.
+// LoadShape implements workflow.ShapeStore.
 func (r *Repo) LoadShape(key string) []byte {
 	if !validShapeKey(key) {
 		return nil
@@ -56,7 +56,7 @@ func (r *Repo) LoadShape(key string) []byte {
 	return b
 }
 
-// SaveShape implements engine.ShapeStore (best effort, no fsync: a torn
+// SaveShape implements workflow.ShapeStore (best effort, no fsync: a torn
 // file fails to parse and is a miss).
 func (r *Repo) SaveShape(key string, data []byte) {
 	if validShapeKey(key) {

@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // ListStashes implements engine.StashStore. It returns summaries: State
@@ -210,7 +211,7 @@ func (s Stashes) readSummaryCache() map[plumbing.Hash]*stashSummary {
 			return nil
 		}
 		f[k] = line
-		h, ok := parseHex(f[0])
+		h, ok := objects.ParseHex(f[0])
 		if !ok {
 			return nil
 		}
@@ -308,7 +309,7 @@ const summaryFields = 6
 // summaryReader reads the summary of stash blobs, reusing its buffers
 // and inflater from one blob to the next. One per goroutine.
 type summaryReader struct {
-	rd *ObjectReader
+	rd *objects.ObjectReader
 }
 
 // read reads a blob only as far as its summary fields: stashes are

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // The stash list: one commit chain on StashRef whose tree is
@@ -257,7 +258,7 @@ func (s Stashes) commitFiles(t *stashTip, entries, files []object.TreeEntry, sub
 	if err != nil {
 		return err
 	}
-	return s.r.refs.UpdateMsg(StashRef, t.commit, c, refUpdate{msg: subject})
+	return s.r.refs.UpdateMsg(StashRef, t.commit, c, refs.Reflog{Msg: subject})
 }
 
 func (r *Repo) storeTree(entries []object.TreeEntry) (plumbing.Hash, error) {

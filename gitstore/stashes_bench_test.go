@@ -100,7 +100,7 @@ func BenchmarkStashPopEngine(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if _, err := e.Abort(); err != nil {
+			if _, err := e.Abort(engine.TaskOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

@@ -21,6 +21,8 @@ import (
 	"github.com/go-git/go-git/v5/storage"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // stashGitEnv is the environment real git runs with in these tests: no
@@ -96,7 +98,7 @@ func stashEngine(r *Repo, wt string, now func() time.Time) *engine.Engine {
 		Tasks:     r.Tasks(),
 		Session:   r.Sessions(),
 		Stashes:   r.Stashes(),
-		Workflows: func() (*engine.Registry, error) { return engine.NewRegistry(nil) },
+		Workflows: func() (*workflow.Registry, error) { return workflow.NewRegistry(nil) },
 		Worktree:  wt,
 		Now:       now,
 	}
@@ -315,7 +317,7 @@ func TestStashEngineRoundTrip(t *testing.T) {
 		_, err = e.Next("")
 		must(t, err)
 		clock.tick(5 * time.Minute)
-		before, err := e.Current()
+		before, err := e.Current("")
 		must(t, err)
 
 		_, err = e.StashPush("fixing auth bug")
@@ -328,7 +330,7 @@ func TestStashEngineRoundTrip(t *testing.T) {
 		if sess, err := r.Sessions().LoadSession(); err != nil || sess.ActiveTask != "" {
 			t.Fatalf("session after stash: %+v %v", sess, err)
 		}
-		if _, err := e.Current(); !errors.Is(err, engine.ErrNoWorkflow) {
+		if _, err := e.Current(""); !errors.Is(err, engine.ErrNoWorkflow) {
 			t.Fatalf("Current after stash = %v", err)
 		}
 
@@ -444,7 +446,7 @@ func TestStashDamagedEntries(t *testing.T) {
 		if now, _ := r.refs.Read(StashRef); now != tip {
 			t.Fatal("failed pop moved the stash ref")
 		}
-		if _, err := e.Current(); !errors.Is(err, engine.ErrNoWorkflow) {
+		if _, err := e.Current(""); !errors.Is(err, engine.ErrNoWorkflow) {
 			t.Fatalf("failed pop changed the session: %v", err)
 		}
 		// Everything else works: pop the good one, push, drop a damaged one.
@@ -527,7 +529,7 @@ func TestStashOpsReadOneBlob(t *testing.T) {
 	must(t, err)
 
 	cs := &countingStorer{Storer: r.storage}
-	r.storage, r.objects = cs, newMemoryObjects(cs)
+	r.storage, r.objects = cs, objects.NewMemory(cs)
 	e = stashEngine(r, "/wt", clock.now)
 	check := func(what string, max int) {
 		t.Helper()

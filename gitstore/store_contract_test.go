@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-billy/v5/util"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/storetest"
 )
 
 var fixedNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -88,59 +91,47 @@ func sampleTask(name string) *engine.Task {
 			PhaseStartTime: fixedNow, UpdatedAt: fixedNow, Worktree: "/w", Attempt: 1,
 			RollbackHistory: []engine.RollbackEvent{},
 		},
-		Definition: engine.Builtins()[0].Raw,
+		Definition: workflow.Builtins()[0].Raw,
 	}
 }
 
-func TestTaskStoreContract(t *testing.T) {
+// The engine's storage contract (gitstore/storetest), on every backend:
+// the same suites run on the engine's in-memory stores (engine/memstore).
+func TestStoreContracts(t *testing.T) {
 	for name, newRepo := range storeBackends {
 		t.Run(name, func(t *testing.T) {
-			r := newRepo(t)
-			s := r.Tasks()
-			if _, err := s.LoadTask("t1"); !errors.Is(err, engine.ErrNotFound) {
-				t.Fatalf("load missing: %v", err)
-			}
-			task := sampleTask("t1")
-			rev1, err := s.SaveTask(task, "start: minimal at spec")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := s.LoadTask("t1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Rev != rev1 || got.State.CurrentNode != "spec" || string(got.Definition) != string(task.Definition) {
-				t.Fatalf("round trip: %+v", got)
-			}
-			if !got.State.StartedAt.Equal(fixedNow) {
-				t.Errorf("started_at = %v", got.State.StartedAt)
-			}
-			// Creating it again must conflict, not overwrite.
-			if _, err := s.SaveTask(sampleTask("t1"), "again"); !errors.Is(err, engine.ErrConflict) {
-				t.Errorf("create over existing: %v", err)
-			}
-			// An unchanged tree writes nothing.
-			if rev, err := s.SaveTask(got, "noop"); err != nil || rev != rev1 {
-				t.Errorf("unchanged save: rev %s err %v, want %s", rev, err, rev1)
-			}
-			got.State.CurrentNode = "plan"
-			rev2, err := s.SaveTask(got, "next: spec -> plan")
-			if err != nil || rev2 == rev1 {
-				t.Fatalf("update: %s %v", rev2, err)
-			}
-			// A stale revision conflicts and changes nothing.
-			got.State.CurrentNode = "done"
-			if _, err := s.SaveTask(got, "stale"); !errors.Is(err, engine.ErrConflict) {
-				t.Errorf("stale save: %v", err)
-			}
-			if cur, _ := s.LoadTask("t1"); cur.State.CurrentNode != "plan" {
-				t.Errorf("stale save changed the task to %s", cur.State.CurrentNode)
-			}
-			s.SaveTask(sampleTask("a0"), "start")
-			names, err := s.ListTasks()
-			if err != nil || strings.Join(names, ",") != "a0,t1" {
-				t.Errorf("list = %v %v", names, err)
-			}
+			t.Run("TaskStore", func(t *testing.T) {
+				storetest.RunTaskStore(t, func(t *testing.T) engine.TaskStore { return newRepo(t).Tasks() })
+			})
+			t.Run("ArchiveStore", func(t *testing.T) {
+				storetest.RunArchiveStore(t, func(t *testing.T) storetest.Archive { return newRepo(t).Tasks() })
+			})
+			t.Run("TaskFiles", func(t *testing.T) {
+				storetest.RunTaskFiles(t, func(t *testing.T) storetest.TaskFiles { return newRepo(t).Tasks() })
+			})
+			t.Run("Files", func(t *testing.T) {
+				storetest.RunFiles(t, func(t *testing.T) storetest.Worktree {
+					r := newRepo(t)
+					return storetest.Worktree{Files: r.Files(), Write: func(t *testing.T, p string, b []byte) {
+						if err := util.WriteFile(r.worktree, p, b, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}}
+				})
+			})
+			t.Run("SessionStore", func(t *testing.T) {
+				storetest.RunSessionStore(t, func(t *testing.T) storetest.Sessions {
+					r := newRepo(t)
+					return storetest.Sessions{SessionStore: r.Sessions(), Corrupt: func(t *testing.T) {
+						f, err := r.worktree.Create(".hegel/state.json")
+						if err != nil {
+							t.Fatal(err)
+						}
+						f.Write([]byte("{garbage"))
+						f.Close()
+					}}
+				})
+			})
 		})
 	}
 }
@@ -189,47 +180,32 @@ func TestUnknownVersionRefused(t *testing.T) {
 	}
 }
 
-func TestSessionContract(t *testing.T) {
+// What the session store leaves in the repository beyond the contract:
+// one exclude line for the file; a damaged file kept beside the fresh
+// one, with a warning; no lock or temporary file.
+func TestSessionFiles(t *testing.T) {
 	for name, newRepo := range storeBackends {
 		t.Run(name, func(t *testing.T) {
 			r := newRepo(t)
 			s := r.Sessions()
-			if _, err := s.LoadSession(); !errors.Is(err, engine.ErrNotFound) {
-				t.Fatalf("missing session: %v", err)
+			if _, err := s.UpdateSession(func(s *engine.Session) error { s.ActiveTask = "t1"; return nil }); err != nil {
+				t.Fatal(err)
 			}
-			sess, err := s.UpdateSession(func(s *engine.Session) error { s.ActiveTask = "t1"; return nil })
-			if err != nil || sess.SessionID == "" || !sess.StartedAt.Equal(fixedNow) {
-				t.Fatalf("create: %+v %v", sess, err)
-			}
-			got, err := s.LoadSession()
-			if err != nil || got.ActiveTask != "t1" || got.SessionID != sess.SessionID {
-				t.Fatalf("load: %+v %v", got, err)
+			if _, err := s.UpdateSession(func(s *engine.Session) error { return errors.New("boom") }); err == nil {
+				t.Fatal("a failing update succeeded")
 			}
 			exclude, _ := readFile(r.common, "info/exclude")
 			if strings.Count(string(exclude), excludePattern) != 1 {
 				t.Errorf("info/exclude = %q", exclude)
 			}
-			// A failing update writes nothing.
-			boom := errors.New("boom")
-			if _, err := s.UpdateSession(func(s *engine.Session) error { s.ActiveTask = "x"; return boom }); err != boom {
-				t.Errorf("failing update: %v", err)
-			}
-			if got, _ := s.LoadSession(); got.ActiveTask != "t1" {
-				t.Errorf("failing update changed the file")
-			}
 			f, _ := r.worktree.Create(".hegel/state.json")
 			f.Write([]byte("{garbage"))
 			f.Close()
-			if _, err := s.LoadSession(); !errors.Is(err, engine.ErrCorruptSession) {
-				t.Errorf("corrupt session: %v", err)
-			}
 			var warned []string
 			r.Warn = func(m string) { warned = append(warned, m) }
-			sess2, err := s.UpdateSession(func(s *engine.Session) error { return nil })
-			if err != nil || sess2.SessionID == sess.SessionID {
-				t.Errorf("update over corrupt file: %+v %v", sess2, err)
+			if _, err := s.UpdateSession(func(s *engine.Session) error { return nil }); err != nil {
+				t.Fatal(err)
 			}
-			// The damaged file is kept beside the fresh one, with a warning.
 			const damaged = ".hegel/state.json.damaged-20260102T030405Z"
 			if b, err := readFile(r.worktree, damaged); err != nil || string(b) != "{garbage" {
 				t.Errorf("damaged copy: %q %v", b, err)
@@ -237,7 +213,6 @@ func TestSessionContract(t *testing.T) {
 			if len(warned) != 1 || !strings.Contains(warned[0], "it is kept as "+damaged) {
 				t.Errorf("warnings: %q", warned)
 			}
-			// No lock or temporary file is left behind.
 			infos, _ := r.worktree.ReadDir(".hegel")
 			for _, fi := range infos {
 				if fi.Name() != "state.json" && ".hegel/"+fi.Name() != damaged {

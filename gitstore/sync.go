@@ -38,6 +38,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // SyncOptions adjusts fetch, push and sync.
@@ -269,7 +270,7 @@ func sortedRefs(m map[string]hegelRef) []hegelRef {
 	return out
 }
 
-func readRefOrZero(b refBackend, name plumbing.ReferenceName) (plumbing.Hash, error) {
+func readRefOrZero(b refs.Backend, name plumbing.ReferenceName) (plumbing.Hash, error) {
 	h, err := b.Read(name)
 	if errors.Is(err, ErrNotFound) {
 		return plumbing.ZeroHash, nil

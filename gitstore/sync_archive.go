@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // Sync and the archive: refs/hegel/archive/* travel like task refs (same
@@ -174,11 +175,11 @@ func (s *syncer) archivedBy(c plumbing.Hash) string {
 	if err != nil {
 		return ""
 	}
-	f, err := parseCommitFields(c, data)
+	f, err := objects.ParseCommit(c, data)
 	if err != nil {
 		return ""
 	}
-	a := f.author
+	a := f.Author
 	if i := bytes.IndexByte(a, '>'); i >= 0 {
 		a = a[:i+1]
 	}

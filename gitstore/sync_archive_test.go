@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // TestSyncArchive: archive refs travel like task refs, and a task that
@@ -107,12 +108,13 @@ func TestSyncArchiveDiverged(t *testing.T) {
 func TestSyncRejectsAnInvalidArchivedState(t *testing.T) {
 	w := newSyncWorld(t)
 	task := sampleTask("t")
-	task.State.Status, task.State.CurrentNode = engine.StatusCompleted, engine.NodeDone // no ended_at
+	task.State.Status, task.State.CurrentNode = engine.StatusCompleted, workflow.NodeDone // no ended_at
 	state, _ := encodeJSON(task.State)
 	if _, err := w.b.WriteDoc(ArchiveRefPrefix+"t", plumbing.ZeroHash, map[string][]byte{stateFile: state, workflowFile: task.Definition}, "bad"); err != nil {
 		t.Fatal(err)
 	}
-	// git-hegel's push leaves it out (a damaged local ref, issue 10) ...
+	// git-hegel's push leaves it out (a local ref that fails validation
+	// is damaged, and never pushed) ...
 	rep, err := w.b.Push(context.Background(), w.rem, SyncOptions{})
 	if err != nil || len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "refs/hegel/archive/t is damaged (Task 't' has an invalid state: completed status requires 'ended_at')") {
 		t.Fatalf("push: %v %+v", err, rep)
@@ -165,8 +167,8 @@ func TestSyncArchiveOfATaskHeldHere(t *testing.T) {
 	for _, name := range []string{"held", "other"} {
 		live, _ := w.a.Tasks().LoadTask(name)
 		end := w.clock
-		live.State.Status, live.State.CurrentNode, live.State.EndedAt = engine.StatusAborted, engine.NodeAborted, &end
-		live.State.History = append(live.State.History, engine.NodeAborted)
+		live.State.Status, live.State.CurrentNode, live.State.EndedAt = engine.StatusAborted, workflow.NodeAborted, &end
+		live.State.History = append(live.State.History, workflow.NodeAborted)
 		if _, err := w.a.Tasks().ArchiveTask(live, nil, "archive: aborted", true); err != nil {
 			t.Fatal(err)
 		}

@@ -76,8 +76,8 @@ func (r *Repo) checker(warn func(string)) *gitChecker {
 			set[id], c.keys[id] = val, prefix+o[0]
 		}
 	}
-	add(r.cfg.options("fsck", ""), "fsck.")
-	add(r.cfg.options("fetch", "fsck"), "fetch.fsck.")
+	add(r.cfg.Options("fsck", ""), "fsck.")
+	add(r.cfg.Options("fetch", "fsck"), "fetch.fsck.")
 	for _, id := range order {
 		c.types = append(c.types, id+"="+set[id])
 	}

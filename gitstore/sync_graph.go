@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // graph reads commits (parents, time, tree) once each for the walks sync
@@ -66,13 +68,13 @@ func (g *graph) node(h plumbing.Hash) (*gnode, error) {
 }
 
 // parseCommitHeader reads what the walks need from a raw commit
-// (parseCommitFields).
+// (objects.ParseCommit).
 func parseCommitHeader(h plumbing.Hash, data []byte) (*gnode, error) {
-	c, err := parseCommitFields(h, data)
+	c, err := objects.ParseCommit(h, data)
 	if err != nil {
 		return nil, err
 	}
-	return &gnode{hash: h, parents: c.parents, tree: c.tree, when: c.when}, nil
+	return &gnode{hash: h, parents: c.Parents, tree: c.Tree, when: c.When}, nil
 }
 
 // readCommitHeader reads a commit's header, up to and including the blank

@@ -38,7 +38,7 @@ const mergedRecordDir = "hegel/merged"
 // user's own), sorted. It reads only the configuration.
 func (r *Repo) PlainFetchedRemotes() []string {
 	var out []string
-	for name, vals := range r.cfg.subsectionValues("remote", "fetch") {
+	for name, vals := range r.cfg.SubsectionValues("remote", "fetch") {
 		for _, v := range vals {
 			if strings.Contains(v, ":"+trackingRoot+name+"/") {
 				out = append(out, name)

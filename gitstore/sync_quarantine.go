@@ -198,7 +198,7 @@ func (q *quarantine) discard() {
 // objectReader returns a store for the many object reads of a merge and
 // a function that releases it: the repository's own, whose object layer
 // keeps packs open, reads them without a lock and caches what it read
-// (objects.go). Size limits are checked before reading (checkSize).
+// (gitstore/objects). Size limits are checked before reading (checkSize).
 func (r *Repo) objectReader() (gitstorer.EncodedObjectStorer, func()) {
 	return r.storage, func() {}
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // In-process sync tests: go-git's server over memory storage stands for
@@ -65,8 +67,8 @@ func (w *syncWorld) repo() *Repo {
 	return r
 }
 
-func minimalWorkflow(t testing.TB) *engine.Workflow {
-	for _, wf := range engine.Builtins() {
+func minimalWorkflow(t testing.TB) *workflow.Definition {
+	for _, wf := range workflow.Builtins() {
 		if wf.Name == "minimal" {
 			return wf
 		}
@@ -86,7 +88,7 @@ func saveTask(t testing.TB, r *Repo, name, node, msg string) string {
 		rev = old.Rev
 		st.History = append(old.State.History, node)
 	}
-	if node == engine.NodeDone {
+	if node == workflow.NodeDone {
 		end := r.Now()
 		st.Status, st.EndedAt = engine.StatusCompleted, &end
 	}
@@ -423,7 +425,7 @@ func TestPushFetchesWhenStale(t *testing.T) {
 // racingRefs makes a local command write refs/hegel/stashes just before
 // the merge's compare-and-swap, once.
 type racingRefs struct {
-	refBackend
+	refs.Backend
 	race func()
 }
 
@@ -433,7 +435,7 @@ func (r *racingRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash)
 		r.race = nil
 		f()
 	}
-	return r.refBackend.Update(name, old, new)
+	return r.Backend.Update(name, old, new)
 }
 
 func TestSyncMergeRetriesOnLocalRace(t *testing.T) {
@@ -441,7 +443,7 @@ func TestSyncMergeRetriesOnLocalRace(t *testing.T) {
 	stash(t, w.a, "a1")
 	stash(t, w.b, "b1")
 	w.sync(w.b)
-	rr := &racingRefs{refBackend: w.a.refs}
+	rr := &racingRefs{Backend: w.a.refs}
 	w.a.refs = rr
 	rr.race = func() { stash(t, w.a, "a2-racing") }
 	w.sync(w.a)

@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // Remote is a git remote as sync uses it: its name (which names the
@@ -40,15 +42,15 @@ func (r *Repo) ResolveRemote(name string) (*Remote, error) {
 	if name == "" {
 		name = r.defaultRemote()
 	}
-	if err := checkRefName(plumbing.ReferenceName(trackingRoot + name + "/" + relStashes)); err != nil || strings.Contains(name, "/") {
+	if err := refs.CheckName(plumbing.ReferenceName(trackingRoot + name + "/" + relStashes)); err != nil || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("%w: '%s' cannot name a remote", ErrNoRemote, name)
 	}
-	urls := r.cfg.all("remote", name, "url")
+	urls := r.cfg.All("remote", name, "url")
 	if len(urls) == 0 {
 		return nil, fmt.Errorf("%w: '%s' is not a git remote (see 'git remote -v'; set another with 'git config hegel.remote <name>')", ErrNoRemote, name)
 	}
 	rem := &Remote{Name: name, FetchURL: r.rewriteURL(urls[0], false)}
-	if push := r.cfg.all("remote", name, "pushurl"); len(push) > 0 {
+	if push := r.cfg.All("remote", name, "pushurl"); len(push) > 0 {
 		rem.PushURL = r.rewriteURL(push[0], false)
 	} else {
 		rem.PushURL = r.rewriteURL(urls[0], true)
@@ -73,7 +75,7 @@ func (r *Repo) defaultRemote() string {
 func (r *Repo) rewriteURL(u string, push bool) string {
 	best, bestLen := "", 0
 	try := func(key string) {
-		for base, prefixes := range r.cfg.subsectionValues("url", key) {
+		for base, prefixes := range r.cfg.SubsectionValues("url", key) {
 			for _, p := range prefixes {
 				if p != "" && strings.HasPrefix(u, p) && len(p) > bestLen {
 					best, bestLen = base+u[len(p):], len(p)
@@ -92,48 +94,6 @@ func (r *Repo) rewriteURL(u string, push bool) string {
 		return best
 	}
 	return u
-}
-
-// all returns every value of section.subsection.key, in file order.
-func (c *Config) all(section, subsection, key string) []string {
-	var out []string
-	for _, l := range c.layers {
-		if !l.HasSection(section) {
-			continue
-		}
-		s := l.Section(section)
-		opts := s.Options // subsection "": the section's own keys
-		if subsection != "" {
-			if !s.HasSubsection(subsection) {
-				continue
-			}
-			opts = s.Subsection(subsection).Options
-		}
-		for _, o := range opts {
-			if strings.EqualFold(o.Key, key) {
-				out = append(out, o.Value)
-			}
-		}
-	}
-	return out
-}
-
-// subsectionValues maps each subsection of section to its values of key.
-func (c *Config) subsectionValues(section, key string) map[string][]string {
-	out := map[string][]string{}
-	for _, l := range c.layers {
-		if !l.HasSection(section) {
-			continue
-		}
-		for _, ss := range l.Section(section).Subsections {
-			for _, o := range ss.Options {
-				if strings.EqualFold(o.Key, key) {
-					out[ss.Name] = append(out[ss.Name], o.Value)
-				}
-			}
-		}
-	}
-	return out
 }
 
 // conn opens git protocol sessions to one URL of a remote, asking git's
@@ -318,27 +278,4 @@ func parseCredential(out []byte) map[string]string {
 		}
 	}
 	return m
-}
-
-// options returns every key and value of section[.subsection], in file
-// order (keys as written).
-func (c *Config) options(section, subsection string) [][2]string {
-	var out [][2]string
-	for _, l := range c.layers {
-		if !l.HasSection(section) {
-			continue
-		}
-		s := l.Section(section)
-		opts := s.Options
-		if subsection != "" {
-			if !s.HasSubsection(subsection) {
-				continue
-			}
-			opts = s.Subsection(subsection).Options
-		}
-		for _, o := range opts {
-			out = append(out, [2]string{o.Key, o.Value})
-		}
-	}
-	return out
 }

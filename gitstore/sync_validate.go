@@ -15,6 +15,10 @@ import (
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // RefusedError reports remote refs that were left out because their data
@@ -60,7 +64,7 @@ type validator struct {
 	goodBlobs   map[plumbing.Hash]bool
 }
 
-func newValidator(s gitstorer.EncodedObjectStorer, g *graph, cfg *Config) *validator {
+func newValidator(s gitstorer.EncodedObjectStorer, g *graph, cfg *gitdir.Config) *validator {
 	return &validator{
 		s:           s,
 		g:           g,
@@ -203,7 +207,7 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 		if !utf8.Valid(def) {
 			return fmt.Errorf("%s is not UTF-8", workflowFile)
 		}
-		wf, err := engine.ParseWorkflow(st.Workflow, workflowFile, def)
+		wf, err := workflow.Parse(st.Workflow, workflowFile, def)
 		if err != nil {
 			return fmt.Errorf("invalid workflow definition: %s", oneLine(err.Error()))
 		}
@@ -309,13 +313,13 @@ func (v *validator) checkCommit(h plumbing.Hash) error {
 			if key != "tree" {
 				return bad("no tree line")
 			}
-			if _, ok := parseHex(val); !ok {
+			if _, ok := objects.ParseHex(val); !ok {
 				return bad("bad tree line")
 			}
 			want = "parent"
 		case "parent":
 			if key == "parent" {
-				if _, ok := parseHex(val); !ok {
+				if _, ok := objects.ParseHex(val); !ok {
 					return bad("bad parent line")
 				}
 				continue
@@ -476,5 +480,5 @@ func byteSize(n int64) string {
 	case n >= 1<<10:
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
-	return engine.Plural(int(n), "byte", "bytes")
+	return text.Plural(int(n), "byte", "bytes")
 }

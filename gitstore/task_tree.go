@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // A task's tree holds the state and definition every command reads, and
@@ -81,7 +83,7 @@ func (r *Repo) taskExtras(parent plumbing.Hash) (map[string]leaf, error) {
 
 // formatVersionBlob is the name of the version blob every tree carries.
 var formatVersionBlob = sync.OnceValue(func() plumbing.Hash {
-	return HashObject(plumbing.BlobObject, []byte(FormatVersion+"\n"))
+	return objects.HashObject(plumbing.BlobObject, []byte(FormatVersion+"\n"))
 })
 
 // extrasOf picks the carried-over entries of a task's root tree.
@@ -162,7 +164,7 @@ func (r *Repo) writeTaskTreeFrom(ref plumbing.ReferenceName, parent, expect plum
 	}
 	blobs := make(map[string]plumbing.Hash, len(files)+1)
 	write := func(p string, data []byte) error {
-		h := HashObject(plumbing.BlobObject, data)
+		h := objects.HashObject(plumbing.BlobObject, data)
 		if !r.parentHolds(parent, p, h) {
 			if err := r.objects.WriteHashed(plumbing.BlobObject, h, data); err != nil {
 				return err

@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // The task cache keeps, per task, the content of the commit its ref last
@@ -78,8 +80,8 @@ func (r *Repo) readTaskCache(name string, h plumbing.Hash) *Doc {
 	// The documents' blobs are their content's names (not the version
 	// blob's: any spelling of the version is accepted on read).
 	r.rememberDocBlobs(h, map[string]plumbing.Hash{
-		stateFile:    HashObject(plumbing.BlobObject, c.state),
-		workflowFile: HashObject(plumbing.BlobObject, c.workflow),
+		stateFile:    objects.HashObject(plumbing.BlobObject, c.state),
+		workflowFile: objects.HashObject(plumbing.BlobObject, c.workflow),
 	})
 	return &Doc{
 		Files:  map[string][]byte{stateFile: c.state, workflowFile: c.workflow},
@@ -113,7 +115,7 @@ func parseTaskCache(b []byte) (cachedTask, bool) {
 	hashLine := func(key string) (plumbing.Hash, bool) {
 		l, ok := line()
 		v, ok2 := strings.CutPrefix(l, key+" ")
-		h, ok3 := parseHex(v)
+		h, ok3 := objects.ParseHex(v)
 		return h, ok && ok2 && ok3
 	}
 	section := func(key string) ([]byte, bool) {
@@ -149,7 +151,7 @@ func parseTaskCache(b []byte) (cachedTask, bool) {
 			mode, l2, ok2 := strings.Cut(l, " ")
 			hx, name, ok3 := strings.Cut(l2, " ")
 			fm, err := filemode.New(mode)
-			h, ok4 := parseHex(hx)
+			h, ok4 := objects.ParseHex(hx)
 			if !ok || !ok2 || !ok3 || !ok4 || err != nil || name == "" {
 				return c, false
 			}

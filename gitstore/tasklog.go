@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // MaxTaskLog bounds how many commits TaskLog reads when asked for all.
@@ -92,18 +93,18 @@ func (r *Repo) readChainCommit(h plumbing.Hash) (chainCommit, error) {
 	if loose && limit > 0 && int64(len(data)) > limit {
 		return ci, &TooLargeError{What: "commit " + h.String(), Size: int64(len(data)), Limit: limit, Key: "syncMaxCommitSize"}
 	}
-	c, err := parseCommitFields(h, data)
+	c, err := objects.ParseCommit(h, data)
 	if err != nil {
 		return ci, err
 	}
-	ci.tree, ci.parents, ci.author = c.tree, len(c.parents), identName(c.author)
-	if len(c.parents) > 0 {
-		ci.parent = c.parents[0]
+	ci.tree, ci.parents, ci.author = c.Tree, len(c.Parents), objects.IdentName(c.Author)
+	if len(c.Parents) > 0 {
+		ci.parent = c.Parents[0]
 	}
-	if c.when != 0 {
-		ci.when = time.Unix(c.when, 0).UTC()
+	if c.When != 0 {
+		ci.when = time.Unix(c.When, 0).UTC()
 	}
-	ci.message = string(c.message)
+	ci.message = string(c.Message)
 	return ci, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // Task refs: one commit chain per task, tree {version, state.json,
@@ -175,7 +176,7 @@ func describeRefError(ref plumbing.ReferenceName, err error) error {
 	switch {
 	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound):
 		return err
-	case errors.Is(err, ErrLocked):
+	case errors.Is(err, refs.ErrLocked):
 		return fmt.Errorf("cannot update %s: %w", ref, err)
 	}
 	return fmt.Errorf("cannot update %s: %s", ref, oneLine(err.Error()))

@@ -175,9 +175,9 @@ func BenchmarkOpenLoadTask(b *testing.B) {
 		if packed {
 			name = "packed"
 		}
-		// check: and validate the loaded task as status does (issue 10:
-		// the rules, and its current node against the definition's shape,
-		// remembered in hegel/workflow-shapes/).
+		// check: and validate the loaded task as status does (the rules,
+		// and its current node against the definition's shape, remembered
+		// in hegel/workflow-shapes/).
 		for _, check := range []bool{false, true} {
 			sub := name
 			if check {

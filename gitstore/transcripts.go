@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
 )
 
 // Agents write their token usage to a transcript file, not into hook
@@ -28,8 +28,8 @@ type transcriptMark struct {
 
 // TranscriptUsage returns the token usage the transcript at path gained
 // since the last call, and records how far it has been read.
-func (r *Repo) TranscriptUsage(agent, path string) (engine.Usage, error) {
-	var u engine.Usage
+func (r *Repo) TranscriptUsage(agentName, path string) (agent.Usage, error) {
+	var u agent.Usage
 	if path == "" || !filepath.IsAbs(path) {
 		return u, nil
 	}
@@ -64,7 +64,7 @@ func (r *Repo) TranscriptUsage(agent, path string) (engine.Usage, error) {
 	if end < 0 {
 		return u, nil // no complete line yet
 	}
-	u, m.LastID = engine.TranscriptUsage(agent, buf[:end+1], m.LastID)
+	u, m.LastID = agent.TranscriptUsage(agentName, buf[:end+1], m.LastID)
 	m.Offset += int64(end + 1)
 	marks[path] = m
 	if len(marks) > 200 {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // WorkflowFiles reads the user's workflow definitions, .hegel/workflows/*.yaml
@@ -38,7 +38,7 @@ func (s *Sessions) WorkflowFilesAll() (files map[string][]byte, unreadable map[s
 		p := path.Join(dir, n)
 		b, err := readFile(s.r.worktree, p)
 		if err != nil {
-			unreadable[p] = fmt.Errorf("%s:1: cannot read it: %s", engine.QuotePath(p, true), oneLine(err.Error()))
+			unreadable[p] = fmt.Errorf("%s:1: cannot read it: %s", text.QuotePath(p, true), oneLine(err.Error()))
 			continue
 		}
 		out[p] = b

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // A rollback puts HEAD back where the checkpoint recorded it: on the
@@ -244,11 +245,11 @@ func (w *workspace) setHead(cur, to head, moves []refMove, msg string) error {
 		w.reflog("HEAD", cur.Commit, to.Commit, msg)
 		return nil
 	}
-	old := gitstore.HeadState{Branch: cur.Ref, Commit: cur.Commit}
+	old := refs.HeadState{Branch: cur.Ref, Commit: cur.Commit}
 	if cur.Ref != "" {
 		old.Commit = plumbing.ZeroHash
 	}
-	next := gitstore.HeadState{Branch: to.Ref}
+	next := refs.HeadState{Branch: to.Ref}
 	if to.Ref == "" {
 		next.Commit = to.Commit
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -328,11 +329,11 @@ func (m *Manager) warnSkipped(skipped []skippedFile) {
 	}
 	if len(big) > 0 {
 		m.warn(fmt.Sprintf("%s over hegel.checkpointMaxFileSize (%s) left out of the checkpoint: %s",
-			engine.Plural(len(big), "untracked file", "untracked files"), humanSize(m.MaxFileSize), listSome(big, 3, m.quote)))
+			text.Plural(len(big), "untracked file", "untracked files"), humanSize(m.MaxFileSize), listSome(big, 3, m.quote)))
 	}
 	if len(bad) > 0 {
 		m.warn(fmt.Sprintf("%s whose names git cannot store left out of the checkpoint: %s",
-			engine.Plural(len(bad), "untracked file", "untracked files"), listSome(bad, 3, m.quote)))
+			text.Plural(len(bad), "untracked file", "untracked files"), listSome(bad, 3, m.quote)))
 	}
 }
 
@@ -345,7 +346,7 @@ func humanSize(n int64) string {
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return engine.Plural(int(n), "byte", "bytes")
+	return text.Plural(int(n), "byte", "bytes")
 }
 
 // sameAs reports whether cp would store exactly what old stores.

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -115,7 +116,7 @@ func (tr *testRepo) wire() {
 	tr.e = &engine.Engine{
 		Tasks:      tr.r.Tasks(),
 		Session:    s,
-		Workflows:  func() (*engine.Registry, error) { return engine.NewRegistry(nil) },
+		Workflows:  func() (*workflow.Registry, error) { return workflow.NewRegistry(nil) },
 		Worktree:   "/wt",
 		Now:        func() time.Time { return tr.now },
 		Checkpoint: func(st *engine.State) error { return tr.m.AutoCheckpoint(st) },
@@ -330,7 +331,7 @@ func (tr *testRepo) next() {
 
 func (tr *testRepo) state() *engine.State {
 	tr.t.Helper()
-	cur, err := tr.e.Current()
+	cur, err := tr.e.Current("")
 	if err != nil {
 		tr.t.Fatal(err)
 	}
@@ -341,7 +342,7 @@ func (tr *testRepo) state() *engine.State {
 func (tr *testRepo) rollback(req Request) (*Result, error) {
 	tr.t.Helper()
 	req.Yes = true
-	p, err := tr.m.Prepare(tr.e, req)
+	p, err := tr.m.Prepare(tr.e, engine.TaskOptions{}, req)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
 // interrupt leaves the repository as a rollback killed right after it
@@ -17,7 +19,7 @@ import (
 func (tr *testRepo) interrupt(req Request) *Journal {
 	tr.t.Helper()
 	req.Yes = true
-	p, err := tr.m.Prepare(tr.e, req)
+	p, err := tr.m.Prepare(tr.e, engine.TaskOptions{}, req)
 	if err != nil {
 		tr.t.Fatal(err)
 	}
@@ -91,9 +93,9 @@ func TestFinishingRefusesEditsMadeAfterTheCrash(t *testing.T) {
 	for _, undo := range []bool{false, true} {
 		var err error
 		if undo {
-			_, err = tr.m.UndoInterrupted(tr.e)
+			_, err = tr.m.UndoInterrupted(tr.e, engine.TaskOptions{})
 		} else {
-			_, err = tr.m.Finish(tr.e)
+			_, err = tr.m.Finish(tr.e, engine.TaskOptions{})
 		}
 		if !errors.Is(err, ErrEditedSince) || !strings.Contains(err.Error(), "a.txt changed after the rollback was interrupted") {
 			t.Fatalf("undo=%v: err = %v", undo, err)
@@ -107,7 +109,7 @@ func TestFinishingRefusesEditsMadeAfterTheCrash(t *testing.T) {
 	}
 	// Moved away, the recovery goes on.
 	os.Rename(filepath.Join(tr.dir, "a.txt"), filepath.Join(tr.dir, "..", "a.saved"))
-	if _, err := tr.m.Finish(tr.e); err != nil {
+	if _, err := tr.m.Finish(tr.e, engine.TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := tr.fingerprint(); got != atSpec {
@@ -146,7 +148,7 @@ func TestRunningRollbackIsNotCalledInterrupted(t *testing.T) {
 	if _, err := tr.rollback(Request{Node: "spec"}); !errors.Is(err, ErrRunning) {
 		t.Errorf("rollback: %v", err)
 	}
-	if _, err := tr.m.Finish(tr.e); !errors.Is(err, ErrRunning) {
+	if _, err := tr.m.Finish(tr.e, engine.TaskOptions{}); !errors.Is(err, ErrRunning) {
 		t.Errorf("finish: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(tr.dir, ".git", "index.lock")); err != nil {
@@ -166,7 +168,7 @@ func TestRunningRollbackIsNotCalledInterrupted(t *testing.T) {
 	if got := tr.m.InterruptedNotice(); !strings.Contains(got, "A rollback to 'spec' was interrupted") {
 		t.Errorf("after the process ended: %q", got)
 	}
-	if _, err := tr.m.Finish(tr.e); err != nil {
+	if _, err := tr.m.Finish(tr.e, engine.TaskOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

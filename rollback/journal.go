@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-hegel/git-hegel/gitstore"
+	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // journalFile lives in the per-worktree git directory, like git's
@@ -88,7 +88,7 @@ type journalStore interface {
 // permissions (core.sharedRepository) like everything in the git dir.
 type fileJournal struct {
 	path string
-	perm gitstore.SharedPerm
+	perm gitobjects.SharedPerm
 }
 
 func (j fileJournal) load() ([]byte, error) { return os.ReadFile(j.path) }

@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/git-hegel/git-hegel/gitstore"
+	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -95,9 +95,9 @@ type pendingObject struct {
 // writeAll stores objects the repository does not have yet (in parallel
 // on disk), freshening those it has.
 func (o *objects) writeAll(objs []pendingObject) error {
-	all := make([]gitstore.Object, len(objs))
+	all := make([]gitobjects.Object, len(objs))
 	for i, p := range objs {
-		all[i] = gitstore.Object{Type: p.t, Hash: p.h, Data: p.data}
+		all[i] = gitobjects.Object{Type: p.t, Hash: p.h, Data: p.data}
 	}
 	return o.db.WriteAll(all)
 }

@@ -8,6 +8,8 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/engine"
 )
 
 // BenchmarkRollback rolls the fixture back across 1,000 changed files:
@@ -29,7 +31,7 @@ func BenchmarkRollback(b *testing.B) {
 		if i%2 == 1 {
 			req = Request{Undo: true, Yes: true}
 		}
-		p, err := m.Prepare(e, req)
+		p, err := m.Prepare(e, engine.TaskOptions{}, req)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -78,6 +78,7 @@ type Plan struct {
 	sparse map[string]bool   // new index entries outside the sparse checkout
 	subs   []SubmoduleChange // the checkouts --recurse-submodules makes
 	req    *engine.RollbackRequest
+	call   engine.TaskOptions // the command's --task and --force
 }
 
 // Unchanged reports whether the rollback changes nothing at all.
@@ -200,14 +201,14 @@ func (m *Manager) target(t *engine.Task, req Request) (*Checkpoint, error) {
 // changing anything. With req.Yes (and not DryRun) it stores the snapshot's
 // objects, so Execute can go straight on; otherwise the snapshot is only
 // hashed, and Execute takes it again (the files may change while the
-// question is on screen).
-func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
+// question is on screen). o is the command's --task and --force.
+func (m *Manager) Prepare(e *engine.Engine, o engine.TaskOptions, req Request) (*Plan, error) {
 	if j, err := m.journal(); err != nil {
 		return nil, err
 	} else if j != nil {
 		return nil, userErr(ErrInterrupted, "%s", interruptedMessage(j))
 	}
-	t, err := e.Current()
+	t, err := e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +216,7 @@ func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
 	if err != nil {
 		if req.Node != "" && errors.Is(err, ErrNoCheckpoint) {
 			// A node the workflow does not have is named as such.
-			if _, nerr := e.CheckRollback(&engine.RollbackRequest{Task: t.State.Task, Node: req.Node, History: []string{req.Node}, Force: true}); nerr != nil {
+			if _, nerr := e.CheckRollback(o, &engine.RollbackRequest{Task: t.State.Task, Node: req.Node, History: []string{req.Node}, Force: true}); nerr != nil {
 				return nil, nerr // a bad name (engine.ErrBadName) when the workflow has no such node
 			}
 		}
@@ -229,7 +230,7 @@ func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
 	}
 	er := &engine.RollbackRequest{Task: t.State.Task, Node: cp.Node, History: cp.History, Undo: undo,
 		Reason: reason, Force: req.Force, At: m.now().UTC()}
-	if _, err := e.CheckRollback(er); err != nil {
+	if _, err := e.CheckRollback(o, er); err != nil {
 		if req.Node == "" && errors.Is(err, engine.ErrBadName) {
 			// The node came from the checkpoint, not the command line.
 			return nil, errors.New(err.Error())
@@ -245,7 +246,12 @@ func (m *Manager) Prepare(e *engine.Engine, req Request) (*Plan, error) {
 	if op := m.w.operationInProgress(); op != "" {
 		return nil, fmt.Errorf("%s is in progress; finish or abort it before rolling back", op)
 	}
-	return m.plan(t.State, cp, er, undo, req.Yes && !req.DryRun, req.RecurseSubmodules)
+	p, err := m.plan(t.State, cp, er, undo, req.Yes && !req.DryRun, req.RecurseSubmodules)
+	if err != nil {
+		return nil, err
+	}
+	p.call = o
+	return p, nil
 }
 
 // plan snapshots the working tree and diffs it with the checkpoint.
@@ -359,12 +365,12 @@ func (m *Manager) Execute(e *engine.Engine, p *Plan) (*Result, error) {
 	r := restore{cur: p.head, to: p.to, moves: p.moves, wt: p.wt, idx: p.snap.idx, ix: p.ix, target: p.Target, sparse: p.sparse,
 		subs: p.subs, msg: m.reflogMessage(p.Target, p.req)}
 	if err := m.restoreFiles(r); err != nil {
-		if uerr := m.undoFromJournal(e, j); uerr != nil {
+		if uerr := m.undoFromJournal(e, p.call, j); uerr != nil {
 			return nil, fmt.Errorf("rollback failed: %v; putting things back failed too: %v. %s", err, uerr, interruptedMessage(j))
 		}
 		return nil, fmt.Errorf("rollback failed, nothing was changed: %w", err)
 	}
-	view, err := m.finishState(e, j)
+	view, err := m.finishState(e, p.call, j)
 	m.w.trace("workflow state and checkpoints")
 	if err != nil {
 		return nil, fmt.Errorf("the files were rolled back but the workflow state was not: %v. %s", err, interruptedMessage(j))
@@ -395,7 +401,7 @@ func (m *Manager) begin(e *engine.Engine, p *Plan) (*Journal, *Checkpoint, error
 	if !p.snap.stored || m.w.indexChanged(p.snap.idx) {
 		// Asked first, or the index changed since: take the snapshot
 		// again, so the safety checkpoint holds things as they are now.
-		t, err := e.CheckRollback(p.req)
+		t, err := e.CheckRollback(p.call, p.req)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -403,11 +409,12 @@ func (m *Manager) begin(e *engine.Engine, p *Plan) (*Journal, *Checkpoint, error
 		if err != nil {
 			return nil, nil, err
 		}
+		np.call = p.call
 		*p = *np
 	}
 	h := p.head
 	m.w.prefetchBlobs(p.wt)
-	cur, err := e.Current()
+	cur, err := e.Current(p.call.Task)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -489,9 +496,9 @@ func (m *Manager) restoreFiles(r restore) error {
 // finishState records the rollback in the task, cuts the checkpoint chain
 // back (the target and everything before it, then the safety checkpoint)
 // and removes the journal.
-func (m *Manager) finishState(e *engine.Engine, j *Journal) (*engine.View, error) {
+func (m *Manager) finishState(e *engine.Engine, o engine.TaskOptions, j *Journal) (*engine.View, error) {
 	er := j.request()
-	view, err := e.ApplyRollback(er)
+	view, err := e.ApplyRollback(o, er)
 	if err != nil {
 		return nil, err
 	}
@@ -611,8 +618,9 @@ func without(chain []*Checkpoint, id string) []*Checkpoint {
 	return out
 }
 
-// Finish completes an interrupted rollback.
-func (m *Manager) Finish(e *engine.Engine) (*Result, error) {
+// Finish completes an interrupted rollback; o is the command's --task and
+// --force.
+func (m *Manager) Finish(e *engine.Engine, o engine.TaskOptions) (*Result, error) {
 	j, err := m.journal()
 	if err != nil || j == nil {
 		return nil, err
@@ -632,15 +640,16 @@ func (m *Manager) Finish(e *engine.Engine) (*Result, error) {
 	if err := m.replay(safety, target, j, false, m.reflogMessage(target, j.request())); err != nil {
 		return nil, err
 	}
-	view, err := m.finishState(e, j)
+	view, err := m.finishState(e, o, j)
 	if err != nil {
 		return nil, err
 	}
 	return &Result{View: view, Finished: true, Safety: safety, Plan: &Plan{Task: j.Task, From: j.From, Target: target}}, nil
 }
 
-// UndoInterrupted puts back everything an interrupted rollback changed.
-func (m *Manager) UndoInterrupted(e *engine.Engine) (*Result, error) {
+// UndoInterrupted puts back everything an interrupted rollback changed;
+// o is the command's --task and --force.
+func (m *Manager) UndoInterrupted(e *engine.Engine, o engine.TaskOptions) (*Result, error) {
 	j, err := m.journal()
 	if err != nil || j == nil {
 		return nil, err
@@ -649,17 +658,17 @@ func (m *Manager) UndoInterrupted(e *engine.Engine) (*Result, error) {
 		return nil, err
 	}
 	defer m.w.unlockIndex()
-	if err := m.undoFromJournal(e, j); err != nil {
+	if err := m.undoFromJournal(e, o, j); err != nil {
 		return nil, err
 	}
 	safety, _ := m.checkpointAt(j.SafetyCommit)
-	view, _ := e.Repeat()
+	view, _ := e.Repeat(o.Task)
 	return &Result{Undone: true, Safety: safety, View: view, Plan: &Plan{Task: j.Task, From: j.From}}, nil
 }
 
 // undoFromJournal restores the safety checkpoint over whatever part of the
 // rollback was done, and the task's state if it had already changed.
-func (m *Manager) undoFromJournal(e *engine.Engine, j *Journal) error {
+func (m *Manager) undoFromJournal(e *engine.Engine, o engine.TaskOptions, j *Journal) error {
 	target, err := m.checkpointAt(j.TargetCommit)
 	if err != nil {
 		return err
@@ -671,11 +680,11 @@ func (m *Manager) undoFromJournal(e *engine.Engine, j *Journal) error {
 	if err := m.replay(target, safety, j, true, "hegel rollback: interrupted rollback undone"); err != nil {
 		return err
 	}
-	if t, err := e.Current(); err == nil && t.State.Task == j.Task && len(t.State.RollbackHistory) > 0 {
+	if t, err := e.Current(o.Task); err == nil && t.State.Task == j.Task && len(t.State.RollbackHistory) > 0 {
 		last := t.State.RollbackHistory[len(t.State.RollbackHistory)-1]
 		if last.Timestamp.Equal(j.At) && last.To == j.Node {
 			// The state had moved already: move it back, as an undo.
-			if _, err := e.ApplyRollback(&engine.RollbackRequest{Task: j.Task, Node: j.From, History: safety.History,
+			if _, err := e.ApplyRollback(o, &engine.RollbackRequest{Task: j.Task, Node: j.From, History: safety.History,
 				Undo: true, Reason: "undo interrupted rollback", At: m.now().UTC()}); err != nil {
 				return err
 			}
@@ -851,7 +860,7 @@ func (m *Manager) recoverLock(j *Journal) error {
 // breakStaleLocks removes the lock files a killed rollback may have left
 // on what it updates: the task's and its checkpoints' refs, the branch,
 // HEAD, packed-refs, the index and the session file. Only locks whose
-// owner marker (gitstore's lockfile.go) shows that git-hegel created them
+// owner marker (gitstore/refs, lockfile.go) shows that git-hegel created them
 // and that their owner no longer runs are removed, each with a warning; a
 // lock of unknown origin (git's, held right now by a commit or a gc) is
 // never touched, and the command that needs it reports it.

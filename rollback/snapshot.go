@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/git-hegel/git-hegel/gitstore"
+	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -46,7 +46,7 @@ type snapshotter struct {
 	trace func(step string)
 	// gitDir holds the stat cache (statcache.go); "" in memory.
 	gitDir string
-	perm   gitstore.SharedPerm // core.sharedRepository, for the stat cache
+	perm   gitobjects.SharedPerm // core.sharedRepository, for the stat cache
 	// subHead reads the commits submodules have checked out (submodule.go).
 	subHead func(*gitIndex) map[int]plumbing.Hash
 }
@@ -70,7 +70,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	}
 	if store {
 		// Blobs and trees go into one batch: a pack when there are many
-		// (gitstore.Batch), stored before take returns.
+		// (gitobjects.Batch), stored before take returns.
 		sn.obj.beginBatch()
 		defer sn.obj.abortBatch()
 	}

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/git-hegel/git-hegel/gitstore"
+	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -122,7 +122,7 @@ func loadStatCache(gitDir string) *statCache {
 
 // saveStatCache replaces the cache with entries (best effort: it is only
 // a cache).
-func saveStatCache(gitDir string, perm gitstore.SharedPerm, entries map[string]statCacheEntry) {
+func saveStatCache(gitDir string, perm gitobjects.SharedPerm, entries map[string]statCacheEntry) {
 	if gitDir == "" {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/git-hegel/git-hegel/gitstore"
+	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // objects is the rollback code's view of gitstore's object layer (one
@@ -23,10 +24,10 @@ type objects struct {
 	mu  sync.Mutex
 	s   gitstorer.EncodedObjectStorer // the same objects, for go-git's decoders
 	mem map[plumbing.Hash][]byte      // tree objects built or read by this process
-	db  *gitstore.Objects
+	db  *gitobjects.Objects
 	// batch, while a snapshot is stored, collects its blobs and trees
-	// into one pack (gitstore.Batch); nil otherwise.
-	batch *gitstore.Batch
+	// into one pack (gitobjects.Batch); nil otherwise.
+	batch *gitobjects.Batch
 }
 
 // beginBatch makes write and flushTrees collect into one batch until
@@ -61,7 +62,7 @@ func (o *objects) close() {}
 
 // hashObject is git's object name for data of type t.
 func hashObject(t plumbing.ObjectType, data []byte) plumbing.Hash {
-	return gitstore.HashObject(t, data)
+	return gitobjects.HashObject(t, data)
 }
 
 // has reports whether h can be read, freshening it where it is stored:
@@ -116,7 +117,7 @@ func (o *objects) read(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
 }
 
 // flushTrees writes the in-memory trees reachable from root that the
-// repository does not have (gitstore.Objects.WriteTrees: top down, an
+// repository does not have (gitobjects.Objects.WriteTrees: top down, an
 // existing tree skipped with everything below it, written by height).
 func (o *objects) flushTrees(root plumbing.Hash) error {
 	lookup := func(h plumbing.Hash) ([]byte, bool) {
@@ -132,9 +133,9 @@ func (o *objects) flushTrees(root plumbing.Hash) error {
 }
 
 // treeEntry is one entry of a tree object: gitstore's type, so that a
-// parsed tree is used as gitstore.ParseTree returns it (a rollback parses
+// parsed tree is used as gitobjects.ParseTree returns it (a rollback parses
 // thousands; a copy into a type of our own was a fifth of its diff).
-type treeEntry = gitstore.TreeEntry
+type treeEntry = gitobjects.TreeEntry
 
 // leaf is a file, symbolic link or submodule at a full path.
 type leaf struct {
@@ -163,14 +164,14 @@ func buildTree(leaves []leaf, mem map[plumbing.Hash][]byte) (plumbing.Hash, erro
 // the path, cheaply: it is what the grouping asks for most), so that large
 // trees need no slice of leaves of their own.
 func buildTreeOf(n int, path func(int) string, at func(int) leaf, mem map[plumbing.Hash][]byte) (plumbing.Hash, error) {
-	return gitstore.BuildTree(n, path, func(i int) (filemode.FileMode, plumbing.Hash) {
+	return gitobjects.BuildTree(n, path, func(i int) (filemode.FileMode, plumbing.Hash) {
 		l := at(i)
 		return l.mode, l.hash
 	}, mem)
 }
 
 // errBadTree wraps every malformed-tree error.
-var errBadTree = gitstore.ErrBadTree
+var errBadTree = gitobjects.ErrBadTree
 
 // parseTree decodes a tree object. With strict, it also refuses what git's
 // fsck --strict refuses and what could make a restore write outside the
@@ -178,7 +179,7 @@ var errBadTree = gitstore.ErrBadTree
 // .gitmodules as a symbolic link. Names alias data, which must not change
 // afterwards (trees are kept, unmodified, in objects.mem).
 func parseTree(data []byte, strict bool) ([]treeEntry, error) {
-	out, err := gitstore.ParseTree(data)
+	out, err := gitobjects.ParseTree(data)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +187,7 @@ func parseTree(data []byte, strict bool) ([]treeEntry, error) {
 		return out, nil
 	}
 	for i, e := range out {
-		if _, ok := gitstore.ModeString(e.Mode); !ok {
+		if _, ok := gitobjects.ModeString(e.Mode); !ok {
 			return nil, fmt.Errorf("%w: %q has mode %o", ErrUnsafePath, e.Name, uint32(e.Mode))
 		}
 		if err := checkName(e.Name); err != nil {
@@ -208,7 +209,7 @@ func parseTree(data []byte, strict bool) ([]treeEntry, error) {
 // gitCompare orders tree entries as git does: by name, a directory's name
 // compared as if it ended in a slash.
 func gitCompare(a, b treeEntry) int {
-	return gitstore.CompareTreeEntries(a, b)
+	return gitobjects.CompareTreeEntries(a, b)
 }
 
 // fileNamed reports whether a non-directory named name precedes a

@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/gitstore"
+	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // workspace is one repository's working tree, index, HEAD and per-worktree
@@ -159,7 +161,7 @@ func (w *workspace) lockIndex() error {
 			continue
 		}
 		if errors.Is(err, fs.ErrExist) {
-			return userErr(ErrIndexLocked, "cannot lock the index: %s", gitstore.LockError(p))
+			return userErr(ErrIndexLocked, "cannot lock the index: %s", refs.LockError(p))
 		}
 		if err != nil {
 			return fmt.Errorf("cannot lock the index: %w", err)
@@ -234,7 +236,7 @@ func (w *workspace) writeIndex(idx *gitIndex) error {
 	}
 	err = encodeIndex(f, idx)
 	if err == nil {
-		err = w.r.SyncFile(gitstore.FsyncIndex, f) // core.fsync's index component, as git
+		err = w.r.SyncFile(gitobjects.FsyncIndex, f) // core.fsync's index component, as git
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

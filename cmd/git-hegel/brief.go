@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // With hegel.prompt=brief the prompts that commands print leave the
@@ -28,7 +28,7 @@ var fullPromptCommands = []string{"repeat", "run", "web", "hook"}
 
 // promptSetting reads hegel.prompt; an unknown value is warned about and
 // read as full.
-func (c *cmdCtx) promptSetting(cfg *gitstore.Config) string {
+func (c *cmdCtx) promptSetting(cfg *gitdir.Config) string {
 	v, _ := cfg.Get("hegel", "", "prompt")
 	switch strings.ToLower(v) {
 	case "", promptFull:
@@ -41,12 +41,12 @@ func (c *cmdCtx) promptSetting(cfg *gitstore.Config) string {
 }
 
 // briefGuides is a guide source whose guides are one line each.
-type briefGuides struct{ engine.GuideSource }
+type briefGuides struct{ workflow.GuideSource }
 
 func (g briefGuides) UserGuide(name string) ([]byte, error) {
 	if _, err := g.GuideSource.UserGuide(name); err != nil {
 		// A guide that does not exist stays an error.
-		if _, builtin := engine.BuiltinGuide(name); !errors.Is(err, engine.ErrNotFound) || !builtin {
+		if _, builtin := workflow.BuiltinGuide(name); !errors.Is(err, workflow.ErrNotFound) || !builtin {
 			return nil, err
 		}
 	}

@@ -32,7 +32,7 @@ func runCancel(c *cmdCtx, args []string) error {
 	runs := r.Runs()
 	task := c.stringFlag("task")
 	if task == "" {
-		t, err := e.Current()
+		t, err := e.Current("")
 		switch {
 		case err == nil:
 			task = t.State.Task

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 	"github.com/git-hegel/git-hegel/rollback"
 )
@@ -116,7 +117,7 @@ func (c *cmdCtx) currentCheckpoints() (st *engine.State, m *rollback.Manager, mi
 	if err != nil {
 		return nil, nil, false, err
 	}
-	t, err := e.Current()
+	t, err := e.Current(c.selected())
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -140,7 +141,7 @@ func runCheckpointTake(c *cmdCtx, _ []string) error {
 		fmt.Fprintf(c.Stdout, "Nothing changed since checkpoint %s at %s; no new checkpoint\n", cp.ID, cp.Node)
 		return nil
 	}
-	fmt.Fprintf(c.Stdout, "Saved checkpoint %s at %s (%s since the previous one)\n", cp.ID, cp.Node, engine.Plural(cp.FilesChangedCount, "file changed", "files changed"))
+	fmt.Fprintf(c.Stdout, "Saved checkpoint %s at %s (%s since the previous one)\n", cp.ID, cp.Node, text.Plural(cp.FilesChangedCount, "file changed", "files changed"))
 	return nil
 }
 
@@ -180,7 +181,7 @@ func (c *cmdCtx) age(t time.Time) string {
 	if d < 0 {
 		d = 0
 	}
-	return engine.HumanDuration(d) + " ago"
+	return text.HumanDuration(d) + " ago"
 }
 
 // The `checkpoint --json` output (docs/rollback.md).
@@ -349,7 +350,7 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 	if cp.Message != "" {
 		fmt.Fprintf(w, "Message: %s\n", cp.Message)
 	}
-	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", engine.Plural(cp.FilesChangedCount, "file", "files"))
+	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", text.Plural(cp.FilesChangedCount, "file", "files"))
 	for _, f := range cp.FilesChanged {
 		fmt.Fprintf(w, "  %s\n", c.quotePath(f))
 	}
@@ -460,7 +461,7 @@ func (c *cmdCtx) printPlan(p *rollback.Plan, limit int) {
 		fmt.Fprintf(w, "  keep    %s (ignored: the checkpoint does not hold it)\n", c.quotePath(k))
 	}
 	if p.IndexPaths > 0 {
-		fmt.Fprintf(w, "  restore the index (%s)\n", engine.Plural(p.IndexPaths, "path", "paths"))
+		fmt.Fprintf(w, "  restore the index (%s)\n", text.Plural(p.IndexPaths, "path", "paths"))
 	}
 	for _, s := range p.Submodules {
 		fmt.Fprintf(w, "  %s\n", c.submoduleLine(s, p.Recurse))

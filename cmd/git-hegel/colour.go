@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // Colour follows git (color.c). This file holds the one decision whether
@@ -52,9 +52,9 @@ func parseColorConfig(key, v string) (colorMode, error) {
 	case "auto":
 		return colorAuto, nil
 	}
-	b, ok := gitstore.ParseBool(v)
+	b, ok := gitdir.ParseBool(v)
 	if !ok {
-		return colorUnset, &gitstore.UnsupportedError{Reason: fmt.Sprintf("bad boolean config value '%s' for '%s'", v, key)}
+		return colorUnset, &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad boolean config value '%s' for '%s'", v, key)}
 	}
 	if b {
 		return colorAuto, nil
@@ -65,7 +65,7 @@ func parseColorConfig(key, v string) (colorMode, error) {
 // useConfig reads the colour and path-quoting settings from cfg. Commands
 // that open the repository call it through openRepo; a bad value is
 // fatal, as in git.
-func (e *Env) useConfig(cfg *gitstore.Config) error {
+func (e *Env) useConfig(cfg *gitdir.Config) error {
 	e.color.loaded = true
 	e.color.config = colorUnset
 	for _, key := range []string{"hegel", "ui"} {
@@ -97,7 +97,7 @@ func (e *Env) colour(w io.Writer) bool {
 		// Outside a repository: the user's own configuration still
 		// counts. A broken file is reported by the commands that need
 		// it; here it only means the default.
-		if cfg, err := gitstore.UserConfig(e.getenv); err == nil {
+		if cfg, err := gitdir.UserConfig(e.getenv); err == nil {
 			_ = e.useConfig(cfg)
 		}
 		e.color.loaded = true
@@ -152,7 +152,7 @@ func (f noColorFlag) String() string   { return "false" }
 func (f noColorFlag) Type() string     { return "bool" }
 func (f noColorFlag) IsBoolFlag() bool { return true }
 func (f noColorFlag) Set(s string) error {
-	if b, ok := gitstore.ParseBool(s); ok && b {
+	if b, ok := gitdir.ParseBool(s); ok && b {
 		*f.mode = colorNever
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // command is one entry of the dispatch table. Help, the man page test, the
@@ -338,7 +339,7 @@ func (cmd *command) flagSet(env *Env) *pflag.FlagSet {
 
 // run executes one git-hegel invocation and returns the exit code.
 func run(args []string, env *Env) int {
-	defer gitstore.ReleaseLockOwners()
+	defer refs.ReleaseLockOwners()
 	err := dispatch(args, env)
 	if err != nil {
 		if msg := message(err); msg != "" {

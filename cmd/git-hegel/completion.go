@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -274,30 +276,30 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 	case kindTaskType:
 		return c.workflowValues(kind, operands)
 	case kindAgent:
-		return []candidate{{engine.AgentClaude, "Claude Code"}, {engine.AgentCodex, "OpenAI Codex CLI"}, {engine.AgentCursor, "Cursor"}}
+		return []candidate{{agent.Claude, "Claude Code"}, {agent.Codex, "OpenAI Codex CLI"}, {agent.Cursor, "Cursor"}}
 	case kindRuleType:
 		var out []candidate
-		for _, t := range engine.RuleTypes {
+		for _, t := range workflow.RuleTypes {
 			out = append(out, candidate{t, "bypass only this rule type"})
 		}
 		return out
 	case kindGraphFormat:
-		return []candidate{{engine.GraphDot, "Graphviz"}, {engine.GraphMermaid, "Mermaid"}}
+		return []candidate{{agent.GraphDot, "Graphviz"}, {agent.GraphMermaid, "Mermaid"}}
 	case kindHookEvent:
 		var out []candidate
-		for _, a := range agentConfigs {
-			for _, ev := range a.events {
-				out = append(out, candidate{ev, a.name})
+		for _, a := range agent.AllSettings() {
+			for _, ev := range a.Events {
+				out = append(out, candidate{ev, a.Agent})
 			}
 		}
 		return out
 	case kindGuide:
 		r, err := gitstore.Open(c.Dir, c.Getenv)
-		var src engine.GuideSource
+		var src workflow.GuideSource
 		if err == nil {
 			src = r.Sessions()
 		}
-		gs, _ := engine.Guides(src, "")
+		gs, _ := workflow.Guides(src, "")
 		var out []candidate
 		for _, g := range gs {
 			out = append(out, candidate{g.Name, g.Title})
@@ -332,7 +334,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		}
 		var out []candidate
 		for _, sub := range r.Config().Subsections("hegel") {
-			if name, ok := strings.CutPrefix(sub, "adapter."); ok && engine.ValidAdapterName(name) {
+			if name, ok := strings.CutPrefix(sub, "adapter."); ok && workflow.ValidAdapterName(name) {
 				cmd, _ := r.Config().Get("hegel", sub, "command")
 				out = append(out, candidate{name, cmd})
 			}
@@ -394,12 +396,12 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		}
 		return out
 	}
-	t, err := e.Current()
+	t, err := e.Current(c.selected())
 	if err != nil {
 		return nil
 	}
 	if kind == kindResultNode {
-		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)
+		wf, err := workflow.Parse(t.State.Workflow, "", t.Definition)
 		if err != nil {
 			return nil
 		}
@@ -414,7 +416,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return out
 	}
 	if kind == kindTaskNode {
-		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)
+		wf, err := workflow.Parse(t.State.Workflow, "", t.Definition)
 		if err != nil {
 			return nil
 		}
@@ -425,7 +427,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return out
 	}
 	if kind == kindClaim {
-		wf, err := engine.ParseWorkflow(t.State.Workflow, "", t.Definition)
+		wf, err := workflow.Parse(t.State.Workflow, "", t.Definition)
 		if err != nil {
 			return nil
 		}

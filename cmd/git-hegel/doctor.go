@@ -9,8 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // git hegel doctor: checks everything git-hegel keeps (docs/history.md,
@@ -128,12 +129,12 @@ func runDoctor(c *cmdCtx, args []string) error {
 	for _, li := range locks {
 		p := doctorProblem{Kind: "lock", Where: li.Path}
 		switch {
-		case li.State == gitstore.LockAlive:
+		case li.State == refs.LockAlive:
 			p.Note, p.Problem = true, "held by "+li.Owner.String()+", which is running; left alone"
-		case li.State == gitstore.LockDead:
+		case li.State == refs.LockDead:
 			p.Problem = "left by " + li.Owner.String() + ", which is no longer running"
 			if fix {
-				if _, ok, err := gitstore.RemoveDeadLock(li.Path); err != nil {
+				if _, ok, err := refs.RemoveDeadLock(li.Path); err != nil {
 					p.FixError = oneLineErr(err)
 				} else if ok {
 					p.Fixed = "removed"
@@ -205,7 +206,7 @@ func runDoctor(c *cmdCtx, args []string) error {
 func printDoctor(c *cmdCtx, ps []doctorProblem, nrefs, nlocks, remain int, fix bool) {
 	w := c.Stdout
 	fmt.Fprintf(w, "Checked %s under refs/hegel/, the session file, %s, rollbacks and task owners\n",
-		engine.Plural(nrefs, "ref", "refs"), engine.Plural(nlocks, "lock file", "lock files"))
+		text.Plural(nrefs, "ref", "refs"), text.Plural(nlocks, "lock file", "lock files"))
 	for _, p := range ps {
 		mark := "problem"
 		if p.Note {
@@ -226,9 +227,9 @@ func printDoctor(c *cmdCtx, ps []doctorProblem, nrefs, nlocks, remain int, fix b
 			fmt.Fprintln(w, "(after the repairs above)")
 		}
 	case fix:
-		fmt.Fprintf(w, "%s left that --fix cannot repair (see above)\n", engine.Plural(remain, "problem", "problems"))
+		fmt.Fprintf(w, "%s left that --fix cannot repair (see above)\n", text.Plural(remain, "problem", "problems"))
 	default:
-		fmt.Fprintf(w, "%s; 'git hegel doctor --fix' repairs what it can\n", engine.Plural(remain, "problem", "problems"))
+		fmt.Fprintf(w, "%s; 'git hegel doctor --fix' repairs what it can\n", text.Plural(remain, "problem", "problems"))
 	}
 }
 
@@ -248,7 +249,7 @@ func describeRepair(rep *gitstore.Repair) string {
 		fmt.Fprintf(&b, "kept as %s: %s", short(rep.Restored), rep.RestoredMsg)
 	}
 	if rep.LostCount > 0 {
-		fmt.Fprintf(&b, "; lost %s: %s", engine.Plural(rep.LostCount, "change", "changes"), strings.Join(rep.Lost, "; "))
+		fmt.Fprintf(&b, "; lost %s: %s", text.Plural(rep.LostCount, "change", "changes"), strings.Join(rep.Lost, "; "))
 		if rep.LostCount > len(rep.Lost) {
 			b.WriteString("; …")
 		}

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Env is everything a command may touch outside the repository, injected so
@@ -74,7 +74,7 @@ func (e *Env) getenv(key string) string {
 	return e.Getenv(key)
 }
 
-// quotePath renders a path for people as git does (see engine.QuotePath
+// quotePath renders a path for people as git does (see text.QuotePath
 // and core.quotePath). Every path in human output goes through it; output
 // for programs (-z, --json) carries paths as they are.
-func (e *Env) quotePath(p string) string { return engine.QuotePath(p, !e.rawNonASCII) }
+func (e *Env) quotePath(p string) string { return text.QuotePath(p, !e.rawNonASCII) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // One error style, git's (usage.c): a command returns an error and run
@@ -124,8 +125,8 @@ func (e *silentError) Error() string { return "" }
 // isFatal reports a repository git-hegel cannot work in: none at all, no
 // work tree, a format or extension it refuses, a broken configuration.
 func isFatal(err error) bool {
-	var unsupported *gitstore.UnsupportedError
-	return errors.Is(err, gitstore.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) || errors.As(err, &unsupported)
+	var unsupported *gitdir.UnsupportedError
+	return errors.Is(err, gitdir.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) || errors.As(err, &unsupported)
 }
 
 // exitCode maps an error to the process exit code.

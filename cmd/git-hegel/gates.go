@@ -21,7 +21,7 @@ func runFail(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := e.Fail(c.stringFlag("message"))
+	v, err := e.Fail(c.taskOptions(), c.stringFlag("message"))
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func runApprove(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := e.Approve(c.stringFlag("message"))
+	v, err := e.Approve(c.taskOptions(), c.stringFlag("message"))
 	if err != nil {
 		return c.atNoGate(e, err)
 	}
@@ -69,7 +69,7 @@ func runReject(c *cmdCtx, args []string) error {
 	if c.flags.Changed("to") && c.stringFlag("to") == "" {
 		return usagef(c.name, "--to needs a node")
 	}
-	v, err := e.Reject(c.stringFlag("message"), c.stringFlag("to"))
+	v, err := e.Reject(c.taskOptions(), c.stringFlag("message"), c.stringFlag("to"))
 	if err != nil {
 		return c.atNoGate(e, err)
 	}
@@ -117,7 +117,7 @@ func runAsk(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.Ask(args[0])
+	st, err := e.Ask(c.taskOptions(), args[0])
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func runAnswer(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	q, v, err := e.Answer(args[0])
+	q, v, err := e.Answer(c.taskOptions(), args[0])
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func runPause(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.Pause(c.stringFlag("message"))
+	st, err := e.Pause(c.taskOptions(), c.stringFlag("message"))
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func runResume(c *cmdCtx, args []string) error {
 		// stopped; a failed one needs a choice, asked on a terminal. The
 		// status is checked first: asking about a task that cannot be
 		// resumed would waste the person's time.
-		t, err := e.Current()
+		t, err := e.Current(c.selected())
 		if err != nil {
 			return err
 		}
@@ -198,7 +198,7 @@ func runResume(c *cmdCtx, args []string) error {
 			strategy = engine.RetryCurrent
 		}
 	}
-	v, err := e.Resume(engine.ResumeOptions{Strategy: strategy, Checkpoint: c.stringFlag("checkpoint"), Reason: c.stringFlag("message")})
+	v, err := e.Resume(engine.ResumeOptions{Task: c.selected(), Force: c.boolFlag("force"), Strategy: strategy, Checkpoint: c.stringFlag("checkpoint"), Reason: c.stringFlag("message")})
 	if errors.Is(err, engine.ErrCancelled) {
 		fmt.Fprintln(c.Stdout, "Cancelled")
 		return nil
@@ -247,7 +247,7 @@ func runSkip(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := e.Skip(c.stringFlag("message"), c.boolFlag("force"))
+	v, err := e.Skip(c.taskOptions(), c.stringFlag("message"))
 	if err != nil {
 		return err
 	}

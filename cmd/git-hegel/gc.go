@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -90,23 +90,23 @@ func printGC(w io.Writer, rep *gitstore.GCReport, days int) {
 		verb = "Would remove"
 	}
 	if rep.Empty() {
-		fmt.Fprintf(w, "Nothing to remove: nothing ended more than %s ago\n", engine.Plural(days, "day", "days"))
+		fmt.Fprintf(w, "Nothing to remove: nothing ended more than %s ago\n", text.Plural(days, "day", "days"))
 		return
 	}
 	if rep.HistoryEntries > 0 {
 		fmt.Fprintf(w, "%s %s of runs that ended more than %s ago (the statistics of %s are kept)\n", verb,
-			engine.Plural(rep.HistoryEntries, "history entry", "history entries"), engine.Plural(days, "day", "days"),
-			engine.Plural(rep.SummaryDays, "day", "days"))
+			text.Plural(rep.HistoryEntries, "history entry", "history entries"), text.Plural(days, "day", "days"),
+			text.Plural(rep.SummaryDays, "day", "days"))
 	}
 	if n := len(rep.Archived); n > 0 {
-		line := fmt.Sprintf("%s %s: %s", verb, engine.Plural(n, "archived task", "archived tasks"), strings.Join(rep.Archived, ", "))
+		line := fmt.Sprintf("%s %s: %s", verb, text.Plural(n, "archived task", "archived tasks"), strings.Join(rep.Archived, ", "))
 		if k := len(rep.Checkpoints); k > 0 {
-			line += fmt.Sprintf(" (and the checkpoints of %s)", engine.Plural(k, "task", "tasks"))
+			line += fmt.Sprintf(" (and the checkpoints of %s)", text.Plural(k, "task", "tasks"))
 		}
 		fmt.Fprintln(w, line)
 	}
 	if rep.DroppedStashes > 0 {
-		fmt.Fprintf(w, "%s %s\n", verb, engine.Plural(rep.DroppedStashes, "dropped stash", "dropped stashes"))
+		fmt.Fprintf(w, "%s %s\n", verb, text.Plural(rep.DroppedStashes, "dropped stash", "dropped stashes"))
 	}
 	if n := len(rep.DeletedRecords); n > 0 {
 		fmt.Fprintf(w, "%s the %s of deleted %s: %s\n", verb, plural(n, "record", "records"), plural(n, "task", "tasks"), strings.Join(rep.DeletedRecords, ", "))
@@ -116,7 +116,7 @@ func printGC(w io.Writer, rep *gitstore.GCReport, days int) {
 	}
 	if len(rep.Rerooted) > 0 || rep.Reflogs > 0 {
 		fmt.Fprintf(w, "Rewrote %s so that no commit reaches what was removed; removed or restarted %s\n",
-			orNone(rep.Rerooted), engine.Plural(rep.Reflogs, "reflog", "reflogs"))
+			orNone(rep.Rerooted), text.Plural(rep.Reflogs, "reflog", "reflogs"))
 	}
 	if len(rep.Kept) > 0 {
 		fmt.Fprintf(w, "Still reachable from %s: the remote keeps what was removed here, so git gc cannot reclaim it\n", strings.Join(rep.Kept, ", "))
@@ -215,19 +215,19 @@ func (c *cmdCtx) autoCleanup() {
 	}
 	var parts []string
 	if rep.HistoryEntries > 0 {
-		parts = append(parts, engine.Plural(rep.HistoryEntries, "history entry", "history entries"))
+		parts = append(parts, text.Plural(rep.HistoryEntries, "history entry", "history entries"))
 	}
 	if n := len(rep.Archived); n > 0 {
-		parts = append(parts, engine.Plural(n, "archived task", "archived tasks"))
+		parts = append(parts, text.Plural(n, "archived task", "archived tasks"))
 	}
 	if rep.DroppedStashes > 0 {
-		parts = append(parts, engine.Plural(rep.DroppedStashes, "dropped stash", "dropped stashes"))
+		parts = append(parts, text.Plural(rep.DroppedStashes, "dropped stash", "dropped stashes"))
 	}
 	if n := len(rep.DeletedRecords); n > 0 {
-		parts = append(parts, engine.Plural(n, "deleted-task record", "deleted-task records"))
+		parts = append(parts, text.Plural(n, "deleted-task record", "deleted-task records"))
 	}
 	fmt.Fprintf(c.Stderr, "Cleaned up what ended more than %s ago: %s (git hegel gc; git config hegel.autoCleanup false turns this off)\n",
-		engine.Plural(int(days), "day", "days"), strings.Join(parts, ", "))
+		text.Plural(int(days), "day", "days"), strings.Join(parts, ", "))
 }
 
 func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // `git hegel guides [NAME]`: list the guides prompts can include with
@@ -18,7 +18,7 @@ func runGuides(c *cmdCtx, args []string) error {
 		return err
 	}
 	s := r.Sessions()
-	guides, err := engine.Guides(s, s.GuidesDir())
+	guides, err := workflow.Guides(s, s.GuidesDir())
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func runGuides(c *cmdCtx, args []string) error {
 				return nil
 			}
 		}
-		if !engine.ValidGuideName(name) && engine.ValidGuideName(strings.ToUpper(name)) {
+		if !workflow.ValidGuideName(name) && workflow.ValidGuideName(strings.ToUpper(name)) {
 			return fmt.Errorf("No guide '%s'; guide names are upper case: git hegel guides %s", name, strings.ToUpper(name))
 		}
 		return fmt.Errorf("No guide '%s'. Run 'git hegel guides' to list them", name)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -150,7 +151,7 @@ func runLog(c *cmdCtx, args []string) error {
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTARTED\tWORKFLOW\tTASK\tSTATUS\tDURATION")
 	for _, rec := range recs {
-		id, dur := rec.ShortID(), engine.HumanDuration(time.Duration(rec.DurationMS)*time.Millisecond)
+		id, dur := c.paint(c.Stdout, "id", rec.ShortID()), text.HumanDuration(time.Duration(rec.DurationMS)*time.Millisecond)
 		if rec.Open {
 			id = strings.Repeat("-", 8)
 			dur += " so far"
@@ -174,7 +175,7 @@ func runLog(c *cmdCtx, args []string) error {
 func (c *cmdCtx) warnDamagedHistory(h *gitstore.History) {
 	if n := len(h.Damaged); n > 0 {
 		c.warn(fmt.Sprintf("%s could not be read and %s left out (first: %s); see 'git hegel doctor'",
-			engine.Plural(n, "history entry", "history entries"), map[bool]string{true: "was", false: "were"}[n == 1], h.Damaged[0]))
+			text.Plural(n, "history entry", "history entries"), map[bool]string{true: "was", false: "were"}[n == 1], h.Damaged[0]))
 	}
 }
 
@@ -312,8 +313,8 @@ func printSummary(w *bufio.Writer, s engine.Summary, by string) {
 	}
 	fmt.Fprintf(w, "%s %s: %d\n", head, s.Label, s.Total)
 	fmt.Fprintf(w, "  completed %d, failed %d, aborted %d, rolled back %d; open %d\n", s.Completed, s.Failed, s.Aborted, s.RolledBack, s.Active)
-	fmt.Fprintf(w, "Success rate: %s\n", engine.Percent(s.SuccessRate))
-	fmt.Fprintf(w, "Time: %s in all, %s on average\n", engine.HumanDuration(ms(s.TotalMS)), engine.HumanDuration(ms(s.AverageMS)))
+	fmt.Fprintf(w, "Success rate: %s\n", text.Percent(s.SuccessRate))
+	fmt.Fprintf(w, "Time: %s in all, %s on average\n", text.HumanDuration(ms(s.TotalMS)), text.HumanDuration(ms(s.AverageMS)))
 	fmt.Fprintf(w, "Most used workflow: %s\n", s.MostUsed)
 	if len(s.Workflows) > 0 {
 		names := make([]string, 0, len(s.Workflows))
@@ -336,7 +337,7 @@ func printSummary(w *bufio.Writer, s engine.Summary, by string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NODE\tRUNS\tMEDIAN TIME\tATTEMPTS\tRETRIES\tFAILURE RATE")
 	for _, n := range s.Nodes {
-		fmt.Fprintf(tw, "  %s/%s\t%d\t%s\t%d\t%d\t%s\n", n.Workflow, n.Node, n.Runs, engine.HumanDuration(ms(n.MedianMS)), n.Attempts, n.Retries, engine.Percent(n.FailureRate))
+		fmt.Fprintf(tw, "  %s/%s\t%d\t%s\t%d\t%d\t%s\n", n.Workflow, n.Node, n.Runs, text.HumanDuration(ms(n.MedianMS)), n.Attempts, n.Retries, text.Percent(n.FailureRate))
 	}
 	tw.Flush()
 }

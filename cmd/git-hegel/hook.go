@@ -12,7 +12,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // `git hegel hook <EventName>`: one agent hook. Agents run it on every
@@ -36,34 +39,34 @@ func runHook(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 1, 1); err != nil {
 		return err
 	}
-	agent := c.stringFlag("agent")
-	if agent != "" && !contains(engine.Agents, agent) {
-		return usagef(c.name, "unknown agent '%s' (supported: %s)", agent, strings.Join(engine.Agents, ", "))
+	name := c.stringFlag("agent")
+	if name != "" && !contains(agent.Names, name) {
+		return usagef(c.name, "unknown agent '%s' (supported: %s)", name, strings.Join(agent.Names, ", "))
 	}
 	event := args[0]
 	// A Write of a huge file sends its content, which the hook does not
-	// keep anyway: past engine.MaxHookPayload the long strings are cut
+	// keep anyway: past agent.MaxHookPayload the long strings are cut
 	// while reading, and the events say so. Size never fails the hook
 	// (and so never the agent's tool call).
-	data, err := io.ReadAll(io.LimitReader(c.Stdin, engine.MaxHookPayload+1))
+	data, err := io.ReadAll(io.LimitReader(c.Stdin, agent.MaxHookPayload+1))
 	if err != nil {
 		return fmt.Errorf("cannot read the hook payload: %v", err)
 	}
 	var cut int64
-	if len(data) > engine.MaxHookPayload {
-		if data, cut, err = engine.CutPayload(io.MultiReader(bytes.NewReader(data), c.Stdin)); err != nil {
+	if len(data) > agent.MaxHookPayload {
+		if data, cut, err = agent.CutPayload(io.MultiReader(bytes.NewReader(data), c.Stdin)); err != nil {
 			return fmt.Errorf("cannot read the hook payload: %v", err)
 		}
 	}
 	now := c.Now()
-	in := engine.HookInput{Event: event, Payload: data, Agent: agent, Now: now, Getenv: c.Getenv, Cut: cut}
-	h, err := engine.ParseHook(in)
+	in := agent.HookInput{Event: event, Payload: data, Agent: name, Now: now, Getenv: c.Getenv, Cut: cut}
+	h, err := agent.ParseHook(in)
 	if err != nil && cut > 0 {
 		// Cut at its total bound, the document no longer parses: the
 		// event is still recorded, by the name the agent ran the hook
 		// with.
 		in.Payload = []byte("{}")
-		h, err = engine.ParseHook(in)
+		h, err = agent.ParseHook(in)
 	}
 	if err != nil {
 		return err
@@ -80,7 +83,7 @@ func runHook(c *cmdCtx, args []string) error {
 // locateHook finds the repository: from the working directory, else from
 // where the agent says it works (Cursor runs user-level hooks elsewhere).
 // Outside any repository there is nothing to do and no error.
-func (c *cmdCtx) locateHook(h *engine.Hook) (*gitstore.HookTarget, error) {
+func (c *cmdCtx) locateHook(h *agent.Hook) (*gitstore.HookTarget, error) {
 	dirs := []string{c.Dir}
 	if h.Cwd != "" {
 		dirs = append(dirs, h.Cwd)
@@ -88,7 +91,7 @@ func (c *cmdCtx) locateHook(h *engine.Hook) (*gitstore.HookTarget, error) {
 	dirs = append(dirs, h.CursorRoots...)
 	for _, d := range dirs {
 		tgt, err := gitstore.LocateHook(d, c.Getenv)
-		if errors.Is(err, gitstore.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) {
+		if errors.Is(err, gitdir.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree) {
 			continue
 		}
 		return tgt, err
@@ -98,7 +101,7 @@ func (c *cmdCtx) locateHook(h *engine.Hook) (*gitstore.HookTarget, error) {
 
 type hookRun struct {
 	c     *cmdCtx
-	h     *engine.Hook
+	h     *agent.Hook
 	tgt   *gitstore.HookTarget
 	now   time.Time
 	repo  *gitstore.Repo // opened on the slow paths only
@@ -122,7 +125,7 @@ func (hr *hookRun) run() error {
 	for i := range h.Events {
 		h.Events[i].Task = hr.cache.Task
 	}
-	if h.Kind == engine.EventStop && len(h.Events) > 0 {
+	if h.Kind == agent.EventStop && len(h.Events) > 0 {
 		hr.addTranscriptTokens()
 	}
 	j := hr.journal()
@@ -130,7 +133,7 @@ func (hr *hookRun) run() error {
 		return err
 	}
 	context := ""
-	if h.Kind == engine.EventSessionStart {
+	if h.Kind == agent.EventSessionStart {
 		var err error
 		if context, err = hr.resumeContext(); err != nil {
 			hr.c.warn(err.Error())
@@ -143,11 +146,11 @@ func (hr *hookRun) run() error {
 			hr.c.warn(err.Error())
 		}
 		if len(vs) > 0 {
-			message = engine.AgentMessage(vs, hr.cache.Workflow)
+			message = agent.ViolationMessage(vs, hr.cache.Workflow)
 			hr.recordReported(j, vs)
 		}
 	}
-	if h.Kind == engine.EventStop {
+	if h.Kind == agent.EventStop {
 		// The agent's turn is over: fold the journal into the task's ref
 		// (one commit), so nothing waits in the journal for long.
 		if err := hr.fold(); err != nil {
@@ -199,7 +202,7 @@ func (hr *hookRun) rebuild() error {
 	if err != nil {
 		return err
 	}
-	t, err := e.Current()
+	t, err := e.Current("")
 	if errors.Is(err, engine.ErrNoWorkflow) {
 		hr.cache = nil
 		return nil
@@ -218,7 +221,7 @@ func (hr *hookRun) rebuild() error {
 	}
 	if n, ok := wf.Nodes[st.CurrentNode]; ok {
 		for _, rule := range n.Rules {
-			if engine.EventRule(rule.Type) {
+			if agent.EventRule(rule.Type) {
 				c.Rules = append(c.Rules, rule)
 			}
 		}
@@ -244,8 +247,8 @@ func (hr *hookRun) rebuild() error {
 // lookBack is how far back the hook reads events: the rules' longest
 // window, or the quiet period within which a reported violation is not
 // reported again.
-func lookBack(rules []engine.Rule) time.Duration {
-	return max(engine.MaxWindow(rules), quietPeriod)
+func lookBack(rules []workflow.Rule) time.Duration {
+	return max(agent.MaxWindow(rules), quietPeriod)
 }
 
 // fold moves the journal onto the task refs and refreshes the cache.
@@ -282,7 +285,7 @@ func (hr *hookRun) addTranscriptTokens() {
 
 // violations checks the event rules of the task's node on its recent
 // events, leaving out violations reported within their quiet period.
-func (hr *hookRun) violations(j *gitstore.Journal) ([]engine.Violation, error) {
+func (hr *hookRun) violations(j *gitstore.Journal) ([]agent.Violation, error) {
 	c := hr.cache
 	if len(c.Rules) == 0 {
 		return nil, nil
@@ -295,7 +298,7 @@ func (hr *hookRun) violations(j *gitstore.Journal) ([]engine.Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	evs := append([]engine.Event(nil), c.Recent...)
+	evs := append([]agent.Event(nil), c.Recent...)
 	extra := c.PhaseTokens // all folded tokens; the recent ones are in evs
 	for _, ev := range c.Recent {
 		extra -= ev.Tokens()
@@ -305,16 +308,16 @@ func (hr *hookRun) violations(j *gitstore.Journal) ([]engine.Violation, error) {
 			evs = append(evs, ev)
 		}
 	}
-	vs, err := engine.CheckRules(c.Rules, engine.RuleInput{
+	vs, err := agent.CheckRules(c.Rules, agent.RuleInput{
 		Node: c.Node, Now: hr.now, PhaseStart: c.PhaseStart, Events: evs, ExtraTokens: max(extra, 0),
 	}, nil)
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.Violation
+	var out []agent.Violation
 	for _, v := range vs {
 		quiet := quietPeriod
-		if v.Rule.Type == engine.RuleRepeatedCommand || v.Rule.Type == engine.RuleRepeatedFileEdit {
+		if v.Rule.Type == workflow.RuleRepeatedCommand || v.Rule.Type == workflow.RuleRepeatedFileEdit {
 			quiet = time.Duration(v.Rule.Window) * time.Second
 		}
 		if !reportedSince(evs, v.Rule.Type, hr.now.Add(-quiet)) {
@@ -324,9 +327,9 @@ func (hr *hookRun) violations(j *gitstore.Journal) ([]engine.Violation, error) {
 	return out, nil
 }
 
-func reportedSince(evs []engine.Event, rule string, since time.Time) bool {
+func reportedSince(evs []agent.Event, rule string, since time.Time) bool {
 	for _, ev := range evs {
-		if ev.Kind == engine.EventViolation && ev.Rule == rule && !ev.Time.Before(since) {
+		if ev.Kind == agent.EventViolation && ev.Rule == rule && !ev.Time.Before(since) {
 			return true
 		}
 	}
@@ -335,11 +338,11 @@ func reportedSince(evs []engine.Event, rule string, since time.Time) bool {
 
 // recordReported journals the violations just reported, so they are
 // counted by metrics and not repeated within their quiet period.
-func (hr *hookRun) recordReported(j *gitstore.Journal, vs []engine.Violation) {
-	evs := make([]engine.Event, 0, len(vs))
+func (hr *hookRun) recordReported(j *gitstore.Journal, vs []agent.Violation) {
+	evs := make([]agent.Event, 0, len(vs))
 	for _, v := range vs {
-		evs = append(evs, engine.Event{
-			Time: hr.now.UTC(), Kind: engine.EventViolation, Hook: hr.h.Name, Agent: hr.h.Agent,
+		evs = append(evs, agent.Event{
+			Time: hr.now.UTC(), Kind: agent.EventViolation, Hook: hr.h.Name, Agent: hr.h.Agent,
 			Session: hr.h.Session, Task: hr.cache.Task, Node: hr.cache.Node, Rule: v.Rule.Type, Detail: v.Summary,
 		})
 	}
@@ -354,7 +357,7 @@ func (hr *hookRun) resumeContext() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	v, err := e.Repeat()
+	v, err := e.Repeat("")
 	if err != nil {
 		return "", err
 	}

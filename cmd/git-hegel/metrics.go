@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // `git hegel metrics`: per phase of a task's run, time, tool calls, shell
@@ -18,7 +20,7 @@ func metricsFlags(fs *pflag.FlagSet) {
 	taskFlag(fs)
 	jsonFlag(fs)
 	fs.Bool("graph", false, "draw the task's path through its workflow, with the time spent per node")
-	fs.String("format", engine.GraphDot, "graph format: dot (Graphviz) or mermaid")
+	fs.String("format", agent.GraphDot, "graph format: dot (Graphviz) or mermaid")
 	completeValues(fs, "format", kindGraphFormat)
 	valueName(fs, "format", "dot|mermaid")
 	nestFlag(fs, "graph", "format")
@@ -29,7 +31,7 @@ func runMetrics(c *cmdCtx, args []string) error {
 		return err
 	}
 	format := c.stringFlag("format")
-	if format != engine.GraphDot && format != engine.GraphMermaid {
+	if format != agent.GraphDot && format != agent.GraphMermaid {
 		return usagef(c.name, "unknown --format '%s' (dot or mermaid)", format)
 	}
 	if c.flags.Changed("format") && !c.boolFlag("graph") {
@@ -45,15 +47,15 @@ func runMetrics(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	// --task goes through e.Selected, which finds archived tasks too.
-	t, err := e.Current()
+	// --task finds archived tasks too.
+	t, err := e.Current(c.selected())
 	if err != nil {
 		return err
 	}
 	st := t.State
 	now := c.Now()
 	if c.boolFlag("graph") {
-		g, err := engine.PathGraph(st, format, now)
+		g, err := agent.PathGraph(engine.MetricsRun(st, now), format)
 		if err != nil {
 			return err
 		}
@@ -76,7 +78,7 @@ func runMetrics(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := engine.ComputeMetrics(st, evs, commits, now)
+	m := agent.ComputeMetrics(engine.MetricsRun(st, now), evs, commits)
 	if c.boolFlag("json") {
 		return writeJSON(c.Stdout, metricsToJSON(m, c.jsonSchema()))
 	}
@@ -84,23 +86,23 @@ func runMetrics(c *cmdCtx, args []string) error {
 	return nil
 }
 
-func (c *cmdCtx) printMetrics(m *engine.TaskMetrics) {
-	fmt.Fprintf(c.Stdout, "Task %s (%s, %s): %s, %s\n", m.Task, m.Workflow, m.Status, engine.Plural(len(m.Phases), "phase", "phases"), engine.HumanDuration(m.Total.Duration()))
+func (c *cmdCtx) printMetrics(m *agent.TaskMetrics) {
+	fmt.Fprintf(c.Stdout, "Task %s (%s, %s): %s, %s\n", m.Task, m.Workflow, m.Status, text.Plural(len(m.Phases), "phase", "phases"), text.HumanDuration(m.Total.Duration()))
 	for _, p := range m.Phases {
 		cur := ""
 		if p.Current {
 			cur = ", current"
 		}
-		fmt.Fprintf(c.Stdout, "\n%s  %s%s (from %s)\n", c.highlight(p.Node), engine.HumanDuration(p.Duration()), cur, p.Start.UTC().Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(c.Stdout, "\n%s  %s%s (from %s)\n", c.highlight(p.Node), text.HumanDuration(p.Duration()), cur, p.Start.UTC().Format("2006-01-02 15:04:05"))
 		c.printPhaseBody(&p)
 	}
 	if len(m.Phases) > 1 {
-		fmt.Fprintf(c.Stdout, "\nTotal  %s\n", engine.HumanDuration(m.Total.Duration()))
+		fmt.Fprintf(c.Stdout, "\nTotal  %s\n", text.HumanDuration(m.Total.Duration()))
 		c.printPhaseBody(&m.Total)
 	}
 }
 
-func (c *cmdCtx) printPhaseBody(p *engine.PhaseMetrics) {
+func (c *cmdCtx) printPhaseBody(p *agent.PhaseMetrics) {
 	fmt.Fprintf(c.Stdout, "  tool calls:   %d%s\n", p.ToolCalls, countList(p.Tools, 6, false))
 	fmt.Fprintf(c.Stdout, "  commands:     %d%s\n", p.CommandCount, countList(p.Commands, 5, true))
 	fmt.Fprintf(c.Stdout, "  files edited: %d%s\n", len(p.Files), countList(p.Files, 5, true))
@@ -115,7 +117,7 @@ func (c *cmdCtx) printPhaseBody(p *engine.PhaseMetrics) {
 }
 
 // countList renders " (a 3, b 1, …)".
-func countList(cs []engine.Count, limit int, quote bool) string {
+func countList(cs []agent.Count, limit int, quote bool) string {
 	if len(cs) == 0 {
 		return ""
 	}
@@ -137,7 +139,7 @@ func countList(cs []engine.Count, limit int, quote bool) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func total(cs []engine.Count) int {
+func total(cs []agent.Count) int {
 	n := 0
 	for _, x := range cs {
 		n += x.Count
@@ -175,29 +177,29 @@ type metricsJSON struct {
 }
 
 type phaseMetricsJSON struct {
-	Node         string         `json:"node"`
-	StartedAt    time.Time      `json:"started_at"`
-	EndedAt      time.Time      `json:"ended_at"`
-	Current      bool           `json:"current"`
-	Seconds      *int64         `json:"seconds,omitempty"` // schema 1
-	TimeMS       *int64         `json:"time_ms,omitempty"` // schema 2
-	ToolCalls    int            `json:"tool_calls"`
-	Tools        []engine.Count `json:"tools"`
-	Commands     []engine.Count `json:"commands"`
-	FilesEdited  []engine.Count `json:"files_edited"`
-	TokensIn     int64          `json:"tokens_in"`
-	TokensOut    int64          `json:"tokens_out"`
-	TokensCached int64          `json:"tokens_cached"`
-	Commits      int            `json:"commits"`
-	Violations   []engine.Count `json:"violations"`
-	Bypasses     []engine.Count `json:"bypasses"`
+	Node         string        `json:"node"`
+	StartedAt    time.Time     `json:"started_at"`
+	EndedAt      time.Time     `json:"ended_at"`
+	Current      bool          `json:"current"`
+	Seconds      *int64        `json:"seconds,omitempty"` // schema 1
+	TimeMS       *int64        `json:"time_ms,omitempty"` // schema 2
+	ToolCalls    int           `json:"tool_calls"`
+	Tools        []agent.Count `json:"tools"`
+	Commands     []agent.Count `json:"commands"`
+	FilesEdited  []agent.Count `json:"files_edited"`
+	TokensIn     int64         `json:"tokens_in"`
+	TokensOut    int64         `json:"tokens_out"`
+	TokensCached int64         `json:"tokens_cached"`
+	Commits      int           `json:"commits"`
+	Violations   []agent.Count `json:"violations"`
+	Bypasses     []agent.Count `json:"bypasses"`
 }
 
-func metricsToJSON(m *engine.TaskMetrics, schema int) metricsJSON {
-	conv := func(p *engine.PhaseMetrics) phaseMetricsJSON {
-		nz := func(c []engine.Count) []engine.Count {
+func metricsToJSON(m *agent.TaskMetrics, schema int) metricsJSON {
+	conv := func(p *agent.PhaseMetrics) phaseMetricsJSON {
+		nz := func(c []agent.Count) []agent.Count {
 			if c == nil {
-				return []engine.Count{}
+				return []agent.Count{}
 			}
 			return c
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -52,8 +53,9 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	return r, nil
 }
 
-// newEngine wires the engine to the repository's stores, and to the
-// command's --task, --force and -y.
+// newEngine wires the engine to the repository's stores and settings, and
+// to the command's terminal (-y). What one call is told (--task, --force)
+// goes to each call: taskOptions.
 func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	s := r.Sessions()
 	cfg := r.Config()
@@ -64,13 +66,11 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Shapes:  r,
 		Session: s,
 		Stashes: r.Stashes(),
-		Workflows: func() (*engine.Registry, error) {
+		Workflows: func() (*workflow.Registry, error) {
 			return loadRegistry(r, s)
 		},
 		Guides:          c.guideSource(r, s),
 		Events:          r.Events(),
-		CommitTimes:     r.CommitTimes,
-		NoCommitGuard:   !cfg.Bool("hegel", "commitguard", true),
 		Worktree:        r.WorkTree,
 		WorktreeID:      c.worktreeID,
 		Now:             c.Now,
@@ -78,19 +78,16 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Checkpoint:      c.checkpointHook(r),
 		Warn:            c.warn,
 		Files:           r.Files(),
-		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", engine.DefaultMaxAttempts)),
+		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", workflow.DefaultMaxAttempts)),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
 		User: func() string {
 			n, _ := cfg.Get("user", "", "name")
 			return n
 		},
 		Confirm: c.confirmTransition,
-		// A bool --force (prev, skip, abort, …); next and done set
-		// e.Force from their --force[=rule_type].
-		Force: engine.Force{All: c.boolFlag("force")},
 	}
-	if c.name != "start" {
-		e.Selected = c.stringFlag("task")
+	if cfg.Bool("hegel", "commitguard", true) {
+		e.CommitTimes = r.CommitTimes
 	}
 	e.Rewind = &rewinder{c: c, r: r, e: e}
 	// Checks (check: on a node) run through os/exec in the worktree's
@@ -101,11 +98,26 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 
 // guideSource is where prompts take their guides from: the worktree's
 // and the built-in ones, shortened with hegel.prompt=brief (brief.go).
-func (c *cmdCtx) guideSource(r *gitstore.Repo, s *gitstore.Sessions) engine.GuideSource {
+func (c *cmdCtx) guideSource(r *gitstore.Repo, s *gitstore.Sessions) workflow.GuideSource {
 	if contains(fullPromptCommands, c.name) || c.promptSetting(r.Config()) != promptBrief {
 		return s
 	}
 	return briefGuides{s}
+}
+
+// selected is the task the command names with --task ("": this
+// worktree's active task). start's --task names the task it creates.
+func (c *cmdCtx) selected() string {
+	if c.name == "start" {
+		return ""
+	}
+	return c.stringFlag("task")
+}
+
+// taskOptions are the command's --task and its plain --force (changing a
+// task another worktree owns, and what else the command gives it to do).
+func (c *cmdCtx) taskOptions() engine.TaskOptions {
+	return engine.TaskOptions{Task: c.selected(), Force: c.boolFlag("force")}
 }
 
 // engine opens the repository and returns an engine for it.
@@ -119,7 +131,7 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 
 // loadRegistry loads the workflows with the repository's settings: strict
 // parsing (hegel.strictWorkflows) and the user's guides and partials.
-func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*engine.Registry, error) {
+func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*workflow.Registry, error) {
 	files, unreadable := s.WorkflowFilesAll()
 	guides, err := s.UserGuideNames()
 	if err != nil {
@@ -129,7 +141,7 @@ func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*engine.Registry, err
 	if err != nil {
 		return nil, err
 	}
-	return engine.LoadRegistry(files, engine.LoadOptions{
+	return workflow.LoadRegistry(files, workflow.LoadOptions{
 		Strict:       r.Config().Bool("hegel", "strictworkflows", false),
 		UserGuides:   guides,
 		UserPartials: partials,

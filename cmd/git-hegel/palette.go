@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // The palette: every colour git-hegel prints, named by what it marks. Each
@@ -45,7 +45,7 @@ func (e *Env) hint(msg string) {
 }
 
 // paletteFromConfig reads color.hegel.<slot> overrides.
-func paletteFromConfig(cfg *gitstore.Config) (map[string]string, error) {
+func paletteFromConfig(cfg *gitdir.Config) (map[string]string, error) {
 	var out map[string]string
 	for slot := range palette {
 		v, ok := cfg.Get("color", "hegel", slot)
@@ -54,7 +54,7 @@ func paletteFromConfig(cfg *gitstore.Config) (map[string]string, error) {
 		}
 		code, err := parseGitColor(v)
 		if err != nil {
-			return nil, &gitstore.UnsupportedError{Reason: fmt.Sprintf("invalid color value: %s (in color.hegel.%s)", v, slot)}
+			return nil, &gitdir.UnsupportedError{Reason: fmt.Sprintf("invalid color value: %s (in color.hegel.%s)", v, slot)}
 		}
 		if out == nil {
 			out = map[string]string{}

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // TestQuotePathMatchesGit names files with every kind of byte git quotes
-// and compares engine.QuotePath with git ls-files, under core.quotePath
+// and compares text.QuotePath with git ls-files, under core.quotePath
 // on (the default) and off.
 func TestQuotePathMatchesGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
@@ -37,7 +37,7 @@ func TestQuotePathMatchesGit(t *testing.T) {
 			t.Fatalf("%d names, git lists %d and %d", len(names), len(raw), len(quoted))
 		}
 		for i, p := range raw {
-			if got := engine.QuotePath(p, full); got != quoted[i] {
+			if got := text.QuotePath(p, full); got != quoted[i] {
 				t.Errorf("core.quotePath=%v: QuotePath(%q) = %s, git prints %s", full, p, got, quoted[i])
 			}
 		}

@@ -19,7 +19,7 @@ type rewinder struct {
 	e *engine.Engine
 }
 
-func (w *rewinder) Rewind(id, reason string) (*engine.View, error) {
+func (w *rewinder) Rewind(o engine.TaskOptions, id, reason string) (*engine.View, error) {
 	c := w.c
 	m := c.checkpoints(w.r)
 	defer m.Close()
@@ -28,7 +28,7 @@ func (w *rewinder) Rewind(id, reason string) (*engine.View, error) {
 	} else if j != nil {
 		return nil, fmt.Errorf("%s", j.Advice())
 	}
-	t, err := w.e.Current()
+	t, err := w.e.Current(o.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (w *rewinder) Rewind(id, reason string) (*engine.View, error) {
 		return nil, fmt.Errorf("Task %s has no checkpoint '%s'; its checkpoints: %s", task, id, checkpointList(cps))
 	}
 	req := rollback.Request{To: id, Reason: reason, Yes: c.boolFlag("yes")}
-	p, err := m.Prepare(w.e, req)
+	p, err := m.Prepare(w.e, o, req)
 	if err != nil {
 		return nil, err
 	}

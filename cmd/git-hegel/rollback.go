@@ -77,7 +77,7 @@ func runRollback(c *cmdCtx, args []string) error {
 	} else if j != nil {
 		return c.recoverRollback(m, e, j, req)
 	}
-	p, err := m.Prepare(e, req)
+	p, err := m.Prepare(e, c.taskOptions(), req)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (c *cmdCtx) printRollbackPlan(p *rollback.Plan, dryRun bool) {
 func (c *cmdCtx) recoverRollback(m *rollback.Manager, e *engine.Engine, j *rollback.Journal, req rollback.Request) error {
 	switch {
 	case req.Undo && !req.DryRun:
-		res, err := m.UndoInterrupted(e)
+		res, err := m.UndoInterrupted(e, c.taskOptions())
 		if err != nil {
 			return err
 		}
@@ -156,7 +156,7 @@ func (c *cmdCtx) recoverRollback(m *rollback.Manager, e *engine.Engine, j *rollb
 	case req.DryRun, req.Node != "" && req.Node != j.Node, req.To != "" && !strings.HasPrefix(j.TargetID, strings.ToLower(req.To)):
 		return errors.New(j.Advice())
 	}
-	res, err := m.Finish(e)
+	res, err := m.Finish(e, c.taskOptions())
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func (c *cmdCtx) noteInterruptedRollback(r *gitstore.Repo) {
 // its first checkpoint, then the task ends as rolled_back (and is
 // archived with its checkpoints, so --undo still works).
 func (c *cmdCtx) rollbackAll(e *engine.Engine) error {
-	st, err := e.RollbackAll(c.stringFlag("message"))
+	st, err := e.RollbackAll(c.taskOptions(), c.stringFlag("message"))
 	if errors.Is(err, engine.ErrCancelled) {
 		fmt.Fprintln(c.Stdout, "Rollback cancelled")
 		return nil

@@ -18,7 +18,9 @@ import (
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // `git hegel run`: the step runner (engine/run.go) wired to git config,
@@ -52,9 +54,11 @@ func runRun(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 1); err != nil {
 		return err
 	}
-	o := engine.RunOptions{Adapter: c.stringFlag("adapter"), Yes: c.boolFlag("yes"), OnComplete: c.stringFlag("on-complete")}
+	// With a workflow, --task names the new task, as for start; without,
+	// the task to continue.
+	o := engine.RunOptions{Task: c.stringFlag("task"), Adapter: c.stringFlag("adapter"), Yes: c.boolFlag("yes"), OnComplete: c.stringFlag("on-complete")}
 	if len(args) == 1 {
-		o.Workflow, o.Task = args[0], c.stringFlag("task")
+		o.Workflow = args[0]
 		if o.Task != "" {
 			if err := engine.CheckTaskName(o.Task); err != nil {
 				return err
@@ -76,7 +80,7 @@ func runRun(c *cmdCtx, args []string) error {
 		}
 		o.Vars[k] = v
 	}
-	if a := o.Adapter; c.flags.Changed("adapter") && !engine.ValidAdapterName(a) {
+	if a := o.Adapter; c.flags.Changed("adapter") && !workflow.ValidAdapterName(a) {
 		return usagef(c.name, "invalid adapter name '%s'", a)
 	}
 	stdinUsed := false
@@ -91,10 +95,6 @@ func runRun(c *cmdCtx, args []string) error {
 	e, r, err := c.engine()
 	if err != nil {
 		return err
-	}
-	if o.Workflow != "" {
-		// With a workflow, --task names the new task, as for start.
-		e.Selected = ""
 	}
 	cfg := r.Config()
 	if o.OnComplete == "" {
@@ -151,7 +151,7 @@ func (c *cmdCtx) runOutcome(ctx context.Context, rep *engine.RunReport) error {
 	}
 	switch rep.Outcome {
 	case engine.RunCompleted:
-		fmt.Fprintf(c.Stderr, "Completed %s (task %s): %s\n", rep.Workflow, rep.Task, engine.Plural(rep.Total, "step", "steps"))
+		fmt.Fprintf(c.Stderr, "Completed %s (task %s): %s\n", rep.Workflow, rep.Task, text.Plural(rep.Total, "step", "steps"))
 		return nil
 	case engine.RunCancelled:
 		fmt.Fprintln(c.Stderr, rep.Err.Error())
@@ -257,7 +257,7 @@ func (c *cmdCtx) runConfirm(stdinUsed bool) func(*engine.Confirmation) (engine.A
 }
 
 // configAdapters reads adapters from git config (engine.AdapterSource).
-type configAdapters struct{ cfg *gitstore.Config }
+type configAdapters struct{ cfg *gitdir.Config }
 
 func (a configAdapters) Adapter(name string) (*engine.Adapter, error) {
 	cmd, ok := a.cfg.Get("hegel", "adapter."+name, "command")
@@ -303,7 +303,7 @@ func runResult(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := e.Current()
+	t, err := e.Current(c.selected())
 	if err != nil {
 		return err
 	}

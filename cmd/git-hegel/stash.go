@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // stashSubs are the verbs of `git hegel stash`; no verb means push, as
@@ -66,7 +67,7 @@ func runStashPush(c *cmdCtx, _ []string) error {
 		fmt.Fprintln(c.Stdout, "Your files were left as they are; 'git hegel stash push --files' parks them with the workflow")
 		return nil
 	}
-	cur, err := e.Current()
+	cur, err := e.Current(c.selected())
 	if errors.Is(err, engine.ErrNoWorkflow) {
 		return errors.New("No active workflow to stash")
 	}
@@ -94,7 +95,7 @@ func runStashPush(c *cmdCtx, _ []string) error {
 	if err := m.Clean(pk); err != nil {
 		return fmt.Errorf("the files are parked in %s, but the working tree could not be cleaned: %v", ent.Ref(), err)
 	}
-	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", engine.Plural(pk.Files.Count, "uncommitted file", "uncommitted files"))
+	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", text.Plural(pk.Files.Count, "uncommitted file", "uncommitted files"))
 	return nil
 }
 
@@ -137,7 +138,7 @@ func filesMark(s *engine.Stash) string {
 	if s.Files == nil {
 		return ""
 	}
-	return " [" + engine.Plural(s.Files.Count, "file", "files") + " parked]"
+	return " [" + text.Plural(s.Files.Count, "file", "files") + " parked]"
 }
 
 func runStashListDropped(c *cmdCtx) error {
@@ -223,7 +224,7 @@ func runStashShow(c *cmdCtx, args []string) error {
 	fmt.Fprintf(w, "Worktree: %s\n", ent.Worktree)
 	fmt.Fprintf(w, "Task: %s\n", ent.Task)
 	if f := ent.Files; f != nil {
-		fmt.Fprintf(w, "Files: %s parked, from %s\n", engine.Plural(f.Count, "uncommitted file", "uncommitted files"), headLabel(strings.TrimPrefix(f.Branch, "refs/heads/"), f.Head))
+		fmt.Fprintf(w, "Files: %s parked, from %s\n", text.Plural(f.Count, "uncommitted file", "uncommitted files"), headLabel(strings.TrimPrefix(f.Branch, "refs/heads/"), f.Head))
 	}
 	return nil
 }
@@ -247,7 +248,7 @@ func runStashPop(c *cmdCtx, args []string, keep bool) error {
 	c.printParked(v)
 	fmt.Fprintf(c.Stdout, "Restored %s: %s\n", ent.Ref(), ent.Label())
 	if ent.Files != nil {
-		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", engine.Plural(ent.Files.Count, "file", "files"))
+		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", text.Plural(ent.Files.Count, "file", "files"))
 	}
 	fmt.Fprintln(c.Stdout)
 	c.printView(v)
@@ -297,7 +298,7 @@ func runStashClear(c *cmdCtx, _ []string) error {
 	case listed == 0:
 		fmt.Fprintln(c.Stdout, "No stashes to clear")
 	case removed > 0:
-		fmt.Fprintf(c.Stdout, "Cleared %s\n", engine.Plural(removed, "stash", "stashes"))
+		fmt.Fprintf(c.Stdout, "Cleared %s\n", text.Plural(removed, "stash", "stashes"))
 	}
 	return nil
 }

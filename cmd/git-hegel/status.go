@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -29,7 +31,7 @@ func statusOnce(c *cmdCtx) error {
 		return err
 	}
 	c.noteInterruptedRollback(r)
-	t, err := e.Status()
+	t, err := e.Status(c.selected())
 	var damaged *engine.DamagedError
 	if errors.As(err, &damaged) {
 		// Reported, not failed: the worktree can start, switch or reset.
@@ -112,7 +114,7 @@ func statusOnce(c *cmdCtx) error {
 		fmt.Fprintln(c.Stdout, line)
 	}
 	c.printStateDetail(e, t)
-	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", engine.HumanDuration(st.TimeInPhase(c.Now())))
+	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", text.HumanDuration(st.TimeInPhase(c.Now())))
 	fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
 	fmt.Fprintf(c.Stdout, "Task: %s\n", st.Task)
 	if uncommitted != nil {
@@ -197,5 +199,5 @@ func maxAttempts(e *engine.Engine, t *engine.Task) int {
 	if v, err := e.ViewOf(t); err == nil {
 		return v.MaxAttempts
 	}
-	return max(e.MaxAttempts, engine.DefaultMaxAttempts)
+	return max(e.MaxAttempts, workflow.DefaultMaxAttempts)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Many tasks: tasks, show, describe, delete, restore-task.
@@ -263,10 +264,10 @@ func runShow(c *cmdCtx, args []string) error {
 			case skipped[a.Node] != "":
 				state = "skipped"
 				if a.Present {
-					state = fmt.Sprintf("skipped (%s present, %s)", engine.Plural(int(a.Size), "byte", "bytes"), where)
+					state = fmt.Sprintf("skipped (%s present, %s)", text.Plural(int(a.Size), "byte", "bytes"), where)
 				}
 			case a.Present:
-				state = fmt.Sprintf("%s, %s", engine.Plural(int(a.Size), "byte", "bytes"), where)
+				state = fmt.Sprintf("%s, %s", text.Plural(int(a.Size), "byte", "bytes"), where)
 			}
 			fmt.Fprintf(tw, "  %-12s\t%-24s\t%s\n", a.Node, a.Path, state)
 		}
@@ -322,14 +323,14 @@ func runDescribe(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	name, text := "", args[0]
+	call, text := c.taskOptions(), args[0]
 	if len(args) == 2 {
 		if c.flags.Changed("task") {
 			return usagef(c.name, "name the task once: <task> or --task")
 		}
-		name, text = args[0], args[1]
+		call.Task, text = args[0], args[1]
 	}
-	st, err := e.Describe(name, text)
+	st, err := e.Describe(text, call)
 	if err != nil {
 		return err
 	}
@@ -364,7 +365,7 @@ func runDelete(c *cmdCtx, args []string) error {
 	if !c.boolFlag("yes") {
 		what := "its history"
 		if len(cps) > 0 {
-			what += " and " + engine.Plural(len(cps), "checkpoint", "checkpoints")
+			what += " and " + text.Plural(len(cps), "checkpoint", "checkpoints")
 		}
 		ok, err := c.confirm(fmt.Sprintf("Delete task %s (%s/%s, %s) with %s? 'git hegel restore-task %s' can bring it back for %d days. (y/N): ",
 			name, st.Workflow, st.CurrentNode, st.Status, what, name, int(engine.DeletedTaskWindow/(24*time.Hour))), "delete")

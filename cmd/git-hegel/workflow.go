@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 func startFlags(fs *pflag.FlagSet) {
@@ -87,16 +89,16 @@ func (c *cmdCtx) force(args []string) (engine.Force, []string, error) {
 	for _, v := range vals {
 		switch {
 		case v == forceAll:
-			if len(args) > 0 && contains(engine.RuleTypes, args[0]) {
+			if len(args) > 0 && contains(workflow.RuleTypes, args[0]) {
 				f.Rules = append(f.Rules, args[0])
 				args = args[1:]
 			} else {
 				f.All = true
 			}
-		case contains(engine.RuleTypes, v):
+		case contains(workflow.RuleTypes, v):
 			f.Rules = append(f.Rules, v)
 		default:
-			return f, nil, usagef(c.name, "unknown rule type '%s' for --force (one of %s)", v, strings.Join(engine.RuleTypes, ", "))
+			return f, nil, usagef(c.name, "unknown rule type '%s' for --force (one of %s)", v, strings.Join(workflow.RuleTypes, ", "))
 		}
 	}
 	return f, args, nil
@@ -114,11 +116,10 @@ func runNext(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	e.Force = force
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// A node's checks print their command lines and output on stderr.
-	o := engine.NextOptions{Ctx: ctx, CheckOutput: c.Stderr}
+	o := engine.NextOptions{Task: c.selected(), Force: force, Ctx: ctx, CheckOutput: c.Stderr}
 	if len(args) == 1 {
 		o.Claim = args[0]
 	}
@@ -163,8 +164,7 @@ func runDone(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	e.Force = force
-	v, err := e.Done()
+	v, err := e.Done(engine.DoneOptions{Task: c.selected(), Force: force})
 	// done runs the node's checks without streaming them: a failed one's
 	// last lines are shown here.
 	var ce *engine.CheckError
@@ -185,7 +185,7 @@ func runDone(c *cmdCtx, args []string) error {
 // guardFailure prints what a guard rule saw, and how to comply, before the
 // one-line error.
 func (c *cmdCtx) guardFailure(err error) error {
-	var ge *engine.GuardError
+	var ge *agent.GuardError
 	if errors.As(err, &ge) {
 		fmt.Fprint(c.Stderr, ge.Details())
 	}
@@ -201,11 +201,11 @@ func runRestart(c *cmdCtx, args []string) error {
 }
 
 func runRepeat(c *cmdCtx, args []string) error {
-	return c.move(args, (*engine.Engine).Repeat)
+	return c.move(args, func(e *engine.Engine, o engine.TaskOptions) (*engine.View, error) { return e.Repeat(o.Task) })
 }
 
 // move runs an argument-less command that ends by showing a node.
-func (c *cmdCtx) move(args []string, op func(*engine.Engine) (*engine.View, error)) error {
+func (c *cmdCtx) move(args []string, op func(*engine.Engine, engine.TaskOptions) (*engine.View, error)) error {
 	if err := c.wantArgs(args, 0, 0); err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func (c *cmdCtx) move(args []string, op func(*engine.Engine) (*engine.View, erro
 	if err != nil {
 		return err
 	}
-	v, err := op(e)
+	v, err := op(e, c.taskOptions())
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func runAbort(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.Abort()
+	st, err := e.Abort(c.taskOptions())
 	if errors.Is(err, engine.ErrNoWorkflow) {
 		return errors.New("No active workflow to abort")
 	}
@@ -268,10 +268,10 @@ func runReset(c *cmdCtx, args []string) error {
 	// Whether reset ends the task decides what it must say: an open task
 	// is aborted and archived, a finished one only let go.
 	wasOpen := false
-	if t, err := e.Current(); err == nil {
+	if t, err := e.Current(c.selected()); err == nil {
 		wasOpen = t.State.Active()
 	}
-	st, err := e.Reset()
+	st, err := e.Reset(c.taskOptions())
 	if err != nil {
 		return err
 	}

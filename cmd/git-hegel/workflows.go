@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 func runWorkflows(c *cmdCtx, args []string) error {
@@ -78,7 +80,7 @@ func runWorkflows(c *cmdCtx, args []string) error {
 	return nil
 }
 
-func defJSON(wf *engine.Workflow, maxAttempts int) workflowDefJSON {
+func defJSON(wf *workflow.Definition, maxAttempts int) workflowDefJSON {
 	d := workflowDefJSON{Name: wf.Name, Mode: wf.Mode, Source: wf.Source, StartNode: wf.StartNode, Title: wf.Title, Nodes: []nodeJSON{},
 		TaskTypes: wf.TaskTypes, DefaultTaskType: wf.DefaultTaskType, Skips: wf.Skips(), Runnable: wf.Runnable()}
 	if d.TaskTypes == nil {
@@ -113,7 +115,7 @@ func defJSON(wf *engine.Workflow, maxAttempts int) workflowDefJSON {
 
 // printWorkflow shows one workflow: its nodes with what they produce and
 // read, gates and transitions, and what each task type skips.
-func printWorkflow(c *cmdCtx, wf *engine.Workflow) {
+func printWorkflow(c *cmdCtx, wf *workflow.Definition) {
 	w := c.Stdout
 	src := wf.Source
 	fmt.Fprintf(w, "%s (%s), mode %s, starts at %s\n", wf.Name, src, wf.Mode, wf.StartNode)
@@ -165,15 +167,15 @@ func printWorkflow(c *cmdCtx, wf *engine.Workflow) {
 		}
 		if h := n.Run; h != nil {
 			switch h.Kind {
-			case engine.HandlerAdapter:
+			case workflow.HandlerAdapter:
 				a := h.Adapter
-				if a == engine.DefaultAdapter {
+				if a == workflow.DefaultAdapter {
 					a = "the run's adapter (--adapter, else git config hegel.adapter)"
 				}
 				fmt.Fprintf(w, "    run: adapter %s\n", a)
-			case engine.HandlerCommand:
+			case workflow.HandlerCommand:
 				fmt.Fprintf(w, "    run: command %s\n", firstLineOf(h.Text))
-			case engine.HandlerConfirm:
+			case workflow.HandlerConfirm:
 				fmt.Fprintf(w, "    run: asks to confirm: %s\n", firstLineOf(h.Text))
 			}
 		}
@@ -207,10 +209,10 @@ func printWorkflow(c *cmdCtx, wf *engine.Workflow) {
 // workflowRegistry returns the workflows this worktree can start. Outside
 // a repository, or in one without a work tree, it returns the built-ins
 // and says where it is ("not in a git repository").
-func (c *cmdCtx) workflowRegistry() (reg *engine.Registry, outside string, err error) {
+func (c *cmdCtx) workflowRegistry() (reg *workflow.Registry, outside string, err error) {
 	e, _, err := c.engine()
 	switch {
-	case errors.Is(err, gitstore.ErrNotRepo):
+	case errors.Is(err, gitdir.ErrNotRepo):
 		outside = "not in a git repository"
 	case errors.Is(err, gitstore.ErrNoWorkTree):
 		outside = "not in a work tree"
@@ -218,7 +220,7 @@ func (c *cmdCtx) workflowRegistry() (reg *engine.Registry, outside string, err e
 		return nil, "", err
 	}
 	if outside != "" {
-		reg, err = engine.NewRegistry(nil)
+		reg, err = workflow.NewRegistry(nil)
 		return reg, outside, err
 	}
 	reg, err = e.Workflows()
@@ -228,31 +230,31 @@ func (c *cmdCtx) workflowRegistry() (reg *engine.Registry, outside string, err e
 // maxAttempts is hegel.maxAttempts (the default outside a repository).
 func (c *cmdCtx) maxAttempts() int {
 	if r, err := gitstore.Open(c.Dir, c.Getenv); err == nil {
-		return int(r.Config().Int("hegel", "maxattempts", engine.DefaultMaxAttempts))
+		return int(r.Config().Int("hegel", "maxattempts", workflow.DefaultMaxAttempts))
 	}
-	return engine.DefaultMaxAttempts
+	return workflow.DefaultMaxAttempts
 }
 
 // mainPath renders the nodes in file order ending at done: the shape of the
 // workflow at a glance. A workflow whose last node ends it (no
 // transitions) ends there; one that never reaches done ends in ↺.
-func mainPath(wf *engine.Workflow) string {
+func mainPath(wf *workflow.Definition) string {
 	nodes := append([]string(nil), wf.Order...)
 	switch {
 	case len(nodes) > 0 && wf.Nodes[nodes[len(nodes)-1]].Terminal:
 	case !reachesDone(wf):
 		return strings.Join(nodes, " → ") + " ↺"
 	default:
-		nodes = append(nodes, engine.NodeDone)
+		nodes = append(nodes, workflow.NodeDone)
 	}
 	return strings.Join(nodes, " → ")
 }
 
 // reachesDone reports whether any transition leads to done.
-func reachesDone(wf *engine.Workflow) bool {
+func reachesDone(wf *workflow.Definition) bool {
 	for _, n := range wf.Nodes {
 		for _, t := range n.Transitions {
-			if t.To == engine.NodeDone {
+			if t.To == workflow.NodeDone {
 				return true
 			}
 		}

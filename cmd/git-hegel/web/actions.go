@@ -17,7 +17,7 @@ import (
 // action wraps a form handler: on success it leaves a message for the
 // task page and redirects there (a reload does not send the form again);
 // on failure it answers with the error and what to do.
-func (s *Server) action(fn func(*request, *engine.Engine) (string, error)) http.HandlerFunc {
+func (s *Server) action(fn func(*request, *engine.Engine, engine.TaskOptions) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := s.open(r)
 		if err != nil {
@@ -29,9 +29,7 @@ func (s *Server) action(fn func(*request, *engine.Engine) (string, error)) http.
 			s.errorPage(w, r, http.StatusBadRequest, err, nil)
 			return
 		}
-		e := req.repo.Engine
-		e.Selected = name
-		msg, err := fn(req, e)
+		msg, err := fn(req, req.repo.Engine, engine.TaskOptions{Task: name})
 		if err != nil {
 			s.logf("%s %s: %v", r.Method, r.URL.Path, err)
 			s.errorPage(w, r, statusOf(err), err, req.warnings)
@@ -48,8 +46,8 @@ func (s *Server) action(fn func(*request, *engine.Engine) (string, error)) http.
 	}
 }
 
-func (s *Server) approve(req *request, e *engine.Engine) (string, error) {
-	v, err := e.Approve(strings.TrimSpace(req.PostForm.Get("comment")))
+func (s *Server) approve(req *request, e *engine.Engine, o engine.TaskOptions) (string, error) {
+	v, err := e.Approve(o, strings.TrimSpace(req.PostForm.Get("comment")))
 	if err != nil {
 		return "", err
 	}
@@ -57,12 +55,12 @@ func (s *Server) approve(req *request, e *engine.Engine) (string, error) {
 	return fmt.Sprintf("Approved %s by %s; task %s is now at %s (%s)", a.Node, a.By, v.Task, v.Node, v.State.Status), nil
 }
 
-func (s *Server) reject(req *request, e *engine.Engine) (string, error) {
+func (s *Server) reject(req *request, e *engine.Engine, o engine.TaskOptions) (string, error) {
 	reason := strings.TrimSpace(req.PostForm.Get("reason"))
 	if reason == "" {
 		return "", engine.BadName(fmt.Errorf("A rejection needs a reason"))
 	}
-	v, err := e.Reject(reason, strings.TrimSpace(req.PostForm.Get("to")))
+	v, err := e.Reject(o, reason, strings.TrimSpace(req.PostForm.Get("to")))
 	if err != nil {
 		return "", err
 	}
@@ -70,8 +68,8 @@ func (s *Server) reject(req *request, e *engine.Engine) (string, error) {
 	return fmt.Sprintf("Rejected at %s; task %s was sent back to %s", ev.From, v.Task, ev.To), nil
 }
 
-func (s *Server) answer(req *request, e *engine.Engine) (string, error) {
-	q, v, err := e.Answer(req.PostForm.Get("answer"))
+func (s *Server) answer(req *request, e *engine.Engine, o engine.TaskOptions) (string, error) {
+	q, v, err := e.Answer(o, req.PostForm.Get("answer"))
 	if err != nil {
 		return "", err
 	}

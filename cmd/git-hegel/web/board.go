@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // The board: every task as a card, in columns by status.
@@ -122,7 +123,7 @@ func (s *Server) board(req *request) (string, any, error) {
 func (s *Server) cardOf(e *engine.Engine, t engine.TaskInfo, req *request) card {
 	st := t.State
 	c := card{Name: t.Name, Workflow: st.Workflow, Node: st.CurrentNode, Type: st.TaskType, Priority: priorityOf(st),
-		Owner: e.OwnerLabel(st), InPhase: engine.HumanDuration(st.TimeInPhase(req.now)), Status: st.Status,
+		Owner: e.OwnerLabel(st), InPhase: text.HumanDuration(st.TimeInPhase(req.now)), Status: st.Status,
 		Updated: engine.RelativeTime(st.UpdatedAt, req.now), Description: firstLine(st.Description),
 		Archived: t.Archived, Current: t.Current}
 	switch st.Status {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // The workflow drawn as a graph, laid out here and rendered as SVG by the
@@ -62,7 +62,7 @@ type GraphMarks struct {
 }
 
 // LayoutWorkflow lays wf out. marks may be nil.
-func LayoutWorkflow(wf *engine.Workflow, marks *GraphMarks) *Graph {
+func LayoutWorkflow(wf *workflow.Definition, marks *GraphMarks) *Graph {
 	if marks == nil {
 		marks = &GraphMarks{}
 	}
@@ -74,7 +74,7 @@ func LayoutWorkflow(wf *engine.Workflow, marks *GraphMarks) *Graph {
 			targets[t.To] = true
 		}
 	}
-	for _, end := range []string{engine.NodeDone, engine.NodeAborted} {
+	for _, end := range []string{workflow.NodeDone, workflow.NodeAborted} {
 		if targets[end] && wf.Nodes[end] == nil {
 			names = append(names, end)
 		}
@@ -160,7 +160,7 @@ func LayoutWorkflow(wf *engine.Workflow, marks *GraphMarks) *Graph {
 	for _, r := range rank {
 		last = max(last, r)
 	}
-	for _, end := range []string{engine.NodeDone, engine.NodeAborted} {
+	for _, end := range []string{workflow.NodeDone, workflow.NodeAborted} {
 		if i, ok := index[end]; ok {
 			rank[i] = last
 		}
@@ -305,7 +305,7 @@ func LayoutWorkflow(wf *engine.Workflow, marks *GraphMarks) *Graph {
 }
 
 // badges is the second line of a node's box: what stops or skips it.
-func badges(wf *engine.Workflow, n *engine.Node) []string {
+func badges(wf *workflow.Definition, n *workflow.Node) []string {
 	var out []string
 	if n.Gate != "" {
 		g := "gate: " + n.Gate

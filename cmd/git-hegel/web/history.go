@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -66,11 +67,11 @@ func (s *Server) history(req *request) (string, any, error) {
 	}
 	if h, ok := e.History.(*gitstore.History); ok && len(h.Damaged) > 0 {
 		d.Damaged = fmt.Sprintf("%s could not be read and %s left out (first: %s); 'git hegel doctor' says more",
-			engine.Plural(len(h.Damaged), "history entry", "history entries"), map[bool]string{true: "was", false: "were"}[len(h.Damaged) == 1], h.Damaged[0])
+			text.Plural(len(h.Damaged), "history entry", "history entries"), map[bool]string{true: "was", false: "were"}[len(h.Damaged) == 1], h.Damaged[0])
 	}
 	for _, rec := range recs {
 		row := historyRow{ID: rec.ShortID(), Started: clock(rec.StartedAt, req.now), Workflow: rec.Workflow, Task: rec.Task, Type: rec.TaskType,
-			Status: rec.Status, Duration: engine.HumanDuration(time.Duration(rec.DurationMS) * time.Millisecond), Error: firstLine(rec.Error),
+			Status: rec.Status, Duration: text.HumanDuration(time.Duration(rec.DurationMS) * time.Millisecond), Error: firstLine(rec.Error),
 			User: rec.User, Open: rec.Open}
 		if rec.Open {
 			row.ID = "open"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -123,12 +124,12 @@ func (s *Server) stats(req *request) (string, any, error) {
 	}
 	if h, ok := e.History.(*gitstore.History); ok && len(h.Damaged) > 0 {
 		d.Damaged = fmt.Sprintf("%s could not be read and %s left out; 'git hegel doctor' says more",
-			engine.Plural(len(h.Damaged), "history entry", "history entries"), map[bool]string{true: "was", false: "were"}[len(h.Damaged) == 1])
+			text.Plural(len(h.Damaged), "history entry", "history entries"), map[bool]string{true: "was", false: "were"}[len(h.Damaged) == 1])
 	}
 	d.Total = all[0]
 	d.Period = from.Format("2006-01-02") + " to " + today.Format("2006-01-02")
-	d.SuccessRate = engine.Percent(d.Total.SuccessRate)
-	d.Average = engine.HumanDuration(time.Duration(d.Total.AverageMS) * time.Millisecond)
+	d.SuccessRate = text.Percent(d.Total.SuccessRate)
+	d.Average = text.HumanDuration(time.Duration(d.Total.AverageMS) * time.Millisecond)
 	byDay := map[string]engine.Summary{}
 	for _, sm := range days {
 		byDay[sm.Label] = sm
@@ -208,11 +209,11 @@ func rateChart(series []engine.Summary) *lineChart {
 			cmd = "M"
 		}
 		path = append(path, fmt.Sprintf("%s%.1f,%.1f", cmd, x, y))
-		c.Points = append(c.Points, bar{X: x, Y: y, Tip: fmt.Sprintf("%s: %s of %d", s.Label, engine.Percent(s.SuccessRate), s.Total)})
+		c.Points = append(c.Points, bar{X: x, Y: y, Tip: fmt.Sprintf("%s: %s of %d", s.Label, text.Percent(s.SuccessRate), s.Total)})
 	}
 	c.Path = strings.Join(path, " ")
 	for _, v := range []float64{0, 0.5, 1} {
-		c.YTicks = append(c.YTicks, tick{X: chartLeft - 6, Y: chartH - v*(chartH-10) + 4, Label: engine.Percent(v)})
+		c.YTicks = append(c.YTicks, tick{X: chartLeft - 6, Y: chartH - v*(chartH-10) + 4, Label: text.Percent(v)})
 	}
 	return c
 }
@@ -239,8 +240,8 @@ func nodeBars(nodes []engine.NodeStats) ([]nodeBar, float64) {
 		if top > 0 {
 			w = math.Max(2, float64(n.MedianMS)/float64(top)*nodeBarMax)
 		}
-		med := engine.HumanDuration(time.Duration(n.MedianMS) * time.Millisecond)
-		out = append(out, nodeBar{Label: n.Workflow + "/" + n.Node, Median: med, W: w, Runs: n.Runs, FailureRate: engine.Percent(n.FailureRate),
+		med := text.HumanDuration(time.Duration(n.MedianMS) * time.Millisecond)
+		out = append(out, nodeBar{Label: n.Workflow + "/" + n.Node, Median: med, W: w, Runs: n.Runs, FailureRate: text.Percent(n.FailureRate),
 			Tip: fmt.Sprintf("%s/%s: median %s over %d runs, %d attempts, %d retries", n.Workflow, n.Node, med, n.Runs, n.Attempts, n.Retries)})
 	}
 	return out, nodeBarMax

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/rollback"
 )
 
@@ -94,7 +96,7 @@ func (s *Server) task(req *request) (string, any, error) {
 	td := taskData{pageData: s.base(req, "Task "+st.Task), Name: st.Task, Status: st.Status, Node: st.CurrentNode, NodeLabel: wf.Label(st.CurrentNode),
 		Owner: e.OwnerLabel(st), Priority: priorityOf(st), Type: st.TaskType, Description: st.Description, Workflow: st.Workflow, Mode: st.Mode,
 		Archived: d.Archived, Started: stamp(st.StartedAt, now), Updated: stamp(st.UpdatedAt, now),
-		InPhase: engine.HumanDuration(st.TimeInPhase(now)), LastFailure: st.LastFailure, PauseReason: st.PauseReason,
+		InPhase: text.HumanDuration(st.TimeInPhase(now)), LastFailure: st.LastFailure, PauseReason: st.PauseReason,
 		History: st.History, Gate: d.Gate}
 	td.Nav = "board"
 	td.Flash = s.takeFlash(req)
@@ -161,9 +163,9 @@ func (s *Server) task(req *request) (string, any, error) {
 		row := artifactRow{Node: a.Node, Path: a.Path, Present: a.Present}
 		switch {
 		case a.Present && d.Archived:
-			row.State = engine.Plural(int(a.Size), "byte", "bytes") + ", archived copy"
+			row.State = text.Plural(int(a.Size), "byte", "bytes") + ", archived copy"
 		case a.Present:
-			row.State = engine.Plural(int(a.Size), "byte", "bytes") + ", in the worktree"
+			row.State = text.Plural(int(a.Size), "byte", "bytes") + ", in the worktree"
 		case skipped[a.Node]:
 			row.State = "skipped"
 		default:
@@ -183,7 +185,7 @@ func visitRowOf(v engine.Visit, now time.Time) visitRow {
 	r := visitRow{Node: v.Node, Current: v.Current, Attempts: v.Attempts}
 	if !v.Entered.IsZero() {
 		r.Entered = clock(v.Entered, now)
-		r.Spent = engine.HumanDuration(v.Spent)
+		r.Spent = text.HumanDuration(v.Spent)
 	}
 	if v.Skip != nil {
 		r.Skip, r.SkipReason = true, v.Skip.Reason
@@ -278,7 +280,7 @@ func checkpointRowOf(cp *rollback.Checkpoint, now time.Time) checkpointRow {
 
 // marksOf is what the graph highlights for a task: where it is, where it
 // went, what it skipped.
-func marksOf(st *engine.State, wf *engine.Workflow) *GraphMarks {
+func marksOf(st *engine.State, wf *workflow.Definition) *GraphMarks {
 	m := &GraphMarks{Current: st.CurrentNode, Visited: map[string]bool{}, Skipped: map[string]bool{}, TypeSkip: map[string]bool{}, Taken: map[[2]string]int{}}
 	path := st.History
 	if len(st.PhaseLog) > 0 {

@@ -3,7 +3,7 @@ package web
 import (
 	"strings"
 
-	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // The workflows the repository can start, and one drawn as a graph.
@@ -20,7 +20,7 @@ type brokenRow struct{ Name, Source, Error string }
 
 type workflowData struct {
 	pageData
-	Workflow *engine.Workflow
+	Workflow *workflow.Definition
 	Task     string // set when drawn for a task
 	Source   string
 	Graph    *Graph
@@ -80,7 +80,7 @@ func (s *Server) workflow(req *request) (string, any, error) {
 
 // nodeRows is the table under a graph: each node's gate, guard rules,
 // checks, skips.
-func nodeRows(wf *engine.Workflow, defAttempts int) []nodeRow {
+func nodeRows(wf *workflow.Definition, defAttempts int) []nodeRow {
 	var out []nodeRow
 	for _, name := range wf.Order {
 		n := wf.Nodes[name]

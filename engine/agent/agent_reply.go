@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// What a hook prints back, in each agent's own format. Nothing is printed
+// unless the agent must be told something: at session start, where its
+// task stands; after a tool call or at a stop, a guard rule it broke.
+//
+//   - Claude Code and Codex: SessionStart and UserPromptSubmit add
+//     hookSpecificOutput.additionalContext to the conversation;
+//     PostToolUse {"decision": "block", "reason"} feeds the reason to the
+//     model (the tool has already run: nothing is undone); Stop shows a
+//     systemMessage to the user.
+//   - Cursor: sessionStart {"additional_context"}; stop {"followup_message"}
+//     is sent to the agent as the next message (never when it is already
+//     continuing because of a stop hook).
+
+// Reply renders the hook's output; nil means print nothing. context is the
+// task's state for a session start, message the rule violations (either
+// may be empty).
+func (h *Hook) Reply(context, message string) []byte {
+	var out any
+	switch h.Agent {
+	case Cursor:
+		switch {
+		case h.Kind == EventSessionStart && context != "":
+			out = map[string]string{"additional_context": context}
+		case h.Kind == EventStop && message != "" && !h.Again:
+			out = map[string]string{"followup_message": message}
+		}
+	default:
+		switch {
+		case h.Kind == EventSessionStart && context != "":
+			out = hookSpecific(h.Name, context)
+		case h.Kind == EventPrompt && message != "":
+			out = hookSpecific(h.Name, message)
+		case h.Kind == EventPostTool && message != "":
+			out = map[string]string{"decision": "block", "reason": message}
+		case h.Kind == EventStop && message != "":
+			out = map[string]string{"systemMessage": message}
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(out)
+	return buf.Bytes()
+}
+
+func hookSpecific(event, text string) any {
+	return map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": text}}
+}
+
+// Reports says whether a violation found on this hook can reach the agent
+// (otherwise it is left for a later hook to report).
+func (h *Hook) Reports() bool {
+	if h.Agent == Cursor {
+		return h.Kind == EventStop && !h.Again
+	}
+	return h.Kind == EventPostTool || h.Kind == EventPrompt || h.Kind == EventStop
+}
+
+// Relativize makes the events' absolute paths inside root relative to it.
+func (h *Hook) Relativize(root string) {
+	for i := range h.Events {
+		h.Events[i].File = relPath(h.Events[i].File, root)
+	}
+}

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
+)
+
+func TestRenderNodePromptUsesUserFiles(t *testing.T) {
+	src := []byte(y(
+		"start_node: a",
+		"nodes:",
+		"  a:",
+		"    prompt_hbs: |",
+		"      {{LEXICON}}",
+		"      {{#if style}}Style: {{style}}{{/if}}",
+		"      {{> sign}}",
+		"    transitions: [{when: a_complete, to: done}]",
+	))
+	w, err := workflow.Parse("w", "w.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &fakeGuides{
+		guides:   map[string]string{"LEXICON": "Our own principles."},
+		partials: map[string]string{"sign": "-- {{task.name}}"},
+		optional: map[string]string{"style": "terse\n"},
+	}
+	out, err := RenderNodePrompt(w.Nodes["a"], &State{Task: "t9", CurrentNode: "a"}, w, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Our own principles.\nStyle: terse\n-- t9"; out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+	// Without the user's files the built-in guide is used, and the missing
+	// partial is an error naming the file line.
+	_, err = RenderNodePrompt(w.Nodes["a"], &State{Task: "t9", CurrentNode: "a"}, w, nil)
+	if err == nil || err.Error() != `w.yaml:7: node "a": unknown partial {{> sign}}: no .hegel/guides/partials/sign.hbs` {
+		t.Errorf("without user files: %v", err)
+	}
+}
+
+// TestBuiltinPromptsRender: every built-in prompt renders with the
+// built-in guides alone.
+func TestBuiltinPromptsRender(t *testing.T) {
+	for _, w := range workflow.Builtins() {
+		for _, n := range w.Order {
+			st := &State{Task: "t", Workflow: w.Name, Mode: w.Mode, CurrentNode: n}
+			out, err := RenderNodePrompt(w.Nodes[n], st, w, nil)
+			if err != nil {
+				t.Errorf("%s/%s: render: %v", w.Name, n, err)
+			} else if strings.Contains(out, "{{") {
+				t.Errorf("%s/%s: rendered prompt keeps a template marker:\n%s", w.Name, n, out)
+			}
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package text
+
+import (
+	"testing"
+)
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 stashes", 1: "1 stash", 2: "2 stashes", 11: "11 stashes"} {
+		if got := Plural(n, "stash", "stashes"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestQuotePath checks git's quote_c_style rules; cmd/git-hegel's
+// TestQuotePathMatchesGit compares with real git output.
+func TestQuotePath(t *testing.T) {
+	for _, tc := range []struct {
+		in         string
+		full, bare string
+	}{
+		{"plain.txt", "plain.txt", "plain.txt"},
+		{"dir/with space", "dir/with space", "dir/with space"},
+		{"tab\there", `"tab\there"`, `"tab\there"`},
+		{"nl\nx", `"nl\nx"`, `"nl\nx"`},
+		{"\a\b\v\f\r", `"\a\b\v\f\r"`, `"\a\b\v\f\r"`},
+		{`q"uote`, `"q\"uote"`, `"q\"uote"`},
+		{`back\slash`, `"back\\slash"`, `"back\\slash"`},
+		{"ctl\x01\x1b", `"ctl\001\033"`, `"ctl\001\033"`},
+		{"del\x7f", `"del\177"`, `"del\177"`},
+		{"ümlaut", `"\303\274mlaut"`, "ümlaut"},
+		{"ü\n", `"\303\274\n"`, "\"ü\\n\""},
+		{"", "", ""},
+	} {
+		if got := QuotePath(tc.in, true); got != tc.full {
+			t.Errorf("QuotePath(%q, true) = %s, want %s", tc.in, got, tc.full)
+		}
+		if got := QuotePath(tc.in, false); got != tc.bare {
+			t.Errorf("QuotePath(%q, false) = %s, want %s", tc.in, got, tc.bare)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package workflow
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// builtinSource is the Source of every embedded workflow.
+const builtinSource = "built-in"
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// Builtins returns the embedded workflows, parsed, sorted by name. They are
+// parsed once and shared, so callers must not modify them.
+func Builtins() []*Definition {
+	return slices.Clone(loadBuiltins())
+}
+
+// loadBuiltins panics on an invalid built-in: that is a bug in this
+// package, and TestBuiltins fails before any release could ship it.
+var loadBuiltins = sync.OnceValue(func() []*Definition {
+	files, err := fs.Glob(builtinFS, "builtin/*.yaml")
+	if err != nil {
+		panic(err)
+	}
+	slices.Sort(files)
+	out := make([]*Definition, 0, len(files))
+	for _, f := range files {
+		data, err := builtinFS.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(f, "builtin/"), ".yaml")
+		w, err := Parse(name, f, data)
+		if err != nil {
+			panic(fmt.Sprintf("invalid built-in workflow: %v", err))
+		}
+		w.Source = builtinSource
+		out = append(out, w)
+	}
+	return out
+})

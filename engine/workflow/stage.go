@@ -1,0 +1,140 @@
+package workflow
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/text"
+)
+
+// GateApproval is the one gate a node may have: `next` stops there until a
+// person approves (or rejects) the move.
+const GateApproval = "approval"
+
+// DefaultMaxAttempts is how many attempts a node gets when neither its
+// max_attempts nor hegel.maxAttempts says otherwise.
+const DefaultMaxAttempts = 3
+
+// StageMeta is what a workflow file may say about a node besides its
+// prompt and transitions: stage metadata, gates and retries.
+// Every field is optional.
+type StageMeta struct {
+	DisplayName string // shown instead of the node name where people read it
+	Description string // longer than Summary; may span lines
+	// Artifact is the file the stage must produce, slash-separated and
+	// relative to the top of the worktree. `next` refuses while it is
+	// missing or empty.
+	Artifact string
+	// Requires are files of earlier stages the stage reads; entering the
+	// stage warns about those that are missing.
+	Requires []string
+	// Conditional stages may be skipped with `git hegel skip`.
+	Conditional bool
+	// SkipFor lists the task types that do not run this stage at all.
+	SkipFor []string
+	// Gate is "" or GateApproval; Approvers, if set, are the user.name
+	// values allowed to decide at the gate.
+	Gate      string
+	Approvers []string
+	// MaxAttempts bounds `git hegel fail` at this node (0: the default).
+	MaxAttempts int
+}
+
+// Label is the node's display name, or its name.
+func (w *Definition) Label(node string) string {
+	if n, ok := w.Nodes[node]; ok && n.DisplayName != "" {
+		return n.DisplayName
+	}
+	return node
+}
+
+// AcceptsType reports whether a task of type t may run this workflow.
+func (w *Definition) AcceptsType(t string) bool { return slices.Contains(w.TaskTypes, t) }
+
+// SkippedFor reports whether tasks of type t skip node.
+func (w *Definition) SkippedFor(node, t string) bool {
+	n, ok := w.Nodes[node]
+	return ok && t != "" && slices.Contains(n.SkipFor, t)
+}
+
+// Skips returns, for each task type the workflow declares, the nodes it
+// skips, in file order.
+func (w *Definition) Skips() map[string][]string {
+	out := map[string][]string{}
+	for _, t := range w.TaskTypes {
+		out[t] = []string{}
+		for _, name := range w.Order {
+			if w.SkippedFor(name, t) {
+				out[t] = append(out[t], name)
+			}
+		}
+	}
+	return out
+}
+
+// Attempts is how many attempts node gets: its max_attempts, else def
+// (hegel.maxAttempts), else DefaultMaxAttempts.
+func (w *Definition) Attempts(node string, def int) int {
+	if n, ok := w.Nodes[node]; ok && n.MaxAttempts > 0 {
+		return n.MaxAttempts
+	}
+	if def > 0 {
+		return def
+	}
+	return DefaultMaxAttempts
+}
+
+// Artifacts returns every file the workflow names as an artifact, in node
+// order, each once.
+func (w *Definition) Artifacts() []string {
+	var out []string
+	for _, name := range w.Order {
+		if a := w.Nodes[name].Artifact; a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Producer returns the node whose artifact is path, or "".
+func (w *Definition) Producer(path string) string {
+	for _, name := range w.Order {
+		if w.Nodes[name].Artifact == path {
+			return name
+		}
+	}
+	return ""
+}
+
+// checkArtifactPath refuses paths that could leave the worktree or reach
+// into the repository: absolute, "..", ".git" in any case, backslashes
+// (paths are slash-separated on every system), empty parts.
+func checkArtifactPath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("is empty")
+	case strings.HasPrefix(p, "/") || (len(p) > 1 && p[1] == ':'):
+		return fmt.Errorf("%s is absolute; give a path relative to the top of the worktree", text.Quote(p))
+	case strings.ContainsAny(p, "\\\x00\r\n"):
+		return fmt.Errorf("%s must be a slash-separated path on one line", text.Quote(p))
+	}
+	for _, part := range strings.Split(p, "/") {
+		switch {
+		case part == "" || part == ".":
+			return fmt.Errorf("%s has an empty or '.' part", text.Quote(p))
+		case part == "..":
+			return fmt.Errorf("%s contains '..'; artifacts stay inside the worktree", text.Quote(p))
+		case isDotGit(part):
+			return fmt.Errorf("%s points into .git", text.Quote(p))
+		}
+	}
+	return nil
+}
+
+// isDotGit reports names a filesystem may treat as ".git" (any case,
+// trailing dots or spaces).
+func isDotGit(name string) bool {
+	n := strings.TrimRight(strings.ToLower(name), ". ")
+	return n == ".git" || n == "git~1"
+}

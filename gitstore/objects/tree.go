@@ -1,0 +1,269 @@
+package objects
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// TreeEntry is one entry of a tree object.
+type TreeEntry struct {
+	Name string
+	Mode filemode.FileMode
+	Hash plumbing.Hash
+}
+
+// ErrBadTree wraps every error about a malformed tree object.
+var ErrBadTree = errors.New("malformed tree")
+
+// ParseTree decodes a tree object. It checks only the encoding; callers
+// that read trees from untrusted sources add their own checks. Names alias
+// data, which must not change afterwards.
+func ParseTree(data []byte) ([]TreeEntry, error) {
+	out := make([]TreeEntry, 0, maxTreeEntries(data))
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp <= 0 || sp > 7 {
+			return nil, fmt.Errorf("%w: bad entry header", ErrBadTree)
+		}
+		var m uint32
+		for _, c := range data[:sp] {
+			if c < '0' || c > '7' {
+				return nil, fmt.Errorf("%w: bad mode %q", ErrBadTree, data[:sp])
+			}
+			m = m<<3 | uint32(c-'0')
+		}
+		nul := bytes.IndexByte(data[sp+1:], 0)
+		if nul < 0 || sp+1+nul+1+20 > len(data) {
+			return nil, fmt.Errorf("%w: truncated entry", ErrBadTree)
+		}
+		e := TreeEntry{Mode: filemode.FileMode(m)}
+		if nul > 0 {
+			e.Name = unsafe.String(&data[sp+1], nul)
+		}
+		copy(e.Hash[:], data[sp+1+nul+1:])
+		data = data[sp+1+nul+1+20:]
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// maxTreeEntries is how many entries tree data holds at most when git
+// wrote it (its shortest entry is 28 bytes: "40000 x", NUL, 20 bytes of
+// hash): a capacity that does not grow, where len/40 grew every tree of
+// short names. Only a hint: a malformed tree of shorter entries grows it.
+func maxTreeEntries(data []byte) int { return len(data)/28 + 1 }
+
+// ModeString is a mode as a tree entry spells it, and whether git stores
+// entries of that mode at all.
+func ModeString(m filemode.FileMode) (string, bool) {
+	switch m {
+	case filemode.Regular:
+		return "100644", true
+	case filemode.Executable:
+		return "100755", true
+	case filemode.Symlink:
+		return "120000", true
+	case filemode.Dir:
+		return "40000", true
+	case filemode.Submodule:
+		return "160000", true
+	}
+	return "", false
+}
+
+// appendTreeEntry appends one entry's encoding to buf.
+func appendTreeEntry(buf []byte, name string, mode filemode.FileMode, h plumbing.Hash) ([]byte, error) {
+	ms, ok := ModeString(mode)
+	if !ok {
+		return buf, fmt.Errorf("%q has unsupported mode %o", name, uint32(mode))
+	}
+	buf = append(buf, ms...)
+	buf = append(buf, ' ')
+	buf = append(buf, name...)
+	buf = append(buf, 0)
+	return append(buf, h[:]...), nil
+}
+
+// EncodeTree encodes entries, sorting them in git's order first (fsck
+// refuses any other) and refusing empty, repeated or slash-holding names.
+func EncodeTree(entries []TreeEntry) ([]byte, error) {
+	es := append([]TreeEntry(nil), entries...)
+	sortTreeEntries(es)
+	buf := make([]byte, 0, 48*len(es))
+	for i, e := range es {
+		if e.Name == "" || strings.Contains(e.Name, "/") {
+			return nil, fmt.Errorf("invalid tree entry name %q", e.Name)
+		}
+		if i > 0 && es[i-1].Name == e.Name {
+			return nil, fmt.Errorf("path %s is both a file and a directory, or repeated", e.Name)
+		}
+		var err error
+		if buf, err = appendTreeEntry(buf, e.Name, e.Mode, e.Hash); err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// CompareTreeEntries orders tree entries as git does: by name, a
+// directory's name compared as if it ended in a slash.
+func CompareTreeEntries(a, b TreeEntry) int {
+	n := min(len(a.Name), len(b.Name))
+	if c := strings.Compare(a.Name[:n], b.Name[:n]); c != 0 {
+		return c
+	}
+	ca, cb := byte(0), byte(0)
+	if len(a.Name) > n {
+		ca = a.Name[n]
+	} else if a.Mode == filemode.Dir {
+		ca = '/'
+	}
+	if len(b.Name) > n {
+		cb = b.Name[n]
+	} else if b.Mode == filemode.Dir {
+		cb = '/'
+	}
+	switch {
+	case ca < cb:
+		return -1
+	case ca > cb:
+		return 1
+	}
+	return 0
+}
+
+// sortTreeEntries sorts es in git's tree order.
+func sortTreeEntries(es []TreeEntry) {
+	sort.SliceStable(es, func(i, j int) bool { return CompareTreeEntries(es[i], es[j]) < 0 })
+}
+
+// BuildTree encodes the nested trees for n leaves, given by path (the
+// full slash-separated path, asked for most, so it should be cheap) and
+// at (its mode and object). Leaves must be sorted by path in byte order
+// (the index's order, which is also git's tree order at every level) and
+// free of duplicates. Every tree built goes into trees (name → encoding);
+// nothing is written. The root's name is returned.
+func BuildTree(n int, path func(int) string, at func(int) (filemode.FileMode, plumbing.Hash), trees map[plumbing.Hash][]byte) (plumbing.Hash, error) {
+	b := treeBuilder{path: path, at: at, trees: trees}
+	return b.level(0, n, 0)
+}
+
+type treeBuilder struct {
+	path  func(int) string
+	at    func(int) (filemode.FileMode, plumbing.Hash)
+	trees map[plumbing.Hash][]byte
+}
+
+func (b *treeBuilder) level(lo, hi, prefix int) (plumbing.Hash, error) {
+	buf := make([]byte, 0, 48*min(hi-lo, 256))
+	last := ""
+	for i := lo; i < hi; {
+		p := b.path(i)
+		rest := p[prefix:]
+		var (
+			name = rest
+			mode filemode.FileMode
+			hash plumbing.Hash
+		)
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			name = rest[:j]
+			group := p[:prefix+j+1]
+			k := i + 1
+			for k < hi && strings.HasPrefix(b.path(k), group) {
+				k++
+			}
+			sub, err := b.level(i, k, prefix+j+1)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			mode, hash = filemode.Dir, sub
+			i = k
+		} else {
+			mode, hash = b.at(i)
+			i++
+		}
+		if name == "" {
+			return plumbing.ZeroHash, fmt.Errorf("invalid path %q", p)
+		}
+		if name == last {
+			return plumbing.ZeroHash, fmt.Errorf("path %q is both a file and a directory", p[:prefix+len(name)])
+		}
+		last = name
+		var err error
+		if buf, err = appendTreeEntry(buf, name, mode, hash); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("path %q has unsupported mode %o", p, uint32(mode))
+		}
+	}
+	h := HashObject(plumbing.TreeObject, buf)
+	b.trees[h] = buf
+	return h, nil
+}
+
+// WriteTrees stores the trees built in memory that the repository does not
+// have yet, reachable from root, every tree after all its missing subtrees
+// (written in parallel, level by level). A tree the repository has already
+// is freshened and skipped with everything below it: the object graph is
+// closed, so it has all its subtrees, and a process killed midway leaves
+// nothing that breaks that rule.
+// lookup returns a tree built in memory (false for any other object).
+func (o *Objects) WriteTrees(root plumbing.Hash, lookup func(plumbing.Hash) ([]byte, bool)) error {
+	return o.writeTrees(root, lookup, func(level []Object) error { return o.writeAll(level, false) })
+}
+
+// writeTrees finds the trees to write as WriteTrees does and hands them
+// to write a level at a time, the lowest first.
+func (o *Objects) writeTrees(root plumbing.Hash, lookup func(plumbing.Hash) ([]byte, bool), write func([]Object) error) error {
+	var levels [][]Object
+	height := map[plumbing.Hash]int{}
+	var walk func(h plumbing.Hash) (int, error)
+	walk = func(h plumbing.Hash) (int, error) {
+		if ht, ok := height[h]; ok {
+			return ht, nil
+		}
+		// The write path's check (git's OBJECT_INFO_QUICK, decision 58):
+		// the packs known, then the loose file; the pack directories are
+		// not read again for each tree (right after a pack was written
+		// they count as changed for a second, and were re-read for every
+		// one of a thousand trees).
+		data, ok := lookup(h)
+		if !ok || o.freshenWrite(h) {
+			return -1, nil
+		}
+		ents, err := ParseTree(data)
+		if err != nil {
+			return 0, err
+		}
+		ht := 0
+		for _, e := range ents {
+			if e.Mode == filemode.Dir {
+				sub, err := walk(e.Hash)
+				if err != nil {
+					return 0, err
+				}
+				ht = max(ht, sub+1)
+			}
+		}
+		height[h] = ht
+		for len(levels) <= ht {
+			levels = append(levels, nil)
+		}
+		levels[ht] = append(levels[ht], Object{plumbing.TreeObject, h, data})
+		return ht, nil
+	}
+	if _, err := walk(root); err != nil {
+		return err
+	}
+	for _, level := range levels {
+		if err := write(level); err != nil {
+			return err
+		}
+	}
+	return nil
+}
