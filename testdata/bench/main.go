@@ -78,9 +78,9 @@ func main() {
 		for _, s := range scenarios {
 			slow := ""
 			if s.slow {
-				slow = " (slow: needs -slow)"
+				slow = " (slow: needs -slow):"
 			}
-			fmt.Printf("%-22s issue %d%s: %s\n", s.name, s.issue, slow, s.doc)
+			fmt.Printf("%-22s%s %s\n", s.name, slow, s.doc)
 		}
 		return
 	}
