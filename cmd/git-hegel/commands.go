@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/git-hegel/git-hegel/cmd/git-hegel/worktree"
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
 	"github.com/git-hegel/git-hegel/gitstore/refs"
@@ -79,6 +80,12 @@ type cmdCtx struct {
 	meter *progressMeter
 	// worktreeID is the repository's gitstore.WorktreeID, read by openRepo.
 	worktreeID string
+	// snaps are the repository's checkpoints (checkpoint.go), made on
+	// first use and closed when the command ends.
+	snaps *worktree.Snapshots
+	// gcPercent is the GC target set when the snapshots are first used
+	// (0: checkpoints' 50).
+	gcPercent int
 	// fsckHinted: the fetch.fsckObjects hint was given (remote.go).
 	fsckHinted bool
 }
@@ -156,6 +163,8 @@ func init() {
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
 		{name: "sync", args: "[<remote>]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
+		{name: "trust", args: "[<task>] {...}", alt: []string{"{list} [{json}]"}, summary: "Review what differs in a task's workflow definition and trust it on this machine, so it may run commands and instruct your agent", group: "Workflows",
+			setFlags: flags(trustFlags, func(fs *pflag.FlagSet) { altFlags(fs, "yes", "dry-run") }), run: runTrust, operands: []valueKind{kindAnyTask}},
 
 		{name: "run", args: "[<workflow>]",
 			summary: "Run a workflow's steps through their handlers (adapters, commands), or continue the active task's run", group: "Running steps",
@@ -397,6 +406,7 @@ func dispatch(args []string, env *Env) error {
 	if env.pipe != nil && len(cmd.subs) == 0 && c.readOnly() {
 		env.pipe.stopNow.Store(true)
 	}
+	defer c.closeSnapshots()
 	var err error
 	if len(cmd.subs) > 0 {
 		err = c.runSub(cmd, fs.Args())
