@@ -170,6 +170,8 @@ type View struct {
 	Gate *GateView
 	// Parked is the task start or switch parked to make room.
 	Parked *State
+	// Step: the node has a run: handler (git hegel run carries it out).
+	Step bool
 	// Untrusted is set when the definition is not trusted here: Prompt
 	// is then a notice saying so, not the node's prompt (trust.go).
 	Untrusted bool
@@ -663,6 +665,9 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode,
 		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
+	if n := wf.Nodes[st.CurrentNode]; n != nil {
+		v.Step = n.Run != nil
+	}
 	// A prompt is instructions to whoever reads it, a coding agent
 	// included: an untrusted definition's never reaches it. (The text of
 	// done and aborted is git-hegel's own, whoever wrote the definition.)

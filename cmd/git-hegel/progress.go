@@ -37,6 +37,7 @@ func progressFlags(fs *pflag.FlagSet) {
 	fs.Lookup("progress").NoOptDefVal = "true"
 	fs.Var(progressFlag{state, -1}, "no-progress", "do not report progress")
 	fs.Lookup("no-progress").NoOptDefVal = "true"
+	altFlags(fs, "quiet", "progress", "no-progress")
 }
 
 // progressFlag is --progress or --no-progress; both write one state, so
