@@ -24,6 +24,12 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string, for
 	if !ok || len(n.Rules) == 0 || to == workflow.NodeAborted || claim == workflow.RestartCycle {
 		return "", nil // giving up or starting over is never blocked
 	}
+	if !e.TrustOf(wf.Raw).Trusted {
+		// A violation is instructions to whoever runs next, an agent
+		// included: an untrusted definition's rules are not applied
+		// (trust.go), as the hooks do not apply them.
+		return "", nil
+	}
 	now := e.now()
 	in := agent.RuleInput{
 		Node:          st.CurrentNode,

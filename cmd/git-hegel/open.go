@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
@@ -58,11 +59,15 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		WorktreeID:      id,
 		Now:             c.Now,
 		Git:             r.GitInfo,
-		Checkpoint:      c.checkpointHook(r),
 		Warn:            c.warn,
 		Files:           r.Files(),
 		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", workflow.DefaultMaxAttempts)),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
+		Snapshots:       c.snapshots(r),
+		Parking:         c.snapshots(r),
+		// hegel.checkpoints=off: building the snapshots (ignore rules, the
+		// GC setting) would be most of a transition's own cost.
+		NoAutoCheckpoints: !cfg.Bool("hegel", "checkpoints", true),
 		User: func() string {
 			n, _ := cfg.Get("user", "", "name")
 			return n
@@ -72,7 +77,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	if cfg.Bool("hegel", "commitguard", true) {
 		e.CommitTimes = r.CommitTimes
 	}
-	e.Rewind = &rewinder{c: c, r: r, e: e}
+	e.Trust = r.Trust()
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}
@@ -94,13 +99,21 @@ func (c *cmdCtx) taskOptions() engine.TaskOptions {
 	return engine.TaskOptions{Task: c.selected(), Force: c.boolFlag("force")}
 }
 
-// engine opens the repository and returns an engine for it.
+// engine opens the repository and returns an engine for it. A stash's
+// file operation that a killed process cut short is finished or undone
+// first, with one line saying which (doctor reports it instead).
 func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 	r, err := c.openRepo()
 	if err != nil {
 		return nil, nil, err
 	}
-	return c.newEngine(r), r, nil
+	e := c.newEngine(r)
+	if note, err := e.RecoverParking(); err != nil {
+		c.warn(err.Error())
+	} else if note != "" {
+		fmt.Fprintln(c.Stderr, note)
+	}
+	return e, r, nil
 }
 
 // loadRegistry loads the workflows with the repository's settings: strict
