@@ -36,7 +36,7 @@ func (c *cmdCtx) syncSetup(args []string) (*gitstore.Repo, *gitstore.Remote, git
 	if err != nil {
 		return nil, nil, o, err
 	}
-	o.Progress, o.RemoteProgress = c.progress(), c.remoteProgress()
+	o.GitProgress = c.gitProgress()
 	o.Checkpoints = c.boolFlag("checkpoints")
 	if o.Checkpoints {
 		// Only rollback knows the checkpoint chain's format.
