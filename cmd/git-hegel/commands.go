@@ -150,7 +150,7 @@ func init() {
 		{name: "checkpoint", summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
 			setFlags: flags(checkpointFlags, taskFlag, func(fs *pflag.FlagSet) { altFlags(fs, "json", "null") }), subs: checkpointSubs, defaultSub: ""},
 		{name: "rollback", args: "[<node> | {to}]",
-			alt:     []string{"{all} [{yes}] [{message}] [{task}]", "{undo} [{yes}] [{dry-run}] [{recurse-submodules}] [{task}]"},
+			alt:     []string{"{all} [{yes}] [{dry-run}] [{message}] [{task}]", "{undo} [{yes}] [{dry-run}] [{recurse-submodules}] [{task}]"},
 			summary: "Go back to the start of a node, or the whole workflow: files, index, HEAD and workflow state", group: "Workflows",
 			setFlags: flags(rollbackFlags, taskFlag, func(fs *pflag.FlagSet) {
 				valueName(fs, "to", "ID")
