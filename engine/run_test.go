@@ -848,3 +848,16 @@ func TestRunDefinitionErrors(t *testing.T) {
 		t.Errorf("look-alike names without commands: %v", err)
 	}
 }
+
+// TestRunRefusesAWorkflowWithNothingToRun: a workflow whose first step
+// has no handler is refused before a task exists.
+func TestRunRefusesAWorkflowWithNothingToRun(t *testing.T) {
+	re := newRunEnv(t, nil)
+	_, err := re.runner.Run(context.Background(), RunOptions{Workflow: "minimal", Task: "m"})
+	if err == nil || !strings.Contains(err.Error(), "its first step 'spec' has no run: handler") {
+		t.Fatalf("run minimal: %v", err)
+	}
+	if names, _ := re.Tasks.ListTasks(); len(names) != 0 {
+		t.Errorf("tasks left behind: %v", names)
+	}
+}
