@@ -132,6 +132,8 @@ func init() {
 			setFlags: startFlags, run: runStart, operands: []valueKind{kindWorkflow, kindNode}},
 		{name: "next", args: "[<claim>]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
 			setFlags: flags(nextFlags, taskFlag), run: runNext, operands: []valueKind{kindClaim}},
+		{name: "check", readOnly: true, summary: "Run the current node's checks and print the result, without spending an attempt", group: "Workflows",
+			setFlags: checkFlags, run: runCheck},
 		{name: "done", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
 			setFlags: flags(nextFlags, taskFlag), run: runDone},
 		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runPrev},
