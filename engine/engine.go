@@ -73,6 +73,13 @@ type Engine struct {
 	// MaxAttempts is hegel.maxAttempts: attempts per node when the node
 	// does not say (0: workflow.DefaultMaxAttempts).
 	MaxAttempts int
+	// CheckpointInterval is hegel.checkpointInterval: an automatic
+	// checkpoint every that many node entries, besides the task's start
+	// (0 or 1: at every entry).
+	CheckpointInterval int
+	// HistoryOff is hegel.history=false: runs that end write no history
+	// entry.
+	HistoryOff bool
 	// KeepCheckpoints is hegel.keepCheckpointsOnDone: a completed or
 	// aborted task keeps its checkpoints in the archive.
 	KeepCheckpoints bool

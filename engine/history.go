@@ -245,7 +245,7 @@ func nodeRuns(st *State, wf *workflow.Definition, end time.Time) map[string]Node
 // recordHistory adds the history entry of t's run, which just ended. A
 // failure is reported, never returned: the run ended all the same.
 func (e *Engine) recordHistory(t *Task, wf *workflow.Definition) {
-	if e.History == nil {
+	if e.History == nil || e.HistoryOff {
 		return
 	}
 	var gi *GitInfo

@@ -229,7 +229,23 @@ func (e *Engine) checkpoint(st *State) {
 	if e.Checkpoint == nil || st == nil || st.Status != StatusActive || !e.owns(st) {
 		return // another worktree's task: this worktree's files are not its
 	}
+	if !dueCheckpoint(st, e.CheckpointInterval) {
+		return
+	}
 	if err := e.Checkpoint(st); err != nil && e.Warn != nil {
 		e.Warn(fmt.Sprintf("no checkpoint taken at '%s': %v", st.CurrentNode, err))
 	}
+}
+
+// dueCheckpoint reports whether entering st's current node takes an
+// automatic checkpoint under hegel.checkpointInterval: the task's start
+// always, then every interval-th node entry along its history (a rollback
+// cuts the history back, so the count follows it). An interval of 0 or 1
+// takes one at every entry.
+func dueCheckpoint(st *State, interval int) bool {
+	if interval <= 1 {
+		return true
+	}
+	entries := len(st.History) - 1 // entries since the start node
+	return entries <= 0 || entries%interval == 0
 }

@@ -149,6 +149,9 @@ type statsJSON struct {
 	To        time.Time     `json:"to"`
 	By        string        `json:"by,omitempty"`
 	Summaries []summaryJSON `json:"summaries"`
+	// HistoryOff is set when hegel.history is false: runs that end are
+	// not recorded, so the summaries miss them.
+	HistoryOff bool `json:"history_off,omitempty"`
 }
 
 // summaryJSON is seed 05's DailySummary (same names and units:

@@ -30,6 +30,9 @@ type statusJSON struct {
 	TotalSteps  int      `json:"total_steps,omitempty"`
 	CurrentStep string   `json:"current_step,omitempty"`
 	Run         *runJSON `json:"run,omitempty"`
+	// RollbackAvailable says whether the task has a checkpoint to go
+	// back to (false without a task).
+	RollbackAvailable bool `json:"rollback_available"`
 }
 
 // runJSON describes the git hegel run that drives a task, or the one a

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // openRepo opens the repository around the working directory.
@@ -63,6 +67,10 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Files:           r.Files(),
 		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", workflow.DefaultMaxAttempts)),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
+		// checkEngineConfig refuses a bad interval before a command that
+		// changes anything runs; here it only has to be read.
+		CheckpointInterval: int(max(cfg.Int("hegel", "checkpointinterval", 1), 1)),
+		HistoryOff:         !cfg.Bool("hegel", "history", true),
 		User: func() string {
 			n, _ := cfg.Get("user", "", "name")
 			return n
@@ -100,7 +108,25 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkEngineConfig(r.Config()); err != nil {
+		return nil, nil, err
+	}
 	return c.newEngine(r), r, nil
+}
+
+// checkEngineConfig refuses settings the engine cannot read, in one line
+// that says how to fix them, before the command changes anything.
+func checkEngineConfig(cfg *gitdir.Config) error {
+	if v, ok := cfg.Get("hegel", "", "checkpointinterval"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return fmt.Errorf("bad hegel.checkpointInterval '%s': it counts node entries between automatic checkpoints, 1 or more (turn them off with 'git config hegel.checkpoints off')", v)
+		}
+	}
+	if _, err := cfg.StrictBool("hegel", "history", true); err != nil {
+		return err
+	}
+	return nil
 }
 
 // loadRegistry loads the workflows with the repository's settings: strict

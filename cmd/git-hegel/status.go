@@ -9,6 +9,7 @@ import (
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/rollback"
 )
 
 func runStatus(c *cmdCtx, args []string) error {
@@ -70,6 +71,7 @@ func statusOnce(c *cmdCtx) error {
 		if t != nil {
 			out.Workflow = taskJSON(t.State, c.Now())
 			out.Workflow.Archived = t.Archived
+			out.RollbackAvailable = !t.Archived && hasCheckpoint(r, t.State.Task)
 			if st := t.State; st.Attempt > 1 || st.Status == engine.StatusFailed {
 				out.Workflow.MaxAttempts = maxAttempts(e, t)
 			}
@@ -191,4 +193,12 @@ func maxAttempts(e *engine.Engine, t *engine.Task) int {
 		return v.MaxAttempts
 	}
 	return max(e.MaxAttempts, workflow.DefaultMaxAttempts)
+}
+
+// hasCheckpoint reports whether task has a checkpoint to roll back to: its
+// chain's ref exists (dropping the last checkpoint removes it). It reads
+// one ref, so status stays cheap.
+func hasCheckpoint(r *gitstore.Repo, task string) bool {
+	_, err := r.ReadRef(rollback.RefPrefix + task)
+	return err == nil
 }

@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestCheckpointInterval(t *testing.T) {
+	for _, tc := range []struct {
+		interval int
+		want     []string // nodes whose entry took a checkpoint
+	}{
+		{0, []string{"spec", "plan", "code", "learnings", "readme"}},
+		{1, []string{"spec", "plan", "code", "learnings", "readme"}},
+		{2, []string{"spec", "code", "readme"}},
+		{3, []string{"spec", "learnings"}},
+		{10, []string{"spec"}},
+	} {
+		te := newTestEngine(t, nil)
+		te.CheckpointInterval = tc.interval
+		var got []string
+		te.Checkpoint = func(st *State) error {
+			got = append(got, st.CurrentNode)
+			return nil
+		}
+		if _, err := te.Start("discovery", "", "t"); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			te.now = te.now.Add(time.Minute)
+			if _, err := te.Next(""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("interval %d: checkpoints at %v, want %v", tc.interval, got, tc.want)
+		}
+	}
+}
+
+func TestHistoryOffWritesNoEntry(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		te := newTestEngine(t, nil)
+		h := newFakeHistory()
+		te.History = h
+		te.HistoryOff = off
+		if _, err := te.Start("minimal", "", "t"); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := te.Next(""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := map[bool]int{false: 1, true: 0}[off]; len(h.entries) != want {
+			t.Errorf("history off=%v: %d entries, want %d", off, len(h.entries), want)
+		}
+	}
+}
