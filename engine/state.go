@@ -86,6 +86,10 @@ type State struct {
 	// started, for its history entry (which adds those at its end).
 	StartBranch string `json:"start_branch,omitempty"`
 	StartHead   string `json:"start_head,omitempty"`
+	// FilesLocked are the paths this task owns (locks.go): another open
+	// task is stopped before it edits them. Sync merges them as a set:
+	// union with removal (MergeLocks).
+	FilesLocked []FileLock `json:"files_locked,omitempty"`
 }
 
 // PhaseVisit is one entry into a node.
@@ -228,6 +232,7 @@ func (s *State) Clone() *State {
 	c.Approvals = cloneSlice(s.Approvals)
 	c.Overrides = cloneSlice(s.Overrides)
 	c.PhaseLog = cloneSlice(s.PhaseLog)
+	c.FilesLocked = cloneSlice(s.FilesLocked)
 	c.PausedAt = clonePtr(s.PausedAt)
 	c.ResumedAt = clonePtr(s.ResumedAt)
 	if s.Questions != nil {

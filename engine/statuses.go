@@ -9,11 +9,11 @@ import (
 // Every command that changes a task asks allowed first; a refusal names
 // the status and the command that fits it.
 var allowedIn = map[string][]string{
-	StatusActive:           {"next", "prev", "restart", "fail", "ask", "pause", "skip", "abort", "rollback", "describe"},
-	StatusAwaitingApproval: {"approve", "reject", "prev", "restart", "abort", "rollback", "describe"},
-	StatusAwaitingAnswer:   {"answer", "abort", "rollback", "describe"},
-	StatusPaused:           {"next", "resume", "skip", "prev", "restart", "abort", "rollback", "describe"},
-	StatusFailed:           {"resume", "abort", "rollback", "describe"},
+	StatusActive:           {"next", "prev", "restart", "fail", "ask", "pause", "skip", "abort", "rollback", "describe", "lock", "unlock"},
+	StatusAwaitingApproval: {"approve", "reject", "prev", "restart", "abort", "rollback", "describe", "lock", "unlock"},
+	StatusAwaitingAnswer:   {"answer", "abort", "rollback", "describe", "lock", "unlock"},
+	StatusPaused:           {"next", "resume", "skip", "prev", "restart", "abort", "rollback", "describe", "lock", "unlock"},
+	StatusFailed:           {"resume", "abort", "rollback", "describe", "lock", "unlock"},
 	StatusCompleted:        {"prev", "restart", "rollback", "describe"},
 	StatusAborted:          {"rollback", "describe"},
 	StatusRolledBack:       {"rollback", "describe"},

@@ -182,6 +182,10 @@ func init() {
 		{name: "delete", args: "<task> [-y]", summary: "Delete a finished task and its checkpoints (restore-task brings it back)", group: "Tasks",
 			setFlags: func(fs *pflag.FlagSet) { fs.BoolP("yes", "y", false, "do not ask for confirmation") }, run: runDelete,
 			operands: []valueKind{kindAnyTask}},
+		{name: "lock", args: "<path>... [--force] [--task NAME]", summary: "Lock files for the task: another task is stopped before it edits them", group: "Tasks",
+			setFlags: flags(taskFlag, lockFlags), run: runLock},
+		{name: "unlock", args: "<path>... | --all [--task NAME]", summary: "Remove the task's locks on files", group: "Tasks",
+			setFlags: flags(taskFlag, unlockFlags), run: runUnlock},
 		{name: "restore-task", args: "[<task>] [--json]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
 			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
 

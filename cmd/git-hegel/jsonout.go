@@ -110,6 +110,8 @@ type workflowJSON struct {
 	Overrides       []engine.Override      `json:"overrides,omitempty"`
 	// Cancelled: the task's last git hegel run was cancelled.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// FilesLocked are the paths the task has locked (an open task's).
+	FilesLocked []engine.FileLock `json:"files_locked,omitempty"`
 }
 
 // taskJSON is the task part of status, show and tasks --json.
@@ -128,7 +130,7 @@ func taskJSON(st *engine.State, now time.Time) *workflowJSON {
 		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
-		Cancelled: st.Cancelled,
+		Cancelled: st.Cancelled, FilesLocked: st.FilesLocked,
 	}
 }
 

@@ -181,6 +181,7 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	for _, s := range st.SkippedNodes {
 		fmt.Fprintf(w, "Skipped: %s (%s)\n", s.Node, s.Reason)
 	}
+	c.printLocks(st)
 	if st.Cancelled && st.Active() {
 		fmt.Fprintf(w, "Cancelled: its last run was cancelled ('git hegel run --task %s' continues it)\n", st.Task)
 	}

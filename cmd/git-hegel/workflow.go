@@ -87,19 +87,25 @@ func (c *cmdCtx) force(args []string) (engine.Force, []string, error) {
 	for _, v := range vals {
 		switch {
 		case v == forceAll:
-			if len(args) > 0 && contains(workflow.RuleTypes, args[0]) {
+			if len(args) > 0 && contains(forceRuleTypes(), args[0]) {
 				f.Rules = append(f.Rules, args[0])
 				args = args[1:]
 			} else {
 				f.All = true
 			}
-		case contains(workflow.RuleTypes, v):
+		case contains(forceRuleTypes(), v):
 			f.Rules = append(f.Rules, v)
 		default:
-			return f, nil, usagef(c.name, "unknown rule type '%s' for --force (one of %s)", v, strings.Join(workflow.RuleTypes, ", "))
+			return f, nil, usagef(c.name, "unknown rule type '%s' for --force (one of %s)", v, strings.Join(forceRuleTypes(), ", "))
 		}
 	}
 	return f, args, nil
+}
+
+// forceRuleTypes are the guard rule types --force can name: the workflow
+// file's, and locked_files, which every node has.
+func forceRuleTypes() []string {
+	return append(append([]string(nil), workflow.RuleTypes...), engine.RuleLockedFiles)
 }
 
 func runNext(c *cmdCtx, args []string) error {
