@@ -232,6 +232,19 @@ func (e *Engine) checkpoint(st *State) {
 	if !dueCheckpoint(st, e.CheckpointInterval) {
 		return
 	}
+	e.takeCheckpoint(st)
+}
+
+// checkpointAlways is checkpoint without hegel.checkpointInterval: a node
+// set by hand (goto) always gets its entry checkpoint.
+func (e *Engine) checkpointAlways(st *State) {
+	if e.Checkpoint == nil || st == nil || st.Status != StatusActive || !e.owns(st) {
+		return
+	}
+	e.takeCheckpoint(st)
+}
+
+func (e *Engine) takeCheckpoint(st *State) {
 	if err := e.Checkpoint(st); err != nil && e.Warn != nil {
 		e.Warn(fmt.Sprintf("no checkpoint taken at '%s': %v", st.CurrentNode, err))
 	}

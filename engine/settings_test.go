@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -56,5 +57,39 @@ func TestHistoryOffWritesNoEntry(t *testing.T) {
 		if want := map[bool]int{false: 1, true: 0}[off]; len(h.entries) != want {
 			t.Errorf("history off=%v: %d entries, want %d", off, len(h.entries), want)
 		}
+	}
+}
+
+func TestGoto(t *testing.T) {
+	te := newTestEngine(t, nil)
+	var cps []string
+	te.Checkpoint = func(st *State) error { cps = append(cps, st.CurrentNode); return nil }
+	te.CheckpointInterval = 50
+	if _, err := te.Start("discovery", "", "t"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := te.Goto(GotoOptions{Node: "readme", Reason: "why"})
+	if err != nil || v.Node != "readme" {
+		t.Fatalf("goto: %v %v", v, err)
+	}
+	st := te.state(t)
+	if len(st.NodeMoves) != 1 || st.NodeMoves[0] != (NodeMove{From: "spec", To: "readme", By: "Ann", Reason: "why", At: te.now}) {
+		t.Errorf("moves = %+v", st.NodeMoves)
+	}
+	if len(st.CompletedNodes) != 0 || !slices.Equal(st.History, []string{"spec", "readme"}) {
+		t.Errorf("completed %v history %v", st.CompletedNodes, st.History)
+	}
+	if !slices.Equal(cps, []string{"spec", "readme"}) {
+		t.Errorf("checkpoints at %v", cps)
+	}
+	n := len(te.tasks.log)
+	if _, err := te.Goto(GotoOptions{Node: "nope"}); err == nil || !errors.Is(err, ErrBadName) {
+		t.Errorf("unknown node: %v", err)
+	}
+	if _, err := te.Goto(GotoOptions{Node: "done"}); err == nil {
+		t.Error("goto done succeeded")
+	}
+	if len(te.tasks.log) != n {
+		t.Errorf("refused gotos wrote %d commits", len(te.tasks.log)-n)
 	}
 }

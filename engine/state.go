@@ -90,6 +90,8 @@ type State struct {
 	// task is stopped before it edits them. Sync merges them as a set:
 	// union with removal (MergeLocks).
 	FilesLocked []FileLock `json:"files_locked,omitempty"`
+	// NodeMoves records every node set by hand (goto.go).
+	NodeMoves []NodeMove `json:"node_moves,omitempty"`
 }
 
 // PhaseVisit is one entry into a node.
@@ -233,6 +235,7 @@ func (s *State) Clone() *State {
 	c.Overrides = cloneSlice(s.Overrides)
 	c.PhaseLog = cloneSlice(s.PhaseLog)
 	c.FilesLocked = cloneSlice(s.FilesLocked)
+	c.NodeMoves = cloneSlice(s.NodeMoves)
 	c.PausedAt = clonePtr(s.PausedAt)
 	c.ResumedAt = clonePtr(s.ResumedAt)
 	if s.Questions != nil {

@@ -116,6 +116,10 @@ func init() {
 			setFlags: flags(taskFlag, messageFlag("why it is skipped (kept in the task)"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "skip a node that is not conditional, or another worktree's task (recorded)")
 			}), run: runSkip},
+		{name: "goto", args: "<node> [-m REASON] [--force] [--task NAME]", summary: "Set the task's node by hand (recorded, with the entry checkpoint)", group: "Workflows",
+			setFlags: flags(taskFlag, messageFlag("why (kept in the task)"), func(fs *pflag.FlagSet) {
+				fs.Bool("force", false, "move a task that waits at a gate or failed, or another worktree's task (recorded)")
+			}), run: runGoto, operands: []valueKind{kindTaskNode}},
 		{name: "abort", args: "[--task NAME]", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},

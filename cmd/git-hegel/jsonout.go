@@ -112,6 +112,8 @@ type workflowJSON struct {
 	Cancelled bool `json:"cancelled,omitempty"`
 	// FilesLocked are the paths the task has locked (an open task's).
 	FilesLocked []engine.FileLock `json:"files_locked,omitempty"`
+	// NodeMoves are the nodes set by hand (git hegel goto).
+	NodeMoves []engine.NodeMove `json:"node_moves,omitempty"`
 }
 
 // taskJSON is the task part of status, show and tasks --json.
@@ -130,7 +132,7 @@ func taskJSON(st *engine.State, now time.Time) *workflowJSON {
 		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
-		Cancelled: st.Cancelled, FilesLocked: st.FilesLocked,
+		Cancelled: st.Cancelled, FilesLocked: st.FilesLocked, NodeMoves: st.NodeMoves,
 	}
 }
 

@@ -237,6 +237,21 @@ func runShow(c *cmdCtx, args []string) error {
 		}
 		line("Rollback", s)
 	}
+	for _, m := range st.NodeMoves {
+		s := fmt.Sprintf("%s -> %s by hand, %s", m.From, m.To, c.stamp(m.At))
+		if m.By != "" {
+			s += " by " + m.By
+		}
+		if m.Reason != "" {
+			s += ": " + firstLineOf(m.Reason)
+		}
+		line("Goto", s)
+	}
+	for _, l := range st.FilesLocked {
+		if st.Active() {
+			line("Locked", fmt.Sprintf("%s, %s", l.Path, c.stamp(l.At)))
+		}
+	}
 	for _, o := range st.Overrides {
 		line("Forced", fmt.Sprintf("%s at %s, %s: %s", o.What, o.Node, c.stamp(o.At), firstLineOf(o.Reason)))
 	}

@@ -204,6 +204,22 @@ func runRestart(c *cmdCtx, args []string) error {
 	return c.move(args, (*engine.Engine).Restart)
 }
 
+func runGoto(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 1); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, err := e.Goto(engine.GotoOptions{Task: c.selected(), Node: args[0], Reason: c.stringFlag("message"), Force: c.boolFlag("force")})
+	if err != nil {
+		return err
+	}
+	c.printView(v)
+	return nil
+}
+
 func runRepeat(c *cmdCtx, args []string) error {
 	return c.move(args, func(e *engine.Engine, o engine.TaskOptions) (*engine.View, error) { return e.Repeat(o.Task) })
 }
