@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"sort"
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
@@ -114,6 +117,35 @@ type workflowJSON struct {
 	FilesLocked []engine.FileLock `json:"files_locked,omitempty"`
 	// NodeMoves are the nodes set by hand (git hegel goto).
 	NodeMoves []engine.NodeMove `json:"node_moves,omitempty"`
+	// Rounds are each node's entries and how each ended (engine.Rounds).
+	Rounds map[string][]engine.Round `json:"rounds,omitempty"`
+	// complete becomes one "<node>_complete" key per node entered
+	// (MarshalJSON).
+	complete map[string]bool
+}
+
+// MarshalJSON adds the "<node>_complete" booleans (from completed_nodes)
+// after the fixed fields, sorted by node. No fixed key ends in
+// "_complete", so a node's name cannot collide with one.
+func (w workflowJSON) MarshalJSON() ([]byte, error) {
+	type plain workflowJSON
+	b, err := json.Marshal(plain(w))
+	if err != nil || len(w.complete) == 0 {
+		return b, err
+	}
+	var buf bytes.Buffer
+	buf.Write(b[:len(b)-1])
+	nodes := make([]string, 0, len(w.complete))
+	for n := range w.complete {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		k, _ := json.Marshal(n + "_complete")
+		fmt.Fprintf(&buf, ",%s:%t", k, w.complete[n])
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // taskJSON is the task part of status, show and tasks --json.
@@ -133,6 +165,7 @@ func taskJSON(st *engine.State, now time.Time) *workflowJSON {
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
 		Cancelled: st.Cancelled, FilesLocked: st.FilesLocked, NodeMoves: st.NodeMoves,
+		Rounds: engine.Rounds(st, nil), complete: engine.NodesComplete(st),
 	}
 }
 

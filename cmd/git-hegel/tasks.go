@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -237,6 +238,19 @@ func runShow(c *cmdCtx, args []string) error {
 		}
 		line("Rollback", s)
 	}
+	rounds := engine.Rounds(st, nil)
+	for _, node := range sortedRoundNodes(rounds) {
+		for _, r := range rounds[node] {
+			if r.Outcome != engine.RoundSentBack {
+				continue
+			}
+			s := fmt.Sprintf("%s round %d of %d sent back to %s, %s", node, r.Number, len(rounds[node]), r.To, c.stamp(*r.EndedAt))
+			if r.Reason != "" {
+				s += ": " + firstLineOf(r.Reason)
+			}
+			line("Round", s)
+		}
+	}
 	for _, m := range st.NodeMoves {
 		s := fmt.Sprintf("%s -> %s by hand, %s", m.From, m.To, c.stamp(m.At))
 		if m.By != "" {
@@ -450,4 +464,16 @@ func (c *cmdCtx) resultLine(st *engine.State, node string) string {
 		s += "; files: " + strings.Join(m.Files, ", ")
 	}
 	return s
+}
+
+// sortedRoundNodes lists the nodes entered more than once, by name.
+func sortedRoundNodes(r map[string][]engine.Round) []string {
+	var out []string
+	for n, rs := range r {
+		if len(rs) > 1 {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
