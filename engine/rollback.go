@@ -169,7 +169,7 @@ func (e *Engine) applyRollback(st *State, wf *workflow.Definition, req *Rollback
 	from := st.CurrentNode
 	st.History = slices.Clone(history)
 	st.CurrentNode = req.Node
-	e.reopen(st)
+	e.reopen(st, wf)
 	st.CompletedNodes = keepVisited(st.CompletedNodes, st.History)
 	switch {
 	case req.Node == workflow.NodeDone:

@@ -90,6 +90,9 @@ type State struct {
 	// task is stopped before it edits them. Sync merges them as a set:
 	// union with removal (MergeLocks).
 	FilesLocked []FileLock `json:"files_locked,omitempty"`
+	// Subphase is where the task is within its node's sub-phases
+	// (subphase.go); "" when the node has none.
+	Subphase string `json:"subphase,omitempty"`
 	// NodeMoves records every node set by hand (goto.go).
 	NodeMoves []NodeMove `json:"node_moves,omitempty"`
 }

@@ -105,8 +105,10 @@ func init() {
 	commands = []*command{
 		{name: "start", args: "<workflow> [<node>] [--task NAME] [--type TYPE] [-d TEXT] [--priority P]", summary: "Start a workflow in this worktree", group: "Workflows",
 			setFlags: startFlags, run: runStart, operands: []valueKind{kindWorkflow, kindNode}},
-		{name: "next", args: "[<claim>] [--force[=<rule_type>]] [-y] [--task NAME]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
-			setFlags: flags(taskFlag, nextFlags), run: runNext, operands: []valueKind{kindClaim}},
+		{name: "next", args: "[<claim>] [--force[=<rule_type>]] [-y] [--task NAME] | --sub", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
+			setFlags: flags(taskFlag, nextFlags, func(fs *pflag.FlagSet) {
+				fs.Bool("sub", false, "move to the node's next sub-phase instead of leaving the node")
+			}), run: runNext, operands: []valueKind{kindClaim}},
 		{name: "done", args: "[--force[=<rule_type>]] [-y] [--task NAME]", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
 			setFlags: flags(taskFlag, nextFlags), run: runDone},
 		{name: "prev", args: "[--task NAME]", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runPrev},

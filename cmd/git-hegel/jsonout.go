@@ -117,6 +117,8 @@ type workflowJSON struct {
 	FilesLocked []engine.FileLock `json:"files_locked,omitempty"`
 	// NodeMoves are the nodes set by hand (git hegel goto).
 	NodeMoves []engine.NodeMove `json:"node_moves,omitempty"`
+	// Subphase is where the task is within its node's sub-phases.
+	Subphase string `json:"subphase,omitempty"`
 	// Rounds are each node's entries and how each ended (engine.Rounds).
 	Rounds map[string][]engine.Round `json:"rounds,omitempty"`
 	// complete becomes one "<node>_complete" key per node entered
@@ -165,7 +167,7 @@ func taskJSON(st *engine.State, now time.Time) *workflowJSON {
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
 		Cancelled: st.Cancelled, FilesLocked: st.FilesLocked, NodeMoves: st.NodeMoves,
-		Rounds: engine.Rounds(st, nil), complete: engine.NodesComplete(st),
+		Subphase: st.Subphase, Rounds: engine.Rounds(st, nil), complete: engine.NodesComplete(st),
 	}
 }
 

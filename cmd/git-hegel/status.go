@@ -149,6 +149,15 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	if st.TaskType != "" {
 		fmt.Fprintf(w, "Type: %s\n", st.TaskType)
 	}
+	if st.Subphase != "" {
+		// Only a node with sub-phases sets one, so only then is the
+		// definition read.
+		if wf, err := engine.TaskWorkflow(t); err == nil {
+			if line := engine.SubphaseLine(st, wf); line != "" {
+				fmt.Fprintf(w, "Sub-phase: %s\n", line)
+			}
+		}
+	}
 	if st.Attempt > 1 {
 		line := fmt.Sprintf("Attempt %d of %d", st.Attempt, maxAttempts(e, t))
 		if st.LastFailure != "" {

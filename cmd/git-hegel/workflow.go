@@ -109,6 +109,9 @@ func forceRuleTypes() []string {
 }
 
 func runNext(c *cmdCtx, args []string) error {
+	if c.boolFlag("sub") {
+		return runNextSub(c, args)
+	}
 	force, args, err := c.force(args)
 	if err != nil {
 		return err
@@ -331,4 +334,22 @@ func trimNL(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// runNextSub is `next --sub`: the node's next sub-phase.
+func runNextSub(c *cmdCtx, args []string) error {
+	if len(args) > 0 || c.flags.Changed("force") || c.flags.Changed("yes") {
+		return usagef(c.name, "--sub takes no claim, --force or -y")
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, err := e.NextSubphase(engine.TaskOptions{Task: c.selected()})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\nSub-phase: %s\n", v.Mode, c.paint(c.Stdout, "node", v.Node), v.State.Subphase)
+	fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+	return nil
 }
