@@ -48,10 +48,12 @@ bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with gi
 	$(GO) test -run '^$$' -bench '^BenchmarkWeb' -benchtime=30x ./cmd/git-hegel/
 	$(GO) run ./testdata/bench
 
-fuzz: ## Fuzz the workflow YAML loader, the log's state reader and the agents' settings editor, 60s each
+fuzz: ## Fuzz the workflow YAML loader, the log's state reader, the agents' settings editor, commands and their values, 60s each
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/workflow/
 	$(GO) test -run '^$$' -fuzz FuzzChainStateOf -fuzztime 60s ./gitstore/
 	$(GO) test -run '^$$' -fuzz FuzzSettingsRoundTrip -fuzztime 60s ./engine/agent/
+	$(GO) test -run '^$$' -fuzz '^FuzzShellCommand$$' -fuzztime 60s ./engine/workflow/
+	$(GO) test -run '^$$' -fuzz '^FuzzCommandValues$$' -fuzztime 60s ./cmd/git-hegel/runexec/
 
 man: ## Check that the man page renders without warnings
 	@if command -v groff >/dev/null; then \

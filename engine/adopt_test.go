@@ -7,24 +7,19 @@ import (
 )
 
 // recordingStore is the fake task store plus an adoption record, kept the
-// way gitstore keeps it: a save of a state that names this worktree
-// records it; fetched data (put straight into the map here) records
-// nothing.
+// way gitstore keeps it: the engine's claims write it; fetched data (put
+// straight into the map here) and saves write nothing.
 type recordingStore struct {
 	*fakeTaskStore
-	self    string
 	adopted map[string]string
 }
 
-func (s *recordingStore) SaveTask(t *Task, msg string) (string, error) {
-	rev, err := s.fakeTaskStore.SaveTask(t, msg)
-	if err == nil && t.State.WorktreeID == s.self {
-		s.adopted[t.State.Task] = s.self
-	}
-	return rev, err
-}
-
 func (s *recordingStore) Adopted(task, worktreeID string) bool { return s.adopted[task] == worktreeID }
+
+func (s *recordingStore) Adopt(task, worktreeID string) error {
+	s.adopted[task] = worktreeID
+	return nil
+}
 
 // TestRebuildAdoptsOnlyRecordedTasks: a fetched task that carries this
 // worktree's id and a later updated_at is not adopted when the session is
@@ -32,7 +27,7 @@ func (s *recordingStore) Adopted(task, worktreeID string) bool { return s.adopte
 func TestRebuildAdoptsOnlyRecordedTasks(t *testing.T) {
 	te := newTestEngine(t, nil)
 	te.WorktreeID = "aaaa:main"
-	store := &recordingStore{fakeTaskStore: te.tasks, self: te.WorktreeID, adopted: map[string]string{}}
+	store := &recordingStore{fakeTaskStore: te.tasks, adopted: map[string]string{}}
 	te.Engine.Tasks = store
 	if _, err := te.Start("minimal", "", "mine"); err != nil {
 		t.Fatal(err)

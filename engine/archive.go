@@ -3,8 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -32,7 +34,7 @@ func (e *Engine) finish(t *Task, wf *workflow.Definition) {
 	if e.Archive == nil || t.Archived {
 		return
 	}
-	if _, err := e.archive(t, wf, e.artifactCopies(wf)); err != nil {
+	if _, err := e.archive(t, wf, e.artifactCopies(t.State.Task, wf)); err != nil {
 		e.warn(fmt.Sprintf("task %s finished but was not archived: %v; the next command that sees it archives it", t.State.Task, err))
 	}
 }
@@ -45,7 +47,16 @@ func (e *Engine) archive(t *Task, wf *workflow.Definition, files []ArchivedFile)
 	drop := !e.KeepCheckpoints && (st.Status == StatusCompleted || st.Status == StatusAborted)
 	msg := fmt.Sprintf("archive: %s at %s", st.Status, st.CurrentNode)
 	if len(files) > 0 {
-		msg += fmt.Sprintf(" (%d %s)", len(files), plural(len(files), "artifact", "artifacts"))
+		// The archive is pushed with the task: its message says what
+		// left the worktree.
+		names := make([]string, 0, len(files))
+		for _, f := range files {
+			names = append(names, text.QuotePath(f.Path, true))
+		}
+		if len(names) > maxNamedArtifacts {
+			names = append(names[:maxNamedArtifacts], fmt.Sprintf("and %d more", len(files)-maxNamedArtifacts))
+		}
+		msg += fmt.Sprintf(" (%s: %s)", text.Plural(len(files), "artifact", "artifacts"), strings.Join(names, ", "))
 	}
 	rev, err := e.Archive.ArchiveTask(t, files, msg, drop)
 	if err != nil {
@@ -54,16 +65,44 @@ func (e *Engine) archive(t *Task, wf *workflow.Definition, files []ArchivedFile)
 	return &Task{State: st, Definition: t.Definition, Rev: rev, Archived: true}, nil
 }
 
+// maxNamedArtifacts bounds the artifacts an archive's message names.
+const maxNamedArtifacts = 10
+
 // artifactCopies reads every artifact the workflow names from this
 // worktree, as the files are at completion. Missing files are left out;
 // one that is not a regular file or is too large is left out with a
-// warning.
-func (e *Engine) artifactCopies(wf *workflow.Definition) []ArchivedFile {
+// warning. The archive is pushed with the task, so nothing that should
+// stay on this machine is copied: no file git ignores (a .env, a key),
+// nothing through a symbolic link or outside the worktree (Files and the
+// path rules of the definition see to those), and nothing a definition
+// this machine does not trust names (a remote could name .env).
+func (e *Engine) artifactCopies(task string, wf *workflow.Definition) []ArchivedFile {
 	if e.Files == nil || wf == nil {
 		return nil
 	}
+	paths := wf.Artifacts()
+	if len(paths) == 0 {
+		return nil
+	}
+	if !e.TrustOf(wf.Raw).Trusted {
+		e.warn(fmt.Sprintf("artifacts of task %s not archived: its workflow definition is not trusted here ('git hegel trust %s' before it ends keeps them)", task, task))
+		return nil
+	}
+	ignored, err := e.Files.Ignored(paths)
+	if err != nil {
+		e.warn(fmt.Sprintf("artifacts of task %s not archived: cannot tell which files git ignores: %v", task, err))
+		return nil
+	}
 	var out []ArchivedFile
-	for _, p := range wf.Artifacts() {
+	for _, p := range paths {
+		if err := workflow.CheckArtifactPath(p); err != nil {
+			e.warn(fmt.Sprintf("artifact %s not archived: %v", text.QuotePath(p, true), err))
+			continue
+		}
+		if ignored[p] {
+			e.warn(fmt.Sprintf("artifact %s not archived: git ignores it, and an ignored file never leaves this machine", text.QuotePath(p, true)))
+			continue
+		}
 		data, err := e.Files.ReadFile(p, MaxArtifactSize)
 		switch {
 		case errors.Is(err, ErrNotFound):

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
@@ -72,22 +71,18 @@ func (e *Engine) runChecks(ctx context.Context, t *Task, wf *workflow.Definition
 	if n == nil || len(n.Checks) == 0 {
 		return nil, nil
 	}
+	if !e.TrustOf(wf.Raw).Trusted {
+		return nil, &TrustError{Task: t.State.Task, Node: node, Field: "check", Origin: e.origin(t.State.Task)}
+	}
 	if e.Exec == nil {
 		return nil, fmt.Errorf("'%s' has checks, and they cannot be run here; nothing changed", node)
 	}
-	env, files, err := e.stepEnv(t, wf, node, "")
+	env, files, err := e.stepEnv(t, wf, node, "", true)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range n.Checks {
-		d, err := e.runData(t.State, c.Template)
-		if err != nil {
-			return nil, err
-		}
-		cmd, err := renderTemplate(c.Template, c.Line, "check: ", n, t.State, wf, e.Guides, d, ShellQuote)
-		if err != nil {
-			return nil, err
-		}
+		cmd := c.Command
 		if out != nil {
 			fmt.Fprintf(out, "check: %s\n", cmd)
 		}
@@ -151,8 +146,9 @@ const ResultsDirEnv = "HEGEL_RESULTS_DIR"
 
 // stepEnv is the environment of a handler or check at node: the task,
 // the node, the step number and the total, and the results so far as
-// files. adapter names the adapter for adapter steps.
-func (e *Engine) stepEnv(t *Task, wf *workflow.Definition, node, adapter string) ([]string, map[string][]byte, error) {
+// files. adapter names the adapter for adapter steps; values adds the
+// run's values as variables (commands and checks: command_env.go).
+func (e *Engine) stepEnv(t *Task, wf *workflow.Definition, node, adapter string, values bool) ([]string, map[string][]byte, error) {
 	step, total := StepOf(wf, t.State)
 	env := []string{
 		"HEGEL_TASK=" + t.State.Task,
@@ -172,14 +168,18 @@ func (e *Engine) stepEnv(t *Task, wf *workflow.Definition, node, adapter string)
 	for n, r := range results {
 		files[n] = []byte(r)
 	}
-	return env, files, nil
-}
-
-// ShellQuote quotes s as one word for sh (single quotes); an empty value
-// stays empty, so {{#if}} and optional words behave as in prompts.
-func ShellQuote(s string) string {
-	if s == "" {
-		return ""
+	if values {
+		in, err := e.loadInputs(t.State.Task, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		st := t.State
+		venv, skipped := ValueEnv(CommandValues{Prompt: in.Prompt, Context: in.Context, Vars: in.Vars, Results: results,
+			Task: map[string]string{"mode": st.Mode, "description": st.Description, "type": st.TaskType, "priority": st.Priority}})
+		for _, s := range skipped {
+			e.warn(s)
+		}
+		env = append(env, venv...)
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return env, files, nil
 }

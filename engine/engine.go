@@ -96,6 +96,10 @@ type Engine struct {
 	// the step runner's handlers (run.go). Nil: a node with checks cannot
 	// end.
 	Exec Executor
+	// Trust is this machine's record of trusted definitions (trust.go):
+	// only a trusted definition runs commands or shows its prompt. Nil:
+	// every definition is trusted (the in-memory test stores).
+	Trust TrustStore
 
 	// warnedDamaged: refs this command warned about already.
 	warnedDamaged map[string]bool
@@ -110,6 +114,10 @@ type Files interface {
 	ReadFile(path string, limit int64) ([]byte, error)
 	// Size returns a regular file's size (ErrNotFound when missing).
 	Size(path string) (int64, error)
+	// Ignored returns the paths among paths that git's ignore rules
+	// (.gitignore files, info/exclude, core.excludesFile) ignore: such a
+	// file is never copied into the archive, which syncs.
+	Ignored(paths []string) (map[string]bool, error)
 }
 
 // Rewinder restores files, index and HEAD to a checkpoint.
@@ -169,6 +177,9 @@ type View struct {
 	Gate *GateView
 	// Parked is the task start or switch parked to make room.
 	Parked *State
+	// Untrusted is set when the definition is not trusted here: Prompt
+	// is then a notice saying so, not the node's prompt (trust.go).
+	Untrusted bool
 }
 
 var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })
@@ -249,22 +260,8 @@ func (e *Engine) Lookup(name string) (*Task, error) {
 	return e.sighted(t), nil
 }
 
-// owns reports whether st belongs to this worktree: by worktree id, or by
-// path when either side has no id (the in-memory test stores).
-func (e *Engine) owns(st *State) bool {
-	if st.WorktreeID != "" && e.WorktreeID != "" {
-		return st.WorktreeID == e.WorktreeID
-	}
-	return st.Worktree != "" && st.Worktree == e.Worktree
-}
-
 // ownedByNobody reports a task no worktree owns (parked by switch).
 func ownedByNobody(st *State) bool { return st.Worktree == "" && st.WorktreeID == "" }
-
-// Claim makes st belong to this worktree (start, and restoring a stash).
-func (e *Engine) Claim(st *State) {
-	st.Worktree, st.WorktreeID = e.Worktree, e.WorktreeID
-}
 
 // rebuild finds this worktree's active task from the refs alone, and
 // records the answer in the session so the scan is not repeated. In a
@@ -288,7 +285,7 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 		}
 		// Only a task this worktree created or took over: fetched data
 		// can carry any worktree id (adopt.go).
-		if !t.State.Active() || !e.owns(t.State) || !e.adopted(t.State) {
+		if !t.State.Active() || !e.owns(t.State) {
 			continue
 		}
 		if best == nil || t.State.UpdatedAt.After(best.State.UpdatedAt) {
@@ -664,13 +661,23 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 // starts with why the last attempt failed, so an agent trying again knows
 // what went wrong.
 func (e *Engine) view(st *State, wf *workflow.Definition) *View {
+	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode,
+		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
+	// A prompt is instructions to whoever reads it, a coding agent
+	// included: an untrusted definition's never reaches it. (The text of
+	// done and aborted is git-hegel's own, whoever wrote the definition.)
+	if st.CurrentNode != workflow.NodeDone && st.CurrentNode != workflow.NodeAborted {
+		if notice := e.PromptTrusted(st.Task, wf); notice != "" {
+			v.Prompt, v.Untrusted = notice, true
+			return v
+		}
+	}
 	prompt, err := e.RenderPrompt(st, wf)
 	if err != nil {
 		e.warn(err.Error() + " (showing the prompt as written)")
 		prompt = wf.Prompt(st.CurrentNode)
 	}
-	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Prompt: prompt,
-		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
+	v.Prompt = prompt
 	if st.LastFailure != "" && !wf.IsTerminal(st.CurrentNode) {
 		head := fmt.Sprintf("The last attempt at '%s' failed:", st.CurrentNode)
 		if st.Attempt > 1 {
@@ -776,7 +783,9 @@ func (e *Engine) ViewOf(t *Task) (*View, error) {
 func (e *Engine) Owns(st *State) bool { return e.owns(st) }
 
 // OwnerLabel names the worktree that owns st for people: "this worktree",
-// "-" (parked: nobody), "another clone", or the owning worktree's path.
+// "-" (parked: nobody), "another clone", the owning worktree's path, or
+// "unverified" for a state naming a worktree of this clone that this
+// clone's record does not confirm (it arrived with a fetch).
 func (e *Engine) OwnerLabel(st *State) string {
 	switch {
 	case e.owns(st):
@@ -785,9 +794,15 @@ func (e *Engine) OwnerLabel(st *State) string {
 		return "-"
 	case !sameInstance(st.WorktreeID, e.WorktreeID):
 		return "another clone"
+	case !e.verified(st):
+		return OwnerUnverified
 	}
 	return st.Worktree
 }
+
+// OwnerUnverified is the owner label of a task whose state names a
+// worktree of this clone without this clone's record agreeing.
+const OwnerUnverified = "unverified"
 
 // sameInstance reports whether two worktree ids belong to one clone
 // ("<instance>:<worktree>").

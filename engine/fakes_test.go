@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -332,8 +333,19 @@ func (f *fakeSessionStore) UpdateSession(fn func(*Session) error) (*Session, err
 	return &c, nil
 }
 
-// fakeFiles is a worktree of regular files.
+// fakeFiles is a worktree of regular files; a value "ignored:..." is a
+// file git ignores.
 type fakeFiles map[string]string
+
+func (f fakeFiles) Ignored(paths []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, p := range paths {
+		if strings.HasPrefix(f[p], "ignored:") {
+			out[p] = true
+		}
+	}
+	return out, nil
+}
 
 func (f fakeFiles) Size(p string) (int64, error) {
 	d, ok := f[p]

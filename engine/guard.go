@@ -25,7 +25,11 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string, for
 	}
 	n, ok := wf.Nodes[st.CurrentNode]
 	var rules []workflow.Rule
-	if ok {
+	if ok && e.TrustOf(wf.Raw).Trusted {
+		// A violation is instructions to whoever runs next, an agent
+		// included: an untrusted definition's rules are not applied
+		// (trust.go), as the hooks do not apply them. The locked_files
+		// guard is not the definition's, and applies to every node.
 		rules = n.Rules
 	}
 	if len(rules) == 0 && e.Events == nil {

@@ -114,13 +114,23 @@ func LockedBy(states []*State, except, file string) []LockHolder {
 	return out
 }
 
-// LockMessage is the one line that stops an edit of a locked file.
+// LockMessage is the one line that stops an edit of a locked file. It
+// reaches the agent, and the lock may come from another clone: so it
+// names only the file the agent itself is editing and the holder's task
+// name (a valid one, or none), never the lock's own text.
 func LockMessage(file string, h LockHolder) string {
-	msg := fmt.Sprintf("'%s' is locked by task %s", file, h.Task)
-	if h.Lock.Path != file {
-		msg += fmt.Sprintf(" (lock '%s')", h.Lock.Path)
+	return fmt.Sprintf("'%s' is locked by task %s; leave it to that task, or take the lock over with 'git hegel lock --force %s'",
+		file, holderName(h.Task), file)
+}
+
+// holderName is a lock holder's task name as it may be shown: the name
+// of a state read from a ref is someone else's text until it is a valid
+// task name.
+func holderName(task string) string {
+	if ValidTaskName(task) {
+		return task
 	}
-	return msg + "; leave it to that task, or take the lock over with 'git hegel lock --force " + h.Lock.Path + "'"
+	return "(a task whose name is not valid)"
 }
 
 // LockError refuses a lock another open task holds.
@@ -130,7 +140,8 @@ type LockError struct {
 }
 
 func (e *LockError) Error() string {
-	return fmt.Sprintf("'%s' is locked by task %s (lock '%s'); 'git hegel lock --force %s' takes it over", e.Path, e.Holder.Task, e.Holder.Lock.Path, e.Path)
+	return fmt.Sprintf("'%s' is locked by task %s (lock %s); 'git hegel lock --force %s' takes it over",
+		e.Path, holderName(e.Holder.Task), text.Quote(e.Holder.Lock.Path), e.Path)
 }
 
 // LockResult is what `git hegel lock` did.
@@ -361,7 +372,7 @@ func (e *Engine) lockViolations(st *State, evs []agent.Event) ([]agent.Violation
 			Rule:    workflow.Rule{Type: RuleLockedFiles},
 			Node:    st.CurrentNode,
 			Summary: LockMessage(f, hs[0]),
-			Comply:  fmt.Sprintf("undo the change to '%s', or take the lock over ('git hegel lock --force %s'), or override with 'git hegel next --force=%s'", f, hs[0].Lock.Path, RuleLockedFiles),
+			Comply:  fmt.Sprintf("undo the change to '%s', or take the lock over ('git hegel lock --force %s'), or override with 'git hegel next --force=%s'", f, f, RuleLockedFiles),
 		})
 	}
 	return out, nil

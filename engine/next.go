@@ -84,7 +84,15 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	if missing := e.checkArtifact(wf, from); missing != nil && !o.Force.All {
 		return nil, missing
 	}
+	// Nothing runs for a task this worktree may not change, nor for a
+	// definition this machine does not trust (--force runs nothing).
+	if _, err := e.checkOwner(cur.State, updateOpts{call: TaskOptions{Task: o.Task, Force: o.Force.All}}); err != nil {
+		return nil, err
+	}
 	if !o.Force.All {
+		if err := e.MayRunNode(cur.State.Task, wf, from); err != nil {
+			return nil, err
+		}
 		ctx := o.Ctx
 		if ctx == nil {
 			ctx = context.Background()

@@ -33,7 +33,7 @@ func (e *Engine) Orphans(gone func(path string) bool) ([]Orphan, error) {
 		if !st.Active() || st.Worktree == "" || e.owns(st) {
 			continue
 		}
-		if st.WorktreeID != "" && !sameClone(st.WorktreeID, e.WorktreeID) {
+		if st.WorktreeID != "" && (!sameClone(st.WorktreeID, e.WorktreeID) || !e.verified(st)) {
 			continue
 		}
 		if gone(st.Worktree) {

@@ -22,7 +22,7 @@ func (e *Engine) RenderPrompt(st *State, wf *workflow.Definition) (string, error
 	if err != nil {
 		return "", err
 	}
-	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, e.Guides, d, nil)
+	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, e.Guides, d)
 }
 
 // RenderNodePrompt renders node n's prompt for a task in state st, taking
@@ -32,7 +32,7 @@ func RenderNodePrompt(n *workflow.Node, st *State, wf *workflow.Definition, src 
 	if n.Template == nil {
 		return n.Prompt, nil
 	}
-	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, src, runData{in: &runInputs{}, results: stepResults(st)}, nil)
+	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, src, runData{in: &runInputs{}, results: stepResults(st)})
 }
 
 // runData is what a template may use from a run: its inputs and the
@@ -61,7 +61,7 @@ func (e *Engine) runData(st *State, t *workflow.Template) (runData, error) {
 
 // renderTemplate renders t, one of node n's templates, with st's data and
 // the run data rd (RenderNode says the rest).
-func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Node, st *State, wf *workflow.Definition, src workflow.GuideSource, rd runData, quote func(string) string) (string, error) {
+func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Node, st *State, wf *workflow.Definition, src workflow.GuideSource, rd runData) (string, error) {
 	return wf.RenderNode(n, t, line, what, src, workflow.RenderData{
 		// Text ends in a newline; the template says where lines end.
 		Prompt:  strings.TrimRight(rd.in.Prompt, "\n"),
@@ -72,7 +72,6 @@ func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Nod
 			"name": st.Task, "description": st.Description, "type": st.TaskType,
 			"workflow": st.Workflow, "mode": st.Mode, "node": st.CurrentNode, "priority": st.Priority,
 		},
-		Quote: quote,
 	})
 }
 

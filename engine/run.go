@@ -263,16 +263,27 @@ func (rn *run) begin() (*Task, error) {
 // takeSelected returns the task the run continues: the active one, or
 // the one --task names, which this worktree takes as its active task
 // first (as git hegel switch does: a cancelled run's task is parked, and
-// continuing it makes it this worktree's again).
+// continuing it makes it this worktree's again). A definition this
+// machine does not trust is refused before anything changes.
 func (rn *run) takeSelected() (*Task, error) {
 	e := rn.e
 	name := rn.o.Task
 	if name == "" {
-		return e.Current("")
+		t, err := e.Current("")
+		if err != nil {
+			return nil, err
+		}
+		return t, rn.trusted(t)
 	}
 	t, err := e.Lookup(name)
-	if err != nil || !t.State.Active() || t.State.Status == StatusStashed {
+	if err != nil {
 		return t, err
+	}
+	if err := rn.trusted(t); err != nil {
+		return nil, err
+	}
+	if !t.State.Active() || t.State.Status == StatusStashed {
+		return t, nil
 	}
 	if sess, err := e.Session.LoadSession(); err == nil && sess.ActiveTask == name && e.owns(t.State) {
 		return t, nil
@@ -283,6 +294,16 @@ func (rn *run) takeSelected() (*Task, error) {
 	}
 	rn.report.Parked = v.Parked
 	return e.Lookup(name)
+}
+
+// trusted refuses a task whose definition runs processes and is not
+// trusted here (trust.go).
+func (rn *run) trusted(t *Task) error {
+	wf, err := definition(t)
+	if err != nil {
+		return err
+	}
+	return rn.e.MayRun(t.State.Task, wf, t.State.CurrentNode)
 }
 
 // runnable refuses a task whose status no run can continue.
@@ -337,6 +358,15 @@ func checkContextSize(o RunOptions) error {
 	}
 	if n > MaxInputBytes {
 		return badNamef("The context is %s; the most a run keeps is %s", Size(int64(n)), Size(MaxInputBytes))
+	}
+	return varsCollide(o.Vars)
+}
+
+// varsCollide refuses --set keys that commands would see as one
+// variable.
+func varsCollide(vars map[string]string) error {
+	if a, b := VarCollision(vars); a != "" {
+		return badNamef("--set %s and --set %s would both be %s%s to commands; use one of them", a, b, workflow.EnvVarPrefix, workflow.EnvName(a))
 	}
 	return nil
 }
@@ -394,6 +424,9 @@ func (rn *run) storeInputs(t *Task) (*Task, error) {
 		vars := map[string]string{}
 		maps.Copy(vars, stored.Vars)
 		maps.Copy(vars, o.Vars)
+		if err := varsCollide(vars); err != nil {
+			return nil, err
+		}
 		b, err := json.MarshalIndent(vars, "", "  ")
 		if err != nil {
 			return nil, err
@@ -497,6 +530,10 @@ func (rn *run) step(ctx context.Context, t *Task) bool {
 		rn.stop(RunFailed, t, fmt.Errorf("'%s' has no transition to move on by", node))
 		return false
 	}
+	if err := e.MayRunNode(rn.task, wf, node); err != nil {
+		rn.stop(RunFailed, t, err)
+		return false
+	}
 	stepStart := e.now()
 	rn.progress(t, "step", "", stepStart)
 	var sr *stepRun
@@ -504,7 +541,7 @@ func (rn *run) step(ctx context.Context, t *Task) bool {
 	text := ""
 	if n.Run.Kind == workflow.HandlerConfirm {
 		var err error
-		if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: ", nil); err != nil {
+		if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: "); err != nil {
 			rn.stop(RunFailed, t, err)
 			return false
 		}
@@ -572,13 +609,18 @@ func (sr *stepRun) put() map[string][]byte {
 func (rn *run) handle(ctx context.Context, t *Task, n *workflow.Node) (*stepRun, error) {
 	e, r := rn.e, rn.r
 	h := n.Run
+	// The run was checked when it began; this is the last word before a
+	// process starts, whoever calls it.
+	if err := e.MayRunNode(t.State.Task, rn.wf, n.Name); err != nil {
+		return nil, err
+	}
 	var p Process
 	handler := "command"
 	adapterName := ""
 	prompt := ""
 	if n.Template != nil {
 		var err error
-		if prompt, err = rn.render(t, n, n.Template, n.PromptLine, "", nil); err != nil {
+		if prompt, err = rn.render(t, n, n.Template, n.PromptLine, ""); err != nil {
 			return nil, err
 		}
 	}
@@ -591,11 +633,7 @@ func (rn *run) handle(ctx context.Context, t *Task, n *workflow.Node) (*stepRun,
 		handler, adapterName = "adapter "+a.Name, a.Name
 		p.Command, p.Timeout = a.Command, a.Timeout
 	case workflow.HandlerCommand:
-		cmd, err := rn.render(t, n, h.Template, h.Line, "run: command: ", ShellQuote)
-		if err != nil {
-			return nil, err
-		}
-		p.Command = cmd
+		p.Command = h.Text
 	}
 	if h.Timeout > 0 {
 		p.Timeout = h.Timeout
@@ -603,7 +641,7 @@ func (rn *run) handle(ctx context.Context, t *Task, n *workflow.Node) (*stepRun,
 	if prompt != "" {
 		p.Stdin = []byte(prompt + "\n")
 	}
-	env, files, err := e.stepEnv(t, rn.wf, n.Name, adapterName)
+	env, files, err := e.stepEnv(t, rn.wf, n.Name, adapterName, h.Kind == workflow.HandlerCommand)
 	if err != nil {
 		return nil, err
 	}
@@ -645,12 +683,12 @@ func roundSeconds(d time.Duration) float64 {
 }
 
 // render renders one of node n's templates for the task.
-func (rn *run) render(t *Task, n *workflow.Node, tpl *workflow.Template, line int, what string, quote func(string) string) (string, error) {
+func (rn *run) render(t *Task, n *workflow.Node, tpl *workflow.Template, line int, what string) (string, error) {
 	d, err := rn.e.runData(t.State, tpl)
 	if err != nil {
 		return "", err
 	}
-	return renderTemplate(tpl, line, what, n, t.State, rn.wf, rn.e.Guides, d, quote)
+	return renderTemplate(tpl, line, what, n, t.State, rn.wf, rn.e.Guides, d)
 }
 
 // check runs the node's checks, reporting each.
@@ -781,7 +819,7 @@ func (rn *run) confirmWaiting(ctx context.Context, t *Task) bool {
 		text := ""
 		if n := wf.Nodes[node]; n.Run != nil && n.Run.Kind == workflow.HandlerConfirm {
 			var err error
-			if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: ", nil); err != nil {
+			if text, err = rn.render(t, n, n.Run.Template, n.Run.Line, "run: confirm: "); err != nil {
 				rn.stop(RunFailed, t, err)
 				return false
 			}

@@ -213,6 +213,11 @@ func TestRunAsk(t *testing.T) {
 	if call.FilesEnv != ResultsDirEnv {
 		t.Errorf("files env %q", call.FilesEnv)
 	}
+	// An adapter's input is its prompt; the values are not in its
+	// environment (commands get them: TestCommandValuesInEnv).
+	if slices.ContainsFunc(call.Env, func(kv string) bool { return strings.HasPrefix(kv, workflow.EnvPrompt+"=") }) {
+		t.Errorf("adapter env %v has %s", call.Env, workflow.EnvPrompt)
+	}
 	want := []string{"start: ask at query", "run: started with prompt", "run: query -> done (query_complete); adapter fake, 12 B"}
 	if !slices.Equal(re.tasks.log, want) {
 		t.Errorf("commits:\n%s\nwant\n%s", strings.Join(re.tasks.log, "\n"), strings.Join(want, "\n"))
@@ -651,7 +656,7 @@ nodes:
   code:
     prompt: write it
     check:
-      - lint {{vars.dir}}
+      - lint "$HEGEL_VAR_DIR"
       - test
     transitions:
       - when: code_complete
@@ -665,7 +670,7 @@ func TestChecksOnNext(t *testing.T) {
 	if _, err := re.Start("c", "", "t"); err != nil {
 		t.Fatal(err)
 	}
-	re.exec.procs["lint"] = echo("", 0)
+	re.exec.procs[`lint "$HEGEL_VAR_DIR"`] = echo("", 0)
 	re.exec.procs["test"] = func(_ context.Context, p *Process) *ProcessResult {
 		for i := 1; i <= 30; i++ {
 			fmt.Fprintf(p.Stdout, "line %d\n", i)
@@ -698,22 +703,67 @@ func TestChecksOnNext(t *testing.T) {
 	}
 }
 
-// Values inserted into commands are quoted for the shell.
-func TestCommandQuotesValues(t *testing.T) {
+// Values reach commands in the environment, never in the command text:
+// the command runs as written, whatever the values hold.
+func TestCommandValuesInEnv(t *testing.T) {
 	wf := `start_node: a
 nodes:
   a:
     run:
-      command: echo {{prompt}} {{vars.x}}
+      command: echo "$HEGEL_PROMPT" "$HEGEL_VAR_X" \{{.State}}
     transitions:
       - when: a_complete
+        to: b
+  b:
+    run:
+      command: cat
+    check: test -n "$HEGEL_RESULT_A"
+    transitions:
+      - when: b_complete
         to: done
 `
 	re := newRunEnv(t, map[string][]byte{"q.yaml": []byte(wf)})
-	re.exec.procs[`echo 'it'\''s; rm -rf /' 'a b'`] = echo("", 0)
-	rep := re.run(t, RunOptions{Workflow: "q", Prompt: ptr("it's; rm -rf /"), Vars: map[string]string{"x": "a b"}})
+	evil := "it's; $(touch pwned) `id`"
+	re.exec.procs[`echo "$HEGEL_PROMPT" "$HEGEL_VAR_X" {{.State}}`] = echo("$(rm -rf /)\n", 0)
+	re.exec.procs["cat"] = echo("", 0)
+	re.exec.procs[`test -n "$HEGEL_RESULT_A"`] = echo("", 0)
+	rep := re.run(t, RunOptions{Workflow: "q", Prompt: ptr(evil), Vars: map[string]string{"x": "a b"}})
 	if rep.Outcome != RunCompleted {
 		t.Fatalf("%s: %v (ran %q)", rep.Outcome, rep.Err, re.exec.commands())
+	}
+	calls := re.exec.calls
+	if len(calls) != 3 {
+		t.Fatalf("ran %q", re.exec.commands())
+	}
+	for _, want := range []string{"HEGEL_PROMPT=" + evil, "HEGEL_VAR_X=a b", "HEGEL_CONTEXT=", "HEGEL_TASK=" + rep.Task} {
+		if !slices.Contains(calls[0].Env, want) {
+			t.Errorf("step a env %q lacks %q", calls[0].Env, want)
+		}
+	}
+	if !slices.Contains(calls[2].Env, "HEGEL_RESULT_A=$(rm -rf /)\n") {
+		t.Errorf("check env %q lacks the result of a", calls[2].Env)
+	}
+	if !slices.Contains(calls[1].Env, "HEGEL_PROMPT="+evil) {
+		t.Errorf("command step b env %q lacks HEGEL_PROMPT", calls[1].Env)
+	}
+}
+
+func TestValueEnv(t *testing.T) {
+	env, skipped := ValueEnv(CommandValues{Prompt: "p", Context: strings.Repeat("x", MaxEnvValue+1),
+		Vars: map[string]string{"b": "2", "a": "1\x00"}, Results: map[string]string{"code-review": "ok"},
+		Task: map[string]string{"type": "bug", "priority": "high"}})
+	want := []string{"HEGEL_PROMPT=p", "HEGEL_CONTEXT=", "HEGEL_VAR_A=", "HEGEL_VAR_B=2", "HEGEL_RESULT_CODE_REVIEW=ok", "HEGEL_TASK_TYPE=bug", "HEGEL_TASK_PRIORITY=high"}
+	if !slices.Equal(env, want) {
+		t.Errorf("env %q\nwant %q", env, want)
+	}
+	if len(skipped) != 2 || !strings.HasPrefix(skipped[0], "HEGEL_CONTEXT is empty: the context is 100 KiB") || !strings.Contains(skipped[1], "NUL") {
+		t.Errorf("skipped %q", skipped)
+	}
+	if a, b := VarCollision(map[string]string{"x": "", "X": "", "y": ""}); a != "X" || b != "x" {
+		t.Errorf("collision %q %q", a, b)
+	}
+	if workflow.EnvName("Code-review.2") != "CODE_REVIEW_2" {
+		t.Errorf("EnvName %q", workflow.EnvName("Code-review.2"))
 	}
 }
 
@@ -766,10 +816,16 @@ func TestRunDefinitionErrors(t *testing.T) {
 			`w.yaml:4: node "a": "run" must be a mapping with one of adapter, command or confirm, got "claude"`},
 		{y("start_node: a", "nodes:", "  a:", "    run:", "      timeout: 5m", "    prompt: p", "    transitions: [{when: a_complete, to: done}]"),
 			`w.yaml:5: node "a": run: needs one of adapter, command or confirm`},
-		{y("start_node: a", "nodes:", "  a:", "    run:", "      command: |", "        make", "        make {{results.nope}}", "    transitions: [{when: a_complete, to: done}]"),
-			`w.yaml:7: node "a": run: command: {{results.nope}} names no node of this workflow`},
-		{y("start_node: a", "nodes:", "  a:", "    run: {adapter: default}", "    check:", "      - ok", "      - go test {{pkg}}", "    prompt: p", "    transitions: [{when: a_complete, to: done}]"),
-			`w.yaml:7: node "a": check: unknown name {{pkg}}: write {{?pkg}} for optional context or {{NAME}} (upper case) for a guide`},
+		{y("start_node: a", "nodes:", "  a:", "    run:", "      command: |", "        make", "        make '{{results.code-review}}'", "    transitions: [{when: a_complete, to: done}]"),
+			`w.yaml:7: node "a": run: command: {{results.code-review}} would splice a value into shell code; write "$HEGEL_RESULT_CODE_REVIEW" instead (double-quoted, the shell reads it as data)`},
+		{y("start_node: a", "nodes:", "  a:", "    run: {adapter: default}", "    check:", "      - ok", "      - go test {{ vars.pkg }}", "    prompt: p", "    transitions: [{when: a_complete, to: done}]"),
+			`w.yaml:7: node "a": check: {{ vars.pkg }} would splice a value into shell code; write "$HEGEL_VAR_PKG" instead (double-quoted, the shell reads it as data)`},
+		{y("start_node: a", "nodes:", "  a:", "    run: {command: 'x {{{prompt}}}'}", "    transitions: [{when: a_complete, to: done}]"),
+			`w.yaml:4: node "a": run: command: {{{prompt}}} would splice a value into shell code; write "$HEGEL_PROMPT" instead (double-quoted, the shell reads it as data)`},
+		{y("start_node: a", "nodes:", "  a:", "    run: {command: make}", "    check: 'test {{#if prompt}}x{{/if}}'", "    transitions: [{when: a_complete, to: done}]"),
+			`w.yaml:5: node "a": check: {{#if prompt}} would splice a value into shell code; commands are not templates; read values from the environment ("$HEGEL_PROMPT", "$HEGEL_VAR_<KEY>", "$HEGEL_RESULT_<NODE>": docs/run.md), or write \{{ for a literal {{`},
+		{y("start_node: a-b", "nodes:", "  a-b:", "    run: {command: make}", "    transitions: [{when: go, to: a_b}]", "  a_b:", "    run: {command: make}", "    transitions: [{when: go, to: done}]"),
+			`w.yaml:6: nodes "a-b" and "a_b" would both pass their results to commands as HEGEL_RESULT_A_B; rename one`},
 		{y("start_node: a", "nodes:", "  a:", "    run: {adapter: default, timeout: soon}", "    prompt: p", "    transitions: [{when: a_complete, to: done}]"),
 			`w.yaml:4: node "a": run: timeout "soon" is not a duration such as 90s or 10m`},
 		{y("start_node: a", "nodes:", "  a:", "    run: {adapter: default}", "    transitions: [{when: a_complete, to: done}]"),
@@ -782,9 +838,13 @@ func TestRunDefinitionErrors(t *testing.T) {
 			t.Errorf("got  %v\nwant %s", err, tc.want)
 		}
 	}
-	// An unknown guide in a check is reported at its line by the registry.
+	// A guide in a check is a placeholder like any other.
 	r := workflow.LoadRegistry(map[string][]byte{"g.yaml": []byte(y("start_node: a", "nodes:", "  a:", "    run: {command: make}", "    check: cat {{NOPE}}", "    transitions: [{when: a_complete, to: done}]"))}, workflow.LoadOptions{})
-	if b, ok := r.GetBroken("g"); !ok || !strings.HasPrefix(b.Err.Error(), `g.yaml:5: node "a": unknown guide {{NOPE}}`) {
+	if b, ok := r.GetBroken("g"); !ok || !strings.HasPrefix(b.Err.Error(), `g.yaml:5: node "a": check: {{NOPE}} would splice a value into shell code; commands are not templates`) {
 		t.Errorf("broken %+v", b)
+	}
+	// Without commands, look-alike node names are fine.
+	if _, err := workflow.Parse("w", "w.yaml", []byte(y("start_node: a-b", "nodes:", "  a-b:", "    prompt: p", "    transitions: [{when: go, to: a_b}]", "  a_b:", "    prompt: p", "    transitions: [{when: go, to: done}]"))); err != nil {
+		t.Errorf("look-alike names without commands: %v", err)
 	}
 }

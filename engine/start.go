@@ -93,7 +93,6 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 		Description:     o.Description,
 		Priority:        o.Priority,
 	}
-	e.Claim(st)
 	var gi *GitInfo
 	if e.Git != nil {
 		gi = e.Git()
@@ -121,6 +120,13 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 		// stays in the history.
 		base.Rev, base.Archived = old.Rev, old.Archived
 	case !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	// The user chose to start this file: its content is trusted here
+	// (trust.go), before the task exists, so nothing shows it untrusted;
+	// and the task is this worktree's by this clone's own record.
+	e.trustStarted(task, wf.Raw)
+	if err := e.Claim(st); err != nil {
 		return nil, err
 	}
 	msg := fmt.Sprintf("start: %s at %s", wf.Name, node)

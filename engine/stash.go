@@ -390,7 +390,9 @@ func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) 
 		}
 		st := ent.State.Clone()
 		st.Task = ent.Task
-		e.Claim(st)
+		if err := e.Claim(st); err != nil {
+			return nil, nil, err
+		}
 		st.UpdatedAt = e.now()
 		_, err = e.save(base, st, wf, fmt.Sprintf("stash %s: restored from %s", op, ent.ID))
 		if err == nil {

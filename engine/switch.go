@@ -35,7 +35,7 @@ func (e *Engine) Switch(task string) (*View, error) {
 			task, st.Status, st.CurrentNode, st.Workflow, task)
 	case !st.Active():
 		return nil, fmt.Errorf("Task '%s' is %s; start a new workflow with 'git hegel start <workflow>'", task, st.Status)
-	case !e.owns(st) && !ownedByNobody(st) && sameClone(st.WorktreeID, e.WorktreeID):
+	case !e.owns(st) && !ownedByNobody(st) && sameClone(st.WorktreeID, e.WorktreeID) && e.verified(st):
 		return nil, fmt.Errorf("Task '%s' is active in another worktree (%s); continue it there, or abort it there first", task, st.Worktree)
 	}
 	cur, _, err := e.currentOrDamaged("")
@@ -57,7 +57,9 @@ func (e *Engine) Switch(task string) (*View, error) {
 		if !st.Active() {
 			return "", fmt.Errorf("Task '%s' became %s while switching; nothing changed", task, st.Status)
 		}
-		e.Claim(st)
+		if err := e.Claim(st); err != nil {
+			return "", err
+		}
 		return fmt.Sprintf("switch: taken over from %s", from), nil
 	})
 	if err != nil {

@@ -82,6 +82,11 @@ type TaskSync struct {
 	// Held is set when a worktree of this clone held the task (it was
 	// active there) and the remote's version replaced it.
 	Held *TaskHeld
+	// Definition is the blob id of the workflow definition the remote's
+	// version brought to a task this clone created or took over, when it
+	// differs from the one the task had here ("" otherwise). Whether it
+	// is trusted is the engine's to say (DefinitionNotes).
+	Definition string
 }
 
 // TaskHeld says what became of a task a worktree of this clone held when

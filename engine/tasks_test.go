@@ -326,7 +326,7 @@ func TestArchiveOnFinish(t *testing.T) {
 	if _, ok := te.tasks.cps["p"]; ok {
 		t.Error("checkpoints kept after done")
 	}
-	if last := te.tasks.archived[len(te.tasks.archived)-1]; last != "archive: completed at done (12 artifacts)" {
+	if last := te.tasks.archived[len(te.tasks.archived)-1]; last != "archive: completed at done (12 artifacts: SPEC.md, DESIGN.md, PREFLIGHT_REPORT.md, DEVELOPMENT.md, MIGRATION_REPORT.md, TEST_PLAN.md, CONTRACT_REPORT.md, QA_REPORT.md, BENCHMARK_REPORT.md, SECURITY_CHECKLIST.md, and 2 more)" {
 		t.Errorf("archive message %q", last)
 	}
 	// status still shows the finished task.

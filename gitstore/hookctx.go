@@ -46,6 +46,10 @@ type HookCache struct {
 	// window; PhaseTokens sums the tokens of all its folded events.
 	Recent      []agent.Event `json:"recent,omitempty"`
 	PhaseTokens int64         `json:"phase_tokens,omitempty"`
+	// Untrusted: the task's definition was not trusted when the cache was
+	// built, so Rules is empty; trust can change without the task's
+	// commit changing, so such a cache is built again on every hook.
+	Untrusted bool `json:"untrusted,omitempty"`
 }
 
 // HookTarget is where a hook's events go.

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // merge is the merge step: each tracking ref of the remote is validated
@@ -130,7 +131,7 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 			s.rep.CheckpointsKept = append(s.rep.CheckpointsKept, ref.task())
 			return nil
 		}
-		err = s.r.refs.Update(name, ours, res.next)
+		err = s.r.refs.UpdateMsg(name, ours, res.next, refs.Reflog{Msg: s.reflogMessage(ours, res)})
 		if errors.Is(err, ErrConflict) {
 			time.Sleep(time.Duration(rand.Int64N(int64(time.Millisecond) << min(i, 5))))
 			continue
@@ -141,13 +142,28 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 		if ref.kind == kindTask && ref.archived() {
 			res.held = s.dropArchivedTask(ref, res.next)
 		}
-		s.record(ref, res)
+		s.record(ref, ours, res)
 		return nil
 	}
 	return fmt.Errorf("%s kept changing while merging %s's version; try again", name, s.rem.Name)
 }
 
-func (s *syncer) record(ref hegelRef, res mergeResult) {
+// reflogMessage is what the local ref's reflog says about a merge, as
+// git fetch writes it ("fetch origin: fast-forward"): the remote a
+// definition came from is read back from here (definitions.go), since
+// the commits themselves can claim anything.
+func (s *syncer) reflogMessage(ours plumbing.Hash, res mergeResult) string {
+	what := "merged (" + s.r.commitSubject(res.next) + ")"
+	switch {
+	case ours.IsZero():
+		what = "added"
+	case res.change == engine.TaskFastForwarded:
+		what = "fast-forward"
+	}
+	return "fetch " + s.rem.Name + ": " + what
+}
+
+func (s *syncer) record(ref hegelRef, ours plumbing.Hash, res mergeResult) {
 	add := func(into *engine.MergeCounts) {
 		into.Added += res.counts.Added
 		into.Dropped += res.counts.Dropped
@@ -162,8 +178,33 @@ func (s *syncer) record(ref hegelRef, res mergeResult) {
 		add(&s.rep.Checkpoints)
 		s.rep.CheckpointsUpdated = append(s.rep.CheckpointsUpdated, ref.task())
 	case kindTask:
-		s.rep.Tasks = append(s.rep.Tasks, engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash, Held: res.held, Archived: ref.archived()})
+		ts := engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash, Held: res.held, Archived: ref.archived()}
+		if res.change == engine.TaskFastForwarded && !ref.archived() {
+			ts.Definition = s.definitionChange(ref.task(), ours, res.next)
+		}
+		s.rep.Tasks = append(s.rep.Tasks, ts)
 	}
+}
+
+// definitionChange returns the blob id of the definition theirs holds
+// when it differs from ours' and this clone created the task or took it
+// over (its adoption record names a worktree here); "" otherwise.
+func (s *syncer) definitionChange(task string, ours, theirs plumbing.Hash) string {
+	if s.r.adoptedBy(task) == "" {
+		return ""
+	}
+	def := func(h plumbing.Hash) plumbing.Hash {
+		ci, err := s.r.readChainCommit(h)
+		if err != nil {
+			return plumbing.ZeroHash
+		}
+		id, _ := s.r.definitionIn(ci.tree)
+		return id
+	}
+	if to := def(theirs); !to.IsZero() && to != def(ours) {
+		return to.String()
+	}
+	return ""
 }
 
 // mergeDiverged merges two histories that both moved on.
@@ -398,7 +439,8 @@ func (s *syncer) held(ref hegelRef, ours, theirs plumbing.Hash) *engine.TaskHeld
 		return t.State
 	}
 	o := load(ours)
-	if o == nil || !o.Active() || !sameInstance(o.WorktreeID, self) {
+	// Held here by this clone's own record, not by what the state says.
+	if o == nil || !o.Active() || !sameInstance(o.WorktreeID, self) || s.r.adoptedBy(ref.task()) != o.WorktreeID {
 		return nil
 	}
 	t := load(theirs)

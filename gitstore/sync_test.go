@@ -430,12 +430,22 @@ type racingRefs struct {
 }
 
 func (r *racingRefs) Update(name plumbing.ReferenceName, old, new plumbing.Hash) error {
+	r.fire(name)
+	return r.Backend.Update(name, old, new)
+}
+
+// UpdateMsg races too: sync's merge writes its reflog message with it.
+func (r *racingRefs) UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash, u refs.Reflog) error {
+	r.fire(name)
+	return r.Backend.UpdateMsg(name, old, new, u)
+}
+
+func (r *racingRefs) fire(name plumbing.ReferenceName) {
 	if name == StashRef && r.race != nil {
 		f := r.race
 		r.race = nil
 		f()
 	}
-	return r.Backend.Update(name, old, new)
 }
 
 func TestSyncMergeRetriesOnLocalRace(t *testing.T) {

@@ -132,14 +132,6 @@ func (s Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
 		return "", describeRefError(ref, err)
 	}
 	s.r.writeTaskCache(key, &Doc{Files: files, Commit: h, Tree: tree})
-	// Only this clone's own commands save a task (sync merges write refs
-	// directly), so a saved state naming this worktree is one it created
-	// or took over: record that outside the synced refs (adopted.go).
-	if id, err := s.r.WorktreeID(); err == nil && t.State.WorktreeID == id {
-		if err := s.r.recordAdopted(t.State.Task, id); err != nil {
-			return "", fmt.Errorf("cannot record that this worktree holds task %s: %s", t.State.Task, oneLine(err.Error()))
-		}
-	}
 	return h.String(), nil
 }
 

@@ -1,11 +1,15 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -79,4 +83,106 @@ func (f WorktreeFiles) stat(p string) (os.FileInfo, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s: %w", p, engine.ErrNotFound)
+}
+
+// Ignored implements engine.Files with git's own ignore rules: in a
+// repository on disk `git check-ignore` answers (every .gitignore on the
+// way, info/exclude, core.excludesFile, negations, core.ignoreCase, and a
+// tracked file never ignored, exactly as git add sees them); in memory the
+// .gitignore files of the path's directories and info/exclude are read.
+func (f WorktreeFiles) Ignored(paths []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	if f.r.GitDir == "" {
+		return f.ignoredInMemory(paths), nil
+	}
+	var in bytes.Buffer
+	for _, p := range paths {
+		// git refuses the whole list for a path beyond a symbolic link;
+		// such a path is never read anyway (stat).
+		if !f.throughLink(p) {
+			in.WriteString(p)
+			in.WriteByte(0)
+		}
+	}
+	cmd := exec.Command("git", "--git-dir", f.r.GitDir, "--work-tree", f.r.WorkTree, "check-ignore", "-z", "--stdin")
+	cmd.Dir = f.r.WorkTree
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	res, err := cmd.Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return out, nil // none is ignored
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git check-ignore failed: %s", oneLine(msg))
+	}
+	for _, p := range bytes.Split(res, []byte{0}) {
+		if len(p) > 0 {
+			out[string(p)] = true
+		}
+	}
+	return out, nil
+}
+
+// throughLink reports whether a directory on the way to p is a symbolic
+// link.
+func (f WorktreeFiles) throughLink(p string) bool {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		fi, err := f.r.worktree.Lstat(strings.Join(parts[:i], "/"))
+		if err != nil {
+			return false
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ignoredInMemory applies the .gitignore files of each path's directories
+// and info/exclude (a repository in memory has no global excludes file).
+func (f WorktreeFiles) ignoredInMemory(paths []string) map[string]bool {
+	out := map[string]bool{}
+	read := func(name string, domain []string) []gitignore.Pattern {
+		b, err := readFile(f.r.worktree, name)
+		if err != nil {
+			return nil
+		}
+		var ps []gitignore.Pattern
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSuffix(line, "\r")
+			if strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "#") {
+				ps = append(ps, gitignore.ParsePattern(line, domain))
+			}
+		}
+		return ps
+	}
+	var base []gitignore.Pattern
+	if b, err := readFile(f.r.common, "info/exclude"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "#") {
+				base = append(base, gitignore.ParsePattern(strings.TrimSuffix(line, "\r"), nil))
+			}
+		}
+	}
+	for _, p := range paths {
+		parts := strings.Split(p, "/")
+		ps := append([]gitignore.Pattern(nil), base...)
+		for i := 0; i < len(parts); i++ {
+			ps = append(ps, read(strings.Join(append(parts[:i:i], ".gitignore"), "/"), parts[:i])...)
+		}
+		if gitignore.NewMatcher(ps).Match(parts, false) {
+			out[p] = true
+		}
+	}
+	return out
 }

@@ -139,6 +139,8 @@ func init() {
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
 		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
+		{name: "trust", args: "[<task>] [-y | --dry-run] [--json] | --list [--json]", summary: "Review what differs in a task's workflow definition and trust it on this machine, so it may run commands and instruct your agent", group: "Workflows",
+			setFlags: trustFlags, run: runTrust, operands: []valueKind{kindAnyTask}},
 
 		{name: "run", args: "[<workflow>] [-p PROMPT] [--context FILE]... [--set KEY=VALUE]... [--adapter NAME] [-y] [--task NAME] [--on-complete CMD]",
 			summary: "Run a workflow's steps through their handlers (adapters, commands), or continue the active task's run", group: "Running steps",

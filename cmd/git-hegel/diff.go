@@ -9,6 +9,15 @@ import (
 // unifiedDiff writes the difference between two texts as `diff -u` does,
 // with three lines of context: what `hooks install --dry-run` shows.
 func unifiedDiff(w io.Writer, oldName, newName, a, b string) {
+	styledDiff(w, oldName, newName, a, b, nil)
+}
+
+// styledDiff is unifiedDiff passing each line it prints (without its
+// newline) through style, with the line's kind (' ', '-', '+') and its
+// 1-based number in a and in b (0 where it has none): `git hegel trust`
+// highlights the lines that run commands. nil style prints them as they
+// are.
+func styledDiff(w io.Writer, oldName, newName, a, b string, style func(kind byte, aLine, bLine int, line string) string) {
 	x, y := splitKeep(a), splitKeep(b)
 	ops := lineOps(x, y)
 	if len(ops) == 0 {
@@ -43,11 +52,22 @@ func unifiedDiff(w io.Writer, oldName, newName, a, b string) {
 		}
 		fmt.Fprintf(w, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
 		for _, o := range ops[start:stop] {
-			line := o.text
-			if !strings.HasSuffix(line, "\n") {
-				line += "\n\\ No newline at end of file\n"
+			text, nl := strings.CutSuffix(o.text, "\n")
+			line := string(o.kind) + text
+			if style != nil {
+				aLine, bLine := 0, 0
+				if o.kind != '+' {
+					aLine = o.ai + 1
+				}
+				if o.kind != '-' {
+					bLine = o.bi + 1
+				}
+				line = style(o.kind, aLine, bLine, line)
 			}
-			fmt.Fprintf(w, "%c%s", o.kind, line)
+			fmt.Fprintln(w, line)
+			if !nl {
+				fmt.Fprintln(w, "\\ No newline at end of file")
+			}
 		}
 		i = stop
 	}

@@ -55,6 +55,10 @@ var errorTable = []struct {
 	{"norepo", []string{"rollback", "--undo", "spec"}, 2, "error: --undo takes no node, no --to and no --all (see 'git hegel rollback -h')"},
 	{"norepo", []string{"rollback", "-z"}, 2, "error: -z needs --dry-run (see 'git hegel rollback -h')"},
 	{"norepo", []string{"start", "minimal", "--task="}, 2, "error: --task needs a name (see 'git hegel start -h')"},
+	{"norepo", []string{"trust", "a", "b"}, 2, "usage: git hegel trust [<task>] [-y | --dry-run] [--json] | --list [--json]"},
+	{"norepo", []string{"trust", "--list", "t"}, 2, "error: --list takes no task, -y or --dry-run (see 'git hegel trust -h')"},
+	{"norepo", []string{"trust", "-y", "--dry-run"}, 2, "error: -y and --dry-run exclude each other (see 'git hegel trust -h')"},
+	{"norepo", []string{"trust", "a..b"}, 2, "error: Invalid task name 'a..b': use letters, digits, '-' and '_' (at most 100)"},
 	// Names that cannot be right are misuse too.
 	{"norepo", []string{"start", "minimal", "--task", "bad name"}, 2, "error: Invalid task name 'bad name': use letters, digits, '-' and '_' (at most 100)"},
 	{"norepo", []string{"switch", "a..b"}, 2, "error: Invalid task name 'a..b': use letters, digits, '-' and '_' (at most 100)"},
@@ -95,11 +99,14 @@ var errorTable = []struct {
 	{"active", []string{"stash", "drop"}, 1, "error: No answer on standard input; nothing to drop (use --yes to drop without asking)"},
 	{"active", []string{"checkpoint", "show", "nosuch"}, 1, "error: Task t has no checkpoint 'nosuch'. Run 'git hegel checkpoint list' to see them"},
 	{"active", []string{"rollback", "--undo", "-y"}, 1, "error: Task t has no rollback to undo"},
+	{"fresh", []string{"trust"}, 1, "error: No active workflow; name the task: git hegel trust <task>"},
+	{"fresh", []string{"trust", "nosuch"}, 1, "error: No task named 'nosuch' (see 'git hegel tasks --all --archived')"},
 
 	// No repository git-hegel can work in: fatal, exit 128.
 	{"norepo", []string{"status"}, 128, "fatal: not a git repository (or any of the parent directories): .git"},
 	{"norepo", []string{"start", "minimal"}, 128, "fatal: not a git repository (or any of the parent directories): .git"},
 	{"norepo", []string{"stash", "list"}, 128, "fatal: not a git repository (or any of the parent directories): .git"},
+	{"norepo", []string{"trust", "--list"}, 128, "fatal: not a git repository (or any of the parent directories): .git"},
 	{"bare", []string{"status"}, 128, "fatal: this operation must be run in a work tree"},
 	{"sha256", []string{"status"}, 128, "fatal: sha256 repositories are not supported: go-git reads only sha1 object names"},
 	{"splitindex", []string{"next"}, 128, "fatal: split index is not supported: run 'git config core.splitIndex false && git update-index --no-split-index'"},

@@ -111,7 +111,7 @@ type hookRun struct {
 func (hr *hookRun) run() error {
 	h, tgt := hr.h, hr.tgt
 	hr.cache = gitstore.ReadHookCache(tgt.Layout.GitDir, tgt.ActiveTask, tgt.Commit)
-	if hr.cache == nil {
+	if hr.cache == nil || hr.cache.Untrusted {
 		if err := hr.rebuild(); err != nil {
 			return err
 		}
@@ -224,7 +224,10 @@ func (hr *hookRun) rebuild() error {
 		Task: st.Task, Commit: t.Rev, Workflow: st.Workflow, Run: engine.RunKey(st),
 		Node: st.CurrentNode, Status: st.Status, PhaseStart: st.PhaseStartTime,
 	}
-	if n, ok := wf.Nodes[st.CurrentNode]; ok {
+	// A rule's text reaches the agent: an untrusted definition's do not
+	// (engine/trust.go); its session start gets a notice, not the prompt.
+	c.Untrusted = !e.TrustOf(t.Definition).Trusted
+	if n, ok := wf.Nodes[st.CurrentNode]; ok && !c.Untrusted {
 		for _, rule := range n.Rules {
 			if agent.EventRule(rule.Type) {
 				c.Rules = append(c.Rules, rule)

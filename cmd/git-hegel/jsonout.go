@@ -369,6 +369,16 @@ type syncTaskJSON struct {
 	Held   *syncHeldJSON `json:"held,omitempty"`
 	// Archived: the change was to the task's archive ref (it finished).
 	Archived bool `json:"archived,omitempty"`
+	// Definition: the fetch brought a task this clone holds a workflow
+	// definition it did not have.
+	Definition *syncDefinitionJSON `json:"definition,omitempty"`
+}
+
+// syncDefinitionJSON is a workflow definition a fetch brought: its blob
+// id, and whether this machine trusts it (git hegel trust).
+type syncDefinitionJSON struct {
+	ID      string `json:"id"`
+	Trusted bool   `json:"trusted"`
 }
 
 type syncHeldJSON struct {

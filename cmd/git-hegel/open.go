@@ -80,6 +80,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	if cfg.Bool("hegel", "commitguard", true) {
 		e.CommitTimes = r.CommitTimes
 	}
+	e.Trust = r.Trust()
 	e.Rewind = &rewinder{c: c, r: r, e: e}
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.

@@ -19,6 +19,7 @@ var palette = map[string]string{
 	"added":   "\x1b[32m",   // a rollback creates this file
 	"deleted": "\x1b[31m",   // a rollback deletes this file
 	"hint":    "\x1b[33m",   // "hint: " advice lines, git's color.advice.hint
+	"command": "\x1b[1;31m", // a definition's lines that run commands (git hegel trust)
 }
 
 // colorReset ends a coloured span, as git writes it.

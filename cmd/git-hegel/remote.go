@@ -151,6 +151,9 @@ func (c *cmdCtx) mergePlainFetched(r *gitstore.Repo) {
 			for _, n := range append(append(rep.DivergedNotes(), rep.HeldNotes()...), rep.CheckpointNotes()...) {
 				fmt.Fprintln(c.Stderr, n)
 			}
+			for _, n := range c.newEngine(r).DefinitionNotes(rep) {
+				fmt.Fprintln(c.Stderr, n)
+			}
 			for _, w := range rep.Warnings {
 				c.warn(w)
 			}

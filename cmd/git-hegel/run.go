@@ -35,7 +35,7 @@ const exitCancelled = 130
 func runFlags(fs *pflag.FlagSet) {
 	fs.StringP("prompt", "p", "", "the prompt: what to ask or do ({{prompt}} in the steps)")
 	fs.StringArray("context", nil, "a file to give the steps as context ({{context}}); - reads standard input; repeat for more")
-	fs.StringArray("set", nil, "a variable the steps use as {{vars.KEY}}, as KEY=VALUE; repeat for more")
+	fs.StringArray("set", nil, "a value for the steps, as KEY=VALUE ({{vars.KEY}} in prompts, \"$HEGEL_VAR_KEY\" in commands); repeat for more")
 	fs.String("adapter", "", "the adapter of the steps that run the default one (default: git config hegel.adapter)")
 	completeValues(fs, "adapter", kindAdapter)
 	fs.BoolP("yes", "y", false, "answer yes at every confirmation")

@@ -104,8 +104,12 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 	var refused *gitstore.RefusedError
 	isRefused := errors.As(err, &refused)
 	done := err == nil || isRefused // everything but the refused refs went through
+	var e *engine.Engine
+	if c.repo != nil {
+		e = c.newEngine(c.repo)
+	}
 	if c.boolFlag("json") {
-		if jerr := writeJSON(c.Stdout, syncToJSON(rep, err, op)); jerr != nil {
+		if jerr := writeJSON(c.Stdout, syncToJSON(rep, err, op, e)); jerr != nil {
 			return jerr
 		}
 		switch {
@@ -121,9 +125,9 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 	if rep != nil {
 		switch {
 		case op == syncFetch && err == nil:
-			c.printFetched(rep, "Already up to date with "+rep.Remote)
+			c.printFetched(rep, "Already up to date with "+rep.Remote, e)
 		case op == syncFetch, op == syncBoth, rep.Retries > 0:
-			c.printFetched(rep, "") // what was merged, if anything
+			c.printFetched(rep, "", e) // what was merged, if anything
 		default:
 			for _, n := range rep.CheckpointNotes() {
 				fmt.Fprintln(c.Stdout, n)
@@ -160,8 +164,8 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 }
 
 // printFetched says what merging the remote's refs changed locally, or
-// none when nothing did.
-func (c *cmdCtx) printFetched(rep *engine.SyncReport, none string) {
+// none when nothing did; e says which definitions to review.
+func (c *cmdCtx) printFetched(rep *engine.SyncReport, none string, e *engine.Engine) {
 	if rep == nil {
 		return
 	}
@@ -178,6 +182,11 @@ func (c *cmdCtx) printFetched(rep *engine.SyncReport, none string) {
 	}
 	for _, n := range rep.CheckpointNotes() {
 		fmt.Fprintln(c.Stdout, n)
+	}
+	if e != nil {
+		for _, n := range e.DefinitionNotes(rep) {
+			fmt.Fprintln(c.Stdout, n)
+		}
 	}
 }
 
@@ -213,8 +222,9 @@ func pushedName(ref string) string {
 	return rel
 }
 
-// syncToJSON builds the --json document of a fetch, push or sync.
-func syncToJSON(rep *engine.SyncReport, err error, op syncOp) *syncJSON {
+// syncToJSON builds the --json document of a fetch, push or sync; e (may
+// be nil) says which fetched definitions are trusted.
+func syncToJSON(rep *engine.SyncReport, err error, op syncOp, e *engine.Engine) *syncJSON {
 	j := &syncJSON{Schema: jsonSchemaVersion, Operation: [...]string{"fetch", "push", "sync"}[op],
 		Pushed: []string{}, Refused: []syncIssueJSON{}, Skipped: []syncIssueJSON{}, Warnings: []string{}, Notes: []string{},
 		Merged: syncMergedJSON{Tasks: []syncTaskJSON{}, CheckpointsUpdated: []string{}, CheckpointsKept: []string{}}}
@@ -237,6 +247,9 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp) *syncJSON {
 				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == "" && !t.Archived,
 				WasNode: h.WasNode, ArchivedBy: h.ArchivedBy}
 		}
+		if t.Definition != "" {
+			tj.Definition = &syncDefinitionJSON{ID: t.Definition, Trusted: e != nil && e.TrustOfID(t.Definition).Trusted}
+		}
 		j.Merged.Tasks = append(j.Merged.Tasks, tj)
 	}
 	j.Merged.CheckpointsUpdated = append(j.Merged.CheckpointsUpdated, rep.CheckpointsUpdated...)
@@ -252,5 +265,8 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp) *syncJSON {
 	j.Notes = append(j.Notes, rep.DivergedNotes()...)
 	j.Notes = append(j.Notes, rep.HeldNotes()...)
 	j.Notes = append(j.Notes, rep.CheckpointNotes()...)
+	if e != nil {
+		j.Notes = append(j.Notes, e.DefinitionNotes(rep)...)
+	}
 	return j
 }

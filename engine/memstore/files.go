@@ -47,3 +47,22 @@ func (f Files) ReadFile(p string, limit int64) ([]byte, error) {
 	}
 	return []byte(d), nil
 }
+
+// Ignored implements engine.Files with the simplest of git's rules: a
+// path is ignored when the top-level .gitignore names it exactly on a
+// line of its own (no patterns, no other ignore files).
+func (f Files) Ignored(paths []string) (map[string]bool, error) {
+	names := map[string]bool{}
+	for _, line := range strings.Split(f[".gitignore"], "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			names[strings.TrimPrefix(line, "/")] = true
+		}
+	}
+	out := map[string]bool{}
+	for _, p := range paths {
+		if names[p] {
+			out[p] = true
+		}
+	}
+	return out, nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,28 @@ func FuzzParseWorkflow(f *testing.F) {
 			t.Fatalf("re-parse failed: %v", err)
 		}
 		assertSameWorkflow(t, again, w)
+	})
+}
+
+// FuzzShellCommand: a command that loads holds no placeholder, and what
+// runs is the text as written with each `\{{` read as `{{`.
+func FuzzShellCommand(f *testing.F) {
+	for _, s := range []string{"make", "echo {{prompt}}", `docker inspect --format '\{{.State}}'`, "a {{", `\{{{{x}}`, "{{{prompt}}}", "x\n{{vars.a}}", "{{\r", "{{\xff\xfe" + strings.Repeat("x", 70)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		cmd, line, err := shellCommand(src)
+		if err != nil {
+			if line < 0 || line > strings.Count(src, "\n") || strings.ContainsAny(err.Error(), "\r\n") {
+				t.Fatalf("error %q at line %d", err, line)
+			}
+			return
+		}
+		if strings.Contains(strings.ReplaceAll(src, `\{{`, ""), "{{") {
+			t.Fatalf("%q loaded with a placeholder", src)
+		}
+		if cmd != strings.ReplaceAll(src, `\{{`, "{{") {
+			t.Fatalf("%q runs as %q", src, cmd)
+		}
 	})
 }

@@ -80,7 +80,7 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 		}
 	case "artifact":
 		if m.Artifact, err = p.line(f.value, prefix, f.name, true); err == nil {
-			if perr := checkArtifactPath(m.Artifact); perr != nil {
+			if perr := CheckArtifactPath(m.Artifact); perr != nil {
 				err = p.errAt(f.value, "%sartifact %v", prefix, perr)
 			}
 		}
@@ -89,7 +89,7 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 		var pos []*yaml.Node
 		if items, pos, err = p.stringList(f.value, prefix, f.name); err == nil {
 			for i, it := range items {
-				if perr := checkArtifactPath(it); perr != nil {
+				if perr := CheckArtifactPath(it); perr != nil {
 					return p.errAt(pos[i], "%srequires: %v", prefix, perr)
 				}
 			}

@@ -42,9 +42,10 @@ const maxChecks = 20
 type Handler struct {
 	Kind    string // HandlerAdapter, HandlerCommand or HandlerConfirm
 	Adapter string // adapter steps: the adapter's name, or DefaultAdapter
-	// Text is the command (command steps) or the question (confirm
-	// steps) as written; Template is it parsed, Line the file line its
-	// first line is on.
+	// Text is the command to run (command steps: as written, with
+	// `\{{` read as `{{`) or the question (confirm steps: a template,
+	// Template is it parsed); Line is the file line its first line (or the
+	// adapter's name) is on.
 	Text     string
 	Template *Template
 	Line     int
@@ -54,10 +55,11 @@ type Handler struct {
 }
 
 // Check is one `check:` command: it must exit 0 before the node ends.
+// Command is the text to run (`\{{` read as `{{`); Line the file line
+// its first line is on.
 type Check struct {
-	Command  string
-	Template *Template
-	Line     int
+	Command string
+	Line    int
 }
 
 // RunMeta is what a node says about running it: its handler and checks.
@@ -168,6 +170,7 @@ func (p *parser) handler(n *yaml.Node, prefix string) (*Handler, error) {
 			if h.Adapter, err = p.line(f.value, rprefix, "adapter", true); err != nil {
 				return nil, err
 			}
+			h.Line = textLine(f.value)
 			if !validName(h.Adapter) {
 				return nil, p.errAt(f.value, "%sinvalid adapter name %s: %s (or %q for the run's adapter)", rprefix, text.Quote(h.Adapter), nameRule, DefaultAdapter)
 			}
@@ -181,7 +184,11 @@ func (p *parser) handler(n *yaml.Node, prefix string) (*Handler, error) {
 				return nil, p.errAt(f.value, "%s%s is empty", rprefix, f.name)
 			}
 			h.Line = textLine(f.value)
-			if h.Template, err = p.runTemplate(h.Text, h.Line, rprefix+f.name); err != nil {
+			if f.name == HandlerCommand {
+				if h.Text, err = p.command(h.Text, h.Line, rprefix+f.name); err != nil {
+					return nil, err
+				}
+			} else if h.Template, err = p.runTemplate(h.Text, h.Line, rprefix+f.name); err != nil {
 				return nil, err
 			}
 		}
@@ -218,8 +225,8 @@ func (p *parser) checks(n *yaml.Node, prefix string) ([]Check, error) {
 		if strings.TrimSpace(s) == "" {
 			return nil, p.errAt(e, "%sa check command is empty", prefix)
 		}
-		c := Check{Command: s, Line: textLine(e)}
-		if c.Template, err = p.runTemplate(s, c.Line, prefix+"check"); err != nil {
+		c := Check{Line: textLine(e)}
+		if c.Command, err = p.command(s, c.Line, prefix+"check"); err != nil {
 			return nil, err
 		}
 		out = append(out, c)
@@ -227,8 +234,18 @@ func (p *parser) checks(n *yaml.Node, prefix string) ([]Check, error) {
 	return out, nil
 }
 
-// runTemplate parses a command or question as a template, reporting a
-// mistake at its file line.
+// command checks a command or check (command_env.go): a placeholder is
+// an error at its file line.
+func (p *parser) command(src string, line int, what string) (string, error) {
+	cmd, off, err := shellCommand(src)
+	if err != nil {
+		return "", &defError{p.file, line + off, what + ": " + err.Error()}
+	}
+	return cmd, nil
+}
+
+// runTemplate parses a confirm step's question as a template, reporting
+// a mistake at its file line.
 func (p *parser) runTemplate(src string, line int, what string) (*Template, error) {
 	t, err := ParseTemplate(src, false)
 	if err != nil {
@@ -263,8 +280,8 @@ type templateUse struct {
 	what string
 }
 
-// templates lists the node's templates: its prompt, its handler's command
-// or question, its checks.
+// templates lists the node's templates: its prompt and a confirm step's
+// question (commands and checks are not templates: command_env.go).
 func (n *Node) templates() []templateUse {
 	var out []templateUse
 	if n.Template != nil {
@@ -272,9 +289,6 @@ func (n *Node) templates() []templateUse {
 	}
 	if n.Run != nil && n.Run.Template != nil {
 		out = append(out, templateUse{n.Run.Template, n.Run.Line, "run: " + n.Run.Kind + ": "})
-	}
-	for _, c := range n.Checks {
-		out = append(out, templateUse{c.Template, c.Line, "check: "})
 	}
 	return out
 }

@@ -110,10 +110,10 @@ func (w *Definition) Producer(path string) string {
 	return ""
 }
 
-// checkArtifactPath refuses paths that could leave the worktree or reach
+// CheckArtifactPath refuses paths that could leave the worktree or reach
 // into the repository: absolute, "..", ".git" in any case, backslashes
 // (paths are slash-separated on every system), empty parts.
-func checkArtifactPath(p string) error {
+func CheckArtifactPath(p string) error {
 	switch {
 	case p == "":
 		return fmt.Errorf("is empty")

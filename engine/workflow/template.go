@@ -15,8 +15,8 @@ import (
 	"github.com/git-hegel/git-hegel/engine/text"
 )
 
-// The prompt templates. Every prompt (and, with the step runner, every
-// command) is a Handlebars template rendered by github.com/mailgun/raymond
+// The prompt templates. Every prompt (and a confirm step's question) is a
+// Handlebars template rendered by github.com/mailgun/raymond
 // (docs/decisions.md says why), with three additions taken from hegel's
 // workflow format:
 //
@@ -321,9 +321,6 @@ type RenderData struct {
 	Results  map[string]string
 	Task     map[string]string // keys: taskFields
 	Vars     map[string]string
-	// Quote, if set, is applied to every value inserted (commands quote
-	// them for the shell, so a result cannot become shell syntax).
-	Quote func(string) string
 }
 
 // Render fills the template in. Text is inserted as is, never escaped.
@@ -338,19 +335,15 @@ func (t *Template) Render(d RenderData) (string, error) {
 		return "", err
 	}
 	guides = append(guides, l.guides...)
-	q := d.Quote
-	if q == nil {
-		q = func(s string) string { return s }
-	}
 	ctx := map[string]interface{}{}
 	for k, v := range d.Optional {
-		ctx[k] = raymond.SafeString(q(v))
+		ctx[k] = raymond.SafeString(v)
 	}
-	ctx[DataPrompt] = raymond.SafeString(q(d.Prompt))
-	ctx[DataContext] = raymond.SafeString(q(d.Context))
-	ctx[DataResults] = safeMap(d.Results, q)
-	ctx[DataTask] = safeMap(d.Task, q)
-	ctx[DataVars] = safeMap(d.Vars, q)
+	ctx[DataPrompt] = raymond.SafeString(d.Prompt)
+	ctx[DataContext] = raymond.SafeString(d.Context)
+	ctx[DataResults] = safeMap(d.Results)
+	ctx[DataTask] = safeMap(d.Task)
+	ctx[DataVars] = safeMap(d.Vars)
 	for _, g := range guides {
 		if _, done := ctx[g.Name]; done {
 			continue
@@ -362,7 +355,7 @@ func (t *Template) Render(d RenderData) (string, error) {
 		if err != nil {
 			return "", &TemplateError{g.Line, err.Error()}
 		}
-		ctx[g.Name] = raymond.SafeString(q(strings.TrimRight(text, "\n")))
+		ctx[g.Name] = raymond.SafeString(strings.TrimRight(text, "\n"))
 	}
 	out, err := tpl.Exec(ctx)
 	if err != nil {
@@ -409,10 +402,10 @@ func (l *partialLoader) register(refs []TemplateRef, stack []string) error {
 	return nil
 }
 
-func safeMap(m map[string]string, q func(string) string) map[string]interface{} {
+func safeMap(m map[string]string) map[string]interface{} {
 	out := make(map[string]interface{}, len(m))
 	for k, v := range m {
-		out[k] = raymond.SafeString(q(v))
+		out[k] = raymond.SafeString(v)
 	}
 	return out
 }

@@ -33,6 +33,9 @@ func (p *parser) check(d *draft) error {
 	if err := p.checkTemplates(d); err != nil {
 		return err
 	}
+	if err := p.checkResultEnv(d); err != nil {
+		return err
+	}
 	reach := reachable(d.start, func(n string) []string {
 		var out []string
 		if dn, ok := defined[n]; ok {

@@ -18,7 +18,8 @@ type Worktree struct {
 // RunFiles checks the engine.Files contract: a regular file reads back
 // and has its size; a limit refuses a larger file (with an error that is
 // not ErrNotFound) and 0 sets none; a missing file, or one below a file,
-// is ErrNotFound; a directory is an error, not ErrNotFound.
+// is ErrNotFound; a directory is an error, not ErrNotFound; a file the
+// top-level .gitignore names is ignored, others (missing ones too) are not.
 func RunFiles(t *testing.T, newFiles func(t *testing.T) Worktree) {
 	w := newFiles(t)
 	w.Write(t, "SPEC.md", []byte("# Spec\n"))
@@ -51,5 +52,11 @@ func RunFiles(t *testing.T, newFiles func(t *testing.T) Worktree) {
 	}
 	if _, err := w.Size("docs"); err == nil || errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Size of a directory: %v, want an error other than ErrNotFound", err)
+	}
+	w.Write(t, ".gitignore", []byte(".env\n"))
+	w.Write(t, ".env", []byte("TOKEN=x\n"))
+	ign, err := w.Ignored([]string{".env", "SPEC.md", "missing.md"})
+	if err != nil || !ign[".env"] || ign["SPEC.md"] || ign["missing.md"] {
+		t.Errorf("Ignored = %v, %v; want .env alone", ign, err)
 	}
 }

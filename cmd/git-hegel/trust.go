@@ -1,0 +1,275 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+)
+
+// git hegel trust [<task>]: review a task's workflow definition and trust
+// it on this machine (engine/trust.go; docs/sync.md, "Trust").
+
+func trustFlags(fs *pflag.FlagSet) {
+	fs.BoolP("yes", "y", false, "trust it without asking (after reading what this prints)")
+	fs.Bool("dry-run", false, "show what differs from the version trusted here, and trust nothing")
+	fs.Bool("list", false, "list the definitions trusted on this machine")
+	jsonFlag(fs)
+}
+
+func runTrust(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 0, 1); err != nil {
+		return err
+	}
+	list := c.boolFlag("list")
+	if list && (len(args) > 0 || c.boolFlag("yes") || c.boolFlag("dry-run")) {
+		return usagef(c.name, "--list takes no task, -y or --dry-run")
+	}
+	if c.boolFlag("yes") && c.boolFlag("dry-run") {
+		return usagef(c.name, "-y and --dry-run exclude each other")
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	if list {
+		return c.trustList(e)
+	}
+	rv, err := e.ReviewTrust(optArg(args))
+	if errors.Is(err, engine.ErrNoWorkflow) {
+		return errors.New("No active workflow; name the task: git hegel trust <task>")
+	}
+	if err != nil {
+		return err
+	}
+	asJSON := c.boolFlag("json")
+	if rv.Trust.Trusted {
+		if asJSON {
+			return writeJSON(c.Stdout, trustToJSON(rv, true))
+		}
+		fmt.Fprintf(c.Stdout, "The definition of task %s is trusted on this machine already (%s); nothing to do\n", rv.Task, trustHow(rv.Trust))
+		return nil
+	}
+	if !asJSON {
+		c.printReview(rv)
+	}
+	trusted := false
+	defer func() {
+		if asJSON {
+			_ = writeJSON(c.Stdout, trustToJSON(rv, trusted))
+		}
+	}()
+	switch {
+	case c.boolFlag("dry-run"):
+		if !asJSON {
+			fmt.Fprintln(c.Stdout, "Dry run: nothing trusted")
+		}
+		return nil
+	case c.boolFlag("yes"):
+	case asJSON || !c.inputIsTerminal():
+		return fmt.Errorf("Not trusted: there is no terminal to ask on; read what differs, then run 'git hegel trust %s -y'", rv.Task)
+	default:
+		ok, err := c.confirm(fmt.Sprintf("Trust this definition of task %s on this machine (its commands may then run, and its prompts reach your agent)? (y/N) ", rv.Task), "trust")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(c.Stdout, "Nothing trusted")
+			return nil
+		}
+	}
+	if err := e.TrustTask(rv); err != nil {
+		return err
+	}
+	trusted = true
+	if !asJSON {
+		fmt.Fprintf(c.Stdout, "Trusted the definition of task %s (blob %s) on this machine\n", rv.Task, short(rv.Current.ID))
+	}
+	return nil
+}
+
+// trustHow says how a definition came to be trusted, for people.
+func trustHow(t engine.DefinitionTrust) string {
+	switch t.How {
+	case engine.TrustBuiltin:
+		return "it is a built-in workflow"
+	case engine.TrustStart:
+		return fmt.Sprintf("task %s was started here from it on %s", t.Task, t.At.UTC().Format("2006-01-02"))
+	case engine.TrustReviewed:
+		return fmt.Sprintf("trusted with git hegel trust %s on %s", t.Task, t.At.UTC().Format("2006-01-02"))
+	}
+	return "no record of trust is kept in this repository"
+}
+
+// printReview shows what trusting would trust: where the definition came
+// from, how it differs from the version trusted here (the lines that run
+// commands highlighted), and every command it runs.
+func (c *cmdCtx) printReview(rv *engine.TrustReview) {
+	w := c.Stdout
+	ns := "tasks"
+	if rv.Archived {
+		ns = "archive"
+	}
+	where := fmt.Sprintf("refs/hegel/%s/%s:workflow.yaml", ns, rv.Task)
+	fmt.Fprintf(w, "Task %s runs a workflow definition this machine does not trust:\n", rv.Task)
+	fmt.Fprintf(w, "  %s, blob %s\n", where, short(rv.Current.ID))
+	if v := rv.Current; v.Commit != "" {
+		from := "in this clone, not by a start here"
+		if v.Remote != "" {
+			from = "from " + v.Remote
+		}
+		fmt.Fprintf(w, "  it came %s: commit %s by %s, %s, %s\n", from, short(v.Commit), orDash(v.Author), v.At.UTC().Format(time.DateOnly), quoteSubject(v.Subject))
+	}
+	old, oldName := "", "/dev/null"
+	if p := rv.Previous; p != nil {
+		old, oldName = string(p.Data), "trusted "+short(p.ID)
+		fmt.Fprintf(w, "  compared with the version trusted here (blob %s, commit %s):\n\n", short(p.ID), short(p.Commit))
+	} else {
+		fmt.Fprintf(w, "  no earlier version of it is trusted here; all of it:\n\n")
+	}
+	oldLines, newLines := commandLines(rv.PreviousCommands), commandLines(rv.Commands)
+	styledDiff(w, oldName, where, old, string(rv.Current.Data), func(kind byte, a, b int, line string) string {
+		if (kind == '-' && oldLines[a]) || (kind != '-' && newLines[b]) {
+			return c.paint(w, "command", line)
+		}
+		return line
+	})
+	fmt.Fprintln(w)
+	if len(rv.Commands) == 0 {
+		fmt.Fprintln(w, "It runs no commands; trusting it shows its prompts to you and your agent.")
+		return
+	}
+	fmt.Fprintln(w, "Commands it runs (check, run command, adapter):")
+	for _, f := range rv.Commands {
+		mark := ""
+		if rv.Previous != nil && f.IsNew(rv.PreviousCommands) {
+			mark = "  (new)"
+		}
+		text := strings.ReplaceAll(f.Text, "\n", "\n      ")
+		fmt.Fprintf(w, "  %s: %s: %s%s\n", f.Node, f.Field, c.paint(w, "command", text), mark)
+	}
+}
+
+// quoteSubject keeps a commit subject (someone else's text) on one line.
+func quoteSubject(s string) string {
+	if len(s) > 72 {
+		s = s[:69] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// commandLines marks the file lines that hold commands.
+func commandLines(fs []workflow.CommandField) map[int]bool {
+	out := map[int]bool{}
+	for _, f := range fs {
+		for l := f.Line; l <= f.EndLine; l++ {
+			out[l] = true
+		}
+	}
+	return out
+}
+
+func (c *cmdCtx) trustList(e *engine.Engine) error {
+	recs, err := e.TrustedList()
+	if err != nil {
+		return err
+	}
+	if c.boolFlag("json") {
+		out := trustListJSON{Schema: jsonSchemaVersion, Trusted: []trustRecordJSON{}}
+		for _, r := range recs {
+			out.Trusted = append(out.Trusted, trustRecordJSON{Definition: r.ID, Task: r.Task, How: r.How, At: r.At.UTC()})
+		}
+		return writeJSON(c.Stdout, out)
+	}
+	if len(recs) == 0 {
+		fmt.Fprintln(c.Stdout, "No definitions trusted on this machine yet (built-in workflows always are)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEFINITION\tTRUSTED\tHOW\tTASK")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", short(r.ID), r.At.UTC().Format("2006-01-02 15:04"), r.How, r.Task)
+	}
+	return tw.Flush()
+}
+
+// The --json documents (docs/json.md).
+
+type trustJSON struct {
+	Schema     int                `json:"schema"`
+	Task       string             `json:"task"`
+	Archived   bool               `json:"archived"`
+	Definition string             `json:"definition"` // the blob id
+	Trusted    bool               `json:"trusted"`    // after this command
+	How        string             `json:"how,omitempty"`
+	Origin     *trustOriginJSON   `json:"origin"`
+	Previous   *trustOriginJSON   `json:"previous"`
+	Commands   []trustCommandJSON `json:"commands"`
+	Diff       string             `json:"diff"`
+}
+
+type trustOriginJSON struct {
+	Definition string    `json:"definition"`
+	Commit     string    `json:"commit"`
+	Author     string    `json:"author"`
+	At         time.Time `json:"at"`
+	Subject    string    `json:"subject"`
+	Remote     string    `json:"remote"`
+}
+
+type trustCommandJSON struct {
+	Node    string `json:"node"`
+	Field   string `json:"field"`
+	Command string `json:"command"`
+	Line    int    `json:"line"`
+	New     bool   `json:"new"`
+}
+
+type trustListJSON struct {
+	Schema  int               `json:"schema"`
+	Trusted []trustRecordJSON `json:"trusted"`
+}
+
+type trustRecordJSON struct {
+	Definition string    `json:"definition"`
+	Task       string    `json:"task"`
+	How        string    `json:"how"`
+	At         time.Time `json:"at"`
+}
+
+func originJSON(v *engine.DefinitionVersion) *trustOriginJSON {
+	if v == nil || v.Commit == "" {
+		return nil
+	}
+	return &trustOriginJSON{Definition: v.ID, Commit: v.Commit, Author: v.Author, At: v.At.UTC(), Subject: v.Subject, Remote: v.Remote}
+}
+
+func trustToJSON(rv *engine.TrustReview, trusted bool) *trustJSON {
+	j := &trustJSON{Schema: jsonSchemaVersion, Task: rv.Task, Archived: rv.Archived, Definition: rv.Current.ID, Trusted: trusted,
+		Origin: originJSON(&rv.Current), Previous: originJSON(rv.Previous), Commands: []trustCommandJSON{}}
+	if rv.Trust.Trusted {
+		j.How = rv.Trust.How
+	} else if trusted {
+		j.How = engine.TrustReviewed
+	}
+	for _, f := range rv.Commands {
+		j.Commands = append(j.Commands, trustCommandJSON{Node: f.Node, Field: f.Field, Command: f.Text, Line: f.Line,
+			New: rv.Previous == nil || f.IsNew(rv.PreviousCommands)})
+	}
+	if !rv.Trust.Trusted {
+		var b strings.Builder
+		old, oldName := "", "/dev/null"
+		if rv.Previous != nil {
+			old, oldName = string(rv.Previous.Data), "trusted "+short(rv.Previous.ID)
+		}
+		styledDiff(&b, oldName, "workflow.yaml", old, string(rv.Current.Data), nil)
+		j.Diff = b.String()
+	}
+	return j
+}

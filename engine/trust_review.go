@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
+)
+
+// TrustReview is what `git hegel trust` shows before it asks: the task's
+// definition, where it came from, the newest earlier version of it this
+// machine trusts (to diff against), and the fields that run processes.
+type TrustReview struct {
+	Task     string
+	Archived bool
+	// Current is the definition the task runs; its Commit is "" when the
+	// store cannot say where it came from.
+	Current DefinitionVersion
+	Trust   DefinitionTrust
+	// Previous is the newest earlier definition of the task's chain that
+	// is trusted here (nil: none was).
+	Previous *DefinitionVersion
+	// Commands and PreviousCommands are the fields of Current and
+	// Previous that run processes.
+	Commands, PreviousCommands []workflow.CommandField
+}
+
+// ReviewTrust gathers what `git hegel trust` shows for the task called
+// name (this worktree's task when name is "").
+func (e *Engine) ReviewTrust(name string) (*TrustReview, error) {
+	t, err := e.Current(name)
+	if err != nil {
+		return nil, err
+	}
+	wf, err := definition(t)
+	if err != nil {
+		return nil, err
+	}
+	rv := &TrustReview{Task: t.State.Task, Archived: t.Archived, Trust: e.TrustOf(t.Definition),
+		Current: DefinitionVersion{ID: DefinitionID(t.Definition), Data: t.Definition}, Commands: wf.AllCommandFields()}
+	dh, ok := e.Tasks.(DefinitionHistory)
+	if !ok {
+		return rv, nil
+	}
+	vs, err := dh.DefinitionVersions(rv.Task, 0)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if len(vs) == 0 || vs[0].ID != rv.Current.ID {
+		return rv, nil // the ref moved meanwhile: show what was loaded
+	}
+	rv.Current = vs[0]
+	for i := 1; i < len(vs); i++ {
+		if e.TrustOfID(vs[i].ID).Trusted {
+			rv.Previous = &vs[i]
+			break
+		}
+	}
+	if rv.Previous != nil {
+		if pwf, err := workflow.Parse(t.State.Workflow, "previous.yaml", rv.Previous.Data); err == nil {
+			rv.PreviousCommands = pwf.AllCommandFields()
+		}
+	}
+	return rv, nil
+}
+
+// TrustTask records the definition rv shows (its blob id, whatever the
+// task holds by now) as trusted on this machine.
+func (e *Engine) TrustTask(rv *TrustReview) error {
+	if rv.Trust.Trusted {
+		return nil
+	}
+	if e.Trust == nil {
+		return errors.New("this repository keeps no record of trusted definitions")
+	}
+	if err := e.Trust.TrustDefinition(TrustRecord{ID: rv.Current.ID, Task: rv.Task, How: TrustReviewed, At: e.now().UTC()}); err != nil {
+		return fmt.Errorf("Could not trust the definition of task %s: %v", rv.Task, err)
+	}
+	return nil
+}
+
+// TrustedList lists the definitions trusted on this machine, oldest
+// first (built-ins are trusted without a record and are not listed).
+func (e *Engine) TrustedList() ([]TrustRecord, error) {
+	if e.Trust == nil {
+		return nil, nil
+	}
+	return e.Trust.TrustedDefinitions()
+}
