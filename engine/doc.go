@@ -9,8 +9,11 @@
 //
 // It decides and does no I/O: it reads and writes through the interfaces
 // it defines (TaskStore, SessionStore, StashStore, ArchiveStore,
-// HistoryStore, Files, Executor, Rewinder), which gitstore, rollback and
-// cmd/git-hegel implement and tests replace with in-memory fakes. It
+// HistoryStore, Files, Executor, Snapshots, Parking), which gitstore and
+// cmd/git-hegel (its worktree adapter over package rollback) implement
+// and tests replace with in-memory fakes. A rollback's sequence is the
+// engine's: it decides and records, and Snapshots only snapshots and
+// restores. It
 // imports no go-git, no os, os/exec or filesystem package, and nothing of
 // this module but its sub-packages, which never import it:
 //

@@ -49,10 +49,17 @@ type Engine struct {
 	Git func() *GitInfo
 	// NewSuffix, if set, replaces the random part of generated task names.
 	NewSuffix func() string
-	// Checkpoint, if set, runs after start, next, prev and restart enter a
-	// node, with the saved state. Its error does not undo the transition:
-	// it is passed to Warn and the command succeeds (see rollback.go).
-	Checkpoint func(st *State) error
+	// Snapshots snapshots and restores this worktree's files, index and
+	// HEAD: checkpoints and rollbacks (snapshots.go). Nil: there are
+	// none, and rollbacks refuse.
+	Snapshots Snapshots
+	// Parking parks this worktree's files with a stash and writes them
+	// back (parking.go). Nil: stash push --files refuses, and so does
+	// popping a stash that parked files.
+	Parking Parking
+	// NoAutoCheckpoints is hegel.checkpoints=off: no checkpoint is taken
+	// when a node is entered (by hand and safety ones still are).
+	NoAutoCheckpoints bool
 	// Warn reports a problem that does not fail the command.
 	Warn func(msg string)
 	// Guides supplies the user's guides, partials and optional context
@@ -67,9 +74,6 @@ type Engine struct {
 	// Files reads this worktree's files: artifacts are checked and copied
 	// into the archive through it. Nil: artifacts are not checked.
 	Files Files
-	// Rewind restores the working tree to a checkpoint for resume
-	// --strategy from-checkpoint and rollback --all. Nil: they refuse.
-	Rewind Rewinder
 	// MaxAttempts is hegel.maxAttempts: attempts per node when the node
 	// does not say (0: workflow.DefaultMaxAttempts).
 	MaxAttempts int
@@ -118,15 +122,6 @@ type Files interface {
 	// (.gitignore files, info/exclude, core.excludesFile) ignore: such a
 	// file is never copied into the archive, which syncs.
 	Ignored(paths []string) (map[string]bool, error)
-}
-
-// Rewinder restores files, index and HEAD to a checkpoint.
-type Rewinder interface {
-	// Rewind rolls the task o selects back to the checkpoint id (its
-	// first when id is ""), after a safety checkpoint that `git hegel
-	// rollback --undo` restores, and records the rollback in the task's
-	// state (ApplyRollback). reason goes into the rollback history.
-	Rewind(o TaskOptions, id, reason string) (*View, error)
 }
 
 // TaskOptions are what every command that acts on one task is told per
@@ -180,6 +175,9 @@ type View struct {
 	// Untrusted is set when the definition is not trusted here: Prompt
 	// is then a notice saying so, not the node's prompt (trust.go).
 	Untrusted bool
+	// Rollback is the rollback the command made first (resume --strategy
+	// from-checkpoint).
+	Rollback *RollbackResult
 }
 
 var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })

@@ -18,7 +18,7 @@ type testEnv struct {
 	tasks    *fakeTaskStore
 	sess     *fakeSessionStore
 	files    fakeFiles
-	rewinder *fakeRewinder
+	snaps    *fakeSnapshots
 	warnings []string
 	now      time.Time
 }
@@ -38,8 +38,8 @@ func newTestEngine(t *testing.T, user map[string][]byte) *testEnv {
 		User:      func() string { return "Ann" },
 		Warn:      func(msg string) { te.warnings = append(te.warnings, msg) },
 	}
-	te.rewinder = &fakeRewinder{e: te.Engine}
-	te.Rewind = te.rewinder
+	te.snaps = newFakeSnapshots(func() time.Time { return te.now })
+	te.Snapshots = te.snaps
 	return te
 }
 

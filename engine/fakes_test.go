@@ -366,30 +366,131 @@ func (f fakeFiles) ReadFile(p string, limit int64) ([]byte, error) {
 	return []byte(d), nil
 }
 
-// fakeRewinder records rewinds and applies them to the state the way
-// rollback.Manager does (ApplyRollback), with checkpoints named by node.
-type fakeRewinder struct {
-	e     *Engine
-	first string // the node of the task's first checkpoint
-	calls []string
-	fail  error
+// fakeSnapshots keeps checkpoints in memory and plays the restore
+// sequence the way the git-backed Snapshots does, without files: a
+// restore's journal, the safety checkpoint, and the chain cut back after
+// a rollback.
+type fakeSnapshots struct {
+	now      func() time.Time
+	cps      map[string][]*Checkpoint
+	n        int
+	journal  *RollbackRecord
+	restored []string // "<target id>" per Restore, "replay <id> forward|back" per Replay
+	failTake error
+	// failRestore makes Restore fail (nothing changed); dieInRestore
+	// makes it stop as a killed process would, leaving the journal.
+	failRestore, dieInRestore error
+	running                   bool // the journal's process still runs
 }
 
-func (r *fakeRewinder) Rewind(o TaskOptions, id, reason string) (*View, error) {
-	if r.fail != nil {
-		return nil, r.fail
+func newFakeSnapshots(now func() time.Time) *fakeSnapshots {
+	return &fakeSnapshots{now: now, cps: map[string][]*Checkpoint{}}
+}
+
+func (f *fakeSnapshots) add(cp *Checkpoint) *Checkpoint {
+	f.n++
+	cp.ID = fmt.Sprintf("%04x%04x", 0x1000*f.n+f.n, 0xbeef)
+	cp.CreatedAt = f.now()
+	cp.Local = true
+	cp.History = append([]string(nil), cp.History...)
+	f.cps[cp.Task] = append(f.cps[cp.Task], cp)
+	return cp
+}
+
+func (f *fakeSnapshots) Checkpoints(task string) ([]*Checkpoint, error) {
+	return append([]*Checkpoint(nil), f.cps[task]...), nil
+}
+
+func (f *fakeSnapshots) TakeCheckpoint(st *State, kind, message string) (*Checkpoint, bool, error) {
+	if f.failTake != nil {
+		return nil, false, f.failTake
 	}
-	t, err := r.e.Current(o.Task)
-	if err != nil {
-		return nil, err
+	if f.journal != nil {
+		return nil, false, f.journal.InterruptedError()
 	}
-	node := id
-	if node == "" {
-		node = r.first
+	return f.add(&Checkpoint{Task: st.Task, WorkflowID: st.WorkflowID, Node: st.CurrentNode, Kind: kind, Message: message, History: st.History}), true, nil
+}
+
+func (f *fakeSnapshots) DropCheckpoint(task, id string) error {
+	for i, c := range f.cps[task] {
+		if c.ID == id {
+			f.cps[task] = append(f.cps[task][:i:i], f.cps[task][i+1:]...)
+			return nil
+		}
 	}
-	r.calls = append(r.calls, node+":"+reason)
-	return r.e.ApplyRollback(o, &RollbackRequest{Task: t.State.Task, Node: node, Reason: reason,
-		History: []string{node}, Force: true})
+	return fmt.Errorf("no checkpoint %s: %w", id, ErrNotFound)
+}
+
+func (f *fakeSnapshots) PlanRestore(cp *Checkpoint, o RestoreOptions) (*RestorePlan, error) {
+	return &RestorePlan{HeadFrom: "a", HeadTo: "a", Files: []FileChange{{Path: "f", Op: "modify"}}, Handle: cp}, nil
+}
+
+func (f *fakeSnapshots) Snapshot(p *RestorePlan, st *State, rec *RollbackRecord) (*Checkpoint, error) {
+	target := p.Handle.(*Checkpoint)
+	safety := f.add(&Checkpoint{Task: st.Task, WorkflowID: st.WorkflowID, Node: st.CurrentNode, Kind: CheckpointSafety,
+		History: st.History, RollbackTo: rec.Node})
+	rec.TargetID, rec.SafetyID, rec.SafetyHistory = target.ID, safety.ID, append([]string(nil), st.History...)
+	f.journal = rec
+	return safety, nil
+}
+
+func (f *fakeSnapshots) Restore(p *RestorePlan) error {
+	if f.failRestore != nil {
+		return f.failRestore
+	}
+	if f.dieInRestore != nil {
+		return f.dieInRestore
+	}
+	f.restored = append(f.restored, p.Handle.(*Checkpoint).ID)
+	return nil
+}
+
+func (f *fakeSnapshots) Replay(rec *RollbackRecord, forward bool) error {
+	dir := "back"
+	if forward {
+		dir = "forward"
+	}
+	f.restored = append(f.restored, "replay "+rec.TargetID+" "+dir)
+	return nil
+}
+
+func (f *fakeSnapshots) Settle(rec *RollbackRecord, restored bool) error {
+	if restored {
+		// The list as it was when the target was the present (checkpoints
+		// by hand stay), then the safety checkpoint.
+		var next []*Checkpoint
+		var safety *Checkpoint
+		cut := false
+		for _, c := range f.cps[rec.Task] {
+			switch {
+			case c.ID == rec.SafetyID:
+				safety = c
+			case !cut || c.Kind == CheckpointManual:
+				next = append(next, c)
+			}
+			if c.ID == rec.TargetID {
+				cut = true
+			}
+		}
+		if safety != nil {
+			next = append(next, safety)
+		}
+		f.cps[rec.Task] = next
+	}
+	f.journal = nil
+	return nil
+}
+
+func (f *fakeSnapshots) Interrupted() (*RollbackRecord, error) {
+	if f.journal == nil {
+		return nil, nil
+	}
+	if f.running {
+		e := f.journal.InterruptedError()
+		e.Running, e.PID = true, 4711
+		return nil, e
+	}
+	return f.journal, nil
 }
 
 // putEntries stores a save's Put entries (the caller holds f.mu).

@@ -172,8 +172,13 @@ func TestHistoryEntryOfAbortAndRollbackAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	te.step(t, time.Minute, func() error { _, err := te.Next(""); return err })
-	te.rewinder.first = "spec"
-	te.step(t, time.Minute, func() error { _, err := te.RollbackAll(TaskOptions{}, "wrong"); return err })
+	te.step(t, time.Minute, func() error {
+		p, err := te.PlanRollback(RollbackOptions{All: true, Reason: "wrong"})
+		if err == nil {
+			_, err = te.Rollback(p)
+		}
+		return err
+	})
 	e := onlyEntry(t, h)
 	if e.Status != StatusRolledBack || e.Task != "r" || e.Rollbacks != 1 {
 		t.Errorf("rollback --all: %+v", e)

@@ -62,11 +62,13 @@ func (e *Engine) Pause(o TaskOptions, reason string) (*State, error) {
 
 // ResumeOptions are the arguments of `git hegel resume`.
 type ResumeOptions struct {
-	Task       string // --task: the task to resume ("": the active one)
-	Force      bool   // --force: resume a task another worktree owns
-	Strategy   string
-	Checkpoint string // from-checkpoint: the checkpoint id ("": the task's first)
-	Reason     string
+	Task     string // --task: the task to resume ("": the active one)
+	Force    bool   // --force: resume a task another worktree owns
+	Strategy string
+	Reason   string
+	// Rollback is the rollback from-checkpoint carries out, planned with
+	// PlanRollback (RollbackOptions.Resume) and shown to the person first.
+	Rollback *RollbackPlan
 }
 
 // Resume makes a paused or failed task active again (no other status can
@@ -88,13 +90,16 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 	if err := allowed(cur.State, "resume"); err != nil {
 		return nil, err
 	}
+	var rolled *RollbackResult
 	if o.Strategy == FromCheckpoint {
-		if e.Rewind == nil {
-			return nil, fmt.Errorf("Cannot resume from a checkpoint here: the working tree is not available")
+		if o.Rollback == nil || o.Rollback.Task != cur.State.Task {
+			return nil, fmt.Errorf("Cannot resume from a checkpoint without a rollback planned for task %s", cur.State.Task)
 		}
-		if _, err := e.Rewind.Rewind(call, o.Checkpoint, "resume from checkpoint"); err != nil {
+		res, err := e.Rollback(o.Rollback)
+		if err != nil {
 			return nil, err
 		}
+		rolled = res
 	}
 	var skipped []SkippedNode
 	st, wf, err := e.update(call, func(st *State, wf *workflow.Definition) (string, error) {
@@ -148,7 +153,7 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 		e.afterMove(st, wf)
 	}
 	v := e.view(st, wf)
-	v.Skipped = skipped
+	v.Skipped, v.Rollback = skipped, rolled
 	return v, nil
 }
 
@@ -210,48 +215,6 @@ func (e *Engine) Skip(o TaskOptions, reason string) (*View, error) {
 		return nil, err
 	}
 	return e.moved(st, wf, skipped)
-}
-
-// RollbackAll rolls the whole workflow back to its first checkpoint (seed
-// 05's full workflow rollback): files, index and HEAD come back through
-// Rewind (with a safety checkpoint, so `git hegel rollback --undo` undoes
-// it), then the task ends as rolled_back and is archived with its
-// checkpoints kept.
-func (e *Engine) RollbackAll(o TaskOptions, reason string) (*State, error) {
-	cur, err := e.Current(o.Task)
-	if err != nil {
-		return nil, err
-	}
-	if wf, err := definition(cur); err != nil {
-		return nil, err
-	} else if err := checkLoaded(cur, wf); err != nil {
-		return nil, err
-	}
-	if cur.State.Finished() {
-		return nil, finishedError(cur.State)
-	}
-	if err := allowed(cur.State, "rollback"); err != nil {
-		return nil, err
-	}
-	if e.Rewind == nil {
-		return nil, fmt.Errorf("Cannot roll back the whole workflow here: the working tree is not available")
-	}
-	why := strings.TrimSpace(reason)
-	if why == "" {
-		why = "rollback --all"
-	}
-	if _, err := e.Rewind.Rewind(o, "", why); err != nil {
-		return nil, err
-	}
-	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if st.Finished() {
-			return "", finishedError(st)
-		}
-		now := e.now()
-		st.Status, st.EndedAt, st.PendingClaim = StatusRolledBack, &now, ""
-		return fmt.Sprintf("rollback --all: the whole workflow rolled back to %s (%s)", st.CurrentNode, firstLine(why)), nil
-	})
-	return st, err
 }
 
 // firstTransition is where a skipped node leads: its first transition.

@@ -20,7 +20,6 @@ func failedAt(t *testing.T) *testEnv {
 	if st := te.state(t); st.Status != StatusFailed || st.CurrentNode != "code" {
 		t.Fatalf("setup: %+v", st)
 	}
-	te.rewinder.first = "spec"
 	return te
 }
 
@@ -71,20 +70,47 @@ func TestResumeStrategies(t *testing.T) {
 	})
 	t.Run("from-checkpoint", func(t *testing.T) {
 		te := failedAt(t)
-		v, err := te.Resume(ResumeOptions{Strategy: FromCheckpoint, Checkpoint: "plan"})
+		cps, _ := te.snaps.Checkpoints("d")
+		plan := cps[1] // taken on entering plan
+		p, err := te.PlanRollback(RollbackOptions{Resume: true, To: plan.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := te.Resume(ResumeOptions{Strategy: FromCheckpoint, Rollback: p})
+		if err != nil {
+			t.Fatal(err)
+		}
 		st := v.State
-		if err != nil || st.CurrentNode != "plan" || st.Status != StatusActive || st.Error != nil || st.Attempt != 1 {
+		if st.CurrentNode != "plan" || st.Status != StatusActive || st.Error != nil || st.Attempt != 1 {
 			t.Fatalf("%+v %v", st, err)
 		}
-		if len(te.rewinder.calls) != 1 || te.rewinder.calls[0] != "plan:resume from checkpoint" {
-			t.Errorf("rewinds %v", te.rewinder.calls)
+		if len(te.snaps.restored) != 1 || te.snaps.restored[0] != plan.ID {
+			t.Errorf("restores %v", te.snaps.restored)
 		}
-		// A rewind that fails changes nothing.
+		if ev := st.RollbackHistory[len(st.RollbackHistory)-1]; ev.Reason != "resume from checkpoint" || ev.To != "plan" {
+			t.Errorf("event %+v", ev)
+		}
+		// The first checkpoint by default; an unknown one changes nothing.
 		te2 := failedAt(t)
-		te2.rewinder.fail = errors.New("Task d has no checkpoint 'zz'")
+		if p, err := te2.PlanRollback(RollbackOptions{Resume: true}); err != nil || p.Target.Node != "spec" {
+			t.Errorf("default target: %v", err)
+		}
 		n := len(te2.tasks.log)
-		if _, err := te2.Resume(ResumeOptions{Strategy: FromCheckpoint, Checkpoint: "zz"}); err == nil || len(te2.tasks.log) != n {
-			t.Errorf("failed rewind: %v", err)
+		if _, err := te2.PlanRollback(RollbackOptions{Resume: true, To: "abcd"}); !errors.Is(err, ErrNoCheckpoint) ||
+			!strings.Contains(err.Error(), "Task d has no checkpoint 'abcd'; its checkpoints: ") || len(te2.tasks.log) != n {
+			t.Errorf("unknown checkpoint: %v", err)
+		}
+		// Without a plan, or with a failing restore, nothing changes.
+		if _, err := te2.Resume(ResumeOptions{Strategy: FromCheckpoint}); err == nil || len(te2.tasks.log) != n {
+			t.Errorf("no plan: %v", err)
+		}
+		te2.snaps.failRestore = errors.New("disk full")
+		p2, _ := te2.PlanRollback(RollbackOptions{Resume: true})
+		if _, err := te2.Resume(ResumeOptions{Strategy: FromCheckpoint, Rollback: p2}); err == nil || len(te2.tasks.log) != n {
+			t.Errorf("failed restore: %v", err)
+		}
+		if te2.snaps.journal != nil {
+			t.Error("a failed restore left its journal")
 		}
 	})
 	t.Run("unknown", func(t *testing.T) {
@@ -171,11 +197,15 @@ func TestRollbackAll(t *testing.T) {
 	te.Next("")
 	te.Next("")
 	te.tasks.cps["d"] = "chain"
-	te.rewinder.first = "spec"
-	st, err := te.RollbackAll(TaskOptions{}, "")
+	p, err := te.PlanRollback(RollbackOptions{All: true, Yes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	res, err := te.Rollback(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.State
 	if st.Status != StatusRolledBack || st.EndedAt == nil || st.CurrentNode != "spec" {
 		t.Fatalf("rolled back: %+v", st)
 	}
@@ -183,10 +213,10 @@ func TestRollbackAll(t *testing.T) {
 	if err != nil || a.State.Status != StatusRolledBack || te.tasks.cps["d"] != "chain" {
 		t.Fatalf("archived with its checkpoints: %v %v", err, te.tasks.cps)
 	}
-	if !slices.Equal(finished, []string{StatusRolledBack}) || te.rewinder.calls[0] != "spec:rollback --all" {
-		t.Errorf("finished %v rewinds %v", finished, te.rewinder.calls)
+	if ev := st.RollbackHistory[len(st.RollbackHistory)-1]; !slices.Equal(finished, []string{StatusRolledBack}) || ev.Reason != "rollback --all" || ev.To != "spec" {
+		t.Errorf("finished %v event %+v", finished, ev)
 	}
-	if _, err := te.RollbackAll(TaskOptions{}, ""); err == nil {
+	if _, err := te.PlanRollback(RollbackOptions{All: true}); err == nil {
 		t.Error("rolled back twice")
 	}
 	// An undo (what rollback --undo records) brings the task back to work.

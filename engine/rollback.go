@@ -220,14 +220,15 @@ func recentRollbacks(events []RollbackEvent, node string, at time.Time) int {
 	return n
 }
 
-// checkpoint runs the Checkpoint hook after a node was entered. The
-// transition is already saved, and it stands whatever happens here: a
-// failed checkpoint only costs the ability to roll back to this node, so
-// it is reported through Warn and the command succeeds. Terminal nodes get
-// no checkpoint (nothing can be rolled back to them).
+// checkpoint takes the checkpoint of a node just entered. The transition
+// is already saved, and it stands whatever happens here: a failed
+// checkpoint only costs the ability to roll back to this node, so it is
+// reported through Warn and the command succeeds. Terminal nodes get none
+// (nothing can be rolled back to them), and neither does another
+// worktree's task: this worktree's files are not its.
 func (e *Engine) checkpoint(st *State) {
-	if e.Checkpoint == nil || st == nil || st.Status != StatusActive || !e.owns(st) {
-		return // another worktree's task: this worktree's files are not its
+	if e.Snapshots == nil || e.NoAutoCheckpoints || st == nil || st.Status != StatusActive || !e.owns(st) {
+		return
 	}
 	if !dueCheckpoint(st, e.CheckpointInterval) {
 		return
@@ -238,14 +239,14 @@ func (e *Engine) checkpoint(st *State) {
 // checkpointAlways is checkpoint without hegel.checkpointInterval: a node
 // set by hand (goto) always gets its entry checkpoint.
 func (e *Engine) checkpointAlways(st *State) {
-	if e.Checkpoint == nil || st == nil || st.Status != StatusActive || !e.owns(st) {
+	if e.Snapshots == nil || e.NoAutoCheckpoints || st == nil || st.Status != StatusActive || !e.owns(st) {
 		return
 	}
 	e.takeCheckpoint(st)
 }
 
 func (e *Engine) takeCheckpoint(st *State) {
-	if err := e.Checkpoint(st); err != nil && e.Warn != nil {
+	if _, _, err := e.Snapshots.TakeCheckpoint(st, CheckpointEnter, ""); err != nil && e.Warn != nil {
 		e.Warn(fmt.Sprintf("no checkpoint taken at '%s': %v", st.CurrentNode, err))
 	}
 }

@@ -165,13 +165,13 @@ func TestCheckpointHook(t *testing.T) {
 	var entered []string
 	var warned []string
 	fail := false
-	te.Checkpoint = func(st *State) error {
+	te.Snapshots = hookSnapshots{te.snaps, func(st *State) error {
 		entered = append(entered, st.CurrentNode)
 		if fail {
 			return errors.New("disk full")
 		}
 		return nil
-	}
+	}}
 	te.Warn = func(s string) { warned = append(warned, s) }
 	te.walk(t, "discovery", 2)
 	if _, err := te.Prev(TaskOptions{}); err != nil {
@@ -205,4 +205,17 @@ func TestCheckpointHook(t *testing.T) {
 	if len(entered) != n {
 		t.Error("a checkpoint was taken at the aborted node")
 	}
+}
+
+// hookSnapshots calls hook instead of taking a checkpoint.
+type hookSnapshots struct {
+	*fakeSnapshots
+	hook func(*State) error
+}
+
+func (h hookSnapshots) TakeCheckpoint(st *State, kind, message string) (*Checkpoint, bool, error) {
+	if err := h.hook(st); err != nil {
+		return nil, false, err
+	}
+	return h.fakeSnapshots.TakeCheckpoint(st, kind, message)
 }

@@ -20,11 +20,6 @@ func TestCheckpointInterval(t *testing.T) {
 	} {
 		te := newTestEngine(t, nil)
 		te.CheckpointInterval = tc.interval
-		var got []string
-		te.Checkpoint = func(st *State) error {
-			got = append(got, st.CurrentNode)
-			return nil
-		}
 		if _, err := te.Start("discovery", "", "t"); err != nil {
 			t.Fatal(err)
 		}
@@ -34,6 +29,7 @@ func TestCheckpointInterval(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		got := checkpointNodes(t, te, "t")
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("interval %d: checkpoints at %v, want %v", tc.interval, got, tc.want)
 		}
@@ -62,8 +58,6 @@ func TestHistoryOffWritesNoEntry(t *testing.T) {
 
 func TestGoto(t *testing.T) {
 	te := newTestEngine(t, nil)
-	var cps []string
-	te.Checkpoint = func(st *State) error { cps = append(cps, st.CurrentNode); return nil }
 	te.CheckpointInterval = 50
 	if _, err := te.Start("discovery", "", "t"); err != nil {
 		t.Fatal(err)
@@ -79,7 +73,7 @@ func TestGoto(t *testing.T) {
 	if len(st.CompletedNodes) != 0 || !slices.Equal(st.History, []string{"spec", "readme"}) {
 		t.Errorf("completed %v history %v", st.CompletedNodes, st.History)
 	}
-	if !slices.Equal(cps, []string{"spec", "readme"}) {
+	if cps := checkpointNodes(t, te, "t"); !slices.Equal(cps, []string{"spec", "readme"}) {
 		t.Errorf("checkpoints at %v", cps)
 	}
 	n := len(te.tasks.log)
@@ -92,4 +86,18 @@ func TestGoto(t *testing.T) {
 	if len(te.tasks.log) != n {
 		t.Errorf("refused gotos wrote %d commits", len(te.tasks.log)-n)
 	}
+}
+
+// checkpointNodes lists the nodes of task's checkpoints, oldest first.
+func checkpointNodes(t *testing.T, te *testEnv, task string) []string {
+	t.Helper()
+	cps, err := te.Snapshots.Checkpoints(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, cp := range cps {
+		out = append(out, cp.Node)
+	}
+	return out
 }

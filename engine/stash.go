@@ -329,19 +329,13 @@ func (e *Engine) StashFind(sel, verb string) (*StashEntry, error) {
 	return &StashEntry{Index: idx, Stash: s}, nil
 }
 
-// StashPop restores a stash into this worktree: the stashed state goes back
-// on the task's ref (compare-and-swap on its current revision), the session
-// points at the task, and only then, unless keep (apply), is the entry
-// removed. A crash in between leaves a duplicate, never a loss.
+// StashPop restores a stash into this worktree: the files it parked are
+// written back first (Parking.Unpark, which changes nothing when it
+// refuses), then the stashed state goes back on the task's ref
+// (compare-and-swap on its current revision), the session points at the
+// task, and only then, unless keep (apply), is the entry removed. A crash
+// in between leaves a duplicate, never a loss.
 func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
-	return e.StashPopFiles(sel, keep, nil)
-}
-
-// StashPopFiles is StashPop with a step for the stash's parked files:
-// restore is called once the stash is found and may be restored, before
-// anything is written; its error stops the pop with nothing changed (and
-// it must itself change nothing when it fails). restore may be nil.
-func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) error) (*StashEntry, *View, error) {
 	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, nil, err
@@ -369,8 +363,11 @@ func (e *Engine) StashPopFiles(sel string, keep bool, restore func(*StashEntry) 
 		return nil, nil, fmt.Errorf("Cannot restore %s: its task '%s' is active again in %s; finish or abort it there first",
 			ent.Ref(), ent.Task, old.State.Worktree)
 	}
-	if restore != nil {
-		if err := restore(ent); err != nil {
+	if ent.Files != nil {
+		if e.Parking == nil {
+			return nil, nil, fmt.Errorf("Cannot restore %s here: it parked files, and the working tree is not available", ent.Ref())
+		}
+		if err := e.Parking.Unpark(ent); err != nil {
 			return nil, nil, err
 		}
 	}

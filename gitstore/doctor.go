@@ -666,12 +666,21 @@ func (r *Repo) MoveEntryAside(refName, entry string, now time.Time) (string, err
 
 // repairCheckpoints rewrites a checkpoint chain without the checkpoints
 // whose objects are missing; the old chain is kept aside when it can be.
+// When the tip's own commit is missing, the chain is read from the newest
+// value its reflog recorded whose commit is there (the tip before), as a
+// task ref's is: only the checkpoints the lost tip added are lost.
 func (r *Repo) repairCheckpoints(ref plumbing.ReferenceName, now time.Time) (*Repair, error) {
 	tip, err := r.refs.Read(ref)
 	if err != nil {
 		return nil, err
 	}
 	rep := &Repair{Ref: string(ref)}
+	start := tip
+	if _, err := object.GetCommit(r.storage, tip); err != nil {
+		start = r.checkpointTipInReflog(ref, tip)
+		rep.LostCount++
+		rep.Lost = append(rep.Lost, "the newest checkpoints, at "+tip.String()[:12]+" (its commit is missing)")
+	}
 	// The chain by first parents, newest first, and which are whole.
 	type cp struct {
 		c  *object.Commit
@@ -679,7 +688,7 @@ func (r *Repo) repairCheckpoints(ref plumbing.ReferenceName, now time.Time) (*Re
 	}
 	var chain []cp
 	seen := map[plumbing.Hash]bool{}
-	for h, n := tip, 0; !h.IsZero() && n < maxChain; n++ {
+	for h, n := start, 0; !h.IsZero() && n < maxChain; n++ {
 		c, err := object.GetCommit(r.storage, h)
 		if err != nil {
 			rep.LostCount++
@@ -736,6 +745,25 @@ func (r *Repo) repairCheckpoints(ref plumbing.ReferenceName, now time.Time) (*Re
 		return nil, describeRefError(ref, err)
 	}
 	return rep, nil
+}
+
+// checkpointTipInReflog is the newest value ref's reflog recorded, before
+// or after an update, other than tip, whose commit can be read and holds
+// a checkpoint (zero when there is none). A chain cut to its bound
+// restarts its reflog, whose one entry still names the tip before.
+func (r *Repo) checkpointTipInReflog(ref plumbing.ReferenceName, tip plumbing.Hash) plumbing.Hash {
+	log := r.readReflog(ref)
+	for i := len(log) - 1; i >= 0; i-- {
+		for _, h := range []plumbing.Hash{log[i].New, log[i].Old} {
+			if h.IsZero() || h == tip {
+				continue
+			}
+			if _, err := object.GetCommit(r.storage, h); err == nil && r.isCheckpoint(h) {
+				return h
+			}
+		}
+	}
+	return plumbing.ZeroHash
 }
 
 // moveAsideIfWhole is moveAside for a chain that may lack objects: one

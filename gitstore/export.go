@@ -2,8 +2,10 @@ package gitstore
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
@@ -35,6 +37,14 @@ func (r *Repo) UpdateRefMsg(name string, old, new plumbing.Hash, msg string) err
 // through it for git gc.
 func (r *Repo) RewriteRef(name string, old, new plumbing.Hash, msg string) error {
 	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refs.Reflog{Msg: msg, Restart: true})
+}
+
+// RewriteChainRef is RewriteRef for a commit chain whose entry below the
+// new tip is below: the restarted reflog names below first, then new, so
+// that doctor can fall back to below if the tip's commit is ever lost,
+// while the log keeps nothing reachable that new does not.
+func (r *Repo) RewriteChainRef(name string, old, new, below plumbing.Hash, msg string) error {
+	return r.refs.UpdateMsg(plumbing.ReferenceName(name), old, new, refs.Reflog{Msg: msg, Restart: true, RestartFrom: below})
 }
 
 // UpdateDetachedHead moves a detached HEAD (in this worktree's git dir)
@@ -73,4 +83,26 @@ func (r *Repo) ReadDocAt(ref string, h plumbing.Hash) (*Doc, error) {
 // writeDoc).
 func (r *Repo) WriteDoc(ref string, parent plumbing.Hash, files map[string][]byte, msg string, extra ...plumbing.Hash) (plumbing.Hash, error) {
 	return r.writeDoc(plumbing.ReferenceName(ref), parent, files, msg, extra...)
+}
+
+// CommitTreeBy is CommitTree naming author as the commit's author (the
+// committer is still the repository's identity): a checkpoint rewritten
+// when its chain is cut keeps who took it.
+func (r *Repo) CommitTreeBy(tree plumbing.Hash, parents []plumbing.Hash, msg string, author object.Signature) (plumbing.Hash, error) {
+	c := &object.Commit{
+		Author:       author,
+		Committer:    r.signature(),
+		Message:      strings.TrimRight(msg, "\n") + "\n",
+		TreeHash:     tree,
+		ParentHashes: parents,
+	}
+	data, err := encodeObject(c)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h, err := r.objects.Write(plumbing.CommitObject, data)
+	if err == nil {
+		r.objects.Remember(h, plumbing.CommitObject, data)
+	}
+	return h, err
 }

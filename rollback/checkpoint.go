@@ -1,9 +1,6 @@
 package rollback
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,19 +11,21 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
-// Checkpoint kinds.
+// Checkpoint kinds: what a chain's bounds count a checkpoint as.
 const (
-	KindEnter  = "enter"  // taken when the node was entered (start, next, prev, restart)
-	KindManual = "manual" // git hegel checkpoint
-	KindSafety = "safety" // taken by a rollback before it changed anything
+	// KindEnter is taken automatically; MaxCheckpoints bounds them.
+	KindEnter = "enter"
+	// KindManual is taken by hand; MaxManual bounds them.
+	KindManual = "manual"
+	// KindSafety is taken by a restore before it changed anything:
+	// restoring it undoes the restore. The newest is never evicted.
+	KindSafety = "safety"
 )
 
-// RefPrefix is where checkpoints live: one commit chain per task.
+// RefPrefix is where checkpoint chains live: one commit chain each.
 const RefPrefix = "refs/hegel/checkpoints/"
 
 // Names in a checkpoint's root tree (docs/rollback.md, "Storage").
@@ -41,21 +40,25 @@ const (
 
 var emptyTree = plumbing.NewHash(emptyTreeHex)
 
-// Checkpoint is one stored snapshot: its metadata (checkpoint.json) and
-// where it lives.
+// Checkpoint is one stored snapshot of the working tree, the index and
+// HEAD: its metadata (checkpoint.json) and where it lives. The fields are
+// the mechanism's; Meta carries the caller's (which task, node and history
+// it belongs to) in the same file, uninterpreted.
 type Checkpoint struct {
-	ID         string    `json:"id"`
-	Task       string    `json:"task"`
-	WorkflowID string    `json:"workflow_id"`
-	Node       string    `json:"node"`
-	Kind       string    `json:"kind"`
-	Message    string    `json:"message,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
+	// ID is short and derived from the content (ids.go), unique in its
+	// chain and stable when the chain is rewritten.
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	CreatedAt time.Time `json:"created_at"`
+	// Previous is the id of the chain's newest checkpoint when this one
+	// was taken ("" for the first, and in checkpoints written before it
+	// was recorded). Part of the content an id is derived from, it keeps
+	// two checkpoints of the same files taken at the same instant apart.
+	Previous string `json:"previous,omitempty"`
 	// Branch is HEAD's branch as a full ref name ("" when detached); Head
 	// its commit ("" on an unborn branch).
-	Branch  string   `json:"branch,omitempty"`
-	Head    string   `json:"head,omitempty"`
-	History []string `json:"history"`
+	Branch string `json:"branch,omitempty"`
+	Head   string `json:"head,omitempty"`
 	// FilesChanged lists the paths that differ from the previous
 	// checkpoint's working tree (from HEAD's tree for the first), at most
 	// 1000 of FilesChangedCount.
@@ -63,18 +66,16 @@ type Checkpoint struct {
 	FilesChangedCount int      `json:"files_changed_count"`
 	// Skipped are untracked files left out (too large, or names git
 	// cannot store).
-	Skipped []skippedFile `json:"skipped,omitempty"`
-	// RollbackTo is set on safety checkpoints: the node the rollback went
-	// back to.
-	RollbackTo string `json:"rollback_to,omitempty"`
-	// Moved is set on safety checkpoints: the branches the rollback moved
+	Skipped []SkippedFile `json:"skipped,omitempty"`
+	// Moved is set on safety checkpoints: the branches the restore moved
 	// besides the one checked out (Branch), with the commits they were at,
-	// so that undoing it puts them back. Their commits are parents of the
-	// checkpoint's commit, which keeps them reachable.
+	// so that restoring the safety checkpoint puts them back. Their
+	// commits are parents of the checkpoint's commit, which keeps them
+	// reachable.
 	Moved []MovedBranch `json:"moved,omitempty"`
-	// ChainBefore is set on safety checkpoints whose rollback dropped the
-	// checkpoints taken after its target: the chain's tip before, kept as
-	// a parent, so that undoing the rollback brings them back.
+	// ChainBefore is set on safety checkpoints whose restore cut the
+	// chain back: the chain's tip before, kept as a parent, so that
+	// restoring the safety checkpoint brings the list back.
 	ChainBefore string `json:"chain_before,omitempty"`
 	// AssumeUnchanged and IntentToAdd list the index entries with those
 	// flags (git update-index --assume-unchanged, git add -N); a restore
@@ -82,12 +83,45 @@ type Checkpoint struct {
 	AssumeUnchanged []string `json:"assume_unchanged,omitempty"`
 	IntentToAdd     []string `json:"intent_to_add,omitempty"`
 
-	changed []string // files changed, when the caller knows them already
+	// Meta is the caller's part of checkpoint.json.
+	Meta Meta `json:"-"`
+	// Label describes the checkpoint in its commit's subject
+	// ("checkpoint <id>: <label>").
+	Label string `json:"-"`
+	// Author is who its commit names as its author ("Name <email>").
+	Author string `json:"-"`
+
+	changed []string         // files changed, when the caller knows them already
+	author  object.Signature // kept when the chain is rewritten
 
 	Commit    plumbing.Hash `json:"-"` // its commit on the chain today (rewritten by eviction)
 	Root      plumbing.Hash `json:"-"`
 	IndexTree plumbing.Hash `json:"-"` // zero: empty
 	WorkTree  plumbing.Hash `json:"-"` // zero: empty
+}
+
+// SkippedFile is an untracked file a snapshot left out.
+type SkippedFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// ownKeys are the JSON names of the mechanism's fields of
+// checkpoint.json; every other field is the caller's Meta.
+var ownKeys = map[string]bool{
+	"id": true, "kind": true, "created_at": true, "previous": true, "branch": true, "head": true,
+	"files_changed": true, "files_changed_count": true, "skipped": true, "moved": true,
+	"chain_before": true, "assume_unchanged": true, "intent_to_add": true,
+}
+
+// encodeMeta is checkpoint.json for c.
+func encodeMeta(c *Checkpoint) ([]byte, error) {
+	b, err := marshalFlat(c, c.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // HeadCommit is the commit HEAD was at (zero on an unborn branch).
@@ -103,22 +137,6 @@ func (c *Checkpoint) BranchName() string {
 	return plumbing.ReferenceName(c.Branch).Short()
 }
 
-func (c *Checkpoint) describe() string {
-	switch c.Kind {
-	case KindSafety:
-		if c.RollbackTo != "" {
-			return fmt.Sprintf("safety at %s (before rolling back to %s)", c.Node, c.RollbackTo)
-		}
-		return "safety at " + c.Node
-	case KindManual:
-		if c.Message != "" {
-			return c.Node + ": " + firstLine(c.Message)
-		}
-		return "at " + c.Node
-	}
-	return "enter " + c.Node
-}
-
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
@@ -131,45 +149,51 @@ type Options struct {
 	// Now is the clock; tests and scripts fix it.
 	Now func() time.Time
 	// Warn reports problems that do not fail the operation (files left
-	// out of a checkpoint).
+	// out of a checkpoint, a damaged checkpoint skipped).
 	Warn func(msg string)
-	// Note reports what happened besides the operation asked for (a
-	// checkpoint evicted by the bound), one line each.
-	Note func(msg string)
+	// Evicted is told of each checkpoint a chain's bound evicts.
+	Evicted func(cp *Checkpoint)
+	// Check validates the caller's Meta of a checkpoint read from a
+	// chain; a checkpoint it refuses is skipped as damaged, with its
+	// message.
+	Check func(cp *Checkpoint) error
+	// ChainOf names the chain of a journal written before journals named
+	// it, from the caller's record (nil: unknown, and the locks on that
+	// chain's ref are left alone).
+	ChainOf func(record Meta) string
 	// QuotePath renders a path in warnings (default: quotePath, git's
 	// quoting with core.quotePath on).
 	QuotePath func(string) string
-	// Progress is told how far checkpoints and rollbacks have got: files
+	// Progress is told how far snapshots and restores have got: files
 	// scanned, objects written, files updated (nil: nobody watches).
 	Progress gitstore.Progress
 }
 
 // Manager takes, lists and restores the checkpoints of one repository.
 type Manager struct {
-	r     *gitstore.Repo
-	w     *workspace
-	now   func() time.Time
-	warn  func(string)
-	note  func(string)
-	quote func(string) string
+	r       *gitstore.Repo
+	w       *workspace
+	now     func() time.Time
+	warn    func(string)
+	evicted func(*Checkpoint)
+	check   func(*Checkpoint) error
+	quote   func(string) string
 
-	// MaxCheckpoints bounds the automatic checkpoints of each task: those
-	// taken on entering a node and the safety checkpoints of earlier
-	// rollbacks (hegel.maxCheckpoints, default 5, at least 1). The newest
-	// safety checkpoint is kept besides: the last rollback stays undoable.
+	// MaxCheckpoints bounds the automatic checkpoints of each chain: those
+	// of KindEnter and the safety checkpoints of earlier restores
+	// (hegel.maxCheckpoints, default 5, at least 1). The newest safety
+	// checkpoint is kept besides: the last restore stays undoable.
 	MaxCheckpoints int
 	// MaxManual bounds the checkpoints taken by hand
 	// (hegel.maxManualCheckpoints, default 20, at least 1); they are kept
 	// until dropped or evicted by this bound.
 	MaxManual int
-	// MaxFileSize leaves larger untracked files out of checkpoints
+	// MaxFileSize leaves larger untracked files out of snapshots
 	// (hegel.checkpointMaxFileSize, default 10 MiB; 0 or less: no limit).
 	MaxFileSize int64
-	// Auto enables the checkpoints taken when a node is entered
-	// (hegel.checkpoints, default on).
-	Auto bool
 
 	warned map[plumbing.Hash]bool // damaged checkpoints already reported
+	taken  *takenRecord           // the local record of what this clone took
 }
 
 // Defaults for the hegel.* settings.
@@ -193,8 +217,11 @@ func New(r *gitstore.Repo, o Options) *Manager {
 	if o.Warn == nil {
 		o.Warn = func(string) {}
 	}
-	if o.Note == nil {
-		o.Note = func(string) {}
+	if o.Evicted == nil {
+		o.Evicted = func(*Checkpoint) {}
+	}
+	if o.Check == nil {
+		o.Check = func(*Checkpoint) error { return nil }
 	}
 	if o.QuotePath == nil {
 		o.QuotePath = quotePath
@@ -205,14 +232,15 @@ func New(r *gitstore.Repo, o Options) *Manager {
 		w:              newWorkspace(r, o.Getenv, o.Now),
 		now:            o.Now,
 		warn:           o.Warn,
-		note:           o.Note,
+		evicted:        o.Evicted,
+		check:          o.Check,
 		quote:          o.QuotePath,
 		MaxCheckpoints: int(c.Int("hegel", "maxcheckpoints", DefaultMaxCheckpoints)),
 		MaxManual:      int(c.Int("hegel", "maxmanualcheckpoints", DefaultMaxManual)),
 		MaxFileSize:    c.Int("hegel", "checkpointmaxfilesize", DefaultMaxFileSize),
-		Auto:           c.Bool("hegel", "checkpoints", true),
 	}
 	m.w.cfg.progress = gitstore.OrNoProgress(o.Progress)
+	m.w.chainOf = o.ChainOf
 	return m
 }
 
@@ -224,27 +252,14 @@ func (m *Manager) bounds() (auto, manual int) {
 }
 
 // bound applies the FIFO bounds to chain (oldest first) and reports each
-// checkpoint it evicts, one line each.
+// checkpoint it evicts.
 func (m *Manager) bound(chain []*Checkpoint) []*Checkpoint {
 	auto, manual := m.bounds()
 	kept, evicted := evictOldest(chain, auto, manual)
 	for _, c := range evicted {
-		m.note(evictionLine(c))
+		m.evicted(c)
 	}
 	return kept
-}
-
-func evictionLine(c *Checkpoint) string {
-	line := fmt.Sprintf("Evicted oldest snapshot (FIFO): checkpoint %s at %s", c.ID, c.Node)
-	switch {
-	case c.Kind == KindManual && c.Message != "":
-		line += fmt.Sprintf(" (taken by hand: %q)", firstLine(c.Message))
-	case c.Kind == KindManual:
-		line += " (taken by hand)"
-	case c.Kind == KindSafety:
-		line += " (safety checkpoint of an earlier rollback)"
-	}
-	return line
 }
 
 func (m *Manager) snapshotter() *snapshotter {
@@ -253,24 +268,44 @@ func (m *Manager) snapshotter() *snapshotter {
 	return sn
 }
 
-// AutoCheckpoint takes the checkpoint for a node just entered; it is the engine's
-// Checkpoint hook. It does nothing when hegel.checkpoints is off.
-func (m *Manager) AutoCheckpoint(st *engine.State) error {
-	if !m.Auto {
-		return nil
-	}
-	_, _, err := m.Take(st, KindEnter, "")
-	return err
+// Template describes a checkpoint to take: its kind and what the caller
+// records with it.
+type Template struct {
+	Kind  string
+	Label string // the commit subject says "checkpoint <id>: <Label>"
+	Meta  Meta
+	// Same reports whether the chain's newest checkpoint stands for this
+	// one when both hold the same files, index and HEAD: then nothing new
+	// is stored, and the newest is returned. Nil: a new one is always
+	// stored.
+	Same func(newest *Checkpoint) bool
+	// Fresh reports whether the chain starts over with this checkpoint
+	// (what the newest belongs to is over). Nil: never.
+	Fresh func(newest *Checkpoint) bool
 }
 
-// Take snapshots the working tree and the index for task st at its current
-// node. created is false when nothing changed since the newest checkpoint
-// at the same node (that one is returned).
-func (m *Manager) Take(st *engine.State, kind, message string) (cp *Checkpoint, created bool, err error) {
-	if j, err := m.journal(); err != nil {
+// Chain is one commit chain of checkpoints, oldest at the root, under one
+// ref (refs/hegel/checkpoints/<task> for a task's checkpoints). Name
+// names it in messages ("task t").
+type Chain struct {
+	m    *Manager
+	ref  string
+	name string
+}
+
+// Chain returns the chain at ref (its name names it in messages).
+func (m *Manager) Chain(ref, name string) *Chain { return &Chain{m: m, ref: ref, name: name} }
+
+// Ref is where the chain lives.
+func (c *Chain) Ref() string { return c.ref }
+
+// Take snapshots the working tree, the index and HEAD and appends the
+// snapshot to the chain, whose bounds then apply. created is false when
+// t.Same says the newest checkpoint stands for it (that one is returned).
+func (c *Chain) Take(t Template) (cp *Checkpoint, created bool, err error) {
+	m := c.m
+	if err := m.refuseJournal(); err != nil {
 		return nil, false, err
-	} else if j != nil {
-		return nil, false, userErr(ErrInterrupted, "%s", interruptedMessage(j))
 	}
 	m.w.trace("checkpoint")
 	idx, err := m.w.readIndex()
@@ -287,20 +322,22 @@ func (m *Manager) Take(st *engine.State, kind, message string) (cp *Checkpoint, 
 		return nil, false, err
 	}
 	m.warnSkipped(snap.skipped)
-	cp = m.newCheckpoint(st, kind, message, h, snap)
-	cp, created, err = m.appendCheckpoint(cp, true)
+	cp = m.newCheckpoint(t, h, snap)
+	cp, created, err = c.append(cp, true, t.Same, t.Fresh)
 	m.w.trace("store the checkpoint")
 	return cp, created, err
 }
 
-func (m *Manager) newCheckpoint(st *engine.State, kind, message string, h head, snap *snapshot) *Checkpoint {
+func (m *Manager) newCheckpoint(t Template, h head, snap *snapshot) *Checkpoint {
 	cp := &Checkpoint{
-		Task: st.Task, WorkflowID: st.WorkflowID, Node: st.CurrentNode, Kind: kind,
-		Message: strings.TrimSpace(message), CreatedAt: m.now().UTC(),
-		Branch: string(h.Ref), History: append([]string(nil), st.History...),
+		Kind: t.Kind, Label: t.Label, Meta: Meta{}, CreatedAt: m.now().UTC(),
+		Branch:    string(h.Ref),
 		Skipped:   snap.skipped,
 		IndexTree: snap.indexTree, WorkTree: snap.worktree,
 		AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: snap.intentToAdd,
+	}
+	for k, v := range t.Meta {
+		cp.Meta[k] = v
 	}
 	if !h.Commit.IsZero() {
 		cp.Head = h.Commit.String()
@@ -314,8 +351,8 @@ func (m *Manager) newCheckpoint(st *engine.State, kind, message string, h head, 
 	return cp
 }
 
-// warnSkipped prints one line about the files a checkpoint left out.
-func (m *Manager) warnSkipped(skipped []skippedFile) {
+// warnSkipped prints one line about the files a snapshot left out.
+func (m *Manager) warnSkipped(skipped []SkippedFile) {
 	if len(skipped) == 0 {
 		return
 	}
@@ -329,11 +366,11 @@ func (m *Manager) warnSkipped(skipped []skippedFile) {
 	}
 	if len(big) > 0 {
 		m.warn(fmt.Sprintf("%s over hegel.checkpointMaxFileSize (%s) left out of the checkpoint: %s",
-			text.Plural(len(big), "untracked file", "untracked files"), humanSize(m.MaxFileSize), listSome(big, 3, m.quote)))
+			plural(len(big), "untracked file", "untracked files"), humanSize(m.MaxFileSize), listSome(big, 3, m.quote)))
 	}
 	if len(bad) > 0 {
 		m.warn(fmt.Sprintf("%s whose names git cannot store left out of the checkpoint: %s",
-			text.Plural(len(bad), "untracked file", "untracked files"), listSome(bad, 3, m.quote)))
+			plural(len(bad), "untracked file", "untracked files"), listSome(bad, 3, m.quote)))
 	}
 }
 
@@ -346,23 +383,24 @@ func humanSize(n int64) string {
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return text.Plural(int(n), "byte", "bytes")
+	return plural(int(n), "byte", "bytes")
 }
 
-// sameAs reports whether cp would store exactly what old stores.
-func sameAs(old, cp *Checkpoint) bool {
-	return old.Node == cp.Node && old.Branch == cp.Branch && old.Head == cp.Head &&
-		old.IndexTree == cp.IndexTree && old.WorkTree == cp.WorkTree && old.WorkflowID == cp.WorkflowID &&
+// sameSnapshot reports whether cp holds exactly the files, index and HEAD
+// old holds.
+func sameSnapshot(old, cp *Checkpoint) bool {
+	return old.Branch == cp.Branch && old.Head == cp.Head &&
+		old.IndexTree == cp.IndexTree && old.WorkTree == cp.WorkTree &&
 		slices.Equal(old.AssumeUnchanged, cp.AssumeUnchanged) && slices.Equal(old.IntentToAdd, cp.IntentToAdd)
 }
 
-// appendCheckpoint adds cp at the end of its task's chain, with
-// compare-and-swap and retry. With evict, the chain is then cut to the
-// bound. A checkpoint identical to the newest is not stored again (safety
-// checkpoints always are: an undo needs one).
-func (m *Manager) appendCheckpoint(cp *Checkpoint, evict bool) (*Checkpoint, bool, error) {
+// append adds cp at the end of the chain, with compare-and-swap and retry.
+// With evict, the chain is then cut to the bounds. same and fresh are the
+// Template's.
+func (c *Chain) append(cp *Checkpoint, evict bool, same, fresh func(*Checkpoint) bool) (*Checkpoint, bool, error) {
+	m := c.m
 	for attempt := 0; attempt < 20; attempt++ {
-		chain, tip, err := m.chain(cp.Task)
+		chain, tip, err := c.read()
 		if err != nil {
 			return nil, false, err
 		}
@@ -370,19 +408,26 @@ func (m *Manager) appendCheckpoint(cp *Checkpoint, evict bool) (*Checkpoint, boo
 		if len(chain) > 0 {
 			prev = chain[len(chain)-1]
 		}
-		labelled := cp.Kind == KindManual && cp.Message != ""
-		if prev != nil && cp.Kind != KindSafety && !labelled && sameAs(prev, cp) {
-			// (A checkpoint made by hand with a message is always kept:
-			// the label is the point. It shares every tree with prev.)
+		if prev != nil && same != nil && sameSnapshot(prev, cp) && same(prev) {
 			return prev, false, nil
 		}
-		if prev != nil && cp.Kind == KindEnter && len(cp.History) == 1 && prev.WorkflowID != cp.WorkflowID {
-			// A finished task's name was reused: the old run's
-			// checkpoints mean nothing to the new one.
+		if prev != nil && fresh != nil && fresh(prev) {
 			chain, prev = nil, nil
 		}
 		m.filesChanged(prev, cp)
-		cp.ID = uniqueID(chain, cp, prev)
+		cp.Previous = ""
+		if prev != nil {
+			cp.Previous = prev.ID
+		}
+		digest := cp.digest()
+		if cp.ID, err = contentID(digest, chain); err != nil {
+			return nil, false, err
+		}
+		// Recorded before the chain names it: every checkpoint this clone
+		// puts in a chain is in the record.
+		if err := m.record().add(digest); err != nil {
+			return nil, false, err
+		}
 		if err := m.writeRoot(cp); err != nil {
 			return nil, false, err
 		}
@@ -392,19 +437,19 @@ func (m *Manager) appendCheckpoint(cp *Checkpoint, evict bool) (*Checkpoint, boo
 			auto, manual := m.bounds()
 			next, evicted = evictOldest(next, auto, manual)
 		}
-		err = m.writeChain(cp.Task, tip, next)
+		err = c.write(tip, next)
 		if errors.Is(err, gitstore.ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return nil, false, err
 		}
-		for _, c := range evicted {
-			m.note(evictionLine(c))
+		for _, e := range evicted {
+			m.evicted(e)
 		}
 		return cp, true, nil
 	}
-	return nil, false, fmt.Errorf("the checkpoints of task %s kept changing; try again", cp.Task)
+	return nil, false, fmt.Errorf("the checkpoints of %s kept changing; try again", c.name)
 }
 
 // filesChanged fills FilesChanged from a diff with the previous
@@ -436,39 +481,14 @@ func (m *Manager) filesChanged(prev, cp *Checkpoint) {
 	}
 }
 
-// uniqueID derives a short id from what the checkpoint holds, so scripts
-// with a fixed clock get stable ids, salted until it is unique in chain.
-func uniqueID(chain []*Checkpoint, cp, prev *Checkpoint) string {
-	prevID := ""
-	if prev != nil {
-		prevID = prev.ID
-	}
-	for salt := 0; ; salt++ {
-		h := sha1.New()
-		fmt.Fprintf(h, "%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%d",
-			cp.Task, cp.WorkflowID, cp.Node, cp.Kind, cp.Message, cp.CreatedAt.Format(time.RFC3339Nano),
-			cp.Head, cp.IndexTree, cp.WorkTree, prevID, cp.RollbackTo, salt)
-		id := hex.EncodeToString(h.Sum(nil))[:8]
-		clash := false
-		for _, c := range chain {
-			if strings.HasPrefix(c.ID, id) || strings.HasPrefix(id, c.ID) {
-				clash = true
-			}
-		}
-		if !clash {
-			return id
-		}
-	}
-}
-
 // evictOldest applies the FIFO bounds to chain (oldest first): at most
-// maxAuto checkpoints taken on entering nodes or by earlier rollbacks, at
-// most maxManual taken by hand, the oldest of each evicted first. The
-// newest safety checkpoint is never evicted nor counted: the last rollback
-// must stay undoable, and undoing it must not cost a checkpoint. Older
-// safety checkpoints go before the ones taken on entering nodes (those
-// are what rollbacks go back to; repeated undos and redos bring older
-// safety checkpoints back and would otherwise push them out).
+// maxAuto checkpoints taken automatically or by earlier restores, at most
+// maxManual taken by hand, the oldest of each evicted first. The newest
+// safety checkpoint is never evicted nor counted: the last restore must
+// stay undoable, and undoing it must not cost a checkpoint. Older safety
+// checkpoints go before the automatic ones (those are what restores go
+// back to; repeated undos and redos bring older safety checkpoints back
+// and would otherwise push them out).
 func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*Checkpoint) {
 	newestSafety := -1
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -516,11 +536,10 @@ func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*
 // writeRoot stores cp's root tree: version, checkpoint.json, index/ and
 // worktree/ (the last two left out when empty).
 func (m *Manager) writeRoot(cp *Checkpoint) error {
-	meta, err := json.MarshalIndent(cp, "", "  ")
+	meta, err := encodeMeta(cp)
 	if err != nil {
 		return err
 	}
-	meta = append(meta, '\n')
 	ver := []byte(gitstore.FormatVersion + "\n")
 	leaves := []leaf{{path: metaFile, mode: filemode.Regular, hash: hashObject(plumbing.BlobObject, meta)}}
 	if !cp.IndexTree.IsZero() {
@@ -548,16 +567,23 @@ func (m *Manager) writeRoot(cp *Checkpoint) error {
 }
 
 func commitMessage(cp *Checkpoint) string {
-	return fmt.Sprintf("checkpoint %s: %s", cp.ID, cp.describe())
+	return fmt.Sprintf("checkpoint %s: %s", cp.ID, cp.Label)
 }
 
-// writeChain stores chain (oldest first) as the task's commit chain and
-// moves the ref from tip with compare-and-swap. Each commit's first parent
-// is the previous checkpoint and its last the HEAD commit it recorded, so
-// that commit stays reachable. Commits whose parents are unchanged are
-// reused; the rest are rewritten, which is how evicted checkpoints become
+// labelOf is the label in a checkpoint commit's subject.
+func labelOf(msg, id string) string {
+	subject, _, _ := strings.Cut(msg, "\n")
+	return strings.TrimPrefix(subject, "checkpoint "+id+": ")
+}
+
+// write stores chain (oldest first) as the chain's commits and moves the
+// ref from tip with compare-and-swap. Each commit's first parent is the
+// previous checkpoint and its last the HEAD commit it recorded, so that
+// commit stays reachable. Commits whose parents are unchanged are reused;
+// the rest are rewritten, which is how evicted checkpoints become
 // unreachable for git gc.
-func (m *Manager) writeChain(task string, tip plumbing.Hash, chain []*Checkpoint) error {
+func (c *Chain) write(tip plumbing.Hash, chain []*Checkpoint) error {
+	m := c.m
 	prev, err := m.buildChain(chain, plumbing.ZeroHash)
 	if err != nil {
 		return err
@@ -567,18 +593,25 @@ func (m *Manager) writeChain(task string, tip plumbing.Hash, chain []*Checkpoint
 	}
 	for _, cp := range chain {
 		if cp.Commit == tip {
-			return m.r.UpdateRef(RefPrefix+task, tip, prev)
+			return m.r.UpdateRef(c.ref, tip, prev)
 		}
 	}
 	// The old tip is not in the new chain (eviction rewrote it): the
 	// reflog starts afresh, or its entries would keep the evicted
-	// snapshots reachable for git gc until they expired.
-	return m.r.RewriteRef(RefPrefix+task, tip, prev, "")
+	// snapshots reachable for git gc until they expired. It names the
+	// checkpoint below the tip first, which the tip reaches anyway:
+	// doctor falls back to it if the tip's commit is ever lost.
+	below := plumbing.ZeroHash
+	if n := len(chain); n >= 2 {
+		below = chain[n-2].Commit
+	}
+	return m.r.RewriteChainRef(c.ref, tip, prev, below, "")
 }
 
 // buildChain writes the commits of chain (oldest first) and returns the
 // newest. extra, if set, becomes a middle parent of the newest commit
-// (MergeChains uses it to keep the remote's tip an ancestor).
+// (Merge uses it to keep the remote's tip an ancestor). A rewritten
+// commit keeps its author.
 func (m *Manager) buildChain(chain []*Checkpoint, extra plumbing.Hash) (plumbing.Hash, error) {
 	var prev plumbing.Hash
 	for i, cp := range chain {
@@ -599,7 +632,13 @@ func (m *Manager) buildChain(chain []*Checkpoint, extra plumbing.Hash) (plumbing
 			parents = append(parents, h)
 		}
 		if cp.Commit.IsZero() || !m.sameParents(cp.Commit, parents) {
-			c, err := m.r.CommitTree(cp.Root, parents, commitMessage(cp))
+			var c plumbing.Hash
+			var err error
+			if cp.author.Name != "" {
+				c, err = m.r.CommitTreeBy(cp.Root, parents, commitMessage(cp), cp.author)
+			} else {
+				c, err = m.r.CommitTree(cp.Root, parents, commitMessage(cp))
+			}
 			if err != nil {
 				return plumbing.ZeroHash, fmt.Errorf("cannot store checkpoint %s: %w", cp.ID, err)
 			}
@@ -629,47 +668,45 @@ func (m *Manager) commit(h plumbing.Hash) (*object.Commit, error) {
 	return object.GetCommit(m.w.obj.s, h)
 }
 
-// ErrNoCheckpoint reports a checkpoint that does not exist.
+// ErrNoCheckpoint reports a checkpoint that is not in the chain.
 var ErrNoCheckpoint = errors.New("no such checkpoint")
 
-// chain reads a task's checkpoints, oldest first, and the ref's commit.
-func (m *Manager) chain(task string) ([]*Checkpoint, plumbing.Hash, error) {
-	tip, err := m.r.ReadRef(RefPrefix + task)
+// read reads the chain's checkpoints, oldest first, and the ref's commit.
+func (c *Chain) read() ([]*Checkpoint, plumbing.Hash, error) {
+	tip, err := c.m.r.ReadRef(c.ref)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return nil, plumbing.ZeroHash, nil
 	}
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
-	out, err := m.chainAt(task, tip)
+	out, err := c.at(tip)
 	return out, tip, err
 }
 
-// chainAt reads the checkpoints of the chain ending at tip, oldest first.
-func (m *Manager) chainAt(task string, tip plumbing.Hash) ([]*Checkpoint, error) {
+// at reads the checkpoints of the chain ending at tip, oldest first.
+func (c *Chain) at(tip plumbing.Hash) ([]*Checkpoint, error) {
 	var out []*Checkpoint
 	for h := tip; !h.IsZero(); {
 		if len(out) > 100000 {
-			return nil, fmt.Errorf("%s%s: the chain is too long", RefPrefix, task)
+			return nil, fmt.Errorf("%s: the chain is too long", c.ref)
 		}
-		cp, parent, err := m.readCheckpoint(h)
+		cp, parent, err := c.m.readCheckpoint(h)
 		var bad *damagedCheckpoint
 		if errors.As(err, &bad) {
 			// One damaged entry (it may have come from another clone)
 			// must not hide the others: say so, and go on below it.
-			m.skipDamaged(task, bad)
+			c.m.skipDamaged(c.name, bad)
 			h = bad.prev
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s%s: %w", RefPrefix, task, err)
+			return nil, fmt.Errorf("%s: %w", c.ref, err)
 		}
 		out = append(out, cp)
 		h = parent
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, nil
 }
 
@@ -714,8 +751,13 @@ func (m *Manager) readCheckpoint(h plumbing.Hash) (*Checkpoint, plumbing.Hash, e
 		}
 		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint %s: %w %q (this git-hegel understands %q; upgrade it)", h, gitstore.ErrUnknownVersion, v, gitstore.FormatVersion)
 	}
-	if err := json.Unmarshal(meta, cp); err != nil || cp.ID == "" || cp.Node == "" {
+	if cp.Meta, err = unmarshalFlat(meta, cp, ownKeys); err != nil || cp.ID == "" {
 		return nil, plumbing.ZeroHash, m.damaged(c, "", "damaged "+metaFile)
+	}
+	cp.Label, cp.author = labelOf(c.Message, cp.ID), c.Author
+	cp.Author = c.Author.Name + " <" + c.Author.Email + ">"
+	if err := m.check(cp); err != nil {
+		return nil, plumbing.ZeroHash, m.damaged(c, "", err.Error())
 	}
 	if cp.Head != "" && !plumbing.IsHash(cp.Head) {
 		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, fmt.Sprintf("bad head %q", cp.Head))
@@ -749,7 +791,7 @@ func (m *Manager) readCheckpoint(h plumbing.Hash) (*Checkpoint, plumbing.Hash, e
 }
 
 // keptCommits are the commits besides HEAD's that cp's commit has as
-// parents to keep them reachable: the branches a rollback moved, and the
+// parents to keep them reachable: the branches a restore moved, and the
 // chain it cut.
 func (c *Checkpoint) keptCommits() []plumbing.Hash {
 	var out []plumbing.Hash
@@ -764,121 +806,53 @@ func (c *Checkpoint) keptCommits() []plumbing.Hash {
 	return out
 }
 
-// List returns a task's checkpoints, newest first.
-func (m *Manager) List(task string) ([]*Checkpoint, error) {
-	chain, _, err := m.chain(task)
-	if err != nil {
-		return nil, err
-	}
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
-	return chain, nil
+// List returns the chain's checkpoints, oldest first.
+func (c *Chain) List() ([]*Checkpoint, error) {
+	chain, _, err := c.read()
+	return chain, err
 }
 
-// Find selects a checkpoint of task by id (or a unique prefix of at least
-// four characters) or else by node: the newest checkpoint taken when that
-// node was entered, or failing that the newest one at that node.
-func (m *Manager) Find(task, sel string) (*Checkpoint, error) {
-	chain, _, err := m.chain(task)
-	if err != nil {
-		return nil, err
-	}
-	if cp, err := findID(chain, sel); cp != nil || err != nil {
-		return cp, err
-	}
-	if cp := newestAt(chain, sel, true); cp != nil {
-		return cp, nil
-	}
-	if cp := newestAt(chain, sel, false); cp != nil {
-		return cp, nil
-	}
-	return nil, userErr(ErrNoCheckpoint, "Task %s has no checkpoint '%s'. Run 'git hegel checkpoint list' to see them", task, sel)
-}
-
-func findID(chain []*Checkpoint, sel string) (*Checkpoint, error) {
-	if len(sel) < 4 || !isHex(sel) {
-		return nil, nil
-	}
-	var found []*Checkpoint
-	for _, c := range chain {
-		if strings.HasPrefix(c.ID, strings.ToLower(sel)) {
-			found = append(found, c)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return nil, nil
-	case 1:
-		return found[0], nil
-	}
-	return nil, fmt.Errorf("checkpoint id '%s' is ambiguous; give more characters", sel)
-}
-
-func isHex(s string) bool {
-	for _, r := range s {
-		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
-			return false
-		}
-	}
-	return true
-}
-
-// newestAt returns the newest checkpoint at node (only those taken on
-// entering it, with enterOnly).
-func newestAt(chain []*Checkpoint, node string, enterOnly bool) *Checkpoint {
-	for i := len(chain) - 1; i >= 0; i-- {
-		c := chain[i]
-		if c.Node == node && (!enterOnly || c.Kind == KindEnter) {
-			return c
-		}
-	}
-	return nil
-}
-
-// FindID selects a checkpoint of task by id or unique id prefix (at least
-// four characters); node names are not accepted.
-func (m *Manager) FindID(task, sel string) (*Checkpoint, error) {
-	chain, _, err := m.chain(task)
-	if err != nil {
-		return nil, err
-	}
-	cp, err := findID(chain, sel)
-	if err != nil {
-		return nil, err
-	}
-	if cp == nil {
-		return nil, userErr(ErrNoCheckpoint, "Task %s has no checkpoint '%s'. Run 'git hegel checkpoint list' to see them", task, sel)
-	}
-	return cp, nil
-}
-
-// Drop removes checkpoint id from task's list (compare-and-swap, retried):
+// Drop removes checkpoint id from the chain (compare-and-swap, retried):
 // the chain is rewritten without it, so its snapshot becomes unreachable
 // and git gc reclaims it.
-func (m *Manager) Drop(task, id string) error {
-	if j, err := m.journal(); err != nil {
+func (c *Chain) Drop(id string) error {
+	if err := c.m.refuseJournal(); err != nil {
 		return err
-	} else if j != nil {
-		return userErr(ErrInterrupted, "%s", interruptedMessage(j))
 	}
 	for attempt := 0; attempt < 20; attempt++ {
-		chain, tip, err := m.chain(task)
+		chain, tip, err := c.read()
 		if err != nil {
 			return err
 		}
 		next := without(chain, id)
 		if len(next) == len(chain) {
-			return userErr(ErrNoCheckpoint, "Task %s has no checkpoint '%s' any more", task, id)
+			return userErr(ErrNoCheckpoint, "%s has no checkpoint '%s' any more", capitalized(c.name), id)
 		}
 		if len(next) == 0 {
-			err = m.r.UpdateRef(RefPrefix+task, tip, plumbing.ZeroHash)
+			err = c.m.r.UpdateRef(c.ref, tip, plumbing.ZeroHash)
 		} else {
-			err = m.writeChain(task, tip, next)
+			err = c.write(tip, next)
 		}
 		if !errors.Is(err, gitstore.ErrConflict) {
 			return err
 		}
 	}
-	return fmt.Errorf("the checkpoints of task %s kept changing; try again", task)
+	return fmt.Errorf("the checkpoints of %s kept changing; try again", c.name)
+}
+
+func without(chain []*Checkpoint, id string) []*Checkpoint {
+	out := make([]*Checkpoint, 0, len(chain))
+	for _, c := range chain {
+		if c.ID != id {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func capitalized(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

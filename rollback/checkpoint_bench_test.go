@@ -19,12 +19,12 @@ func BenchmarkCheckpoint(b *testing.B) {
 	defer tr.git("config", "--unset", "hegel.checkpoints")
 	tr.reopen()
 	tr.start("minimal")
-	st := tr.state()
+	t := tr.template(KindManual, "", "")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		// A new manager each time: nothing cached between commands.
 		m := New(tr.r, Options{Now: func() time.Time { return t0 }})
-		if _, _, err := m.Take(st, KindManual, ""); err != nil {
+		if _, _, err := m.Chain(RefPrefix+"t1", "task t1").Take(t); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -73,8 +73,9 @@ func (m *Manager) isCheckpointCommit(h plumbing.Hash) bool {
 	return false
 }
 
-// skipDamaged reports a damaged checkpoint once per command.
-func (m *Manager) skipDamaged(task string, d *damagedCheckpoint) {
+// skipDamaged reports a damaged checkpoint of the chain called name once
+// per command.
+func (m *Manager) skipDamaged(name string, d *damagedCheckpoint) {
 	if m.warned[d.commit] {
 		return
 	}
@@ -82,9 +83,9 @@ func (m *Manager) skipDamaged(task string, d *damagedCheckpoint) {
 		m.warned = map[plumbing.Hash]bool{}
 	}
 	m.warned[d.commit] = true
-	name := "a checkpoint"
+	what := "a checkpoint"
 	if d.id != "" {
-		name = "checkpoint " + d.id
+		what = "checkpoint " + d.id
 	}
-	m.warn(fmt.Sprintf("skipped %s of task %s (commit %s): %s", name, task, d.commit.String()[:12], d.why))
+	m.warn(fmt.Sprintf("skipped %s of %s (commit %s): %s", what, name, d.commit.String()[:12], d.why))
 }

@@ -44,14 +44,11 @@ func TestFIFOEvictionFreesObjects(t *testing.T) {
 		tr.write(fmt.Sprintf("u%03d", i), content)
 		blobs[i] = hashObject(plumbing.BlobObject, []byte(content)).String()
 		tr.now = tr.now.Add(time.Second)
-		if _, created, err := tr.m.Take(tr.state(), KindEnter, fmt.Sprint(i)); err != nil || !created {
+		if _, created, err := tr.take(KindEnter, fmt.Sprint(i)); err != nil || !created {
 			t.Fatalf("checkpoint %d: created=%v err=%v", i, created, err)
 		}
 	}
-	cps, err := tr.m.List("t1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cps := tr.list()
 	if len(cps) != DefaultMaxCheckpoints {
 		t.Fatalf("%d checkpoints kept, want %d", len(cps), DefaultMaxCheckpoints)
 	}
@@ -59,8 +56,8 @@ func TestFIFOEvictionFreesObjects(t *testing.T) {
 		t.Errorf("%d eviction lines, first %q", len(tr.noted), tr.noted)
 	}
 	for i, cp := range cps {
-		if want := fmt.Sprint(99 - i); cp.Message != want {
-			t.Errorf("checkpoint %d is %q, want %q (newest first)", i, cp.Message, want)
+		if want := fmt.Sprint(99 - i); cp.Meta.String("message") != want {
+			t.Errorf("checkpoint %d is %q, want %q (newest first)", i, cp.Meta.String("message"), want)
 		}
 	}
 	// The oldest checkpoint's only parent is the HEAD commit it recorded.
@@ -103,11 +100,11 @@ func TestEvictionKeepsTheLastSafetyCheckpoint(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		tr.write("f", fmt.Sprint("later ", i))
 		tr.now = tr.now.Add(time.Minute)
-		if _, _, err := tr.m.Take(tr.state(), KindEnter, ""); err != nil {
+		if _, _, err := tr.take(KindEnter, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cps, _ := tr.m.List("t1")
+	cps := tr.list()
 	found := false
 	for _, c := range cps {
 		found = found || c.ID == res.Safety.ID
@@ -134,14 +131,18 @@ func TestUndoRedoKeepsTheNodeCheckpoints(t *testing.T) {
 	tr.write("f", "1")
 	for i := 0; i < 12; i++ {
 		tr.now = tr.now.Add(time.Minute)
-		req := Request{Node: "spec", Force: true}
+		req := Request{Node: "spec"}
 		if i%2 == 1 {
 			req = Request{Undo: true}
 		}
 		tr.mustRollback(req)
 	}
-	cps, _ := tr.m.List("t1")
-	if spec := newestAt(cps, "spec", true); spec == nil {
+	cps := tr.list()
+	spec := false
+	for _, c := range cps {
+		spec = spec || (c.Kind == KindEnter && nodeOf(c) == "spec")
+	}
+	if !spec {
 		t.Fatalf("the checkpoint taken on entering spec was evicted: %d left", len(cps))
 	}
 	if len(cps) > DefaultMaxCheckpoints+1 {

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +17,6 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -29,10 +29,10 @@ type testRepo struct {
 	r      *gitstore.Repo
 	dir    string // "" in memory
 	now    time.Time
-	e      *engine.Engine
 	m      *Manager
 	warned []string
 	noted  []string
+	task   *testTask
 }
 
 func gitEnv(home string) []string {
@@ -108,20 +108,20 @@ func (tr *testRepo) wire() {
 	if tr.m != nil {
 		tr.m.Close()
 	}
-	tr.m = New(tr.r, Options{Now: func() time.Time { return tr.now }, Warn: func(s string) { tr.warned = append(tr.warned, s) },
-		Note: func(s string) { tr.noted = append(tr.noted, s) }})
+	tr.m = newTestManager(tr)
 	m := tr.m
 	tr.t.Cleanup(m.Close)
-	s := tr.r.Sessions()
-	tr.e = &engine.Engine{
-		Tasks:      tr.r.Tasks(),
-		Session:    s,
-		Workflows:  func() (*workflow.Registry, error) { return workflow.NewRegistry(nil) },
-		Worktree:   "/wt",
-		Now:        func() time.Time { return tr.now },
-		Checkpoint: func(st *engine.State) error { return tr.m.AutoCheckpoint(st) },
-		Warn:       func(s string) { tr.warned = append(tr.warned, s) },
+	if tr.task != nil {
+		tr.task.auto = tr.r.Config().Bool("hegel", "checkpoints", true)
 	}
+}
+
+// newTestManager is the Manager these tests drive, its evictions noted.
+func newTestManager(tr *testRepo) *Manager {
+	return New(tr.r, Options{Now: func() time.Time { return tr.now }, Warn: func(s string) { tr.warned = append(tr.warned, s) },
+		Evicted: func(cp *Checkpoint) {
+			tr.noted = append(tr.noted, "Evicted oldest snapshot (FIFO): checkpoint "+cp.ID+" at "+cp.Meta.String("node"))
+		}})
 }
 
 func gitCmd(dir string, env []string, args ...string) *exec.Cmd {
@@ -315,38 +315,189 @@ func diffMaps(a, b map[string]string) string {
 	return out.String()
 }
 
+// testTask plays the caller's part for these tests, as far as the
+// mechanism needs one: a task going through a workflow's nodes, a
+// checkpoint taken as each node is entered, and the restore sequence
+// (the target chosen as the engine chooses it). What a rollback means to
+// the task (events, the loop guard) is the engine's, tested with it.
+type testTask struct {
+	name, workflowID string
+	nodes            []string
+	history          []string
+	auto             bool // hegel.checkpoints
+}
+
+// testWorkflows are the node orders of the workflows these tests walk.
+var testWorkflows = map[string][]string{
+	"minimal":   {"spec", "plan", "done"},
+	"discovery": {"spec", "plan", "code", "learnings", "readme", "done"},
+}
+
+// testState is the task as a checkpoint records it.
+type testState struct {
+	Task, WorkflowID, CurrentNode string
+	History                       []string
+}
+
 func (tr *testRepo) start(workflow string) {
 	tr.t.Helper()
-	if _, err := tr.e.Start(workflow, "", "t1"); err != nil {
-		tr.t.Fatal(err)
-	}
+	nodes := testWorkflows[workflow]
+	tr.task = &testTask{name: "t1", workflowID: workflow + "-" + tr.now.Format("150405"), nodes: nodes,
+		history: []string{nodes[0]}, auto: tr.r.Config().Bool("hegel", "checkpoints", true)}
+	tr.entered()
 }
 
 func (tr *testRepo) next() {
 	tr.t.Helper()
-	if _, err := tr.e.Next(""); err != nil {
+	tt := tr.task
+	cur := tt.history[len(tt.history)-1]
+	for i, n := range tt.nodes {
+		if n == cur {
+			tt.history = append(tt.history, tt.nodes[i+1])
+			break
+		}
+	}
+	tr.entered()
+}
+
+// entered takes the automatic checkpoint of a node just entered.
+func (tr *testRepo) entered() {
+	tr.t.Helper()
+	if !tr.task.auto {
+		return
+	}
+	if _, _, err := tr.take(KindEnter, ""); err != nil {
 		tr.t.Fatal(err)
 	}
 }
 
-func (tr *testRepo) state() *engine.State {
+func (tr *testRepo) state() *testState {
+	tt := tr.task
+	return &testState{Task: tt.name, WorkflowID: tt.workflowID, CurrentNode: tt.history[len(tt.history)-1],
+		History: append([]string(nil), tt.history...)}
+}
+
+// template describes a checkpoint of the task now.
+func (tr *testRepo) template(kind, message, rollbackTo string) Template {
+	st := tr.state()
+	meta := Meta{}
+	meta.Set("task", st.Task)
+	meta.Set("workflow_id", st.WorkflowID)
+	meta.Set("node", st.CurrentNode)
+	if message != "" {
+		meta.Set("message", message)
+	}
+	meta.Set("history", st.History)
+	if rollbackTo != "" {
+		meta.Set("rollback_to", rollbackTo)
+	}
+	return Template{Kind: kind, Label: kind + " " + st.CurrentNode, Meta: meta}
+}
+
+func (tr *testRepo) chain() *Chain { return tr.m.Chain(RefPrefix+"t1", "task t1") }
+
+// take takes a checkpoint of the task at its node (a message, or none
+// when nothing changed, as the engine's Snapshots does).
+func (tr *testRepo) take(kind, message string) (*Checkpoint, bool, error) {
+	t := tr.template(kind, message, "")
+	if kind != KindManual || message == "" {
+		node := tr.state().CurrentNode
+		t.Same = func(prev *Checkpoint) bool { return nodeOf(prev) == node }
+	}
+	return tr.chain().Take(t)
+}
+
+// list is the chain, newest first.
+func (tr *testRepo) list() []*Checkpoint {
 	tr.t.Helper()
-	cur, err := tr.e.Current("")
+	cps, err := tr.chain().List()
 	if err != nil {
 		tr.t.Fatal(err)
 	}
-	return cur.State
+	slices.Reverse(cps)
+	return cps
 }
 
-// rollback runs a confirmed rollback.
-func (tr *testRepo) rollback(req Request) (*Result, error) {
-	tr.t.Helper()
-	req.Yes = true
-	p, err := tr.m.Prepare(tr.e, engine.TaskOptions{}, req)
+func nodeOf(cp *Checkpoint) string { return cp.Meta.String("node") }
+
+func historyOf(cp *Checkpoint) []string {
+	var h []string
+	cp.Meta.Get("history", &h)
+	return h
+}
+
+// Request names the checkpoint a rollback goes back to: the newest taken
+// on entering Node (the current node when nothing is given), the one
+// with id To, or the newest safety checkpoint (Undo).
+type Request struct {
+	Node, To string
+	Undo     bool
+	Reason   string
+	// Recurse checks the submodules' commits out too.
+	RecurseSubmodules bool
+}
+
+// Result is what a rollback did.
+type Result struct {
+	Plan   *Plan
+	Safety *Checkpoint
+}
+
+// target finds the checkpoint req names.
+func (tr *testRepo) target(req Request) (*Checkpoint, error) {
+	cps, err := tr.chain().List()
 	if err != nil {
 		return nil, err
 	}
-	return tr.m.Execute(tr.e, p)
+	node := req.Node
+	if node == "" {
+		node = tr.state().CurrentNode
+	}
+	for i := len(cps) - 1; i >= 0; i-- {
+		c := cps[i]
+		switch {
+		case req.Undo && c.Kind == KindSafety,
+			req.To != "" && strings.HasPrefix(c.ID, req.To),
+			!req.Undo && req.To == "" && c.Kind == KindEnter && nodeOf(c) == node:
+			return c, nil
+		}
+	}
+	return nil, ErrNoCheckpoint
+}
+
+// rollback runs a confirmed rollback: plan, begin, restore, settle (and
+// the task goes back to the target's node).
+func (tr *testRepo) rollback(req Request) (*Result, error) {
+	tr.t.Helper()
+	cp, err := tr.target(req)
+	if err != nil {
+		return nil, err
+	}
+	p, err := tr.chain().Plan(cp, PlanOptions{Store: true, Recurse: req.RecurseSubmodules})
+	if err != nil {
+		return nil, err
+	}
+	record := Meta{}
+	record.Set("node", nodeOf(cp))
+	safety, err := p.Begin(tr.template(KindSafety, "", nodeOf(cp)), record)
+	if err != nil {
+		return nil, err
+	}
+	j := p.Journal()
+	if err := p.Restore("hegel rollback: back to " + nodeOf(cp)); err != nil {
+		if uerr := tr.m.Replay(j, false, "undone"); uerr != nil {
+			return nil, fmt.Errorf("rollback failed: %v; putting things back failed too: %v", err, uerr)
+		}
+		if err := tr.chain().Settle(j, false); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("rollback failed, nothing was changed: %w", err)
+	}
+	tr.task.history = historyOf(cp)
+	if err := tr.chain().Settle(j, true); err != nil {
+		return nil, err
+	}
+	return &Result{Plan: p, Safety: safety}, nil
 }
 
 func (tr *testRepo) mustRollback(req Request) *Result {
@@ -409,4 +560,33 @@ func diffLines(a, b string) string {
 		}
 	}
 	return out.String()
+}
+
+// markerFor is the owner marker in lock (written by this process)
+// rewritten for pid, another process on this host.
+func markerFor(t testing.TB, lock string, pid int) []byte {
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range strings.Fields(string(b)) {
+		switch {
+		case strings.HasPrefix(f, "pid="):
+			f = "pid=" + strconv.Itoa(pid)
+		case strings.HasPrefix(f, "start="):
+			continue
+		}
+		out = append(out, f)
+	}
+	return []byte(strings.Join(out, " ") + "\n")
+}
+
+// deadPID returns the pid of a process that has ended.
+func deadPID(t testing.TB) int {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }

@@ -1,7 +1,6 @@
 package rollback
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -50,13 +49,18 @@ func (tr *testRepo) blob(s string) plumbing.Hash {
 // newest checkpoint has it".
 func (tr *testRepo) plant(id string, wt, ix plumbing.Hash, version string, mutate func(*Checkpoint)) {
 	tr.t.Helper()
-	chain, tip, err := tr.m.chain("t1")
+	chain, tip, err := tr.chain().read()
 	if err != nil || len(chain) == 0 {
 		tr.t.Fatalf("no chain: %v", err)
 	}
 	last := chain[0] // the genuine one
 	cp := *last
-	cp.ID, cp.Kind, cp.Message = id, KindManual, "planted"
+	cp.ID, cp.Kind = id, KindManual
+	cp.Meta = Meta{}
+	for k, v := range last.Meta {
+		cp.Meta[k] = v
+	}
+	cp.Meta.Set("message", "planted")
 	if wt.IsZero() {
 		wt = last.WorkTree
 	}
@@ -66,7 +70,7 @@ func (tr *testRepo) plant(id string, wt, ix plumbing.Hash, version string, mutat
 	if mutate != nil {
 		mutate(&cp)
 	}
-	meta, _ := json.Marshal(&cp)
+	meta, _ := encodeMeta(&cp)
 	ents := []rawEnt{{"100644", metaFile, tr.blob(string(meta))}}
 	if !ix.IsZero() {
 		ents = append(ents, rawEnt{"40000", indexDir, ix})
@@ -192,7 +196,7 @@ func TestHostileCheckpointsAreRefused(t *testing.T) {
 
 	// A version this build does not know, and a missing HEAD commit.
 	tr.plant("dddd3333", plumbing.ZeroHash, plumbing.ZeroHash, "2\n", nil)
-	if _, err := tr.m.List("t1"); err == nil || !strings.Contains(err.Error(), "upgrade") {
+	if _, err := tr.chain().List(); err == nil || !strings.Contains(err.Error(), "upgrade") {
 		t.Errorf("unknown version: %v", err)
 	}
 }

@@ -1,58 +1,51 @@
 package rollback
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
 // journalFile lives in the per-worktree git directory, like git's
-// sequencer state: a rollback writes it before its first change and
-// removes it after its last, so a rollback that was killed midway can be
+// sequencer state: a restore writes it before its first change and
+// removes it after its last, so a restore that was killed midway can be
 // finished or undone by running the command again.
 const journalFile = "hegel-rollback.json"
 
-// Journal is the state of a rollback in progress. Everything needed to
+// Journal is the state of a restore in progress. Everything needed to
 // finish it or to undo it is here or in the objects it names; it is
 // written atomically (temporary file, fsync, rename).
 type Journal struct {
-	Version int    `json:"version"`
-	Task    string `json:"task"`
+	Version int `json:"version"`
+	// Chain is the ref of the chain the checkpoints are in ("" in a
+	// journal written before it was recorded: the caller knows it from
+	// Record).
+	Chain string `json:"chain,omitempty"`
 	// Target and Safety are checkpoint commits: the one being restored,
 	// and the snapshot of everything as it was before.
-	TargetID     string `json:"target_id"`
-	TargetCommit string `json:"target_commit"`
-	SafetyID     string `json:"safety_id"`
-	SafetyCommit string `json:"safety_commit"`
-	// HeadRef is the branch HEAD is on when the rollback starts ("" when
+	TargetID     string `json:"target_id,omitempty"`
+	TargetCommit string `json:"target_commit,omitempty"`
+	SafetyID     string `json:"safety_id,omitempty"`
+	SafetyCommit string `json:"safety_commit,omitempty"`
+	// HeadRef is the branch HEAD is on when the restore starts ("" when
 	// detached), HeadFrom the commit HEAD is at then, HeadTo the one it
 	// is at after ("" for none). Since version 2, HeadToRef is the branch
 	// HEAD is on after ("" when detached) and Moves lists every branch the
-	// rollback moves; a version 1 journal moved HeadRef only.
+	// restore moves; a version 1 journal moved HeadRef only.
 	HeadRef   string        `json:"head_ref,omitempty"`
 	HeadFrom  string        `json:"head_from,omitempty"`
 	HeadTo    string        `json:"head_to,omitempty"`
 	HeadToRef string        `json:"head_to_ref,omitempty"`
 	Moves     []journalMove `json:"moves,omitempty"`
-	// The engine's request, replayed as is when finishing.
-	Node    string   `json:"node"`
-	From    string   `json:"from"`
-	History []string `json:"history"`
-	Undo    bool     `json:"undo,omitempty"`
-	Reason  string   `json:"reason,omitempty"`
-	Force   bool     `json:"force,omitempty"`
 	// Recurse: submodules' checkouts are restored too.
-	Recurse bool      `json:"recurse_submodules,omitempty"`
-	At      time.Time `json:"at"`
+	Recurse bool `json:"recurse_submodules,omitempty"`
 	// PID is the process that wrote the journal; while it runs, nobody
-	// else may finish or undo the rollback. Host and BootID tell a
+	// else may finish or undo the restore. Host and BootID tell a
 	// process of this machine since its last boot from a recycled pid.
 	PID    int    `json:"pid"`
 	Host   string `json:"host,omitempty"`
@@ -60,6 +53,18 @@ type Journal struct {
 	// Step is "preparing" until the safety checkpoint exists (nothing has
 	// changed yet; such a journal is simply cleared), then "started".
 	Step string `json:"step"`
+
+	// Record is the caller's part of the journal (what it records once
+	// the files are back: a rollback's task, node, history, reason and
+	// time), stored in the same JSON object.
+	Record Meta `json:"-"`
+}
+
+// journalKeys are the JSON names of the Journal's own fields.
+var journalKeys = map[string]bool{
+	"version": true, "chain": true, "target_id": true, "target_commit": true, "safety_id": true, "safety_commit": true,
+	"head_ref": true, "head_from": true, "head_to": true, "head_to_ref": true, "moves": true,
+	"recurse_submodules": true, "pid": true, "host": true, "boot_id": true, "step": true,
 }
 
 const (
@@ -139,9 +144,8 @@ func (j *memJournal) load() ([]byte, error) {
 func (j *memJournal) save(data []byte) error { j.data = append([]byte(nil), data...); return nil }
 func (j *memJournal) remove() error          { j.data = nil; return nil }
 
-// ErrInterrupted reports a rollback that did not finish; the message says
-// how to finish or undo it.
-var ErrInterrupted = errors.New("a rollback was interrupted")
+// ErrInterrupted matches a *JournalError: a restore that did not finish.
+var ErrInterrupted = errors.New("a restore was interrupted")
 
 func (w *workspace) loadJournal() (*Journal, error) {
 	b, err := w.journal.load()
@@ -152,8 +156,13 @@ func (w *workspace) loadJournal() (*Journal, error) {
 		return nil, fmt.Errorf("cannot read the rollback journal: %w", err)
 	}
 	var j Journal
-	if err := json.Unmarshal(b, &j); err != nil || j.Version < 1 || j.Version > journalVersion {
+	rec, err := unmarshalFlat(b, &j, journalKeys)
+	if err != nil || j.Version < 1 || j.Version > journalVersion {
 		return nil, fmt.Errorf("the rollback journal (%s) is damaged or from another version; if no rollback is running, remove it", journalFile)
+	}
+	j.Record = rec
+	if j.Chain == "" && w.chainOf != nil {
+		j.Chain = w.chainOf(rec)
 	}
 	if j.Version == 1 {
 		// Version 1 moved the branch HEAD was on, and nothing else.
@@ -166,7 +175,7 @@ func (w *workspace) loadJournal() (*Journal, error) {
 }
 
 func (w *workspace) saveJournal(j *Journal) error {
-	b, err := json.MarshalIndent(j, "", "  ")
+	b, err := marshalFlat(j, j.Record)
 	if err != nil {
 		return err
 	}
@@ -174,26 +183,6 @@ func (w *workspace) saveJournal(j *Journal) error {
 		return fmt.Errorf("cannot write the rollback journal: %w", err)
 	}
 	return nil
-}
-
-// Advice says what happened and what to do about it, in one line.
-func (j *Journal) Advice() string { return interruptedMessage(j) }
-
-// interruptedMessage says what to do about an unfinished rollback.
-func interruptedMessage(j *Journal) string {
-	return j.what() + " was interrupted. Run 'git hegel rollback' to finish it, or 'git hegel rollback --undo' to undo it"
-}
-
-func (j *Journal) what() string {
-	if j.Undo {
-		return "An undo of a rollback (back to '" + j.Node + "')"
-	}
-	return "A rollback to '" + j.Node + "'"
-}
-
-// runningMessage says that another process is carrying out a rollback.
-func runningMessage(j *Journal) string {
-	return fmt.Sprintf("%s is running in another process (pid %d); wait for it to end", j.what(), j.PID)
 }
 
 // running reports whether the process that wrote j is still running: the

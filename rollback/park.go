@@ -1,14 +1,12 @@
 package rollback
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
-	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -35,24 +33,31 @@ const baseDir = "base"
 // Parked is a snapshot taken for a stash, between Park and Clean (or
 // Release): the index lock is held.
 type Parked struct {
-	// Files is what the stash records; nil when nothing is uncommitted.
-	Files *engine.StashFiles
+	// Tree is the parked tree ("" when nothing is uncommitted), Count
+	// the paths it changes; Branch and Head are where HEAD was.
+	Tree   string
+	Count  int
+	Branch string
+	Head   string
 
 	head   head
 	base   plumbing.Hash // HEAD's tree (zero: unborn)
 	wt, ix []change      // what cleaning changes
 	idx    *gitIndex
 	assume []string
+	// The snapshot parked: its trees and intent-to-add entries.
+	worktree, indexTree plumbing.Hash
+	ita                 []string
 }
 
-// Park snapshots the uncommitted files for task st and stores them, and
-// checks that the working tree can be cleaned; nothing is changed yet.
-// Call Clean once the stash that names them is stored, or Release.
-func (m *Manager) Park(st *engine.State) (*Parked, error) {
-	if j, err := m.journal(); err != nil {
+// Park snapshots the uncommitted files and stores them (t says what the
+// caller records in the snapshot's checkpoint.json; its kind is
+// KindStash), and checks that the working tree can be cleaned; nothing is
+// changed yet. Call Clean once the stash that names them is stored, or
+// Release.
+func (m *Manager) Park(t Template) (*Parked, error) {
+	if err := m.refuseJournal(); err != nil {
 		return nil, err
-	} else if j != nil {
-		return nil, userErr(ErrInterrupted, "%s", interruptedMessage(j))
 	}
 	if op := m.w.operationInProgress(); op != "" {
 		return nil, fmt.Errorf("%s is in progress; finish or abort it before parking files", op)
@@ -60,7 +65,7 @@ func (m *Manager) Park(st *engine.State) (*Parked, error) {
 	if err := m.w.lockIndex(); err != nil {
 		return nil, err
 	}
-	pk, err := m.park(st)
+	pk, err := m.park(t)
 	if err != nil {
 		m.w.unlockIndex()
 		return nil, err
@@ -68,7 +73,7 @@ func (m *Manager) Park(st *engine.State) (*Parked, error) {
 	return pk, nil
 }
 
-func (m *Manager) park(st *engine.State) (*Parked, error) {
+func (m *Manager) park(t Template) (*Parked, error) {
 	idx, err := m.w.readIndex()
 	if err != nil {
 		return nil, err
@@ -91,7 +96,8 @@ func (m *Manager) park(st *engine.State) (*Parked, error) {
 		}
 		base = orEmpty(c.TreeHash)
 	}
-	pk := &Parked{head: h, base: base, idx: snap.idx, assume: snap.assumeUnchanged}
+	pk := &Parked{head: h, base: base, idx: snap.idx, assume: snap.assumeUnchanged,
+		worktree: orEmpty(snap.worktree), indexTree: orEmpty(snap.indexTree), ita: snap.intentToAdd}
 	r := &treeReader{o: m.w.obj}
 	wt, err := diffTrees(r, r, orEmpty(snap.worktree), base)
 	if err != nil {
@@ -113,7 +119,8 @@ func (m *Manager) park(st *engine.State) (*Parked, error) {
 		return nil, err
 	}
 	pk.wt, pk.ix = wt, ix
-	cp := m.newCheckpoint(st, KindStash, "", h, snap)
+	t.Kind = KindStash
+	cp := m.newCheckpoint(t, h, snap)
 	cp.ID = "stash"
 	root, err := m.writeParkedRoot(cp, base)
 	if err != nil {
@@ -126,7 +133,7 @@ func (m *Manager) park(st *engine.State) (*Parked, error) {
 	for _, p := range snap.intentToAdd {
 		changed[p] = true
 	}
-	pk.Files = &engine.StashFiles{Tree: root.String(), Count: len(changed), Branch: cp.Branch, Head: cp.Head}
+	pk.Tree, pk.Count, pk.Branch, pk.Head = root.String(), len(changed), cp.Branch, cp.Head
 	return pk, nil
 }
 
@@ -175,14 +182,25 @@ func sortLeaves(ls []leaf) {
 func (m *Manager) Release(pk *Parked) { m.w.unlockIndex() }
 
 // Clean puts the working tree and the index back to HEAD once the parked
-// files are safe in a stash, as git stash -u does.
-func (m *Manager) Clean(pk *Parked) error {
+// files are safe in a stash, as git stash -u does. It is journaled
+// (ParkJournal, with record): if it is cut short, FinishParking goes on
+// from where it stopped; the files are in the stash either way.
+func (m *Manager) Clean(pk *Parked, record Meta) error {
 	defer m.w.unlockIndex()
-	if pk.Files == nil {
+	if pk.Tree == "" {
 		return nil
 	}
 	target := &Checkpoint{AssumeUnchanged: pk.assume}
-	return m.restoreFiles(restore{cur: pk.head, to: pk.head, wt: pk.wt, idx: pk.idx, ix: pk.ix, target: target})
+	j := &ParkJournal{Op: ParkClean, Record: record, HeadRef: string(pk.head.Ref), Head: hexOf(pk.head.Commit),
+		From: parkSide{WorkTree: hexOf(pk.worktree), IndexTree: hexOf(pk.indexTree), AssumeUnchanged: pk.assume, IntentToAdd: pk.ita},
+		To:   parkSide{WorkTree: hexOf(pk.base), IndexTree: hexOf(pk.base), AssumeUnchanged: pk.assume}}
+	if err := m.saveParkJournal(j); err != nil {
+		return err
+	}
+	if err := m.restoreFiles(restore{cur: pk.head, to: pk.head, wt: pk.wt, idx: pk.idx, ix: pk.ix, target: target}); err != nil {
+		return err
+	}
+	return m.w.parkJournal.remove()
 }
 
 // ErrLocalChanges reports files that popping a stash would overwrite.
@@ -192,24 +210,25 @@ var ErrLocalChanges = errors.New("local changes in the way")
 // the index. A path already as the stash has it is left alone (running it
 // twice is harmless); one that differs from what the stash's changes were
 // made to (local changes, staged or not, or a file no checkpoint holds) is
-// refused before anything changes. label names the stash in messages.
-func (m *Manager) Unpark(f *engine.StashFiles, label string) error {
-	if f == nil || f.Tree == "" {
+// refused before anything changes. tree is the parked tree; label names
+// the stash in messages. Writing the files back is journaled (ParkJournal,
+// with record): if it is cut short, UndoParking puts back what it had
+// written; the files are still in the stash.
+func (m *Manager) Unpark(tree, label string, record Meta) error {
+	if tree == "" {
 		return nil
 	}
-	if j, err := m.journal(); err != nil {
+	if err := m.refuseJournal(); err != nil {
 		return err
-	} else if j != nil {
-		return userErr(ErrInterrupted, "%s", interruptedMessage(j))
 	}
-	if !plumbing.IsHash(f.Tree) {
-		return fmt.Errorf("Cannot restore %s: its files are damaged (%q is not an object id)", label, f.Tree)
+	if !plumbing.IsHash(tree) {
+		return fmt.Errorf("Cannot restore %s: its files are damaged (%q is not an object id)", label, tree)
 	}
 	if err := m.w.lockIndex(); err != nil {
 		return err
 	}
 	defer m.w.unlockIndex()
-	cp, base, err := m.readParked(plumbing.NewHash(f.Tree))
+	cp, base, err := m.readParked(plumbing.NewHash(tree))
 	if err != nil {
 		return fmt.Errorf("Cannot restore %s: its files are damaged: %v", label, err)
 	}
@@ -221,7 +240,7 @@ func (m *Manager) Unpark(f *engine.StashFiles, label string) error {
 	if err != nil {
 		return err
 	}
-	snap, err := m.snapshotter().take(idx, false)
+	snap, err := m.snapshotter().take(idx, true) // stored: the journal's side to go back to
 	if err != nil {
 		return err
 	}
@@ -280,7 +299,27 @@ func (m *Manager) Unpark(f *engine.StashFiles, label string) error {
 		return err
 	}
 	target := &Checkpoint{AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: append(append([]string(nil), snap.intentToAdd...), cp.IntentToAdd...)}
-	return m.restoreFiles(restore{cur: h, to: h, wt: wt, idx: snap.idx, ix: ix, target: target})
+	if len(wt) == 0 && len(ix) == 0 && len(cp.IntentToAdd) == 0 {
+		return nil // all as the stash has it already
+	}
+	postWT, err := m.overlay(orEmpty(snap.worktree), wt)
+	if err != nil {
+		return err
+	}
+	postIdx, err := m.overlay(orEmpty(snap.indexTree), ix)
+	if err != nil {
+		return err
+	}
+	j := &ParkJournal{Op: ParkUnpark, Record: record, HeadRef: string(h.Ref), Head: hexOf(h.Commit),
+		From: parkSide{WorkTree: hexOf(orEmpty(snap.worktree)), IndexTree: hexOf(orEmpty(snap.indexTree)), AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: snap.intentToAdd},
+		To:   parkSide{WorkTree: hexOf(postWT), IndexTree: hexOf(postIdx), AssumeUnchanged: target.AssumeUnchanged, IntentToAdd: target.IntentToAdd}}
+	if err := m.saveParkJournal(j); err != nil {
+		return err
+	}
+	if err := m.restoreFiles(restore{cur: h, to: h, wt: wt, idx: snap.idx, ix: ix, target: target}); err != nil {
+		return err
+	}
+	return m.w.parkJournal.remove()
 }
 
 // unparkChanges turns the parked changes (base -> parked) into changes of
@@ -339,7 +378,7 @@ func (m *Manager) readParked(root plumbing.Hash) (*Checkpoint, plumbing.Hash, er
 	if v := string(ver); v != gitstore.FormatVersion+"\n" {
 		return nil, plumbing.ZeroHash, fmt.Errorf("%w %q", gitstore.ErrUnknownVersion, v)
 	}
-	if err := json.Unmarshal(meta, cp); err != nil || cp.Kind != KindStash {
+	if cp.Meta, err = unmarshalFlat(meta, cp, ownKeys); err != nil || cp.Kind != KindStash {
 		return nil, plumbing.ZeroHash, fmt.Errorf("damaged %s", metaFile)
 	}
 	return cp, base, nil

@@ -8,8 +8,6 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/git-hegel/git-hegel/engine"
 )
 
 // BenchmarkRollback rolls the fixture back across 1,000 changed files:
@@ -26,20 +24,17 @@ func BenchmarkRollback(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		tr.now = tr.now.Add(time.Second)
-		e, m := tr.e, New(tr.r, Options{Now: func() time.Time { return tr.now }})
-		req := Request{Node: "spec", Force: true, Yes: true}
+		tr.m = New(tr.r, Options{Now: func() time.Time { return tr.now }}) // nothing cached between commands
+		req := Request{Node: "spec"}
 		if i%2 == 1 {
-			req = Request{Undo: true, Yes: true}
+			req = Request{Undo: true}
 		}
-		p, err := m.Prepare(e, engine.TaskOptions{}, req)
+		res, err := tr.rollback(req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(p.Files) != f.files/100 {
-			b.Fatalf("%d files change, want %d", len(p.Files), f.files/100)
-		}
-		if _, err := m.Execute(e, p); err != nil {
-			b.Fatal(err)
+		if len(res.Plan.Files) != f.files/100 {
+			b.Fatalf("%d files change, want %d", len(res.Plan.Files), f.files/100)
 		}
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/git-hegel/git-hegel/engine"
 )
 
 // indexDump describes the index without stat data: what must come back.
@@ -139,9 +137,8 @@ func TestRollbackRestoresEverything(t *testing.T) {
 		if got := tr.files()["build/out2.o"]; got != "object 2\n" {
 			t.Errorf("ignored file build/out2.o = %q; rollback must not touch ignored files", got)
 		}
-		st := tr.state()
-		if st.CurrentNode != "plan" || len(st.RollbackHistory) != 1 || st.RollbackHistory[0].Reason != "try again" {
-			t.Errorf("state after rollback: node %s, events %+v", st.CurrentNode, st.RollbackHistory)
+		if st := tr.state(); st.CurrentNode != "plan" || res.Safety.Meta.String("rollback_to") != "plan" {
+			t.Errorf("after rollback: node %s, safety %+v", st.CurrentNode, res.Safety.Meta)
 		}
 
 		tr.now = tr.now.Add(time.Minute)
@@ -165,8 +162,8 @@ func TestRollbackNoArgumentGoesToStartOfCurrentNode(t *testing.T) {
 		tr.write("f", "2\n")
 		tr.write("g", "new\n")
 		res := tr.mustRollback(Request{})
-		if res.Plan.Target.Node != "plan" {
-			t.Errorf("target %s", res.Plan.Target.Node)
+		if nodeOf(res.Plan.Target) != "plan" {
+			t.Errorf("target %s", nodeOf(res.Plan.Target))
 		}
 		tr.expectState(start, "rollback to the current node")
 	})
@@ -195,28 +192,6 @@ func TestRollbackKeepsIgnoredAndRefusesToOverwriteThem(t *testing.T) {
 	}
 }
 
-func TestRollbackLoopGuard(t *testing.T) {
-	tr := newMemRepo(t)
-	tr.write("f", "1\n")
-	tr.add("f")
-	tr.commit("c1")
-	tr.start("minimal")
-	tr.next()
-	for i := 0; i < engine.LoopGuardLimit; i++ {
-		tr.now = tr.now.Add(time.Minute)
-		tr.write("f", "change\n")
-		tr.mustRollback(Request{Node: "plan"})
-	}
-	tr.now = tr.now.Add(time.Minute)
-	_, err := tr.rollback(Request{Node: "plan"})
-	if !errors.Is(err, engine.ErrRollbackLoop) {
-		t.Fatalf("4th rollback within the hour: err = %v", err)
-	}
-	tr.mustRollback(Request{Node: "plan", Force: true})
-	tr.now = tr.now.Add(2 * time.Hour)
-	tr.mustRollback(Request{Node: "plan"})
-}
-
 func TestRollbackDropsLaterCheckpoints(t *testing.T) {
 	tr := newMemRepo(t)
 	tr.write("f", "1\n")
@@ -227,27 +202,27 @@ func TestRollbackDropsLaterCheckpoints(t *testing.T) {
 		tr.write("f", strings.Repeat("x", i+1))
 		tr.next()
 	}
-	before, _ := tr.m.List("t1")
+	before := tr.list()
 	if len(before) != 4 {
 		t.Fatalf("%d checkpoints, want 4", len(before))
 	}
 	node := tr.state().History[1]
 	res := tr.mustRollback(Request{Node: node})
-	after, _ := tr.m.List("t1")
+	after := tr.list()
 	var kinds []string
 	for _, c := range after {
-		kinds = append(kinds, c.Node+"/"+c.Kind)
+		kinds = append(kinds, nodeOf(c)+"/"+c.Kind)
 	}
 	// before is newest first: [3] the start node, [2] the second node...
-	want := []string{before[0].Node + "/safety", node + "/enter", before[3].Node + "/enter"}
+	want := []string{nodeOf(before[0]) + "/safety", node + "/enter", nodeOf(before[3]) + "/enter"}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("chain after rollback (newest first) = %v, want %v", kinds, want)
 	}
-	if res.Safety.RollbackTo != node {
-		t.Errorf("safety.RollbackTo = %q", res.Safety.RollbackTo)
+	if got := res.Safety.Meta.String("rollback_to"); got != node {
+		t.Errorf("the safety checkpoint's rollback_to = %q", got)
 	}
-	if st := tr.state(); !reflect.DeepEqual(st.History, before[2].History) {
-		t.Errorf("history %v, want %v", st.History, before[2].History)
+	if !reflect.DeepEqual(historyOf(after[1]), historyOf(before[2])) {
+		t.Errorf("history %v, want %v", historyOf(after[1]), historyOf(before[2]))
 	}
 }
 
@@ -305,10 +280,10 @@ func TestRollbackToUnbornAndDetached(t *testing.T) {
 	// Detached HEAD.
 	tr.git("checkout", "-q", "--detach")
 	tr.now = tr.now.Add(time.Minute)
-	if _, _, err := tr.m.Take(tr.state(), KindManual, "detached"); err != nil {
+	if _, _, err := tr.take(KindManual, "detached"); err != nil {
 		t.Fatal(err)
 	}
-	cps, _ := tr.m.List("t1")
+	cps := tr.list()
 	detached := tr.capture()
 	detachedPrint := tr.fingerprint()
 	tr.write("f", "changed\n")

@@ -12,51 +12,54 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
-	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
-// Request is what `git hegel rollback` asks for.
-type Request struct {
-	// Node to go back to (the start of the current node when Node, To and
-	// Undo are all empty).
-	Node string
-	// To selects a checkpoint by id instead.
-	To string
-	// Undo restores the safety checkpoint of the last rollback.
-	Undo   bool
-	Reason string
-	Force  bool // past the loop guard
-	// Yes: no question will be asked, so the snapshot can be stored at
-	// once and reused (one scan of the working tree instead of two).
-	Yes    bool
-	DryRun bool
-	// RecurseSubmodules also checks out, in each submodule, the commit
-	// the checkpoint recorded (git's --recurse-submodules).
-	RecurseSubmodules bool
+// A restore puts the working tree, the index, HEAD and the branches back
+// as a checkpoint recorded them, in steps the caller drives:
+//
+//	Plan     works out what changes, and refuses what cannot be done;
+//	         nothing is written (but the snapshot's objects, with Store)
+//	Begin    stores a safety checkpoint of everything now and writes the
+//	         journal: from here the restore can be finished or undone
+//	Restore  moves HEAD and the branches, writes the files and the index
+//	Settle   cuts the chain back and removes the journal
+//
+// The caller records what the restore means to it (a task's node) between
+// Restore and Settle, and keeps what it needs for that in the journal
+// (Journal.Record). Replay finishes or undoes a restore from its journal.
+
+// PlanOptions tune Plan.
+type PlanOptions struct {
+	// Store writes the snapshot's objects now, so Begin can go straight
+	// on (one scan of the working tree instead of two). Without it the
+	// snapshot is only hashed, and Begin takes it again: the files may
+	// change while a question is on screen.
+	Store bool
+	// Recurse also checks out, in each submodule, the commit the
+	// checkpoint recorded (git's --recurse-submodules).
+	Recurse bool
 }
 
-// Plan is what a rollback will change. Nothing has changed when it is
+// Plan is what a restore will change. Nothing has changed when it is
 // shown.
 type Plan struct {
-	Task   string
-	From   string // the node the task is at
 	Target *Checkpoint
-	Undo   bool
-	// HeadRef is the branch HEAD is on after the rollback ("" when it ends
+	// HeadRef is the branch HEAD is on after the restore ("" when it ends
 	// detached); HeadFrom and HeadTo are the commits HEAD is at before and
 	// after (zero: none, an unborn branch).
 	HeadRef          string
 	HeadFrom, HeadTo plumbing.Hash
 	// CheckedOut is the branch HEAD is on now ("" when detached). When it
-	// differs from HeadRef, the rollback checks HeadRef out and leaves
+	// differs from HeadRef, the restore checks HeadRef out and leaves
 	// CheckedOut where it is.
 	CheckedOut string
 	// Branches are the branches that move (the checkpoint's own branch,
-	// and for an undo those the rollback had moved); no other branch does.
+	// and for a safety checkpoint those its restore had moved); no other
+	// branch does.
 	Branches []BranchMove
 	Files    []FileChange
-	// Kept are files absent from the checkpoint that the rollback leaves
+	// Kept are files absent from the checkpoint that the restore leaves
 	// in place because the ignore rules ignore them (before or after).
 	Kept []string
 	// Submodules whose checked-out commit differs from the checkpoint's,
@@ -66,57 +69,73 @@ type Plan struct {
 	Recurse bool
 	// IndexPaths counts the index entries that change.
 	IndexPaths int
-	// Refused says why this rollback would be refused now (Preview only;
-	// Prepare returns it as its error).
+	// Refused says why this restore would be refused now (Preview only;
+	// Plan returns it as its error).
 	Refused string
 
+	chain  *Chain
 	snap   *snapshot
 	head   head // HEAD now
 	to     head // HEAD after
 	moves  []refMove
 	wt, ix []change
 	sparse map[string]bool   // new index entries outside the sparse checkout
-	subs   []SubmoduleChange // the checkouts --recurse-submodules makes
-	req    *engine.RollbackRequest
-	call   engine.TaskOptions // the command's --task and --force
+	subs   []SubmoduleChange // the checkouts Recurse makes
+	j      *Journal          // from Begin
 }
 
-// Unchanged reports whether the rollback changes nothing at all.
+// Unchanged reports whether the restore changes nothing at all.
 func (p *Plan) Unchanged() bool {
 	return len(p.Files) == 0 && p.IndexPaths == 0 && len(p.Branches) == 0 && p.HeadFrom == p.HeadTo && p.HeadRef == p.CheckedOut &&
 		len(p.Submodules) == 0
 }
 
-// Result is what a rollback did.
-type Result struct {
-	Plan      *Plan
-	Safety    *Checkpoint
-	View      *engine.View
-	Cancelled bool
-	// Finished is set when an interrupted rollback was completed, Undone
-	// when it was undone.
-	Finished, Undone bool
+// Journal returns the journal Begin wrote (nil before).
+func (p *Plan) Journal() *Journal { return p.j }
+
+// ErrRunning matches a *JournalError whose restore another process is
+// carrying out.
+var ErrRunning = errors.New("a restore is running")
+
+// JournalError reports a restore that did not finish: it blocks other
+// restores and snapshots until it is finished or undone (Replay).
+type JournalError struct {
+	Journal *Journal
+	// Running: the process that wrote it still runs.
+	Running bool
 }
 
-// Interrupted returns the journal of a rollback that did not finish, or
-// nil.
-func (m *Manager) Interrupted() (*Journal, error) { return m.journal() }
+func (e *JournalError) Error() string {
+	if e.Running {
+		return fmt.Sprintf("a restore is running in another process (pid %d); wait for it to end", e.Journal.PID)
+	}
+	return "a restore was interrupted (" + journalFile + "); finish it or undo it first"
+}
 
-// ErrRunning reports a rollback that another process is carrying out.
-var ErrRunning = errors.New("a rollback is running")
+// Is makes errors.Is match ErrInterrupted, and ErrRunning while its
+// process runs.
+func (e *JournalError) Is(target error) bool {
+	return target == ErrInterrupted || (e.Running && target == ErrRunning)
+}
 
-// journal loads the journal of an unfinished rollback. A journal whose
-// process still runs is a rollback in progress elsewhere (ErrRunning).
-// One that never got past "preparing" (killed before its safety
-// checkpoint existed, so before any change) is cleared away, with the
-// locks its process left.
+// Interrupted returns the journal of a restore that did not finish, or
+// nil. A journal whose process still runs is a restore in progress
+// elsewhere (a *JournalError, ErrRunning). One that never got past
+// "preparing" (killed before its safety checkpoint existed, so before any
+// change) is cleared away, with the locks its process left; so is an
+// index.lock a killed git-hegel left.
+func (m *Manager) Interrupted() (*Journal, error) {
+	m.w.removeStaleLock()
+	return m.journal()
+}
+
 func (m *Manager) journal() (*Journal, error) {
 	j, err := m.w.loadJournal()
 	if err != nil || j == nil {
 		return j, err
 	}
 	if j.PID != os.Getpid() && j.running() {
-		return nil, userErr(ErrRunning, "%s", runningMessage(j))
+		return nil, &JournalError{Journal: j, Running: true}
 	}
 	if j.Step != stepPreparing {
 		return j, nil
@@ -126,16 +145,29 @@ func (m *Manager) journal() (*Journal, error) {
 	return nil, m.w.journal.remove()
 }
 
-// MayBeInterrupted reports whether a rollback could have been
-// interrupted here, or left an index lock behind: a journal or an index
-// lock exists. When neither does, InterruptedNotice has nothing to say or
-// clean, and status need not build a Manager to learn that (two stats
-// instead of the ignore rules, a directory read and a lock).
+// refuseJournal is the error of an operation that must wait for an
+// unfinished restore (nil when there is none).
+func (m *Manager) refuseJournal() error {
+	j, err := m.journal()
+	if err != nil {
+		return err
+	}
+	if j != nil {
+		return &JournalError{Journal: j}
+	}
+	return m.refuseParking()
+}
+
+// MayBeInterrupted reports whether a restore could have been interrupted
+// here, or left an index lock behind: a journal or an index lock exists.
+// When neither does, Interrupted has nothing to say or clean, and a
+// caller need not build a Manager to learn that (two stats instead of the
+// ignore rules, a directory read and a lock).
 func MayBeInterrupted(r *gitstore.Repo) bool {
 	if r.GitDir == "" {
 		return true
 	}
-	for _, p := range []string{filepath.Join(r.GitDir, journalFile), r.IndexFile + ".lock"} {
+	for _, p := range []string{filepath.Join(r.GitDir, journalFile), filepath.Join(r.GitDir, parkJournalFile), r.IndexFile + ".lock"} {
 		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			return true
 		}
@@ -143,102 +175,15 @@ func MayBeInterrupted(r *gitstore.Repo) bool {
 	return false
 }
 
-// InterruptedNotice is one line for `git hegel status`, or "".
-func (m *Manager) InterruptedNotice() string {
-	m.w.removeStaleLock()
-	j, err := m.journal()
-	if err != nil {
-		return "warning: " + err.Error()
-	}
-	if j == nil {
-		return ""
-	}
-	return "warning: " + interruptedMessage(j)
-}
-
-// target finds the checkpoint a request names.
-func (m *Manager) target(t *engine.Task, req Request) (*Checkpoint, error) {
-	task := t.State.Task
-	chain, _, err := m.chain(task)
-	if err != nil {
+// Plan checks a restore of target, a checkpoint of the chain, and works
+// out what it would change, without changing anything. With o.Store it
+// stores the snapshot's objects, so Begin can go straight on.
+func (c *Chain) Plan(target *Checkpoint, o PlanOptions) (*Plan, error) {
+	m := c.m
+	if err := m.refuseJournal(); err != nil {
 		return nil, err
 	}
-	switch {
-	case req.Undo:
-		for i := len(chain) - 1; i >= 0; i-- {
-			if chain[i].Kind == KindSafety {
-				return chain[i], nil
-			}
-		}
-		return nil, userErr(ErrNoCheckpoint, "Task %s has no rollback to undo", task)
-	case req.To != "":
-		cp, err := findID(chain, req.To)
-		if err != nil {
-			return nil, err
-		}
-		if cp == nil {
-			return nil, userErr(ErrNoCheckpoint, "Task %s has no checkpoint '%s'. Run 'git hegel checkpoint list' to see them", task, req.To)
-		}
-		return cp, nil
-	}
-	node := req.Node
-	if node == "" {
-		node = t.State.CurrentNode
-	}
-	if cp := newestAt(chain, node, true); cp != nil {
-		return cp, nil
-	}
-	hint := "Run 'git hegel checkpoint list' to see the checkpoints"
-	if cp := newestAt(chain, node, false); cp != nil {
-		hint = fmt.Sprintf("To use the one taken later at that node, run 'git hegel rollback --to %s'", cp.ID)
-	} else if !m.Auto {
-		hint += " (hegel.checkpoints is off, so none are taken as nodes are entered)"
-	}
-	return nil, userErr(ErrNoCheckpoint, "Task %s has no checkpoint from the start of '%s'. %s", task, node, hint)
-}
-
-// Prepare checks a rollback and works out what it would change, without
-// changing anything. With req.Yes (and not DryRun) it stores the snapshot's
-// objects, so Execute can go straight on; otherwise the snapshot is only
-// hashed, and Execute takes it again (the files may change while the
-// question is on screen). o is the command's --task and --force.
-func (m *Manager) Prepare(e *engine.Engine, o engine.TaskOptions, req Request) (*Plan, error) {
-	if j, err := m.journal(); err != nil {
-		return nil, err
-	} else if j != nil {
-		return nil, userErr(ErrInterrupted, "%s", interruptedMessage(j))
-	}
-	t, err := e.Current(o.Task)
-	if err != nil {
-		return nil, err
-	}
-	cp, err := m.target(t, req)
-	if err != nil {
-		if req.Node != "" && errors.Is(err, ErrNoCheckpoint) {
-			// A node the workflow does not have is named as such.
-			if _, nerr := e.CheckRollback(o, &engine.RollbackRequest{Task: t.State.Task, Node: req.Node, History: []string{req.Node}, Force: true}); nerr != nil {
-				return nil, nerr // a bad name (engine.ErrBadName) when the workflow has no such node
-			}
-		}
-		return nil, err
-	}
-	m.w.trace("find the checkpoint")
-	undo := req.Undo || cp.Kind == KindSafety
-	reason := req.Reason
-	if reason == "" && undo {
-		reason = "undo"
-	}
-	er := &engine.RollbackRequest{Task: t.State.Task, Node: cp.Node, History: cp.History, Undo: undo,
-		Reason: reason, Force: req.Force, At: m.now().UTC()}
-	if _, err := e.CheckRollback(o, er); err != nil {
-		if req.Node == "" && errors.Is(err, engine.ErrBadName) {
-			// The node came from the checkpoint, not the command line.
-			return nil, errors.New(err.Error())
-		}
-		return nil, err
-	}
-	m.w.trace("check the workflow")
-	if h := cp.HeadCommit(); !h.IsZero() {
+	if h := target.HeadCommit(); !h.IsZero() {
 		if _, err := m.commit(h); err != nil {
 			return nil, fmt.Errorf("the checkpoint is incomplete: its HEAD commit %s is missing", h)
 		}
@@ -246,16 +191,12 @@ func (m *Manager) Prepare(e *engine.Engine, o engine.TaskOptions, req Request) (
 	if op := m.w.operationInProgress(); op != "" {
 		return nil, fmt.Errorf("%s is in progress; finish or abort it before rolling back", op)
 	}
-	p, err := m.plan(t.State, cp, er, undo, req.Yes && !req.DryRun, req.RecurseSubmodules)
-	if err != nil {
-		return nil, err
-	}
-	p.call = o
-	return p, nil
+	return c.plan(target, o.Store, o.Recurse)
 }
 
 // plan snapshots the working tree and diffs it with the checkpoint.
-func (m *Manager) plan(st *engine.State, cp *Checkpoint, er *engine.RollbackRequest, undo, store, recurse bool) (*Plan, error) {
+func (c *Chain) plan(cp *Checkpoint, store, recurse bool) (*Plan, error) {
+	m := c.m
 	p, err := m.planFiles(cp, store, true)
 	if err != nil {
 		return nil, err
@@ -272,12 +213,12 @@ func (m *Manager) plan(st *engine.State, cp *Checkpoint, er *engine.RollbackRequ
 	if err := m.w.checkWritable(p.wt); err != nil {
 		return nil, err
 	}
-	p.Task, p.From, p.Undo, p.req = st.Task, st.CurrentNode, undo, er
+	p.chain = c
 	return p, nil
 }
 
 // planFiles works out what restoring cp changes: HEAD and branches, files,
-// index. With strict, a branch problem (a branch the rollback would have
+// index. With strict, a branch problem (a branch the restore would have
 // to delete, or that another worktree has checked out) is an error;
 // without, it is reported in Plan.Refused.
 func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
@@ -332,9 +273,9 @@ func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
 	return p, nil
 }
 
-// Preview works out what rolling back to cp would change in the files,
-// the index, HEAD and the branches right now. It changes nothing and
-// writes no object.
+// Preview works out what restoring cp would change in the files, the
+// index, HEAD and the branches right now. It changes nothing and writes
+// no object.
 func (m *Manager) Preview(cp *Checkpoint) (*Plan, error) {
 	return m.planFiles(cp, false, false)
 }
@@ -346,53 +287,32 @@ func orEmpty(h plumbing.Hash) plumbing.Hash {
 	return h
 }
 
-// Execute carries out a prepared rollback: safety checkpoint, journal,
-// HEAD, files, index, workflow state, checkpoint chain. If a step fails
-// before the state changes, everything is put back as it was.
-func (m *Manager) Execute(e *engine.Engine, p *Plan) (*Result, error) {
-	// From here to the index write, git's index.lock is held: no git
-	// command changes the index under the rollback.
+// Begin takes the snapshot again if it is not stored or the index changed
+// since it was taken, stores the safety checkpoint (safety describes it;
+// its kind is KindSafety) and writes the journal, which keeps record for
+// the caller. From its return, the restore can be finished or undone
+// whatever happens; nothing in the working tree, the index or the refs
+// has changed yet. git's index.lock is held from here to the index write,
+// so no git command changes the index under the restore.
+func (p *Plan) Begin(safety Template, record Meta) (*Checkpoint, error) {
+	c, m := p.chain, p.chain.m
 	if err := m.w.lockIndex(); err != nil {
 		return nil, err
 	}
-	defer m.w.unlockIndex()
-	defer m.w.stopPrefetch()
-	j, safety, err := m.begin(e, p)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Plan: p, Safety: safety}
-	r := restore{cur: p.head, to: p.to, moves: p.moves, wt: p.wt, idx: p.snap.idx, ix: p.ix, target: p.Target, sparse: p.sparse,
-		subs: p.subs, msg: m.reflogMessage(p.Target, p.req)}
-	if err := m.restoreFiles(r); err != nil {
-		if uerr := m.undoFromJournal(e, p.call, j); uerr != nil {
-			return nil, fmt.Errorf("rollback failed: %v; putting things back failed too: %v. %s", err, uerr, interruptedMessage(j))
+	started := false
+	defer func() {
+		if !started {
+			m.w.stopPrefetch()
+			m.w.unlockIndex()
 		}
-		return nil, fmt.Errorf("rollback failed, nothing was changed: %w", err)
-	}
-	view, err := m.finishState(e, p.call, j)
-	m.w.trace("workflow state and checkpoints")
-	if err != nil {
-		return nil, fmt.Errorf("the files were rolled back but the workflow state was not: %v. %s", err, interruptedMessage(j))
-	}
-	res.View = view
-	return res, nil
-}
-
-// begin takes the snapshot again if it is not stored or the index changed
-// since it was taken, stores the safety checkpoint and writes the journal:
-// from its return, the rollback can be finished or undone whatever
-// happens. Nothing in the working tree, the index or the refs has changed
-// yet.
-func (m *Manager) begin(e *engine.Engine, p *Plan) (*Journal, *Checkpoint, error) {
+	}()
 	// A first journal before the safety checkpoint: if the process dies
-	// now, the next command knows the locks it held were a rollback's.
-	prep := &Journal{Version: journalVersion, Task: p.Task, Node: p.req.Node, From: p.From, At: p.req.At,
+	// now, the next command knows the locks it held were a restore's.
+	prep := &Journal{Version: journalVersion, Chain: c.ref, Record: record,
 		PID: os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepPreparing}
 	if err := m.w.saveJournal(prep); err != nil {
-		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
+		return nil, fmt.Errorf("%w; nothing was changed", err)
 	}
-	started := false
 	defer func() {
 		if !started {
 			m.w.journal.remove()
@@ -401,62 +321,59 @@ func (m *Manager) begin(e *engine.Engine, p *Plan) (*Journal, *Checkpoint, error
 	if !p.snap.stored || m.w.indexChanged(p.snap.idx) {
 		// Asked first, or the index changed since: take the snapshot
 		// again, so the safety checkpoint holds things as they are now.
-		t, err := e.CheckRollback(p.call, p.req)
+		np, err := c.plan(p.Target, true, p.Recurse)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		np, err := m.plan(t.State, p.Target, p.req, p.Undo, true, p.Recurse)
-		if err != nil {
-			return nil, nil, err
-		}
-		np.call = p.call
 		*p = *np
 	}
 	h := p.head
 	m.w.prefetchBlobs(p.wt)
-	cur, err := e.Current(p.call.Task)
-	if err != nil {
-		return nil, nil, err
-	}
-	safety := m.newCheckpoint(cur.State, KindSafety, "", h, p.snap)
-	safety.RollbackTo = p.Target.Node
-	safety.Moved = movedAway(h, p.moves)
-	// Once the rollback is done the safety checkpoint follows its target
+	safety.Kind = KindSafety
+	scp := m.newCheckpoint(safety, h, p.snap)
+	scp.Moved = movedAway(h, p.moves)
+	// Once the restore is done the safety checkpoint follows its target
 	// in the chain, and what changed between them is the plan itself.
-	safety.changed = make([]string, 0, len(p.wt))
-	for _, c := range p.wt {
-		safety.changed = append(safety.changed, c.path)
+	scp.changed = make([]string, 0, len(p.wt))
+	for _, ch := range p.wt {
+		scp.changed = append(scp.changed, ch.path)
 	}
-	if _, _, err := m.appendCheckpoint(safety, false); err != nil {
-		return nil, nil, fmt.Errorf("cannot save the safety checkpoint; nothing was changed: %w", err)
+	if _, _, err := c.append(scp, false, nil, nil); err != nil {
+		return nil, fmt.Errorf("cannot save the safety checkpoint; nothing was changed: %w", err)
 	}
 	j := &Journal{
-		Version: journalVersion, Task: p.Task,
+		Version: journalVersion, Chain: c.ref, Record: record,
 		TargetID: p.Target.ID, TargetCommit: p.Target.Commit.String(),
-		SafetyID: safety.ID, SafetyCommit: safety.Commit.String(),
+		SafetyID: scp.ID, SafetyCommit: scp.Commit.String(),
 		HeadRef: string(h.Ref), HeadFrom: hexOf(h.Commit), HeadTo: hexOf(p.to.Commit), HeadToRef: string(p.to.Ref),
 		Moves: journalMoves(p.moves),
-		Node:  p.req.Node, From: p.From, History: p.req.History,
-		Undo: p.req.Undo, Reason: p.req.Reason, Force: p.req.Force, At: p.req.At,
-		PID: os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepStarted,
+		PID:   os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepStarted,
 		Recurse: p.Recurse,
 	}
 	if err := m.w.saveJournal(j); err != nil {
-		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
+		return nil, fmt.Errorf("%w; nothing was changed", err)
 	}
 	started = true
+	p.j = j
 	m.w.trace("safety checkpoint and journal")
-	return j, safety, nil
+	return scp, nil
 }
 
-func (m *Manager) reflogMessage(cp *Checkpoint, er *engine.RollbackRequest) string {
-	if er.Undo {
-		return fmt.Sprintf("hegel rollback: undo, back to %s (checkpoint %s)", cp.Node, cp.ID)
+// Restore moves HEAD and the branches and writes the files and the index,
+// as Begin journaled. On an error the journal stays: Replay backwards
+// puts things back.
+func (p *Plan) Restore(reflogMsg string) error {
+	m := p.chain.m
+	if p.j == nil {
+		return errors.New("the restore has not begun")
 	}
-	return fmt.Sprintf("hegel rollback: back to %s (checkpoint %s)", cp.Node, cp.ID)
+	defer m.w.stopPrefetch()
+	r := restore{cur: p.head, to: p.to, moves: p.moves, wt: p.wt, idx: p.snap.idx, ix: p.ix, target: p.Target, sparse: p.sparse,
+		subs: p.subs, msg: reflogMsg}
+	return m.restoreFiles(r)
 }
 
-// restore is one pass of a rollback over the repository: HEAD from cur to
+// restore is one pass of a restore over the repository: HEAD from cur to
 // to, the branch moves, the working-tree changes wt, and the index: idx
 // (the one on disk) changed by ix, with target's index flags.
 type restore struct {
@@ -467,7 +384,7 @@ type restore struct {
 	ix      []change
 	target  *Checkpoint
 	sparse  map[string]bool
-	subs    []SubmoduleChange // submodule checkouts (--recurse-submodules)
+	subs    []SubmoduleChange // submodule checkouts (Recurse)
 	msg     string
 	either  bool // replaying: refs may be on either side already
 }
@@ -493,50 +410,49 @@ func (m *Manager) restoreFiles(r restore) error {
 	return m.w.checkoutSubmodules(r.subs)
 }
 
-// finishState records the rollback in the task, cuts the checkpoint chain
-// back (the target and everything before it, then the safety checkpoint)
-// and removes the journal.
-func (m *Manager) finishState(e *engine.Engine, o engine.TaskOptions, j *Journal) (*engine.View, error) {
-	er := j.request()
-	view, err := e.ApplyRollback(o, er)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.cutChain(j.Task, j.TargetID, j.SafetyID); err != nil {
-		m.warn("could not drop the checkpoints after " + j.TargetID + ": " + err.Error())
+// Settle ends the restore j journaled: when restored, the chain becomes
+// what it was when the target was the present, followed by the safety
+// checkpoint (cutChain; a failure there is only warned about); then the
+// journal is removed. A restore that was undone leaves the chain as it is
+// (its safety checkpoint stays, and restoring it changes nothing).
+func (c *Chain) Settle(j *Journal, restored bool) error {
+	m := c.m
+	defer m.w.unlockIndex()
+	if restored {
+		if err := c.cutChain(j.TargetID, j.SafetyID); err != nil {
+			m.warn("could not drop the checkpoints after " + j.TargetID + ": " + err.Error())
+		}
+		m.w.trace("checkpoints")
 	}
 	if err := m.w.journal.remove(); err != nil {
-		return nil, fmt.Errorf("cannot remove the rollback journal: %w", err)
+		return fmt.Errorf("cannot remove the restore's journal: %w", err)
 	}
-	return view, nil
-}
-
-func (j *Journal) request() *engine.RollbackRequest {
-	return &engine.RollbackRequest{Task: j.Task, Node: j.Node, History: j.History, Undo: j.Undo,
-		Reason: j.Reason, Force: true, At: j.At}
+	return nil
 }
 
 // cutChain makes the checkpoint list what it was when the target was the
-// present, followed by the rollback's safety checkpoint: the checkpoints
+// present, followed by the restore's safety checkpoint: the checkpoints
 // after the target are dropped (but those made by hand, which stay until
 // dropped), or, when the target is the safety checkpoint of an earlier
-// rollback (an undo), the list as it was before that rollback comes back. What is dropped stays reachable from the new
-// safety checkpoint (its ChainBefore), so an undo brings it back in turn.
-// The bounds apply to the result. Running it again changes nothing.
-func (m *Manager) cutChain(task, targetID, safetyID string) error {
+// restore (an undo), the list as it was before that restore comes back.
+// What is dropped stays reachable from the new safety checkpoint (its
+// ChainBefore), so restoring that brings it back in turn. The bounds apply
+// to the result. Running it again changes nothing.
+func (c *Chain) cutChain(targetID, safetyID string) error {
+	m := c.m
 	for attempt := 0; attempt < 20; attempt++ {
-		chain, tip, err := m.chain(task)
+		chain, tip, err := c.read()
 		if err != nil {
 			return err
 		}
 		var target, safety *Checkpoint
 		pos := -1
-		for i, c := range chain {
-			switch c.ID {
+		for i, cp := range chain {
+			switch cp.ID {
 			case targetID:
-				target = c
+				target = cp
 			case safetyID:
-				safety, pos = c, i
+				safety, pos = cp, i
 			}
 		}
 		if safety == nil {
@@ -548,36 +464,36 @@ func (m *Manager) cutChain(task, targetID, safetyID string) error {
 			// Evicted meanwhile: keep what there is.
 			next = without(chain, safetyID)
 		case target.Kind == KindSafety && target.ChainBefore != "":
-			before, err := m.chainAt(task, plumbing.NewHash(target.ChainBefore))
+			before, err := c.at(plumbing.NewHash(target.ChainBefore))
 			if err != nil {
-				return fmt.Errorf("cannot read the checkpoints before the rollback being undone: %w", err)
+				return fmt.Errorf("cannot read the checkpoints before the restore being undone: %w", err)
 			}
 			next = without(before, safetyID)
 		default:
-			for _, c := range chain {
-				if c.ID == safetyID {
+			for _, cp := range chain {
+				if cp.ID == safetyID {
 					continue
 				}
-				if target.Kind == KindSafety && c.ID == targetID {
-					break // undoing: the list as it was before that rollback
+				if target.Kind == KindSafety && cp.ID == targetID {
+					break // undoing: the list as it was before that restore
 				}
-				next = append(next, c)
-				if c.ID == targetID {
+				next = append(next, cp)
+				if cp.ID == targetID {
 					break
 				}
 			}
 		}
 		kept := map[string]bool{}
-		for _, c := range next {
-			kept[c.ID] = true
+		for _, cp := range next {
+			kept[cp.ID] = true
 		}
-		// Checkpoints made by hand stay until dropped: a rollback does not
+		// Checkpoints made by hand stay until dropped: a restore does not
 		// take them out of the list.
 		var manual []*Checkpoint
-		for _, c := range chain {
-			if c.Kind == KindManual && !kept[c.ID] {
-				manual = append(manual, c)
-				kept[c.ID] = true
+		for _, cp := range chain {
+			if cp.Kind == KindManual && !kept[cp.ID] {
+				manual = append(manual, cp)
+				kept[cp.ID] = true
 			}
 		}
 		if len(manual) > 0 {
@@ -585,13 +501,13 @@ func (m *Manager) cutChain(task, targetID, safetyID string) error {
 			sort.SliceStable(next, func(i, j int) bool { return next[i].CreatedAt.Before(next[j].CreatedAt) })
 		}
 		dropped := false
-		for _, c := range chain {
-			if !kept[c.ID] && c.ID != safetyID {
+		for _, cp := range chain {
+			if !kept[cp.ID] && cp.ID != safetyID {
 				dropped = true
 			}
 		}
 		if dropped && safety.ChainBefore == "" && pos > 0 {
-			// The chain as it was before this rollback: what preceded the
+			// The chain as it was before this restore: what preceded the
 			// safety checkpoint when it was appended.
 			safety.ChainBefore = chain[pos-1].Commit.String()
 			if err := m.writeRoot(safety); err != nil {
@@ -600,7 +516,7 @@ func (m *Manager) cutChain(task, targetID, safetyID string) error {
 			safety.Commit = plumbing.ZeroHash
 		}
 		next = m.bound(append(next, safety))
-		err = m.writeChain(task, tip, next)
+		err = c.write(tip, next)
 		if !errors.Is(err, gitstore.ErrConflict) {
 			return err
 		}
@@ -608,103 +524,44 @@ func (m *Manager) cutChain(task, targetID, safetyID string) error {
 	return errors.New("the checkpoints kept changing")
 }
 
-func without(chain []*Checkpoint, id string) []*Checkpoint {
-	out := make([]*Checkpoint, 0, len(chain))
-	for _, c := range chain {
-		if c.ID != id {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// Finish completes an interrupted rollback; o is the command's --task and
-// --force.
-func (m *Manager) Finish(e *engine.Engine, o engine.TaskOptions) (*Result, error) {
-	j, err := m.journal()
-	if err != nil || j == nil {
-		return nil, err
-	}
-	if err := m.recoverLock(j); err != nil {
-		return nil, err
-	}
-	defer m.w.unlockIndex()
-	target, err := m.checkpointAt(j.TargetCommit)
-	if err != nil {
-		return nil, err
-	}
-	safety, err := m.checkpointAt(j.SafetyCommit)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.replay(safety, target, j, false, m.reflogMessage(target, j.request())); err != nil {
-		return nil, err
-	}
-	view, err := m.finishState(e, o, j)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{View: view, Finished: true, Safety: safety, Plan: &Plan{Task: j.Task, From: j.From, Target: target}}, nil
-}
-
-// UndoInterrupted puts back everything an interrupted rollback changed;
-// o is the command's --task and --force.
-func (m *Manager) UndoInterrupted(e *engine.Engine, o engine.TaskOptions) (*Result, error) {
-	j, err := m.journal()
-	if err != nil || j == nil {
-		return nil, err
-	}
-	if err := m.recoverLock(j); err != nil {
-		return nil, err
-	}
-	defer m.w.unlockIndex()
-	if err := m.undoFromJournal(e, o, j); err != nil {
-		return nil, err
-	}
-	safety, _ := m.checkpointAt(j.SafetyCommit)
-	view, _ := e.Repeat(o.Task)
-	return &Result{Undone: true, Safety: safety, View: view, Plan: &Plan{Task: j.Task, From: j.From}}, nil
-}
-
-// undoFromJournal restores the safety checkpoint over whatever part of the
-// rollback was done, and the task's state if it had already changed.
-func (m *Manager) undoFromJournal(e *engine.Engine, o engine.TaskOptions, j *Journal) error {
-	target, err := m.checkpointAt(j.TargetCommit)
-	if err != nil {
-		return err
-	}
-	safety, err := m.checkpointAt(j.SafetyCommit)
-	if err != nil {
-		return err
-	}
-	if err := m.replay(target, safety, j, true, "hegel rollback: interrupted rollback undone"); err != nil {
-		return err
-	}
-	if t, err := e.Current(o.Task); err == nil && t.State.Task == j.Task && len(t.State.RollbackHistory) > 0 {
-		last := t.State.RollbackHistory[len(t.State.RollbackHistory)-1]
-		if last.Timestamp.Equal(j.At) && last.To == j.Node {
-			// The state had moved already: move it back, as an undo.
-			if _, err := e.ApplyRollback(o, &engine.RollbackRequest{Task: j.Task, Node: j.From, History: safety.History,
-				Undo: true, Reason: "undo interrupted rollback", At: m.now().UTC()}); err != nil {
-				return err
-			}
-		}
-	}
-	return m.w.journal.remove()
-}
-
-// ErrEditedSince reports a file changed after a rollback was interrupted,
+// ErrEditedSince reports a file changed after a restore was interrupted,
 // which finishing or undoing it would overwrite.
-var ErrEditedSince = errors.New("changed since the rollback was interrupted")
+var ErrEditedSince = errors.New("changed since the restore was interrupted")
 
-// replay makes the working tree, index, HEAD and branches match to, given
-// that they hold some mix of from and to (what an interrupted rollback
-// leaves); back says the journal is replayed backwards (an undo). Every
-// path that differs between the two is rewritten, unless it holds
+// Replay finishes (forward) or undoes the restore j journaled, over
+// whatever part of it was done: the index lock a killed process left is
+// taken over, and the working tree, index, HEAD and branches are made
+// what the target (forward) or the safety checkpoint holds. A path that
+// holds neither side by now (edited after the crash) stops it before
+// anything changes. The journal stays until Settle.
+func (m *Manager) Replay(j *Journal, forward bool, reflogMsg string) error {
+	if err := m.recoverLock(j); err != nil {
+		return err
+	}
+	defer m.w.unlockIndex()
+	defer m.w.stopPrefetch()
+	target, err := m.checkpointAt(j.TargetCommit)
+	if err != nil {
+		return err
+	}
+	safety, err := m.checkpointAt(j.SafetyCommit)
+	if err != nil {
+		return err
+	}
+	if forward {
+		return m.replayAs(safety, target, j, false, reflogMsg, "the rollback")
+	}
+	return m.replayAs(target, safety, j, true, reflogMsg, "the rollback")
+}
+
+// replayAs makes the working tree, index, HEAD and branches match to,
+// given that they hold some mix of from and to (what an interrupted
+// restore leaves); back says the journal is replayed backwards (an undo).
+// Every path that differs between the two is rewritten, unless it holds
 // something else by now (edited after the crash): then nothing is changed
-// and the error names it, as a fresh rollback refuses to overwrite what no
-// checkpoint holds.
-func (m *Manager) replay(from, to *Checkpoint, j *Journal, back bool, msg string) error {
+// and the error names it (what names the operation that was cut short),
+// as a fresh restore refuses to overwrite what no checkpoint holds.
+func (m *Manager) replayAs(from, to *Checkpoint, j *Journal, back bool, msg, what string) error {
 	wt, _, err := m.w.diffs(orEmpty(from.WorkTree), orEmpty(from.IndexTree), orEmpty(to.WorkTree), orEmpty(to.IndexTree))
 	if err != nil {
 		return err
@@ -731,7 +588,7 @@ func (m *Manager) replay(from, to *Checkpoint, j *Journal, back bool, msg string
 			}
 		}
 	}
-	if wt, err = m.stillToDo(wt, idx, orEmpty(to.WorkTree)); err != nil {
+	if wt, err = m.stillToDo(wt, idx, orEmpty(to.WorkTree), what); err != nil {
 		return err
 	}
 	if wt, _, err = m.w.keepIgnored(wt, orEmpty(to.WorkTree)); err != nil {
@@ -758,8 +615,8 @@ func (m *Manager) replay(from, to *Checkpoint, j *Journal, back bool, msg string
 // stillToDo narrows the changes of a replay to what the working tree
 // still needs: a path already as the target has it is left alone, one as
 // the other side has it is rewritten, and one that holds anything else was
-// edited after the rollback stopped: an error, before anything changes.
-func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([]change, error) {
+// edited after the restore stopped: an error, before anything changes.
+func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash, what string) ([]change, error) {
 	if len(wt) == 0 {
 		return wt, nil
 	}
@@ -784,7 +641,7 @@ func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([
 		switch {
 		case !differs:
 			// as the target has it (or an ignored file the snapshot does
-			// not see, which the rollback leaves alone either way)
+			// not see, which the restore leaves alone either way)
 		case got.mode == c.from.mode && got.hash == c.from.hash:
 			out = append(out, c)
 		case got.mode == 0:
@@ -809,14 +666,14 @@ func (m *Manager) stillToDo(wt []change, idx *gitIndex, target plumbing.Hash) ([
 		sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	}
 	if len(edited) > 0 {
-		return nil, userErr(ErrEditedSince, "%s changed after the rollback was interrupted, and going on would overwrite it. Move it away (or copy it) and run the command again; nothing was changed",
-			listSome(edited, 3, m.quote))
+		return nil, userErr(ErrEditedSince, "%s changed after %s was interrupted, and going on would overwrite it. Move it away (or copy it) and run the command again; nothing was changed",
+			listSome(edited, 3, m.quote), what)
 	}
 	return out, nil
 }
 
 // partOf reports whether the regular file at p (now the leaf got) holds the
-// beginning of one side's content, as a file that a killed rollback was
+// beginning of one side's content, as a file that a killed restore was
 // writing does: overwriting it loses nothing, the checkpoint of that side
 // holds it all.
 func (w *workspace) partOf(p string, got leaf, sides ...leaf) bool {
@@ -838,10 +695,20 @@ func (w *workspace) partOf(p string, got leaf, sides ...leaf) bool {
 	return false
 }
 
+// Checkpoints returns the two checkpoints a journal names: the target and
+// the safety checkpoint.
+func (m *Manager) Checkpoints(j *Journal) (target, safety *Checkpoint, err error) {
+	if target, err = m.checkpointAt(j.TargetCommit); err != nil {
+		return nil, nil, err
+	}
+	safety, err = m.checkpointAt(j.SafetyCommit)
+	return target, safety, err
+}
+
 // checkpointAt reads the checkpoint stored in commit hex.
 func (m *Manager) checkpointAt(hex string) (*Checkpoint, error) {
 	if !plumbing.IsHash(hex) {
-		return nil, fmt.Errorf("the rollback journal names no checkpoint commit")
+		return nil, fmt.Errorf("the restore's journal names no checkpoint commit")
 	}
 	cp, _, err := m.readCheckpoint(plumbing.NewHash(hex))
 	return cp, err
@@ -851,35 +718,39 @@ func (m *Manager) checkpointAt(hex string) (*Checkpoint, error) {
 // process left is taken over; see breakStaleLocks for the others.
 func (m *Manager) recoverLock(j *Journal) error {
 	if j.PID != os.Getpid() && j.running() {
-		return userErr(ErrRunning, "%s", runningMessage(j))
+		return &JournalError{Journal: j, Running: true}
 	}
 	m.breakStaleLocks(j)
 	return m.w.lockIndex()
 }
 
-// breakStaleLocks removes the lock files a killed rollback may have left
-// on what it updates: the task's and its checkpoints' refs, the branch,
-// HEAD, packed-refs, the index and the session file. Only locks whose
-// owner marker (gitstore/refs, lockfile.go) shows that git-hegel created them
-// and that their owner no longer runs are removed, each with a warning; a
-// lock of unknown origin (git's, held right now by a commit or a gc) is
-// never touched, and the command that needs it reports it.
+// breakStaleLocks removes the lock files a killed restore may have left
+// on what it updates: its chain's ref, the branch, HEAD, packed-refs and
+// the index. Only locks whose owner marker (gitstore/refs, lockfile.go) shows
+// that git-hegel created them and that their owner no longer runs are
+// removed, each with a warning; a lock of unknown origin (git's, held
+// right now by a commit or a gc) is never touched, and the command that
+// needs it reports it. The caller breaks the locks of what it records
+// (BreakDeadLock).
 func (m *Manager) breakStaleLocks(j *Journal) {
 	if m.w.memory {
 		return
 	}
 	paths := []string{
-		filepath.Join(m.r.CommonDir, filepath.FromSlash(gitstore.TaskRefPrefix+j.Task)) + ".lock",
-		filepath.Join(m.r.CommonDir, filepath.FromSlash(RefPrefix+j.Task)) + ".lock",
 		filepath.Join(m.r.CommonDir, "packed-refs.lock"),
 		filepath.Join(m.r.GitDir, "HEAD.lock"),
 		m.w.lockPath(),
 	}
-	if p := m.r.SessionLockPath(); p != "" {
-		paths = append(paths, p)
+	if j.Chain != "" {
+		paths = append(paths, filepath.Join(m.r.CommonDir, filepath.FromSlash(j.Chain))+".lock")
 	}
-	if j.HeadRef != "" {
-		paths = append(paths, filepath.Join(m.r.CommonDir, filepath.FromSlash(j.HeadRef))+".lock")
+	for _, ref := range []string{j.HeadRef, j.HeadToRef} {
+		if ref != "" {
+			paths = append(paths, filepath.Join(m.r.CommonDir, filepath.FromSlash(ref))+".lock")
+		}
+	}
+	for _, mv := range j.Moves {
+		paths = append(paths, filepath.Join(m.r.CommonDir, filepath.FromSlash(mv.Ref))+".lock")
 	}
 	for _, p := range paths {
 		m.r.BreakDeadLock(p)

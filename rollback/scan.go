@@ -46,13 +46,6 @@ const (
 	dirtyExec
 )
 
-// skippedFile is an untracked file the snapshot leaves out.
-type skippedFile struct {
-	Path   string `json:"path"`
-	Size   int64  `json:"size,omitempty"`
-	Reason string `json:"reason"`
-}
-
 type untrackedFile struct {
 	path string
 	st   fstat
@@ -64,7 +57,7 @@ type scanResult struct {
 	dirty     []uint8       // per index entry, for dirty ones: what it is now (dirtyLink, dirtyExec)
 	dirtyStat map[int]fstat // stat of the dirty entries' files (few, unlike the entries)
 	untracked []untrackedFile
-	skipped   []skippedFile
+	skipped   []SkippedFile
 	nested    []string // repositories inside the working tree, left alone
 	// attributes: a .gitattributes file was seen (git may convert files
 	// on checkout: convert.go).
@@ -321,11 +314,11 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 			}
 			p := join(j.dir, d.name)
 			if err := checkPath(p); err != nil {
-				s.skip(skippedFile{Path: p, Reason: "git cannot store this name"})
+				s.skip(SkippedFile{Path: p, Reason: "git cannot store this name"})
 				continue
 			}
 			if st.kind == kindFile && s.cfg.maxSize > 0 && st.size > s.cfg.maxSize {
-				s.skip(skippedFile{Path: p, Size: st.size, Reason: "too large"})
+				s.skip(SkippedFile{Path: p, Size: st.size, Reason: "too large"})
 				continue
 			}
 			s.mu.Lock()
@@ -358,7 +351,7 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 	return subs, nil
 }
 
-func (s *scanner) skip(f skippedFile) {
+func (s *scanner) skip(f SkippedFile) {
 	s.mu.Lock()
 	s.res.skipped = append(s.res.skipped, f)
 	s.mu.Unlock()

@@ -19,7 +19,7 @@ type snapshot struct {
 	idx       *gitIndex
 	indexTree plumbing.Hash
 	worktree  plumbing.Hash
-	skipped   []skippedFile
+	skipped   []SkippedFile
 	nested    []string
 	stored    bool // objects written (false: hashed only, for a preview)
 	// The index entries flagged assume-unchanged and intent-to-add.

@@ -128,13 +128,13 @@ func TestCheckpointUnchangedIsNotStoredTwice(t *testing.T) {
 		tr.add("f")
 		tr.commit("c1")
 		tr.start("minimal")
-		cp1, created, err := tr.m.Take(tr.state(), KindManual, "")
+		cp1, created, err := tr.take(KindManual, "")
 		if err != nil || created {
 			t.Fatalf("identical to the start checkpoint: created=%v err=%v", created, err)
 		}
 		tr.write("f", "2\n")
 		tr.now = tr.now.Add(time.Second)
-		cp2, created, err := tr.m.Take(tr.state(), KindManual, "two")
+		cp2, created, err := tr.take(KindManual, "two")
 		if err != nil || !created || cp2.ID == cp1.ID {
 			t.Fatalf("changed: created=%v err=%v", created, err)
 		}
@@ -154,7 +154,7 @@ func TestCheckpointLeavesOutLargeFiles(t *testing.T) {
 	tr.write("small", "s\n")
 	tr.write("big", strings.Repeat("b", 2000))
 	tr.start("minimal")
-	cps, _ := tr.m.List("t1")
+	cps := tr.list()
 	if len(cps) != 1 || len(cps[0].Skipped) != 1 || cps[0].Skipped[0].Path != "big" {
 		t.Fatalf("checkpoints %+v", cps)
 	}
@@ -166,24 +166,6 @@ func TestCheckpointLeavesOutLargeFiles(t *testing.T) {
 	tr.mustRollback(Request{})
 	if f := tr.files(); f["big"] != strings.Repeat("b", 2000) || f["small"] != "s\n" {
 		t.Errorf("files after rollback: %v", f)
-	}
-}
-
-func TestCheckpointsOff(t *testing.T) {
-	tr := newDiskRepo(t)
-	tr.git("config", "hegel.checkpoints", "off")
-	tr.reopen()
-	tr.start("minimal")
-	tr.next()
-	if cps, _ := tr.m.List("t1"); len(cps) != 0 {
-		t.Fatalf("%d checkpoints with hegel.checkpoints=off", len(cps))
-	}
-	if _, created, err := tr.m.Take(tr.state(), KindManual, ""); err != nil || !created {
-		t.Fatalf("manual checkpoint: %v", err)
-	}
-	_, err := tr.rollback(Request{Node: "spec"})
-	if err == nil || !strings.Contains(err.Error(), "hegel.checkpoints is off") {
-		t.Errorf("err = %v", err)
 	}
 }
 
@@ -236,7 +218,7 @@ func TestStatCache(t *testing.T) {
 	tr.write("f", "tracked, modified\n")
 	tr.write("u", "untracked one\n")
 	tr.now = tr.now.Add(time.Second)
-	cp1, _, err := tr.m.Take(tr.state(), KindManual, "1")
+	cp1, _, err := tr.take(KindManual, "1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +230,7 @@ func TestStatCache(t *testing.T) {
 	tr.write("u", "untracked two\n") // same size
 	os.Chtimes(filepath.Join(tr.dir, "u"), fi.ModTime(), fi.ModTime())
 	tr.now = tr.now.Add(time.Second)
-	cp2, created, err := tr.m.Take(tr.state(), KindManual, "2")
+	cp2, created, err := tr.take(KindManual, "2")
 	if err != nil || !created {
 		t.Fatalf("created=%v err=%v", created, err)
 	}
@@ -263,7 +245,7 @@ func TestStatCache(t *testing.T) {
 	os.WriteFile(filepath.Join(tr.dir, ".git", statCacheFile), []byte("HGSC garbage"), 0o644)
 	tr.write("u", "untracked three\n")
 	tr.now = tr.now.Add(time.Second)
-	if _, _, err := tr.m.Take(tr.state(), KindManual, "3"); err != nil {
+	if _, _, err := tr.take(KindManual, "3"); err != nil {
 		t.Fatal(err)
 	}
 	tr.git("fsck", "--strict", "--no-dangling")

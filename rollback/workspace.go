@@ -34,6 +34,8 @@ type workspace struct {
 	getenv          func(string) string
 	now             func() time.Time
 	journal         journalStore
+	parkJournal     journalStore      // park_journal.go
+	chainOf         func(Meta) string // Options.ChainOf
 
 	lock  *indexLock    // held from the rollback's scan to its index write
 	blobs *blobPrefetch // the blobs a restore under way will write
@@ -81,11 +83,13 @@ func newWorkspace(r *gitstore.Repo, getenv func(string) string, now func() time.
 		w.fs = billyFS{r.WorkTreeFS()}
 		w.rules = &ignoreRules{}
 		w.journal = &memJournal{}
+		w.parkJournal = &memJournal{}
 	} else {
 		w.fs = osFS{root: r.WorkTree, probeDir: r.GitDir}
 		excl, _ := c.Get("core", "", "excludesfile")
 		w.rules = &ignoreRules{patterns: globalExcludes(strings.TrimSpace(excl), getenv("HOME"), getenv("XDG_CONFIG_HOME"), r.CommonDir)}
 		w.journal = fileJournal{path: filepath.Join(r.GitDir, journalFile), perm: r.Shared()}
+		w.parkJournal = fileJournal{path: filepath.Join(r.GitDir, parkJournalFile), perm: r.Shared()}
 	}
 	return w
 }

@@ -55,7 +55,7 @@ func TestRollbackChecksEveryPathBeforeChangingAnything(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tr.dir, ".git", "index.lock")); err == nil {
 		t.Fatal("index.lock left")
 	}
-	if list, _ := tr.m.List("t1"); len(list) != 1 {
+	if list := tr.list(); len(list) != 1 {
 		t.Errorf("%d checkpoints after a refused rollback, want 1", len(list))
 	}
 	undo()

@@ -4,17 +4,17 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"runtime/debug"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/git-hegel/git-hegel/cmd/git-hegel/worktree"
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
-	"github.com/git-hegel/git-hegel/rollback"
 )
 
 func checkpointFlags(fs *pflag.FlagSet) {
@@ -25,19 +25,34 @@ func checkpointFlags(fs *pflag.FlagSet) {
 	progressFlags(fs)
 }
 
-// checkpoints returns the checkpoint manager for r.
+// snapshots returns the repository's checkpoints (engine.Snapshots over
+// package rollback), one per command, closed when it ends.
 //
 // Snapshots and rollbacks hold the whole index (about 40 MB at the peak for
 // 100,000 files); with Go's default GOGC=100 the heap may grow to twice
 // that before a collection. A collection at 1.5 times keeps the peak within
 // twice what git itself uses for the same work, for a few more milliseconds
-// of (concurrent) GC. A GOGC set in the environment wins.
-func (c *cmdCtx) checkpoints(r *gitstore.Repo) *rollback.Manager {
-	if c.Getenv("GOGC") == "" {
-		debug.SetGCPercent(50)
+// of (concurrent) GC; a rollback sets its own (rollback.go). A GOGC set in
+// the environment wins.
+func (c *cmdCtx) snapshots(r *gitstore.Repo) *worktree.Snapshots {
+	if c.snaps == nil {
+		gc := c.gcPercent
+		switch {
+		case c.Getenv("GOGC") != "":
+			gc = 0
+		case gc == 0:
+			gc = 50
+		}
+		c.snaps = worktree.New(r, worktree.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note,
+			QuotePath: c.quotePath, Progress: c.progress(), GCPercent: gc})
 	}
-	return rollback.New(r, rollback.Options{Getenv: c.Getenv, Now: c.Now, Warn: c.warn, Note: c.note, QuotePath: c.quotePath,
-		Progress: c.progress()})
+	return c.snaps
+}
+
+func (c *cmdCtx) closeSnapshots() {
+	if c.snaps != nil {
+		c.snaps.Close()
+	}
 }
 
 // note prints a line about something that happened besides what was asked
@@ -46,25 +61,6 @@ func (c *cmdCtx) checkpoints(r *gitstore.Repo) *rollback.Manager {
 func (c *cmdCtx) note(msg string) { fmt.Fprintln(c.Stderr, msg) }
 
 func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
-
-// checkpointHook is the engine's Checkpoint hook: a checkpoint each time
-// start, next, prev or restart enters a node (hegel.checkpoints=off turns
-// it off). The manager is built on first use and lives as long as the
-// command (its open pack files close when the process ends).
-func (c *cmdCtx) checkpointHook(r *gitstore.Repo) func(*engine.State) error {
-	if !r.Config().Bool("hegel", "checkpoints", true) {
-		// Nothing to do: building the manager (ignore rules, GC setting)
-		// would be most of a transition's own cost.
-		return func(*engine.State) error { return nil }
-	}
-	var m *rollback.Manager
-	return func(st *engine.State) error {
-		if m == nil {
-			m = c.checkpoints(r)
-		}
-		return m.AutoCheckpoint(st)
-	}
-}
 
 // checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
 // show <id|node>`, `checkpoint drop <id>`.
@@ -80,15 +76,11 @@ var checkpointSubs = []*subcommand{
 // runCheckpointDrop removes one checkpoint (by id) from the task's list,
 // after asking.
 func runCheckpointDrop(c *cmdCtx, args []string) error {
-	st, m, mine, err := c.currentCheckpoints()
+	e, _, err := c.engine()
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	if !mine && st.Active() && st.Worktree+st.WorktreeID != "" {
-		return fmt.Errorf("Task %s is another worktree's (%s); drop its checkpoints there", st.Task, st.Worktree)
-	}
-	cp, err := m.FindID(st.Task, args[0])
+	st, cp, err := e.CheckpointToDrop(c.selected(), args[0])
 	if err != nil {
 		return err
 	}
@@ -102,37 +94,19 @@ func runCheckpointDrop(c *cmdCtx, args []string) error {
 			return err
 		}
 	}
-	if err := m.Drop(st.Task, cp.ID); err != nil {
+	if err := e.DropCheckpoint(st, cp); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "Dropped %s\n", label)
 	return nil
 }
 
-// currentCheckpoints opens the task (the active one, or --task) and its
-// checkpoint manager; mine says whether this worktree owns the task.
-func (c *cmdCtx) currentCheckpoints() (st *engine.State, m *rollback.Manager, mine bool, err error) {
-	e, r, err := c.engine()
-	if err != nil {
-		return nil, nil, false, err
-	}
-	t, err := e.Current(c.selected())
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return t.State, c.checkpoints(r), e.Owns(t.State), nil
-}
-
 func runCheckpointTake(c *cmdCtx, _ []string) error {
-	st, m, mine, err := c.currentCheckpoints()
+	e, _, err := c.engine()
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	if !mine {
-		return fmt.Errorf("Task %s is not this worktree's: a checkpoint saves this worktree's files, so take it where the task runs", st.Task)
-	}
-	cp, created, err := m.Take(st, rollback.KindManual, c.stringFlag("message"))
+	cp, created, err := e.TakeCheckpoint(c.selected(), c.stringFlag("message"))
 	if err != nil {
 		return err
 	}
@@ -145,24 +119,38 @@ func runCheckpointTake(c *cmdCtx, _ []string) error {
 }
 
 func runCheckpointList(c *cmdCtx, _ []string) error {
-	st, m, _, err := c.currentCheckpoints()
+	e, _, err := c.engine()
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	return c.listCheckpoints(m, st)
+	st, cps, err := e.Checkpoints(c.selected())
+	if err != nil {
+		return err
+	}
+	return c.listCheckpoints(st, cps)
 }
 
 func runCheckpointShow(c *cmdCtx, args []string) error {
 	if c.boolFlag("json") && c.boolFlag("null") {
 		return usagef(c.name, "--json and -z cannot be used together")
 	}
-	st, m, _, err := c.currentCheckpoints()
+	e, _, err := c.engine()
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	return c.showCheckpoint(m, st, args[0])
+	st, cps, err := e.Checkpoints(c.selected())
+	if err != nil {
+		return err
+	}
+	cp, err := engine.FindCheckpoint(cps, st.Task, args[0])
+	if err != nil {
+		return err
+	}
+	p, err := e.PreviewRestore(cp)
+	if err != nil {
+		return err
+	}
+	return c.showCheckpoint(st, cp, p)
 }
 
 func shortHash(h string) string {
@@ -205,6 +193,8 @@ type checkpointJSON struct {
 	Skipped           []skippedJSON `json:"skipped"`
 	RollbackTo        string        `json:"rollback_to,omitempty"`
 	Commit            string        `json:"commit"`
+	// Local: this clone took it (its record lists its content).
+	Local bool `json:"local"`
 }
 
 // checkpointShowJSON is `checkpoint show --json`: the checkpoint and what
@@ -223,16 +213,16 @@ type skippedJSON struct {
 }
 
 type rollbackPlanJSON struct {
-	HeadRef    string                `json:"head_ref"` // the branch HEAD is on after; "" when detached
-	HeadFrom   string                `json:"head_from"`
-	HeadTo     string                `json:"head_to"`
-	CheckedOut string                `json:"checked_out"` // the branch HEAD is on now; "" when detached
-	Branches   []branchMoveJSON      `json:"branches"`
-	Files      []rollback.FileChange `json:"files"`
-	Kept       []string              `json:"kept"`
-	IndexPaths int                   `json:"index_paths"`
-	Submodules []submoduleJSON       `json:"submodules"`
-	Refused    string                `json:"refused,omitempty"`
+	HeadRef    string              `json:"head_ref"` // the branch HEAD is on after; "" when detached
+	HeadFrom   string              `json:"head_from"`
+	HeadTo     string              `json:"head_to"`
+	CheckedOut string              `json:"checked_out"` // the branch HEAD is on now; "" when detached
+	Branches   []branchMoveJSON    `json:"branches"`
+	Files      []engine.FileChange `json:"files"`
+	Kept       []string            `json:"kept"`
+	IndexPaths int                 `json:"index_paths"`
+	Submodules []submoduleJSON     `json:"submodules"`
+	Refused    string              `json:"refused,omitempty"`
 }
 
 type branchMoveJSON struct {
@@ -249,31 +239,31 @@ type submoduleJSON struct {
 	LocalChanges bool   `json:"local_changes,omitempty"`
 }
 
-func planJSON(p *rollback.Plan) rollbackPlanJSON {
-	out := rollbackPlanJSON{HeadRef: p.HeadRef, HeadFrom: hexOrEmpty(p.HeadFrom.String()), HeadTo: hexOrEmpty(p.HeadTo.String()),
+func planJSON(p *engine.RestorePlan) rollbackPlanJSON {
+	out := rollbackPlanJSON{HeadRef: p.HeadRef, HeadFrom: p.HeadFrom, HeadTo: p.HeadTo,
 		CheckedOut: p.CheckedOut, Branches: []branchMoveJSON{}, Files: p.Files, Kept: p.Kept, IndexPaths: p.IndexPaths, Refused: p.Refused}
 	for _, b := range p.Branches {
-		out.Branches = append(out.Branches, branchMoveJSON{Name: b.Name, From: hexOrEmpty(b.From.String()), To: hexOrEmpty(b.To.String()), MovedOn: b.MovedOn})
+		out.Branches = append(out.Branches, branchMoveJSON{Name: b.Name, From: b.From, To: b.To, MovedOn: b.MovedOn})
 	}
 	if out.Files == nil {
-		out.Files = []rollback.FileChange{}
+		out.Files = []engine.FileChange{}
 	}
 	if out.Kept == nil {
 		out.Kept = []string{}
 	}
 	out.Submodules = []submoduleJSON{}
 	for _, sm := range p.Submodules {
-		out.Submodules = append(out.Submodules, submoduleJSON{Path: sm.Path, From: hexOrEmpty(sm.From.String()), To: hexOrEmpty(sm.To.String()), LocalChanges: sm.LocalChanges})
+		out.Submodules = append(out.Submodules, submoduleJSON{Path: sm.Path, From: sm.From, To: sm.To, LocalChanges: sm.LocalChanges})
 	}
 	return out
 }
 
-func (c *cmdCtx) checkpointJSON(cp *rollback.Checkpoint) checkpointJSON {
+func (c *cmdCtx) checkpointJSON(cp *engine.Checkpoint) checkpointJSON {
 	out := checkpointJSON{
 		ID: cp.ID, Node: cp.Node, Kind: cp.Kind, Message: cp.Message, CreatedAt: cp.CreatedAt,
-		AgeSeconds: int64(c.Now().Sub(cp.CreatedAt).Seconds()), Branch: cp.BranchName(), Head: cp.Head,
+		AgeSeconds: int64(c.Now().Sub(cp.CreatedAt).Seconds()), Branch: cp.Branch, Head: cp.Head,
 		FilesChangedCount: cp.FilesChangedCount, FilesChanged: cp.FilesChanged, RollbackTo: cp.RollbackTo,
-		Commit: cp.Commit.String(), Skipped: []skippedJSON{},
+		Commit: cp.Commit, Skipped: []skippedJSON{}, Local: cp.Local,
 	}
 	if out.FilesChanged == nil {
 		out.FilesChanged = []string{}
@@ -284,11 +274,11 @@ func (c *cmdCtx) checkpointJSON(cp *rollback.Checkpoint) checkpointJSON {
 	return out
 }
 
-func (c *cmdCtx) listCheckpoints(m *rollback.Manager, st *engine.State) error {
-	cps, err := m.List(st.Task)
-	if err != nil {
-		return err
-	}
+// listCheckpoints prints a task's checkpoints (oldest first in cps),
+// newest first.
+func (c *cmdCtx) listCheckpoints(st *engine.State, cps []*engine.Checkpoint) error {
+	cps = slices.Clone(cps)
+	slices.Reverse(cps)
 	if c.boolFlag("json") {
 		out := checkpointListJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoints: []checkpointJSON{}}
 		for _, cp := range cps {
@@ -304,7 +294,7 @@ func (c *cmdCtx) listCheckpoints(m *rollback.Manager, st *engine.State) error {
 	fmt.Fprintln(tw, "ID\tNODE\tKIND\tAGE\tCOMMIT\tFILES\tMESSAGE")
 	for _, cp := range cps {
 		msg := firstLineOf(cp.Message)
-		if cp.Kind == rollback.KindSafety && cp.RollbackTo != "" {
+		if cp.Kind == engine.CheckpointSafety && cp.RollbackTo != "" {
 			msg = "before rolling back to " + cp.RollbackTo
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt), shortHash(cp.Head), cp.FilesChangedCount, msg)
@@ -317,15 +307,7 @@ func firstLineOf(s string) string {
 	return s
 }
 
-func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel string) error {
-	cp, err := m.Find(st.Task, sel)
-	if err != nil {
-		return err
-	}
-	p, err := m.Preview(cp)
-	if err != nil {
-		return err
-	}
+func (c *cmdCtx) showCheckpoint(st *engine.State, cp *engine.Checkpoint, p *engine.RestorePlan) error {
 	if c.boolFlag("json") {
 		out := checkpointShowJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoint: c.checkpointJSON(cp), Rollback: planJSON(p)}
 		return writeJSON(c.Stdout, out)
@@ -345,7 +327,10 @@ func (c *cmdCtx) showCheckpoint(m *rollback.Manager, st *engine.State, sel strin
 	fmt.Fprintf(w, "Checkpoint %s (task %s)\n", c.paint(w, "id", cp.ID), st.Task)
 	fmt.Fprintf(w, "Node:    %s (%s)\n", cp.Node, kindLabel(cp))
 	fmt.Fprintf(w, "Taken:   %s (%s)\n", cp.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), c.age(cp.CreatedAt))
-	fmt.Fprintf(w, "HEAD:    %s\n", headLabel(cp.BranchName(), cp.Head))
+	fmt.Fprintf(w, "HEAD:    %s\n", headLabel(cp.Branch, cp.Head))
+	if !cp.Local {
+		fmt.Fprintf(w, "Made:    elsewhere (%s)\n", engine.MadeBy(cp))
+	}
 	if cp.Message != "" {
 		fmt.Fprintf(w, "Message: %s\n", cp.Message)
 	}
@@ -379,11 +364,11 @@ func hexOrEmpty(h string) string {
 	return h
 }
 
-func kindLabel(cp *rollback.Checkpoint) string {
+func kindLabel(cp *engine.Checkpoint) string {
 	switch cp.Kind {
-	case rollback.KindEnter:
+	case engine.CheckpointEnter:
 		return "taken when the node was entered"
-	case rollback.KindSafety:
+	case engine.CheckpointSafety:
 		if cp.RollbackTo != "" {
 			return "safety checkpoint, before rolling back to " + cp.RollbackTo
 		}
@@ -404,34 +389,34 @@ func headLabel(branch, commit string) string {
 
 // printPlan lists what a rollback changes; limit < 0 lists every file.
 // It says exactly which branches move and which one ends checked out.
-func (c *cmdCtx) printPlan(p *rollback.Plan, limit int) {
+func (c *cmdCtx) printPlan(p *engine.RestorePlan, limit int) {
 	w := c.Stdout
 	for _, b := range p.Branches {
 		switch {
-		case b.From.IsZero():
-			fmt.Fprintf(w, "  create branch %s at %s\n", b.Name, commitLabel(b.To.String()))
-		case b.To.IsZero():
-			fmt.Fprintf(w, "  delete branch %s at %s (the rollback being undone created it)\n", b.Name, commitLabel(b.From.String()))
+		case b.From == "":
+			fmt.Fprintf(w, "  create branch %s at %s\n", b.Name, commitLabel(b.To))
+		case b.To == "":
+			fmt.Fprintf(w, "  delete branch %s at %s (the rollback being undone created it)\n", b.Name, commitLabel(b.From))
 		case b.MovedOn:
 			fmt.Fprintf(w, "  move %s from %s to %s (it has moved on since the checkpoint; the safety checkpoint keeps %s reachable)\n",
-				b.Name, commitLabel(b.From.String()), commitLabel(b.To.String()), commitLabel(b.From.String()))
+				b.Name, commitLabel(b.From), commitLabel(b.To), commitLabel(b.From))
 		default:
-			fmt.Fprintf(w, "  move %s from %s to %s\n", b.Name, commitLabel(b.From.String()), commitLabel(b.To.String()))
+			fmt.Fprintf(w, "  move %s from %s to %s\n", b.Name, commitLabel(b.From), commitLabel(b.To))
 		}
 	}
 	stays := ""
 	if p.CheckedOut != "" {
-		stays = fmt.Sprintf("%s stays at %s", p.CheckedOut, commitLabel(p.HeadFrom.String()))
-	} else if !p.HeadFrom.IsZero() {
-		stays = "HEAD is detached at " + commitLabel(p.HeadFrom.String()) + " now"
+		stays = fmt.Sprintf("%s stays at %s", p.CheckedOut, commitLabel(p.HeadFrom))
+	} else if p.HeadFrom != "" {
+		stays = "HEAD is detached at " + commitLabel(p.HeadFrom) + " now"
 	}
 	switch {
 	case p.HeadRef != "" && p.HeadRef != p.CheckedOut:
 		fmt.Fprintf(w, "  check out %s (%s)\n", p.HeadRef, stays)
 	case p.HeadRef == "" && p.CheckedOut != "":
-		fmt.Fprintf(w, "  detach HEAD at %s (%s)\n", commitLabel(p.HeadTo.String()), stays)
+		fmt.Fprintf(w, "  detach HEAD at %s (%s)\n", commitLabel(p.HeadTo), stays)
 	case p.HeadRef == "" && p.HeadFrom != p.HeadTo:
-		fmt.Fprintf(w, "  move HEAD (detached) from %s to %s\n", commitLabel(p.HeadFrom.String()), commitLabel(p.HeadTo.String()))
+		fmt.Fprintf(w, "  move HEAD (detached) from %s to %s\n", commitLabel(p.HeadFrom), commitLabel(p.HeadTo))
 	}
 	for i, f := range p.Files {
 		if limit >= 0 && i == limit {
@@ -468,29 +453,29 @@ func (c *cmdCtx) printPlan(p *rollback.Plan, limit int) {
 }
 
 // submoduleLine says what happens to one submodule's checkout.
-func (c *cmdCtx) submoduleLine(s rollback.SubmoduleChange, recurse bool) string {
+func (c *cmdCtx) submoduleLine(s engine.SubmoduleChange, recurse bool) string {
 	local := ""
 	if s.LocalChanges {
 		local = ", with its local changes"
 	}
 	path := c.quotePath(s.Path)
 	switch {
-	case s.To.IsZero():
+	case s.To == "":
 		return fmt.Sprintf("submodule %s: not in the checkpoint; left as it is%s", path, local)
 	case s.From == s.To:
 		return fmt.Sprintf("submodule %s: has local changes; left as it is", path)
-	case s.From.IsZero():
-		return fmt.Sprintf("submodule %s: not checked out; the checkpoint has %s", path, commitLabel(s.To.String()))
+	case s.From == "":
+		return fmt.Sprintf("submodule %s: not checked out; the checkpoint has %s", path, commitLabel(s.To))
 	case recurse:
-		return fmt.Sprintf("submodule %s: check out %s (now at %s)", path, commitLabel(s.To.String()), commitLabel(s.From.String()))
+		return fmt.Sprintf("submodule %s: check out %s (now at %s)", path, commitLabel(s.To), commitLabel(s.From))
 	}
 	return fmt.Sprintf("submodule %s: left at %s%s (the checkpoint has %s; --recurse-submodules checks it out)",
-		path, commitLabel(s.From.String()), local, commitLabel(s.To.String()))
+		path, commitLabel(s.From), local, commitLabel(s.To))
 }
 
 // writePlanZ is -z output: one "<op> <path>" record per file a rollback
 // changes, each ended by NUL, paths as they are (docs/git-hegel.1).
-func writePlanZ(w io.Writer, p *rollback.Plan) {
+func writePlanZ(w io.Writer, p *engine.RestorePlan) {
 	for _, f := range p.Files {
 		fmt.Fprintf(w, "%s %s\x00", f.Op, f.Path)
 	}

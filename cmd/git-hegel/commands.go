@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/git-hegel/git-hegel/cmd/git-hegel/worktree"
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
 	"github.com/git-hegel/git-hegel/gitstore/refs"
@@ -64,6 +65,12 @@ type cmdCtx struct {
 	sub string
 	// meter draws progress (progress.go), made on first use.
 	meter *progressMeter
+	// snaps are the repository's checkpoints (checkpoint.go), made on
+	// first use and closed when the command ends.
+	snaps *worktree.Snapshots
+	// gcPercent is the GC target set when the snapshots are first used
+	// (0: checkpoints' 50).
+	gcPercent int
 	// fsckHinted: the fetch.fsckObjects hint was given (remote.go).
 	fsckHinted bool
 }
@@ -366,6 +373,7 @@ func dispatch(args []string, env *Env) error {
 		return usagef(cmd.name, "--task needs a name")
 	}
 	c := &cmdCtx{Env: env, name: cmd.name, flags: fs}
+	defer c.closeSnapshots()
 	var err error
 	if len(cmd.subs) > 0 {
 		err = c.runSub(cmd, fs.Args())

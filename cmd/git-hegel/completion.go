@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -439,12 +440,11 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		}
 		return out
 	}
-	m := c.checkpoints(r)
-	defer m.Close()
-	cps, err := m.List(t.State.Task)
+	cps, err := c.snapshots(r).Checkpoints(t.State.Task)
 	if err != nil {
 		return nil
 	}
+	slices.Reverse(cps) // newest first
 	var ids, nodes []candidate
 	for _, cp := range cps {
 		desc := fmt.Sprintf("%s, %s, %s", cp.Node, cp.Kind, c.age(cp.CreatedAt))

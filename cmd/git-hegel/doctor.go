@@ -28,7 +28,7 @@ func doctorFlags(fs *pflag.FlagSet) {
 
 // doctorProblem is one finding: what is wrong, and what --fix did.
 type doctorProblem struct {
-	Kind    string `json:"kind"` // ref, entry, session, lock, rollback, worktree, note
+	Kind    string `json:"kind"` // ref, entry, session, lock, rollback, stash, worktree, note
 	Where   string `json:"where"`
 	Problem string `json:"problem"`
 	// Fixed says what --fix did ("" when it did nothing); FixError why it
@@ -152,11 +152,27 @@ func runDoctor(c *cmdCtx, args []string) error {
 
 	// An interrupted rollback (left as it is: finishing it or undoing it is
 	// the user's choice).
-	if j, err := c.checkpoints(r).Interrupted(); err != nil {
+	if rec, err := c.snapshots(r).Interrupted(); err != nil {
 		ps = append(ps, doctorProblem{Kind: "rollback", Where: "rollback", Problem: oneLineErr(err)})
-	} else if j != nil {
-		msg := strings.TrimPrefix(c.checkpoints(r).InterruptedNotice(), "warning: ")
-		ps = append(ps, doctorProblem{Kind: "rollback", Where: "rollback", Problem: msg})
+	} else if rec != nil {
+		ps = append(ps, doctorProblem{Kind: "rollback", Where: "rollback", Problem: rec.InterruptedError().Error()})
+	}
+
+	// A stash's file operation cut short: any other command finishes or
+	// undoes it; doctor says so, and --fix does it.
+	if rec, err := c.snapshots(r).InterruptedParking(); err != nil {
+		ps = append(ps, doctorProblem{Kind: "stash", Where: "stash", Problem: oneLineErr(err)})
+	} else if rec != nil {
+		p := doctorProblem{Kind: "stash", Where: "stash",
+			Problem: rec.Interrupted() + "; 'git hegel doctor --fix', or any other git hegel command, finishes or undoes it"}
+		if fix {
+			if note, err := c.newEngine(r).RecoverParking(); err != nil {
+				p.FixError = oneLineErr(err)
+			} else {
+				p.Fixed = note
+			}
+		}
+		ps = append(ps, p)
 	}
 
 	// Open tasks whose worktree no longer exists.

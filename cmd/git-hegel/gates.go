@@ -163,13 +163,30 @@ func runResume(c *cmdCtx, args []string) error {
 	if c.flags.Changed("checkpoint") {
 		strategy = engine.FromCheckpoint
 	}
-	v, err := e.Resume(engine.ResumeOptions{Task: c.selected(), Force: c.boolFlag("force"), Strategy: strategy, Checkpoint: c.stringFlag("checkpoint"), Reason: c.stringFlag("message")})
-	if errors.Is(err, engine.ErrCancelled) {
-		fmt.Fprintln(c.Stdout, "Cancelled")
-		return nil
+	o := engine.ResumeOptions{Task: c.selected(), Force: c.boolFlag("force"), Strategy: strategy, Reason: c.stringFlag("message")}
+	if strategy == engine.FromCheckpoint {
+		// The rollback it makes is shown and asked about as
+		// `git hegel rollback --to` does.
+		p, err := e.PlanRollback(engine.RollbackOptions{Task: c.selected(), Resume: true, To: c.stringFlag("checkpoint"),
+			Force: c.boolFlag("force"), Yes: c.boolFlag("yes")})
+		if err != nil {
+			return err
+		}
+		c.printRollbackPlan(p, false)
+		if p.NeedsForce != "" {
+			return errors.New(p.NeedsForce)
+		}
+		if ok, err := c.confirmRollback(p, c.boolFlag("yes")); err != nil || !ok {
+			return err
+		}
+		o.Rollback = p
 	}
+	v, err := e.Resume(o)
 	if err != nil {
 		return err
+	}
+	if v.Rollback != nil {
+		c.printRollbackDone(v.Rollback)
 	}
 	fmt.Fprintf(c.Stdout, "Resumed task %s (%s)\n\n", v.Task, strategy)
 	c.printView(v)

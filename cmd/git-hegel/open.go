@@ -62,11 +62,15 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		WorktreeID:      id,
 		Now:             c.Now,
 		Git:             r.GitInfo,
-		Checkpoint:      c.checkpointHook(r),
 		Warn:            c.warn,
 		Files:           r.Files(),
 		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", workflow.DefaultMaxAttempts)),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
+		Snapshots:       c.snapshots(r),
+		Parking:         c.snapshots(r),
+		// hegel.checkpoints=off: building the snapshots (ignore rules, the
+		// GC setting) would be most of a transition's own cost.
+		NoAutoCheckpoints: !cfg.Bool("hegel", "checkpoints", true),
 		// checkEngineConfig refuses a bad interval before a command that
 		// changes anything runs; here it only has to be read.
 		CheckpointInterval: int(max(cfg.Int("hegel", "checkpointinterval", 1), 1)),
@@ -81,7 +85,6 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		e.CommitTimes = r.CommitTimes
 	}
 	e.Trust = r.Trust()
-	e.Rewind = &rewinder{c: c, r: r, e: e}
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}
@@ -103,7 +106,9 @@ func (c *cmdCtx) taskOptions() engine.TaskOptions {
 	return engine.TaskOptions{Task: c.selected(), Force: c.boolFlag("force")}
 }
 
-// engine opens the repository and returns an engine for it.
+// engine opens the repository and returns an engine for it. A stash's
+// file operation that a killed process cut short is finished or undone
+// first, with one line saying which (doctor reports it instead).
 func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 	r, err := c.openRepo()
 	if err != nil {
@@ -112,7 +117,13 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 	if err := checkEngineConfig(r.Config()); err != nil {
 		return nil, nil, err
 	}
-	return c.newEngine(r), r, nil
+	e := c.newEngine(r)
+	if note, err := e.RecoverParking(); err != nil {
+		c.warn(err.Error())
+	} else if note != "" {
+		fmt.Fprintln(c.Stderr, note)
+	}
+	return e, r, nil
 }
 
 // checkEngineConfig refuses settings the engine cannot read, in one line

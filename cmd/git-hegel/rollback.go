@@ -4,14 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/gitstore"
-	"github.com/git-hegel/git-hegel/rollback"
 )
 
 func rollbackFlags(fs *pflag.FlagSet) {
@@ -21,7 +18,7 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.Bool("dry-run", false, "list what would change and change nothing")
 	fs.BoolP("null", "z", false, "with --dry-run: list the files as NUL-terminated records, paths unquoted (see the manual)")
 	fs.String("reason", "", "why, kept in the task's rollback history")
-	fs.Bool("force", false, "roll back even when the loop guard says no")
+	fs.Bool("force", false, "roll back past the loop guard, or to a checkpoint this clone did not take")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
 	fs.Bool("all", false, "roll the whole workflow back to its first checkpoint and end it (rolled_back)")
 	fs.Bool("recurse-submodules", false, "also check out, in each submodule, the commit the checkpoint recorded")
@@ -35,89 +32,104 @@ func runRollback(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 1); err != nil {
 		return err
 	}
-	req := rollback.Request{
-		To: c.stringFlag("to"), Undo: c.boolFlag("undo"), Reason: c.stringFlag("reason"),
+	o := engine.RollbackOptions{
+		Task: c.selected(), To: c.stringFlag("to"), Undo: c.boolFlag("undo"), All: c.boolFlag("all"), Reason: c.stringFlag("reason"),
 		Force: c.boolFlag("force"), Yes: c.boolFlag("yes"), DryRun: c.boolFlag("dry-run"),
-		RecurseSubmodules: c.boolFlag("recurse-submodules"),
+		Recurse: c.boolFlag("recurse-submodules"),
 	}
 	if len(args) == 1 {
-		req.Node = args[0]
+		o.Node = args[0]
 	}
-	all := c.boolFlag("all")
 	switch {
-	case req.Node != "" && req.To != "":
+	case o.Node != "" && o.To != "":
 		return usagef("rollback", "give a node or --to <checkpoint>, not both")
-	case req.Undo && (req.Node != "" || req.To != "" || all):
+	case o.Undo && (o.Node != "" || o.To != "" || o.All):
 		return usagef("rollback", "--undo takes no node, no --to and no --all")
-	case all && (req.Node != "" || req.To != "" || req.DryRun):
+	case o.All && (o.Node != "" || o.To != "" || o.DryRun):
 		return usagef("rollback", "--all takes no node, no --to and no --dry-run")
-	case c.boolFlag("null") && !req.DryRun:
+	case c.boolFlag("null") && !o.DryRun:
 		return usagef("rollback", "-z needs --dry-run")
 	}
-	e, r, err := c.engine()
-	if err != nil {
-		return err
-	}
-	if all {
-		return c.rollbackAll(e)
-	}
-	m := c.checkpoints(r)
-	defer m.Close()
 	if c.Getenv("GOGC") == "" {
 		// A rollback's peak heap (the index, the scan, two trees' worth of
 		// diff) stays under git reset --hard's own RSS at 200 (79 MB
 		// against 112-135 MB on the 100k bench), and collects less often
 		// than checkpoints' 50: 2-3% of its time (docs/benchmarks.md,
 		// "2026-11-25: rollback scan").
-		debug.SetGCPercent(200)
+		c.gcPercent = 200
 	}
-	if j, err := m.Interrupted(); err != nil {
-		return err
-	} else if j != nil {
-		return c.recoverRollback(m, e, j, req)
-	}
-	p, err := m.Prepare(e, c.taskOptions(), req)
+	e, _, err := c.engine()
 	if err != nil {
 		return err
 	}
-	if req.DryRun && c.boolFlag("null") {
+	if rec, err := e.InterruptedRollback(); err != nil {
+		return err
+	} else if rec != nil {
+		if o.All {
+			return rec.InterruptedError()
+		}
+		return c.recoverRollback(e, rec, o)
+	}
+	p, err := e.PlanRollback(o)
+	if err != nil {
+		return err
+	}
+	if o.DryRun && c.boolFlag("null") {
 		bw := bufio.NewWriter(c.Stdout)
-		writePlanZ(bw, p)
+		writePlanZ(bw, p.Restore)
 		return bw.Flush()
 	}
-	c.printRollbackPlan(p, req.DryRun)
-	if req.DryRun {
+	c.printRollbackPlan(p, o.DryRun)
+	if o.DryRun {
 		fmt.Fprintln(c.Stdout, "Dry run: nothing changed")
 		return nil
 	}
-	if !req.Yes {
-		ok, err := c.confirm(fmt.Sprintf("Roll back to %s? Uncommitted changes are kept in a safety checkpoint. (y/N): ", p.Target.Node), "roll back")
-		if err != nil {
-			return err
-		}
-		if !ok {
-			fmt.Fprintln(c.Stdout, "Rollback cancelled")
-			return nil
-		}
+	if p.NeedsForce != "" {
+		return errors.New(p.NeedsForce)
 	}
-	res, err := m.Execute(e, p)
+	if ok, err := c.confirmRollback(p, o.Yes); err != nil || !ok {
+		return err
+	}
+	res, err := e.Rollback(p)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Stdout, "Saved the state before the rollback as safety checkpoint %s\n", res.Safety.ID)
-	if res.Plan.Undo {
-		fmt.Fprintf(c.Stdout, "Undid the rollback: back at %s as it was (checkpoint %s). Run 'git hegel rollback --undo' again to redo it\n", res.Plan.Target.Node, res.Plan.Target.ID)
-	} else {
-		fmt.Fprintf(c.Stdout, "Rolled back to %s (checkpoint %s). Run 'git hegel rollback --undo' to undo it\n", res.Plan.Target.Node, res.Plan.Target.ID)
-	}
-	if res.View != nil {
+	c.printRollbackDone(res)
+	if res.View != nil && !p.All {
 		fmt.Fprintln(c.Stdout)
 		c.printView(res.View)
 	}
 	return nil
 }
 
-func (c *cmdCtx) printRollbackPlan(p *rollback.Plan, dryRun bool) {
+// confirmRollback asks before a rollback (unless yes); a "no" prints
+// that nothing happened.
+func (c *cmdCtx) confirmRollback(p *engine.RollbackPlan, yes bool) (bool, error) {
+	if yes {
+		return true, nil
+	}
+	ok, err := c.confirm(fmt.Sprintf("Roll back to %s? Uncommitted changes are kept in a safety checkpoint. (y/N): ", p.Target.Node), "roll back")
+	if err == nil && !ok {
+		fmt.Fprintln(c.Stdout, "Rollback cancelled")
+	}
+	return ok, err
+}
+
+// printRollbackDone says what a rollback did, and how to undo it (once).
+func (c *cmdCtx) printRollbackDone(res *engine.RollbackResult) {
+	p := res.Plan
+	fmt.Fprintf(c.Stdout, "Saved the state before the rollback as safety checkpoint %s\n", res.Safety.ID)
+	switch {
+	case p.All:
+		fmt.Fprintf(c.Stdout, "Rolled back the whole workflow: task %s is rolled_back and archived. Run 'git hegel rollback --undo' to undo it\n", p.Task)
+	case p.Undo:
+		fmt.Fprintf(c.Stdout, "Undid the rollback: back at %s as it was (checkpoint %s). Run 'git hegel rollback --undo' again to redo it\n", p.Target.Node, p.Target.ID)
+	default:
+		fmt.Fprintf(c.Stdout, "Rolled back to %s (checkpoint %s). Run 'git hegel rollback --undo' to undo it\n", p.Target.Node, p.Target.ID)
+	}
+}
+
+func (c *cmdCtx) printRollbackPlan(p *engine.RollbackPlan, dryRun bool) {
 	what := fmt.Sprintf("Rolling back to %s (checkpoint %s, taken %s)", p.Target.Node, p.Target.ID, c.age(p.Target.CreatedAt))
 	if p.Undo {
 		what = fmt.Sprintf("Undoing the last rollback: back to %s as it was (safety checkpoint %s, taken %s)", p.Target.Node, p.Target.ID, c.age(p.Target.CreatedAt))
@@ -126,7 +138,10 @@ func (c *cmdCtx) printRollbackPlan(p *rollback.Plan, dryRun bool) {
 		what += " would"
 	}
 	fmt.Fprintf(c.Stdout, "%s:\n", what)
-	if p.Unchanged() {
+	if !p.Target.Local {
+		fmt.Fprintf(c.Stdout, "  made elsewhere: checkpoint %s is %s\n", p.Target.ID, engine.MadeBy(p.Target))
+	}
+	if p.Restore.Unchanged() {
 		fmt.Fprintln(c.Stdout, "  no file, index or HEAD changes")
 		return
 	}
@@ -134,64 +149,47 @@ func (c *cmdCtx) printRollbackPlan(p *rollback.Plan, dryRun bool) {
 	if dryRun {
 		limit = -1
 	}
-	c.printPlan(p, limit)
+	c.printPlan(p.Restore, limit)
 }
 
 // recoverRollback finishes or undoes a rollback that was interrupted: the
 // command run again finishes it, with --undo undoes it.
-func (c *cmdCtx) recoverRollback(m *rollback.Manager, e *engine.Engine, j *rollback.Journal, req rollback.Request) error {
+func (c *cmdCtx) recoverRollback(e *engine.Engine, rec *engine.RollbackRecord, o engine.RollbackOptions) error {
 	switch {
-	case req.Undo && !req.DryRun:
-		res, err := m.UndoInterrupted(e, c.taskOptions())
+	case o.Undo && !o.DryRun:
+		_, v, err := e.UndoInterruptedRollback(c.taskOptions())
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Stdout, "Undid the interrupted rollback to %s: files, index and HEAD are as they were before it (safety checkpoint %s)\n", j.Node, j.SafetyID)
-		if res.View != nil {
+		fmt.Fprintf(c.Stdout, "Undid the interrupted rollback to %s: files, index and HEAD are as they were before it (safety checkpoint %s)\n", rec.Node, rec.SafetyID)
+		if v != nil {
 			fmt.Fprintln(c.Stdout)
-			c.printView(res.View)
+			c.printView(v)
 		}
 		return nil
-	case req.DryRun, req.Node != "" && req.Node != j.Node, req.To != "" && !strings.HasPrefix(j.TargetID, strings.ToLower(req.To)):
-		return errors.New(j.Advice())
+	case o.DryRun, o.Node != "" && o.Node != rec.Node, o.To != "" && !strings.HasPrefix(rec.TargetID, strings.ToLower(o.To)):
+		return rec.InterruptedError()
 	}
-	res, err := m.Finish(e, c.taskOptions())
+	_, v, err := e.FinishRollback(c.taskOptions())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Stdout, "Finished the interrupted rollback to %s (checkpoint %s). Run 'git hegel rollback --undo' to undo it\n", j.Node, j.TargetID)
-	if res.View != nil {
+	fmt.Fprintf(c.Stdout, "Finished the interrupted rollback to %s (checkpoint %s). Run 'git hegel rollback --undo' to undo it\n", rec.Node, rec.TargetID)
+	if v != nil {
 		fmt.Fprintln(c.Stdout)
-		c.printView(res.View)
+		c.printView(v)
 	}
 	return nil
 }
 
 // noteInterruptedRollback tells `git hegel status` users about a rollback
 // that did not finish (on stderr, so --json output stays parseable).
-func (c *cmdCtx) noteInterruptedRollback(r *gitstore.Repo) {
-	if !rollback.MayBeInterrupted(r) {
-		return
+func (c *cmdCtx) noteInterruptedRollback(e *engine.Engine) {
+	rec, err := e.InterruptedRollback()
+	switch {
+	case err != nil:
+		fmt.Fprintln(c.Stderr, "warning: "+err.Error())
+	case rec != nil:
+		fmt.Fprintln(c.Stderr, "warning: "+rec.InterruptedError().Error())
 	}
-	m := c.checkpoints(r)
-	defer m.Close()
-	if n := m.InterruptedNotice(); n != "" {
-		fmt.Fprintln(c.Stderr, n)
-	}
-}
-
-// rollbackAll is `git hegel rollback --all`: the whole workflow back to
-// its first checkpoint, then the task ends as rolled_back (and is
-// archived with its checkpoints, so --undo still works).
-func (c *cmdCtx) rollbackAll(e *engine.Engine) error {
-	st, err := e.RollbackAll(c.taskOptions(), c.stringFlag("reason"))
-	if errors.Is(err, engine.ErrCancelled) {
-		fmt.Fprintln(c.Stdout, "Rollback cancelled")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.Stdout, "Rolled back the whole workflow: task %s is rolled_back and archived. Run 'git hegel rollback --undo' to undo it\n", st.Task)
-	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -51,7 +50,7 @@ func optArg(args []string) string {
 }
 
 func runStashPush(c *cmdCtx, _ []string) error {
-	e, r, err := c.engine()
+	e, _, err := c.engine()
 	if err != nil {
 		return err
 	}
@@ -64,34 +63,18 @@ func runStashPush(c *cmdCtx, _ []string) error {
 		fmt.Fprintln(c.Stdout, "Your files were left as they are; 'git hegel stash push --files' parks them with the workflow")
 		return nil
 	}
-	cur, err := e.Current(c.selected())
-	if errors.Is(err, engine.ErrNoWorkflow) {
-		return errors.New("No active workflow to stash")
+	ent, files, err := e.StashPushParking(c.stringFlag("message"))
+	if ent != nil {
+		fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
 	}
 	if err != nil {
 		return err
 	}
-	m := c.checkpoints(r)
-	defer m.Close()
-	pk, err := m.Park(cur.State)
-	if err != nil {
-		return err
-	}
-	ent, err := e.StashPushFiles(c.stringFlag("message"), pk.Files)
-	if err != nil {
-		m.Release(pk)
-		return err
-	}
-	fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
-	if pk.Files == nil {
-		m.Release(pk)
+	if files == nil {
 		fmt.Fprintln(c.Stdout, "No uncommitted files to park: only the workflow was stashed")
 		return nil
 	}
-	if err := m.Clean(pk); err != nil {
-		return fmt.Errorf("the files are parked in %s, but the working tree could not be cleaned: %v", ent.Ref(), err)
-	}
-	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", text.Plural(pk.Files.Count, "uncommitted file", "uncommitted files"))
+	fmt.Fprintf(c.Stdout, "Parked %s with it; the working tree and the index are as HEAD has them\n", text.Plural(files.Count, "uncommitted file", "uncommitted files"))
 	return nil
 }
 
@@ -226,18 +209,11 @@ func runStashShow(c *cmdCtx, args []string) error {
 }
 
 func runStashPop(c *cmdCtx, args []string, keep bool) error {
-	e, r, err := c.engine()
+	e, _, err := c.engine()
 	if err != nil {
 		return err
 	}
-	ent, v, err := e.StashPopFiles(optArg(args), keep, func(ent *engine.StashEntry) error {
-		if ent.Files == nil {
-			return nil
-		}
-		m := c.checkpoints(r)
-		defer m.Close()
-		return m.Unpark(ent.Files, ent.Ref())
-	})
+	ent, v, err := e.StashPop(optArg(args), keep)
 	if err != nil {
 		return err
 	}

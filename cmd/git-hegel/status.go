@@ -31,7 +31,7 @@ func statusOnce(c *cmdCtx) error {
 	if err != nil {
 		return err
 	}
-	c.noteInterruptedRollback(r)
+	c.noteInterruptedRollback(e)
 	t, err := e.Status(c.selected())
 	var damaged *engine.DamagedError
 	if errors.As(err, &damaged) {

@@ -41,9 +41,7 @@ func (c *cmdCtx) syncSetup(args []string) (*gitstore.Repo, *gitstore.Remote, git
 	if o.Checkpoints {
 		// Only rollback knows the checkpoint chain's format.
 		o.MergeCheckpoints = func(task string, _ []plumbing.Hash, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error) {
-			m := c.checkpoints(r)
-			defer m.Close()
-			return m.MergeChains(task, local, remote)
+			return c.snapshots(r).MergeChains(task, local, remote)
 		}
 	}
 	return r, rem, o, nil

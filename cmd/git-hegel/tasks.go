@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -117,9 +118,8 @@ func runShow(c *cmdCtx, args []string) error {
 		return err
 	}
 	st := d.State
-	m := c.checkpoints(r)
-	defer m.Close()
-	cps, cperr := m.List(st.Task)
+	cps, cperr := c.snapshots(r).Checkpoints(st.Task)
+	slices.Reverse(cps) // newest first
 	skipped := map[string]string{}
 	for _, s := range st.SkippedNodes {
 		skipped[s.Node] = s.Reason
@@ -368,9 +368,7 @@ func runDelete(c *cmdCtx, args []string) error {
 	if !st.Finished() {
 		return fmt.Errorf("Task '%s' is %s; abort it first with 'git hegel abort --task %s'", name, st.Status, name)
 	}
-	m := c.checkpoints(r)
-	cps, _ := m.List(name)
-	m.Close()
+	cps, _ := c.snapshots(r).Checkpoints(name)
 	if !c.boolFlag("yes") {
 		what := "its history"
 		if len(cps) > 0 {

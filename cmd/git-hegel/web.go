@@ -22,7 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/web"
-	"github.com/git-hegel/git-hegel/rollback"
+	"github.com/git-hegel/git-hegel/engine"
 )
 
 // `git hegel web`: the dashboard (package web) served on 127.0.0.1.
@@ -119,7 +119,11 @@ func (c *cmdCtx) webHandler(addr, title string) (http.Handler, string, error) {
 				return nil, err
 			}
 			e := rc.newEngine(r)
-			return &web.Repo{Engine: e, Git: r, Checkpoints: func() *rollback.Manager { return rc.checkpoints(r) }}, nil
+			checkpoints := func(task string) ([]*engine.Checkpoint, error) {
+				defer rc.closeSnapshots() // the pack files it opened
+				return rc.snapshots(r).Checkpoints(task)
+			}
+			return &web.Repo{Engine: e, Git: r, Checkpoints: checkpoints}, nil
 		},
 	})
 	if err != nil {

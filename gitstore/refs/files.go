@@ -148,6 +148,11 @@ type Reflog struct {
 	// Restart starts the reflog afresh with this update (the chain was
 	// rewritten: nothing before it should stay reachable through the log).
 	Restart bool
+	// RestartFrom, with Restart, is a commit the new value reaches (a
+	// rewritten chain's entry below its tip): the restarted log names it
+	// first, so a repair can fall back to it when the tip's commit is
+	// lost, and keeps nothing alive that the tip does not.
+	RestartFrom plumbing.Hash
 }
 
 // UpdateMsg is Update with the reflog's message and options.

@@ -142,16 +142,28 @@ func (l *Reflogs) Append(name string, old, new plumbing.Hash, msg string) error 
 
 // restart replaces name's log with one entry, from no commit to new: the
 // chain was rewritten, and an entry naming the old tip would keep what was
-// cut off reachable for git gc until the entry expired.
-func (l *Reflogs) restart(name string, new plumbing.Hash, msg string) error {
+// cut off reachable for git gc until the entry expired. A non-zero from
+// (a commit new reaches) is named first, in an entry of its own.
+func (l *Reflogs) restart(name string, from, new plumbing.Hash, msg string) error {
 	if msg == "" && l.subject != nil {
 		msg = l.subject(new)
 	}
+	var lines []byte
+	old := plumbing.ZeroHash
+	if !from.IsZero() && from != new {
+		fromMsg := ""
+		if l.subject != nil {
+			fromMsg = l.subject(from)
+		}
+		lines = l.line(plumbing.ZeroHash, from, fromMsg)
+		old = from
+	}
+	lines = append(lines, l.line(old, new, msg)...)
 	p := filepath.Join("logs", filepath.FromSlash(name))
 	tmp := p + ".hegel-" + objects.NewID()[:8] + LockSuffix
 	f, err := l.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err == nil {
-		_, err = f.Write(l.line(plumbing.ZeroHash, new, msg))
+		_, err = f.Write(lines)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -194,7 +206,7 @@ func (r *Files) log(name plumbing.ReferenceName, old, new plumbing.Hash, u Reflo
 		return nil
 	}
 	if u.Restart {
-		return r.logs.restart(string(name), new, u.Msg)
+		return r.logs.restart(string(name), u.RestartFrom, new, u.Msg)
 	}
 	return r.logs.Append(string(name), old, new, u.Msg)
 }

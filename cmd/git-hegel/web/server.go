@@ -27,7 +27,6 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
-	"github.com/git-hegel/git-hegel/rollback"
 )
 
 //go:embed templates/*.html
@@ -41,8 +40,8 @@ var staticFiles embed.FS
 type Repo struct {
 	Engine *engine.Engine
 	Git    *gitstore.Repo
-	// Checkpoints returns the checkpoint manager (the caller closes it).
-	Checkpoints func() *rollback.Manager
+	// Checkpoints lists a task's checkpoints, oldest first.
+	Checkpoints func(task string) ([]*engine.Checkpoint, error)
 }
 
 // Options configure a Server.

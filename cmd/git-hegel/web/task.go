@@ -15,7 +15,6 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
-	"github.com/git-hegel/git-hegel/rollback"
 )
 
 // The task page: everything `git hegel show` prints, the path as a
@@ -252,26 +251,24 @@ func (s *Server) checkpoints(req *request, task string, now time.Time) ([]checkp
 	if req.repo.Checkpoints == nil {
 		return nil, ""
 	}
-	m := req.repo.Checkpoints()
-	defer m.Close()
-	cps, err := m.List(task)
+	cps, err := req.repo.Checkpoints(task)
 	if err != nil {
 		return nil, err.Error()
 	}
 	var out []checkpointRow
-	for _, cp := range cps {
-		out = append(out, checkpointRowOf(cp, now))
+	for i := len(cps) - 1; i >= 0; i-- { // newest first
+		out = append(out, checkpointRowOf(cps[i], now))
 	}
 	return out, ""
 }
 
-func checkpointRowOf(cp *rollback.Checkpoint, now time.Time) checkpointRow {
+func checkpointRowOf(cp *engine.Checkpoint, now time.Time) checkpointRow {
 	row := checkpointRow{ID: cp.ID, Node: cp.Node, Kind: cp.Kind, Age: engine.RelativeTime(cp.CreatedAt, now), When: stamp(cp.CreatedAt, now),
-		Message: cp.Message, Branch: cp.BranchName(), Count: cp.FilesChangedCount, Files: cp.FilesChanged}
+		Message: cp.Message, Branch: cp.Branch, Count: cp.FilesChangedCount, Files: cp.FilesChanged}
 	if cp.Head != "" {
 		row.Head = cp.Head[:min(7, len(cp.Head))]
 	}
-	if cp.Kind == rollback.KindSafety && cp.RollbackTo != "" && row.Message == "" {
+	if cp.Kind == engine.CheckpointSafety && cp.RollbackTo != "" && row.Message == "" {
 		row.Message = "before rolling back to " + cp.RollbackTo
 	}
 	row.More = cp.FilesChangedCount - len(cp.FilesChanged)
