@@ -227,7 +227,7 @@ func recentRollbacks(events []RollbackEvent, node string, at time.Time) int {
 // (nothing can be rolled back to them), and neither does another
 // worktree's task: this worktree's files are not its.
 func (e *Engine) checkpoint(st *State) {
-	if e.Snapshots == nil || e.NoAutoCheckpoints || st == nil || st.Status != StatusActive || !e.owns(st) {
+	if e.Snapshots == nil || e.NoAutoCheckpoints || st == nil || (st.Status != StatusActive && st.Status != StatusInitializing) || !e.owns(st) {
 		return
 	}
 	if !dueCheckpoint(st, e.CheckpointInterval) {
@@ -239,7 +239,7 @@ func (e *Engine) checkpoint(st *State) {
 // checkpointAlways is checkpoint without hegel.checkpointInterval: a node
 // set by hand (goto) always gets its entry checkpoint.
 func (e *Engine) checkpointAlways(st *State) {
-	if e.Snapshots == nil || e.NoAutoCheckpoints || st == nil || st.Status != StatusActive || !e.owns(st) {
+	if e.Snapshots == nil || e.NoAutoCheckpoints || st == nil || (st.Status != StatusActive && st.Status != StatusInitializing) || !e.owns(st) {
 		return
 	}
 	e.takeCheckpoint(st)

@@ -6,11 +6,16 @@ import (
 	"time"
 )
 
-// Task statuses. The first five are "open": the task is still running and
+// Task statuses. The first six are "open": the task is still running and
 // blocks starting another in the worktree that owns it. The last three are
 // "finished": the run is over and the task can be archived. StatusStashed
 // (stash.go) marks a task whose state is parked in a stash.
 const (
+	// StatusInitializing is a task `git hegel run` has just created and
+	// is setting up (taking its running record, storing its prompt,
+	// context and values) before the first step; the run makes it active,
+	// or failed when the setup fails (run.go).
+	StatusInitializing     = "initializing"
 	StatusActive           = "active"
 	StatusAwaitingApproval = "awaiting_approval" // a gate: approve or reject
 	StatusAwaitingAnswer   = "awaiting_answer"   // the agent asked the human a question; answer
@@ -190,7 +195,7 @@ func (s *State) Active() bool {
 		return false
 	}
 	switch s.Status {
-	case StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed:
+	case StatusInitializing, StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed:
 		return true
 	}
 	return false

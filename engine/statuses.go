@@ -9,6 +9,10 @@ import (
 // Every command that changes a task asks allowed first; a refusal names
 // the status and the command that fits it.
 var allowedIn = map[string][]string{
+	// Only the run that set it up changes an initializing task; what is
+	// left to others is giving up on it (a run killed while setting up
+	// is continued by running it again).
+	StatusInitializing:     {"abort", "rollback", "describe"},
 	StatusActive:           {"next", "prev", "restart", "fail", "ask", "pause", "skip", "abort", "rollback", "describe", "lock", "unlock"},
 	StatusAwaitingApproval: {"approve", "reject", "prev", "restart", "abort", "rollback", "describe", "lock", "unlock"},
 	StatusAwaitingAnswer:   {"answer", "abort", "rollback", "describe", "lock", "unlock"},
@@ -52,6 +56,8 @@ func advice(st *State, cmd string) string {
 			q = st.Questions[i].Question
 		}
 		return fmt.Sprintf("It waits for an answer to: %s. Run 'git hegel answer TEXT'", firstLine(q))
+	case StatusInitializing:
+		return "A 'git hegel run' is setting it up; 'git hegel status' shows whether that run still runs, and 'git hegel run' continues it"
 	case StatusPaused:
 		return "Run 'git hegel resume' (or 'git hegel next') to go on"
 	case StatusFailed:

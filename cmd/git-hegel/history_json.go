@@ -97,7 +97,7 @@ type jsonlExecutionJSON struct {
 var jsonlStatus = map[string]string{
 	engine.StatusCompleted: "COMPLETED", engine.StatusFailed: "ERROR", engine.StatusRolledBack: "ROLLBACK",
 	engine.StatusAborted: "ABORTED", engine.StatusActive: "EXECUTING", engine.StatusPaused: "PAUSED",
-	engine.StatusAwaitingApproval: "PAUSED", engine.StatusAwaitingAnswer: "PAUSED",
+	engine.StatusAwaitingApproval: "PAUSED", engine.StatusAwaitingAnswer: "PAUSED", engine.StatusInitializing: "INITIALIZING",
 }
 
 func jsonlExecutionOf(r engine.LogRecord) jsonlExecutionJSON {
