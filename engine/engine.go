@@ -89,6 +89,9 @@ type Engine struct {
 	// HistoryOff is hegel.history=false: runs that end write no history
 	// entry.
 	HistoryOff bool
+	// Version is git-hegel's version, kept in the run metadata
+	// (run_metadata.go).
+	Version string
 	// KeepCheckpoints is hegel.keepCheckpointsOnDone: a completed or
 	// aborted task keeps its checkpoints in the archive.
 	KeepCheckpoints bool

@@ -230,6 +230,10 @@ type showJSON struct {
 	CheckpointsError string                     `json:"checkpoints_error,omitempty"`
 	StepResults      map[string]json.RawMessage `json:"step_results"`
 	Problems         []string                   `json:"problems"`
+	// Metadata is what the run used so far (null when it cannot be
+	// read: MetadataError says why).
+	Metadata      *engine.RunMetadata `json:"metadata"`
+	MetadataError string              `json:"metadata_error,omitempty"`
 }
 
 type artifactJSON struct {

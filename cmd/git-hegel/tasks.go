@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
@@ -153,6 +154,11 @@ func runShow(c *cmdCtx, args []string) error {
 		for _, cp := range cps {
 			out.Checkpoints = append(out.Checkpoints, c.checkpointJSON(cp))
 		}
+		if m, err := e.Metadata(d.Task); err != nil {
+			out.MetadataError = firstLineOf(err.Error())
+		} else {
+			out.Metadata = m
+		}
 		return writeJSON(c.Stdout, out)
 	}
 	w := c.Stdout
@@ -199,6 +205,9 @@ func runShow(c *cmdCtx, args []string) error {
 	line("Updated", c.stamp(st.UpdatedAt))
 	if st.EndedAt != nil {
 		line("Ended", c.stamp(*st.EndedAt))
+	}
+	if m, err := e.Metadata(d.Task); err == nil {
+		printMetadata(line, m)
 	}
 	if st.PausedAt != nil {
 		line("Paused at", c.stamp(*st.PausedAt))
@@ -494,4 +503,43 @@ func sortedRoundNodes(r map[string][]engine.Round) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// printMetadata prints what the run used: the agents (with their
+// models), the MCP servers, and the estimate. Names come from hook
+// payloads, possibly another clone's: one that a terminal would read as
+// more than text is quoted.
+func printMetadata(line func(k, v string), m *engine.RunMetadata) {
+	for _, a := range m.Agents {
+		v := printable(a.Name)
+		if len(a.Models) > 0 {
+			ms := make([]string, len(a.Models))
+			for i, x := range a.Models {
+				ms[i] = printable(x)
+			}
+			v += " (" + strings.Join(ms, ", ") + ")"
+		}
+		line("Agent", v)
+	}
+	if len(m.MCPServers) > 0 {
+		ss := make([]string, len(m.MCPServers))
+		for i, x := range m.MCPServers {
+			ss[i] = printable(x)
+		}
+		line("MCP servers", strings.Join(ss, ", "))
+	}
+	if m.EstimatedDurationMS != nil {
+		line("Estimate", text.HumanDuration(time.Duration(*m.EstimatedDurationMS)*time.Millisecond)+" (median of the last completed runs of the workflow)")
+	}
+}
+
+// printable is s, or s quoted when it holds a character that is not
+// printable text (a terminal escape, a newline).
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return text.Quote(s)
+		}
+	}
+	return s
 }
