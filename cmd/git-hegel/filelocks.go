@@ -58,8 +58,11 @@ func runUnlock(c *cmdCtx, args []string) error {
 	switch {
 	case all && len(args) > 0:
 		return usagef(c.name, "--all takes no paths")
-	case !all && len(args) == 0:
-		return usagef(c.name, "name the paths to unlock, or --all")
+	case !all:
+		// No paths: the usage line shows both forms.
+		if err := c.wantArgs(args, 1, math.MaxInt); err != nil {
+			return err
+		}
 	}
 	e, r, err := c.engine()
 	if err != nil {
