@@ -60,6 +60,8 @@ var scenarios = []scenario{
 		doc: "SIGINT to exit of a running git hegel run: under 1 s when the step obeys SIGTERM, under 6 s when it ignores it"},
 	{name: "many-tasks", needs: "tasks", run: runManyTasks,
 		doc: "status and next with 1,000 tasks stored vs none (within 10%), and status vs git hegel version (≤1.15×)"},
+	{name: "sync-scale", needs: "remote", run: runSyncScale,
+		doc: "git hegel sync bringing 1 task changed upstream, 10,000 tasks stored (pushed by 10 clones) vs git fetch of the same refspecs (≤1.5×); 10,000 vs 100 stored (within 10%); peak RSS ≤ 100 MiB"},
 }
 
 // sized is one repository of a size-dependent scenario.
