@@ -84,6 +84,11 @@ var stateRules = map[string]fieldRule{
 	"step_results":     ruleMap,
 }
 
+// nodeBound are the fields that say whether the task is still at its
+// node (a finish moves it to its end): when the node conflicts, they
+// conflict too wherever the two sides differ.
+var nodeBound = map[string]bool{"status": true, "ended_at": true}
+
 // quiet fields are merged but not named in FromOurs/FromTheirs: every
 // change moves them.
 var quietFields = map[string]bool{"updated_at": true}
@@ -118,6 +123,7 @@ func MergeStates(base, ours, theirs *State, prefer Side) (StateMerge, error) {
 	out := map[string]json.RawMessage{}
 	keys := unionKeys(b, o, t)
 	nodeMover := nodeGroupMerge(b, o, t, prefer, out, &res)
+	nodeConflict := len(res.Conflicts) > 0
 	for _, k := range keys {
 		rule := stateRules[k]
 		if rule == ruleNodeGroup {
@@ -134,6 +140,14 @@ func MergeStates(base, ours, theirs *State, prefer Side) (StateMerge, error) {
 		var v json.RawMessage
 		var conflict *FieldConflict
 		switch {
+		case nodeConflict && nodeBound[k]:
+			// Where the task is conflicts: its status goes with the
+			// node the resolution takes, never half of each.
+			conflict = &FieldConflict{Field: k, Ours: display(ov), Theirs: display(tv)}
+			v = ov
+			if prefer == SideTheirs {
+				v = tv
+			}
 		case rule == ruleAttempt:
 			v = mergeAttempt(bv, ov, tv, nodeMover)
 		case same(ov, bv):

@@ -211,6 +211,19 @@ func TestMergeStates(t *testing.T) {
 			}
 		},
 	}, {
+		name: "node: a finish here against a move there, resolved to theirs, is open again",
+		ours: func(s *State) {
+			s.CurrentNode, s.History, s.Status, s.EndedAt = "done", append(s.History, "done"), StatusCompleted, atp(5)
+		},
+		theirs:    func(s *State) { s.CurrentNode, s.History = "review", append(s.History, "review") },
+		prefer:    SideTheirs,
+		conflicts: []string{"current_node", "ended_at", "status"},
+		check: func(t *testing.T, m *State) {
+			if m.CurrentNode != "review" || m.Status != StatusActive || m.EndedAt != nil {
+				t.Errorf("merged = %+v", m)
+			}
+		},
+	}, {
 		name:      "status: finished on one side, paused on the other is a conflict",
 		ours:      func(s *State) { s.Status, s.PausedAt = StatusPaused, atp(1) },
 		theirs:    func(s *State) { s.Status, s.EndedAt = StatusAborted, atp(1) },

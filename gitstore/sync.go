@@ -53,6 +53,10 @@ type SyncOptions struct {
 	// Without it, a diverged chain keeps the local checkpoints, leaves
 	// the remote's in the tracking ref, and is not pushed.
 	MergeCheckpoints func(task string, bases []plumbing.Hash, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error)
+	// Resolve names, per task, the side whose values a conflicting merge
+	// takes (engine.SideOurs, engine.SideTheirs); the task's other
+	// fields merge as always. A task not named stops at a conflict.
+	Resolve map[string]engine.Side
 	// Progress is told the objects received and written (nil: nobody
 	// watches).
 	Progress Progress
@@ -86,8 +90,11 @@ type syncer struct {
 	// be read (not a commit, objects missing): they are neither merged
 	// into nor pushed, with one warning each; doctor repairs them.
 	damaged map[string]bool
-	chk     *gitChecker
-	chkDone bool
+	// conflicted holds the task refs whose two versions changed the same
+	// field differently: neither is written over the other, nor pushed.
+	conflicted map[string]bool
+	chk        *gitChecker
+	chkDone    bool
 	// beforePush, if set, runs before each push attempt (tests use it to
 	// move the remote in between).
 	beforePush func()
@@ -96,7 +103,7 @@ type syncer struct {
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
 	self, _ := r.WorktreeID()
 	o.Progress = OrNoProgress(o.Progress)
-	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{}}
+	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{}, conflicted: map[string]bool{}}
 }
 
 // checker returns git's object checker (nil in memory), made on first use.

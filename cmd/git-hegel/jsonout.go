@@ -321,15 +321,28 @@ type syncCountsJSON struct {
 }
 
 type syncTaskJSON struct {
-	Task   string        `json:"task"`
-	Change string        `json:"change"`          // added, fast-forwarded, diverged
-	Stash  string        `json:"stash,omitempty"` // diverged: the stash holding the remote's version
-	Held   *syncHeldJSON `json:"held,omitempty"`
+	Task   string `json:"task"`
+	Change string `json:"change"` // added, fast-forwarded, merged, conflicted
+	// FromOurs and FromTheirs: for a merged task, the fields each side
+	// brought; Conflicts the fields both changed differently, Resolved
+	// the side they were taken from ("" when the task stopped).
+	FromOurs   []string           `json:"from_ours,omitempty"`
+	FromTheirs []string           `json:"from_theirs,omitempty"`
+	Conflicts  []syncConflictJSON `json:"conflicts,omitempty"`
+	Resolved   string             `json:"resolved,omitempty"`
+	Held       *syncHeldJSON      `json:"held,omitempty"`
 	// Archived: the change was to the task's archive ref (it finished).
 	Archived bool `json:"archived,omitempty"`
 	// Definition: the fetch brought a task this clone holds a workflow
 	// definition it did not have.
 	Definition *syncDefinitionJSON `json:"definition,omitempty"`
+}
+
+// syncConflictJSON is one field both sides of a task changed differently.
+type syncConflictJSON struct {
+	Field  string `json:"field"`
+	Ours   string `json:"ours"`
+	Theirs string `json:"theirs"`
 }
 
 // syncDefinitionJSON is a workflow definition a fetch brought: its blob
