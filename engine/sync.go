@@ -238,7 +238,11 @@ func (r *SyncReport) MergeNotes() []string {
 			if t.Resolved == SideTheirs {
 				side = r.Remote
 			}
-			line += fmt.Sprintf("; conflicts taken from %s: %s", side, conflictList(t.Conflicts, r.Remote))
+			names := make([]string, len(t.Conflicts))
+			for i, c := range t.Conflicts {
+				names[i] = c.Field
+			}
+			line += fmt.Sprintf("; conflicts taken from %s: %s", side, strings.Join(names, ", "))
 		}
 		out = append(out, line)
 	}

@@ -87,7 +87,8 @@ func (s *syncer) mergeFinished(ref hegelRef, theirs plumbing.Hash) (handled bool
 			return false, "", err
 		}
 		if res.change == engine.TaskConflicted {
-			s.conflicted[ref.rel] = true
+			// Neither the task nor the archive travels until resolved.
+			s.conflicted[ref.rel], s.conflicted[arch.rel] = true, true
 			s.record(ref, a, res)
 			return true, "", nil
 		}
