@@ -138,7 +138,7 @@ func init() {
 			setFlags: syncFlags, run: runFetch, operands: []valueKind{kindRemote}},
 		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
-		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
+		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--ours|--theirs <task>]... [--json] [-q | --[no-]progress]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
 		{name: "trust", args: "[<task>] [-y | --dry-run] [--json] | --list [--json]", summary: "Review what differs in a task's workflow definition and trust it on this machine, so it may run commands and instruct your agent", group: "Workflows",
 			setFlags: trustFlags, run: runTrust, operands: []valueKind{kindAnyTask}},
