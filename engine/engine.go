@@ -71,6 +71,11 @@ type Engine struct {
 	// require_commits guard rule (nil: that rule is not checked, as with
 	// git config hegel.commitGuard false).
 	CommitTimes func(since time.Time) ([]time.Time, error)
+	// CommitsAfter counts the branch's commits made after base (the
+	// commit HEAD was at when a phase started; "" when unknown) and not
+	// before since, for require_commits. Nil: CommitTimes counts them by
+	// time alone, where a commit in the phase's first second counts.
+	CommitsAfter func(base string, since time.Time) (int, error)
 	// Files reads this worktree's files: artifacts are checked and copied
 	// into the archive through it. Nil: artifacts are not checked.
 	Files Files
@@ -165,6 +170,8 @@ type View struct {
 	Gate *GateView
 	// Parked is the task start or switch parked to make room.
 	Parked *State
+	// Step: the node has a run: handler (git hegel run carries it out).
+	Step bool
 	// Untrusted is set when the definition is not trusted here: Prompt
 	// is then a notice saying so, not the node's prompt (trust.go).
 	Untrusted bool
@@ -585,8 +592,15 @@ func (e *Engine) enter(st *State, wf *workflow.Definition, node string) {
 	st.PhaseStartTime = now
 	// An attempt starts with each new visit (not with a repeat of the
 	// same entry, which changes nothing).
-	if st.logPhase(now) && !wf.IsTerminal(node) {
-		st.countAttempt(node)
+	if st.logPhase(now) {
+		if e.Git != nil && !wf.IsTerminal(node) {
+			if gi := e.Git(); gi != nil {
+				st.PhaseLog[len(st.PhaseLog)-1].Head = gi.Head
+			}
+		}
+		if !wf.IsTerminal(node) {
+			st.countAttempt(node)
+		}
 	}
 	st.Attempt = 1
 	st.LastFailure = ""
@@ -651,6 +665,9 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode,
 		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
+	if n := wf.Nodes[st.CurrentNode]; n != nil {
+		v.Step = n.Run != nil
+	}
 	// A prompt is instructions to whoever reads it, a coding agent
 	// included: an untrusted definition's never reaches it. (The text of
 	// done and aborted is git-hegel's own, whoever wrote the definition.)

@@ -371,6 +371,9 @@ func (f fakeFiles) ReadFile(p string, limit int64) ([]byte, error) {
 // restore's journal, the safety checkpoint, and the chain cut back after
 // a rollback.
 type fakeSnapshots struct {
+	// mu guards cps and n: concurrent transitions take checkpoints at
+	// once (TestConcurrentNextLosesNothing).
+	mu       sync.Mutex
 	now      func() time.Time
 	cps      map[string][]*Checkpoint
 	n        int
@@ -388,6 +391,8 @@ func newFakeSnapshots(now func() time.Time) *fakeSnapshots {
 }
 
 func (f *fakeSnapshots) add(cp *Checkpoint) *Checkpoint {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.n++
 	cp.ID = fmt.Sprintf("%04x%04x", 0x1000*f.n+f.n, 0xbeef)
 	cp.CreatedAt = f.now()
@@ -398,6 +403,8 @@ func (f *fakeSnapshots) add(cp *Checkpoint) *Checkpoint {
 }
 
 func (f *fakeSnapshots) Checkpoints(task string) ([]*Checkpoint, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return append([]*Checkpoint(nil), f.cps[task]...), nil
 }
 

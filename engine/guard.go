@@ -37,7 +37,10 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string, for
 		PhaseStart:    st.PhaseStartTime,
 		LookbackStart: func(k int) time.Time { return LookbackStart(st, k) },
 	}
-	if e.CommitTimes != nil {
+	switch {
+	case e.CommitsAfter != nil:
+		in.CommitsSince = func(t time.Time) (int, error) { return e.CommitsAfter(lookbackHead(st, t), t) }
+	case e.CommitTimes != nil:
 		in.CommitsSince = func(t time.Time) (int, error) {
 			ts, err := e.CommitTimes(t)
 			return len(ts), err
@@ -129,6 +132,20 @@ func LookbackStart(st *State, k int) time.Time {
 		return st.StartedAt
 	}
 	return st.PhaseLog[len(st.PhaseLog)-k].Start
+}
+
+// lookbackHead is the commit HEAD was at when the phase that started at
+// t did (LookbackStart's answer), or the run's start head; "" if unknown.
+func lookbackHead(st *State, t time.Time) string {
+	for i := len(st.PhaseLog) - 1; i >= 0; i-- {
+		if st.PhaseLog[i].Start.Equal(t) {
+			return st.PhaseLog[i].Head
+		}
+	}
+	if t.Equal(st.StartedAt) {
+		return st.StartHead
+	}
+	return ""
 }
 
 // RunKey names a run of a task (its workflow_id without punctuation): a

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"sort"
@@ -357,5 +358,21 @@ func TestLogFiltersAndOpenTasks(t *testing.T) {
 	}
 	if _, err := CheckHistoryStatus("bogus"); !errors.Is(err, ErrBadName) {
 		t.Errorf("bogus: %v", err)
+	}
+}
+
+// TestMostUsedTieBreaksByName: workflows run equally often give the
+// first name, whatever order the map is walked in, so the command line
+// and the dashboard name the same one.
+func TestMostUsedTieBreaksByName(t *testing.T) {
+	day := time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)
+	var runs []Digest
+	for i, wf := range []string{"research", "pipeline", "minimal", "zeta", "minimal", "research", "pipeline"} {
+		runs = append(runs, digest(fmt.Sprint(i), wf, StatusCompleted, day.Add(time.Duration(i)*time.Minute), time.Minute, nil))
+	}
+	for i := 0; i < 50; i++ {
+		if s := Summarize("d", day, day.AddDate(0, 0, 1), runs, 0); s.MostUsed != "minimal" {
+			t.Fatalf("most used %q, want minimal (tied with pipeline and research)", s.MostUsed)
+		}
 	}
 }

@@ -15,7 +15,7 @@ func TestComputeMetrics(t *testing.T) {
 	ended := m(30)
 	st := &State{
 		Task: "t", Workflow: "discovery", Status: StatusCompleted, CurrentNode: workflow.NodeDone, EndedAt: &ended,
-		PhaseLog:  []PhaseVisit{{"spec", m(0)}, {"plan", m(10)}, {"spec", m(15)}, {"plan", m(20)}, {workflow.NodeDone, m(30)}},
+		PhaseLog:  []PhaseVisit{{"spec", m(0), ""}, {"plan", m(10), ""}, {"spec", m(15), ""}, {"plan", m(20), ""}, {workflow.NodeDone, m(30), ""}},
 		Overrides: []Override{{Node: "plan", What: "rule:require_commits", At: m(30)}},
 	}
 	evs := []agent.Event{
@@ -58,7 +58,7 @@ func TestComputeMetrics(t *testing.T) {
 func TestPathGraph(t *testing.T) {
 	m := func(d int) time.Time { return t0.Add(time.Duration(d) * time.Minute) }
 	st := &State{Task: "t", Status: StatusActive, CurrentNode: "plan",
-		PhaseLog: []PhaseVisit{{"spec", m(0)}, {"plan", m(10)}, {"spec", m(15)}, {"plan", m(20)}}}
+		PhaseLog: []PhaseVisit{{"spec", m(0), ""}, {"plan", m(10), ""}, {"spec", m(15), ""}, {"plan", m(20), ""}}}
 	dot, err := agent.PathGraph(MetricsRun(st, m(23)), agent.GraphDot)
 	if err != nil {
 		t.Fatal(err)

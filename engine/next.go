@@ -149,6 +149,9 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		if gated {
 			st.Status = StatusAwaitingApproval
 			st.PendingClaim = c
+			// The node's work passed (its checks too): an earlier failed
+			// attempt is history now (the task's log keeps it).
+			st.LastFailure = ""
 			gate = gateView(wf, st)
 			return fmt.Sprintf("next: %s awaits approval to go to %s (%s)%s", f, t, c, forced), nil
 		}

@@ -37,7 +37,7 @@ func TestRenderNodePromptUsesUserFiles(t *testing.T) {
 	// Without the user's files the built-in guide is used, and the missing
 	// partial is an error naming the file line.
 	_, err = RenderNodePrompt(w.Nodes["a"], &State{Task: "t9", CurrentNode: "a"}, w, nil)
-	if err == nil || err.Error() != `w.yaml:7: node "a": unknown partial {{> sign}}: no .hegel/guides/partials/sign.hbs` {
+	if err == nil || err.Error() != `w.yaml:7: node "a": unknown partial {{> sign}}: no .hegel/guides/partials/sign.hbs and no .hegel/guides/sign.hbs` {
 		t.Errorf("without user files: %v", err)
 	}
 }

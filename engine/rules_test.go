@@ -241,7 +241,7 @@ func TestPhaseLogAndLookback(t *testing.T) {
 	te.now = t0.Add(2 * time.Minute)
 	te.Next("")
 	st := te.state(t)
-	want := []PhaseVisit{{"spec", t0}, {"plan", t0.Add(time.Minute)}, {"code", t0.Add(2 * time.Minute)}}
+	want := []PhaseVisit{{"spec", t0, ""}, {"plan", t0.Add(time.Minute), ""}, {"code", t0.Add(2 * time.Minute), ""}}
 	if !slices.Equal(st.PhaseLog, want) {
 		t.Fatalf("phase log %v", st.PhaseLog)
 	}
@@ -249,5 +249,33 @@ func TestPhaseLogAndLookback(t *testing.T) {
 		if got := LookbackStart(st, k); !got.Equal(w) {
 			t.Errorf("LookbackStart(%d) = %v, want %v", k, got, w)
 		}
+	}
+}
+
+// require_commits asks for the commits after the head the phase started
+// at, so a commit in the phase's first second but before it is not one.
+func TestRequireCommitsByAncestry(t *testing.T) {
+	te := newTestEngine(t, map[string][]byte{".hegel/workflows/g.yaml": guardedWorkflow("      - {type: require_commits, lookback_phases: 1}")})
+	head := "1111111111111111111111111111111111111111"
+	te.Git = func() *GitInfo { return &GitInfo{Branch: "main", Head: head} }
+	var bases []string
+	commits := 0
+	te.CommitsAfter = func(base string, since time.Time) (int, error) {
+		bases = append(bases, base)
+		return commits, nil
+	}
+	if _, err := te.Start("g", "", "t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Next(""); err == nil {
+		t.Fatal("next passed without a commit")
+	}
+	commits = 1
+	head = "2222222222222222222222222222222222222222"
+	if _, err := te.Next(""); err != nil {
+		t.Fatal(err)
+	}
+	if len(bases) != 2 || bases[0] != "1111111111111111111111111111111111111111" || bases[1] != bases[0] {
+		t.Errorf("bases asked for: %v", bases)
 	}
 }

@@ -774,6 +774,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		if wf.Nodes[node].Gate == workflow.GateApproval {
 			st.Status = StatusAwaitingApproval
 			st.PendingClaim = claim
+			st.LastFailure = "" // the step passed: an earlier failure is history
 			gate = gateView(wf, st)
 			return fmt.Sprintf("run: %s awaits approval to go to %s (%s)%s%s", node, to, claim, how, forced), nil
 		}
@@ -866,6 +867,7 @@ func (rn *run) wait(t *Task, node, claim, to string, sr *stepRun) {
 		}
 		st.Status = StatusAwaitingApproval
 		st.PendingClaim = claim
+		st.LastFailure = "" // the step passed: an earlier failure is history
 		return fmt.Sprintf("run: %s waits for confirmation to go to %s (%s)", node, to, claim), nil
 	})
 	if err != nil {

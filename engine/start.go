@@ -101,6 +101,9 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 		st.StartBranch, st.StartHead = gi.Branch, gi.Head
 	}
 	skipped := e.arrive(st, wf, node, "")
+	// A start node without transitions is where the run ends, as reaching
+	// such a node later would be: the task is complete on arrival.
+	e.settle(st, wf)
 	base := &Task{Definition: wf.Raw}
 	old, err := e.load(task)
 	switch {

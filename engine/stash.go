@@ -317,6 +317,9 @@ func (e *Engine) StashFind(sel, verb string) (*StashEntry, error) {
 			return nil, fmt.Errorf("No stash with id '%s' (see 'git hegel stash list', or 'git hegel stash list --dropped' for dropped ones)", ss.ID)
 		}
 	} else if idx >= len(ids) {
+		if len(ids) == 1 {
+			return nil, fmt.Errorf("Stash index %d not found. Available stashes: 0", idx)
+		}
 		return nil, fmt.Errorf("Stash index %d not found. Available stashes: 0-%d", idx, len(ids)-1)
 	}
 	s, err := e.Stashes.LoadStash(ids[idx])
@@ -332,17 +335,14 @@ func (e *Engine) StashFind(sel, verb string) (*StashEntry, error) {
 // StashPop restores a stash into this worktree: the files it parked are
 // written back first (Parking.Unpark, which changes nothing when it
 // refuses), then the stashed state goes back on the task's ref
-// (compare-and-swap on its current revision), the session points at the
+// (compare-and-swap on its current revision), a task active here is
+// parked (View.Parked), the session points at the restored
 // task, and only then, unless keep (apply), is the entry removed. A crash
 // in between leaves a duplicate, never a loss.
 func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, nil, err
-	}
-	if cur != nil && cur.State.Active() {
-		return nil, nil, fmt.Errorf("Cannot restore stash: active workflow at '%s/%s'. Run 'git hegel abort' or 'git hegel stash' first.",
-			cur.State.Mode, cur.State.CurrentNode)
 	}
 	ent, err := e.StashFind(sel, "restore")
 	if err != nil {
@@ -401,6 +401,16 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 		}
 		time.Sleep(time.Duration(rand.IntN(1+min(i, 10)*2)) * time.Millisecond)
 	}
+	// A task active here stays open, parked, as start and switch leave
+	// it: nothing of it is lost, and 'git hegel switch' comes back to it.
+	var parked *State
+	if cur != nil && cur.State.Active() && cur.State.Task != ent.Task {
+		if err := e.park(cur, ent.Task); err != nil {
+			e.warn(fmt.Sprintf("task %s could not be parked: %v; it stays this worktree's", cur.State.Task, err))
+		} else {
+			parked = cur.State
+		}
+	}
 	if err := e.touchSession(func(s *Session) { s.ActiveTask = ent.Task }); err != nil {
 		return nil, nil, err
 	}
@@ -410,7 +420,9 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 			return nil, nil, err
 		}
 	}
-	return ent, e.view(ent.State, wf), nil
+	v := e.view(ent.State, wf)
+	v.Parked = parked
+	return ent, v, nil
 }
 
 // StashDrop removes the stash ent names (from StashFind). The id, not the

@@ -304,11 +304,21 @@ func TestStashMessages(t *testing.T) {
 	_, err = e.StashPush("two")
 	mustOK(t, err)
 
-	_, err = e.Start("discovery", "", "")
+	// A task active here is parked, as start and switch park it: it stays
+	// open, owned by no worktree.
+	v, err := e.Start("discovery", "", "")
 	mustOK(t, err)
-	_, _, err = e.StashPop("", false)
-	wantErr(t, err, "Cannot restore stash: active workflow at 'discovery/spec'. Run 'git hegel abort' or 'git hegel stash' first.")
-	_, err = e.Abort(TaskOptions{})
+	_, pv, err := e.StashPop("", false)
+	mustOK(t, err)
+	if pv.Parked == nil || pv.Parked.Task != v.Task {
+		t.Fatalf("pop parked %+v, want task %s", pv.Parked, v.Task)
+	}
+	parked, err := e.Tasks.LoadTask(v.Task)
+	mustOK(t, err)
+	if !parked.State.Active() || parked.State.WorktreeID != "" {
+		t.Errorf("the parked task: %s, owned by %q", parked.State.Status, parked.State.WorktreeID)
+	}
+	_, err = e.StashPush("two")
 	mustOK(t, err)
 
 	_, _, err = e.StashPop("5", false)

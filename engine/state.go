@@ -92,6 +92,10 @@ type State struct {
 type PhaseVisit struct {
 	Node  string    `json:"node"`
 	Start time.Time `json:"start"`
+	// Head is the commit HEAD was at when the phase started: the phase's
+	// commits are the ones after it, which a commit made in the same
+	// second just before the phase started is not.
+	Head string `json:"head,omitempty"`
 }
 
 // MaxPhaseLog bounds the phase log so a long-looping task's state stays

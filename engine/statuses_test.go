@@ -83,7 +83,7 @@ func TestStatusMachine(t *testing.T) {
 		},
 		"skip":     func(e *Engine, o TaskOptions) error { _, err := e.Skip(o, ""); return err },
 		"abort":    func(e *Engine, o TaskOptions) error { _, err := e.Abort(o); return err },
-		"describe": func(e *Engine, o TaskOptions) error { _, err := e.Describe(o.Task, "d"); return err },
+		"describe": func(e *Engine, o TaskOptions) error { _, err := e.Describe("d", o); return err },
 	}
 	// Written out here, not read from the engine's table, so a change to
 	// either shows up.

@@ -257,20 +257,17 @@ func (e *Engine) Artifact(t *Task, path string) ([]byte, error) {
 	return e.Files.ReadFile(path, MaxArtifactSize)
 }
 
-// Describe replaces the description of task name ("": the current task).
-func (e *Engine) Describe(name, text string) (*State, error) {
+// Describe replaces the description of the task call names (Task "":
+// the current task); another worktree's open task needs call.Force.
+func (e *Engine) Describe(text string, call TaskOptions) (*State, error) {
 	text = strings.TrimSpace(text)
-	var t *Task
-	var err error
-	if name == "" {
-		t, err = e.Current("")
-	} else {
-		t, err = e.Lookup(name)
-	}
+	t, err := e.Current(call.Task)
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
+	// Another worktree's open task needs --force, as every other change
+	// to it does (recorded in the task).
+	st, _, err := e.updateTask(t, updateOpts{call: call}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.Status == StatusStashed {
 			return "", fmt.Errorf("Task '%s' is stashed; its description travels with the stash. Restore it with 'git hegel stash pop' first", st.Task)
 		}

@@ -373,7 +373,7 @@ func TestArchivedTaskContinuesItsChain(t *testing.T) {
 	}
 	// Describing an archived task keeps it in the archive.
 	te.Abort(TaskOptions{})
-	if _, err := te.Describe("t", "the third run"); err != nil {
+	if _, err := te.Describe("the third run", TaskOptions{Task: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := te.tasks.LoadArchived("t"); a.State.Description != "the third run" {

@@ -75,7 +75,7 @@ func TestBrokenStateIsNeverWritten(t *testing.T) {
 		!strings.Contains(err.Error(), "Nothing changed; 'git hegel show t' shows it, 'git hegel abort' ends it") {
 		t.Fatalf("next on a broken state: %v", err)
 	}
-	if _, err := te.Describe("", "x"); err == nil || len(te.tasks.log) != n {
+	if _, err := te.Describe("x", TaskOptions{}); err == nil || len(te.tasks.log) != n {
 		t.Fatalf("describe wrote on a broken state: %v", err)
 	}
 	if _, err := te.Abort(TaskOptions{}); err != nil {

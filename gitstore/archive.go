@@ -129,10 +129,16 @@ func (r *Repo) rawStateAt(ref plumbing.ReferenceName, key string, h plumbing.Has
 	return raw, nil
 }
 
+// decodeState reads a task's state.json. A state without its task field
+// (edited by hand) is named by the ref that holds it: every command finds
+// a task, writes it back and names it in messages by that field.
 func decodeState(ref plumbing.ReferenceName, raw []byte) (*engine.State, error) {
 	var st engine.State
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return nil, fmt.Errorf("%s: damaged %s: %s", ref, stateFile, oneLine(err.Error()))
+	}
+	if st.Task == "" {
+		st.Task = refTaskName(ref)
 	}
 	return &st, nil
 }

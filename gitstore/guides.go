@@ -15,13 +15,19 @@ import (
 // The user's guides, partials and optional context live beside the
 // workflows in the worktree's .hegel directory (a team may commit them):
 //
-//	.hegel/guides/NAME.md            {{NAME}}
-//	.hegel/guides/partials/name.hbs  {{> name}}
-//	.hegel/context/name.md           {{?name}}
+//	.hegel/guides/NAME.md             {{NAME}}
+//	.hegel/guides/partials/name.hbs   {{> name}}
+//	.hegel/guides/name.hbs            {{> name}}, when partials/ has none
+//	.hegel/guides/templates/name.md   {{templates/name}}
+//	.hegel/context/name.md            {{?name}}, {{context.name}}
+//
+// Every name is checked before it becomes a path, so no name reaches a
+// file outside its directory.
 const (
-	guidesDir   = "guides"
-	partialsDir = "guides/partials"
-	contextDir  = "context"
+	guidesDir    = "guides"
+	partialsDir  = "guides/partials"
+	templatesDir = "guides/templates"
+	contextDir   = "context"
 )
 
 var _ workflow.GuideSource = (*Sessions)(nil)
@@ -54,6 +60,32 @@ func (s *Sessions) UserPartial(name string) ([]byte, error) {
 		return nil, fmt.Errorf("partial %q: %w", name, engine.ErrNotFound)
 	}
 	return s.read(path.Join(partialsDir, name+".hbs"))
+}
+
+// UserGuidePartialNames implements workflow.GuideSource.
+func (s *Sessions) UserGuidePartialNames() ([]string, error) {
+	return s.names(guidesDir, ".hbs", workflow.ValidPartialName)
+}
+
+// UserGuidePartial implements workflow.GuideSource.
+func (s *Sessions) UserGuidePartial(name string) ([]byte, error) {
+	if !workflow.ValidPartialName(name) {
+		return nil, fmt.Errorf("partial %q: %w", name, engine.ErrNotFound)
+	}
+	return s.read(path.Join(guidesDir, name+".hbs"))
+}
+
+// UserTemplateNames implements workflow.GuideSource.
+func (s *Sessions) UserTemplateNames() ([]string, error) {
+	return s.names(templatesDir, ".md", workflow.ValidTemplateName)
+}
+
+// UserTemplate implements workflow.GuideSource.
+func (s *Sessions) UserTemplate(name string) ([]byte, error) {
+	if !workflow.ValidTemplateName(name) {
+		return nil, fmt.Errorf("template %q: %w", name, engine.ErrNotFound)
+	}
+	return s.read(path.Join(templatesDir, name+".md"))
 }
 
 // Optional implements workflow.GuideSource.

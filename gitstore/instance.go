@@ -29,6 +29,26 @@ func (r *Repo) WorktreeID() (string, error) {
 	return r.instance + ":" + r.Layout.WorktreeName(), nil
 }
 
+// ExistingWorktreeID is WorktreeID for a command that writes nothing: it
+// reads the instance id but never creates it, and is "" while this clone
+// has none. No task can name a worktree of a clone without an instance id
+// as its owner, so "" matches no owner.
+func (r *Repo) ExistingWorktreeID() (string, error) {
+	if r.instance == "" {
+		b, err := readFile(r.common, instanceFile)
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		id := strings.TrimSpace(string(b))
+		if err != nil || len(id) != 16 {
+			// Unreadable or damaged: the writing path reports it.
+			return r.WorktreeID()
+		}
+		r.instance = id
+	}
+	return r.instance + ":" + r.Layout.WorktreeName(), nil
+}
+
 // loadInstance reads the instance id, creating it on first use. Two
 // processes creating it at once agree: the file is created exclusively and
 // the loser reads the winner's.

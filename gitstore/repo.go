@@ -51,8 +51,11 @@ type Repo struct {
 
 	getenv func(string) string
 	gogit  *git.Repository
-	trees  treeMemo
-	extras extrasMemo
+	// syncTransport, if set, moves sync's objects instead of the git
+	// binary (in-memory repositories in tests).
+	syncTransport remoteTransport
+	trees         treeMemo
+	extras        extrasMemo
 	// instance is this clone's id (see instance.go), read on first use.
 	instance string
 	// sessGuard is the session path's check (session_path.go), made once

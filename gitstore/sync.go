@@ -3,14 +3,12 @@ package gitstore
 // Sync: git hegel fetch, push and sync carry refs/hegel/* through the
 // user's git remotes (docs/sync.md for users; the design is below).
 //
-// Fetch has two separable steps. The network step asks the remote for its
-// refs/hegel/* (checkpoints only when asked), receives the missing objects
-// into a quarantine (sync_quarantine.go), validates every new commit, tree
-// and blob (sync_validate.go), moves the objects into the repository and
-// only then writes the tracking refs refs/hegel-remotes/<remote>/… with
-// our own lock protocol. go-git's Fetch is not used: it writes tracking
-// refs through the storer's SetReference (an in-place rewrite on disk) and
-// before anything could be checked. The merge step reads the tracking refs
+// Fetch has two separable steps. The network step has git fetch the
+// remote's refs/hegel/* (checkpoints only when asked) into a quarantine
+// (sync_git.go, sync_quarantine.go), validates every new commit, tree and
+// blob (sync_validate.go, sync_fsck.go), moves the objects into the
+// repository and only then writes the tracking refs
+// refs/hegel-remotes/<remote>/… with our own lock protocol. The merge step reads the tracking refs
 // (wherever they came from: `git fetch origin
 // 'refs/hegel/*:refs/hegel-remotes/origin/*'` works too), validates what
 // the network step did not, and merges each into its local ref with
@@ -22,9 +20,8 @@ package gitstore
 // ref), and the local ref must contain it; the server checks the old value
 // again under its ref lock. When the remote moved, push fetches, merges
 // and tries again, a bounded number of times. It never forces and never
-// deletes a remote ref. The pack is built here (sync_graph.go) from the
-// commits the remote lacks and the objects their known parents do not
-// already hold, so an incremental push costs what it sends.
+// deletes a remote ref. git push builds the pack from what the remote
+// advertises, so an incremental push costs what it sends.
 
 import (
 	"context"
@@ -57,13 +54,10 @@ type SyncOptions struct {
 	// takes (engine.SideOurs, engine.SideTheirs); the task's other
 	// fields merge as always. A task not named stops at a conflict.
 	Resolve map[string]engine.Side
-	// Progress is told the objects received and written (nil: nobody
-	// watches).
-	Progress Progress
-	// RemoteProgress, if set, gets the remote's own progress messages
-	// (its "Counting objects" lines) as the remote sends them; without
-	// it the remote is asked to send none, as git fetch -q does.
-	RemoteProgress io.Writer
+	// GitProgress, if set, gets git fetch's and git push's own progress
+	// lines (the remote's "Counting objects", "Receiving objects") as git
+	// writes them; without it git shows none, as with git fetch -q.
+	GitProgress io.Writer
 }
 
 // Attempt bounds.
@@ -80,8 +74,7 @@ type syncer struct {
 	rep *engine.SyncReport
 	g   *graph
 
-	fetchConn, pushConn *conn
-	codeTips            []plumbing.Hash // see known
+	codeTips []plumbing.Hash // see known
 	// refused holds the refs (relative to refs/hegel/) whose remote data
 	// failed a check in this sync: they are not merged, and not pushed
 	// over.
@@ -102,7 +95,6 @@ type syncer struct {
 
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
 	self, _ := r.WorktreeID()
-	o.Progress = OrNoProgress(o.Progress)
 	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{}, conflicted: map[string]bool{}}
 }
 
@@ -216,17 +208,6 @@ func (r *Repo) Sync(ctx context.Context, rem *Remote, o SyncOptions) (*engine.Sy
 	}
 	s.recordMerged()
 	return s.rep, s.refusedErr()
-}
-
-// conn returns the connection to u, shared by fetch and push when they
-// use the same URL (so credentials are asked for once).
-func (s *syncer) conn(u string) (*conn, error) {
-	for _, c := range []*conn{s.fetchConn, s.pushConn} {
-		if c != nil && c.url == u {
-			return c, nil
-		}
-	}
-	return s.r.newConn(s.rem.Name, u)
 }
 
 // syncedRefs lists the refs under prefix (refs/hegel/ or a tracking

@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -22,41 +18,9 @@ import (
 // twice. On an error, neither the tracking refs nor the object store have
 // changed.
 func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing.Hash, error) {
-	if s.fetchConn == nil {
-		c, err := s.conn(s.rem.FetchURL)
-		if err != nil {
-			return nil, err
-		}
-		s.fetchConn = c
-	}
-	sess, adv, err := s.fetchConn.session(ctx, false)
+	tr, err := s.r.transport()
 	if err != nil {
 		return nil, err
-	}
-	if sess != nil {
-		defer sess.Close()
-	}
-
-	remote := map[string]hegelRef{}
-	remoteHash := map[string]plumbing.Hash{}
-	if adv != nil {
-		for name, h := range adv.References {
-			rel, ok := strings.CutPrefix(name, hegelPrefix)
-			if !ok {
-				continue
-			}
-			ref, ok, err := classify(rel)
-			if err != nil {
-				if s.o.inScope(ref) {
-					s.skip(name, err.Error())
-				}
-				continue
-			}
-			if !ok || !s.o.inScope(ref) {
-				continue
-			}
-			remote[rel], remoteHash[rel] = ref, h
-		}
 	}
 	_, tracking, err := s.syncedRefs(s.trackingPrefix())
 	if err != nil {
@@ -66,52 +30,46 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 	if err != nil {
 		return nil, err
 	}
-
-	var wants []plumbing.Hash
-	wanted := map[plumbing.Hash]bool{}
-	for _, h := range remoteHash {
-		if !wanted[h] && s.r.storage.HasEncodedObject(h) != nil {
-			wanted[h] = true
-			wants = append(wants, h)
+	q, err := s.r.newQuarantine()
+	if err != nil {
+		return nil, err
+	}
+	defer q.discard()
+	req := fetchRequest{seen: map[string]plumbing.Hash{}, haves: s.haves(), progress: s.o.GitProgress}
+	for i := range syncNamespaces {
+		if ns := &syncNamespaces[i]; !ns.optIn || s.o.Checkpoints {
+			req.prefixes = append(req.prefixes, ns.rel)
 		}
 	}
-	objects := gitstorer.EncodedObjectStorer(s.r.storage)
-	var q *quarantine
-	var packFail *fsckFailure
-	if len(wants) > 0 {
-		q, err = s.r.newQuarantine()
-		if err != nil {
-			return nil, err
-		}
-		defer q.discard()
-		up, ok := sess.(interface {
-			UploadPack(context.Context, *packp.UploadPackRequest) (*packp.UploadPackResponse, error)
-		})
+	for rel, h := range tracking {
+		req.seen[hegelPrefix+rel] = h
+	}
+	advertised, err := tr.fetch(ctx, s.rem, req, q)
+	if err != nil {
+		return nil, err
+	}
+
+	remote := map[string]hegelRef{}
+	remoteHash := map[string]plumbing.Hash{}
+	for name, h := range advertised {
+		rel, ok := strings.CutPrefix(name, hegelPrefix)
 		if !ok {
-			return nil, errors.New("internal error: not an upload-pack session")
+			continue
 		}
-		req := packp.NewUploadPackRequestFromCapabilities(adv.Capabilities)
-		if s.o.RemoteProgress == nil && adv.Capabilities.Supports(capability.NoProgress) {
-			_ = req.Capabilities.Set(capability.NoProgress)
-		}
-		req.Wants = wants
-		req.Haves = s.haves(tracking)
-		resp, err := up.UploadPack(ctx, req)
+		ref, ok, err := classify(rel)
 		if err != nil {
-			return nil, s.fetchConn.describe(err)
+			if s.o.inScope(ref) {
+				s.skip(name, err.Error())
+			}
+			continue
 		}
-		// The phase starts with the pack's first bytes, after the
-		// remote's own messages (counting, compressing), as git shows it.
-		cr := &countingReader{r: demux(req.Capabilities, resp, s.o.RemoteProgress), p: s.o.Progress, title: "Receiving objects"}
-		packFail, err = q.receive(cr, s.checker())
-		if err == nil {
-			s.o.Progress.Add(q.count)
+		if !ok || !s.o.inScope(ref) {
+			continue
 		}
-		s.o.Progress.Done()
-		_ = resp.Close()
-		if err != nil {
-			return nil, s.fetchConn.describe(err)
-		}
+		remote[rel], remoteHash[rel] = ref, h
+	}
+	objects := gitstorer.EncodedObjectStorer(s.r.storage)
+	if q.count > 0 {
 		s.rep.Received += q.count
 		objects = q.over(s.r.storage)
 	}
@@ -135,24 +93,21 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 		}
 		cands = append(cands, candidate{ref: ref, tip: h, objects: objs})
 	}
-	var first *fsckCheck
-	if q != nil && q.dir != "" {
-		first = &fsckCheck{fail: packFail, whole: true}
-	}
 	var alternates []string
-	if q != nil && q.dir != "" {
+	if q.dir != "" {
 		alternates = []string{q.objectsDir()}
 	}
-	cands = s.gitCheck(cands, objects, first, alternates...)
+	cands = s.gitCheck(cands, objects, nil, alternates...)
 	var accepted []plumbing.Hash
 	for _, c := range cands {
 		validated[c.ref.tracking(s.rem.Name)] = c.tip
 		accepted = append(accepted, c.objects...)
 	}
-	if q != nil {
+	if q.count > 0 {
+		q.checked = len(s.refused) == 0 && q.holdsOnly(accepted)
 		objectsDir := ""
 		if s.r.CommonDir != "" {
-			objectsDir = s.checker().objects
+			objectsDir = s.r.objectsDir()
 		}
 		if err := q.migrate(s.r.storage, objectsDir, accepted, len(s.refused) == 0); err != nil {
 			return nil, fmt.Errorf("cannot store the fetched objects: %s", oneLine(err.Error()))
@@ -190,27 +145,15 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 	return validated, nil
 }
 
-// haves lists commits the remote has, as far as we know: the tracking
-// refs (the remote's refs when we last fetched or pushed) and, with
-// checkpoints (whose commits have HEAD's commit as a parent), the
-// remote-tracking branches. Only commits the server should have are
-// offered: go-git's own server fails on a have it does not know.
-func (s *syncer) haves(tracking map[string]plumbing.Hash) []plumbing.Hash {
-	seen := map[plumbing.Hash]bool{}
-	var out []plumbing.Hash
-	add := func(h plumbing.Hash) {
-		if !h.IsZero() && !seen[h] && s.r.storage.HasEncodedObject(h) == nil {
-			seen[h] = true
-			out = append(out, h)
-		}
-	}
-	for _, h := range tracking {
-		add(h)
-	}
+// haves lists more commits the remote likely has than its refs/hegel/*
+// as last seen: with checkpoints (whose commits have the project's
+// commits as parents), the remote-tracking branches.
+func (s *syncer) haves() map[string]plumbing.Hash {
+	out := map[string]plumbing.Hash{}
 	if s.o.Checkpoints {
 		refs, _ := s.r.refs.List("refs/remotes/" + s.rem.Name + "/")
 		for _, ref := range refs {
-			add(ref.Hash)
+			out[string(ref.Name)] = ref.Hash
 		}
 	}
 	return out
@@ -238,55 +181,6 @@ func (s *syncer) known(ref hegelRef, local plumbing.Hash) []plumbing.Hash {
 		}
 	}
 	return append(out, s.codeTips...)
-}
-
-// demux reads the pack out of a side-band stream; the remote's progress
-// messages go to progress (nil: dropped).
-func demux(caps *capability.List, r io.Reader, progress io.Writer) io.Reader {
-	var d *sideband.Demuxer
-	switch {
-	case caps.Supports(capability.Sideband64k):
-		d = sideband.NewDemuxer(sideband.Sideband64k, r)
-	case caps.Supports(capability.Sideband):
-		d = sideband.NewDemuxer(sideband.Sideband, r)
-	default:
-		return r
-	}
-	if progress != nil {
-		d.Progress = progress
-	}
-	return d
-}
-
-// countingReader tells p the bytes read through it, in a phase named
-// title that starts with the first byte.
-type countingReader struct {
-	r       io.Reader
-	p       Progress
-	title   string
-	started bool
-}
-
-func (c *countingReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	if n > 0 && !c.started {
-		c.started = true
-		c.p.Start(c.title, 0)
-	}
-	c.p.AddBytes(n)
-	return n, err
-}
-
-// countingWriter tells p the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	p Progress
-}
-
-func (c countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.p.AddBytes(n)
-	return n, err
 }
 
 func nonZero(hs ...plumbing.Hash) []plumbing.Hash {

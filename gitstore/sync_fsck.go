@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,30 +255,6 @@ func writePack(file string, s gitstorer.EncodedObjectStorer, hashes []plumbing.H
 		return err
 	}
 	return f.Close()
-}
-
-// writeRawPack copies a pack as received to file and returns the number
-// of objects its header announces.
-func writeRawPack(file string, rd io.Reader) (int, error) {
-	var hdr [12]byte
-	if _, err := io.ReadFull(rd, hdr[:]); err != nil {
-		return 0, fmt.Errorf("reading the pack: %w", err)
-	}
-	if !bytes.Equal(hdr[:4], []byte("PACK")) {
-		return 0, errors.New("the remote did not send a pack")
-	}
-	f, err := os.Create(file)
-	if err != nil {
-		return 0, err
-	}
-	_, err = io.Copy(f, io.MultiReader(bytes.NewReader(hdr[:]), rd))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return 0, fmt.Errorf("reading the pack: %w", err)
-	}
-	return int(uint32(hdr[8])<<24 | uint32(hdr[9])<<16 | uint32(hdr[10])<<8 | uint32(hdr[11])), nil
 }
 
 // candidate is a remote ref that passed git-hegel's own checks, with the

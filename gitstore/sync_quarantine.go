@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,23 +15,26 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // quarantine holds the objects a fetch received until they are validated,
 // as git's receive-pack does for a push: rejected data never enters the
 // repository's object store, so a refused ref leaves nothing behind (not
-// even objects git fsck would complain about). On disk the pack is stored
-// and checked by git itself (index-pack, see sync_fsck.go) in a temporary
-// directory of the git dir; in memory (unit tests) in a memory storage.
+// even objects git fsck would complain about). On disk it is a temporary
+// repository in the git dir that git fetch runs in (sync_git.go); in
+// memory (unit tests) a memory storage.
 type quarantine struct {
 	dir   string // "" in memory
 	store storage.Storer
 	count int
+	// arrived lists the objects git fetch brought (on disk).
+	arrived []plumbing.Hash
 	// checked: git's checks passed on the whole pack as received.
 	checked bool
 }
@@ -48,11 +52,192 @@ func (r *Repo) newQuarantine() (*quarantine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a directory for fetched objects: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "objects", "pack"), 0o777); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("cannot create a directory for fetched objects: %w", err)
+	for _, sub := range []string{"objects/pack", "objects/info", "refs"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o777); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("cannot create a directory for fetched objects: %w", err)
+		}
 	}
 	return &quarantine{dir: dir}, nil
+}
+
+// prepareRepo makes the quarantine a repository git fetch can run in:
+// its configuration is the repository's as git reads it here (every
+// file and include, flattened by git config --list), so the remote, its
+// URL rewriting, authentication, proxies and protocol settings are the
+// ones git fetch would use here; its HEAD is the repository's; and its
+// refs are seen and haves, so git offers them as commits we have and
+// sends only what is new. seen are refs under refs/hegel/: a fetch
+// updates them, and prunes those the remote no longer has.
+func (q *quarantine) prepareRepo(ctx context.Context, r *Repo, seen, haves map[string]plumbing.Hash) error {
+	cfg, err := r.flatConfig(ctx)
+	if err != nil {
+		return err
+	}
+	head, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
+	if err != nil || !bytes.HasPrefix(head, []byte("ref: ")) && len(bytes.TrimSpace(head)) != 40 {
+		head = []byte("ref: refs/heads/main\n")
+	}
+	var packed bytes.Buffer
+	packed.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
+	all := map[string]plumbing.Hash{}
+	for n, h := range haves {
+		all["refs/hegel-haves/"+strings.TrimPrefix(n, "refs/")] = h
+	}
+	for n, h := range seen {
+		all[n] = h
+	}
+	for _, n := range sortedNames(all) {
+		if !all[n].IsZero() {
+			fmt.Fprintf(&packed, "%s %s\n", all[n], n)
+		}
+	}
+	for name, b := range map[string][]byte{"config": cfg, "HEAD": head, "packed-refs": packed.Bytes()} {
+		if err := os.WriteFile(filepath.Join(q.dir, name), b, 0o666); err != nil {
+			return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
+		}
+	}
+	return nil
+}
+
+// flatConfig returns the configuration git reads in the repository
+// (system, global, the repository's, the worktree's, and the files they
+// include, as evaluated here), as one file; the command line's (git -c)
+// reaches git fetch through the environment anyway. Left out: the core
+// settings that describe this repository, and the object checks, which
+// sync runs itself (sync_fsck.go) and whose settings it reads itself.
+func (r *Repo) flatConfig(ctx context.Context) ([]byte, error) {
+	dir := r.WorkTree
+	if dir == "" {
+		dir = r.GitDir
+	}
+	out, stderr, err := runSyncGit(ctx, dir, cleanGitEnv(os.Environ()), nil, "--git-dir", r.GitDir, "config", "--list", "--includes", "--show-scope", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("cannot read git's configuration: %s", gitReason(stderr))
+	}
+	var b bytes.Buffer
+	b.WriteString("[core]\n\trepositoryformatversion = 0\n\tbare = true\n")
+	fields := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		scope, entry := fields[i], fields[i+1]
+		key, value, hasValue := strings.Cut(entry, "\n")
+		if scope == "command" || skipFlatKey(key) {
+			continue
+		}
+		dot, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+		if dot < 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "[%s", key[:dot])
+		if last > dot {
+			fmt.Fprintf(&b, " %s", gitConfigQuote(key[dot+1:last]))
+		}
+		fmt.Fprintf(&b, "]\n\t%s", key[last+1:])
+		if hasValue {
+			fmt.Fprintf(&b, " = %s", gitConfigQuote(value))
+		}
+		b.WriteString("\n")
+	}
+	return b.Bytes(), nil
+}
+
+// skipFlatKey reports the settings flatConfig leaves out.
+func skipFlatKey(key string) bool {
+	for _, p := range []string{"core.worktree", "core.bare", "core.repositoryformatversion", "extensions.",
+		"include.", "includeif.", "fsck.", "fetch.fsck.", "receive.fsck."} {
+		if key == p || strings.HasPrefix(key, p) && strings.HasSuffix(p, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// gitConfigQuote quotes a value (or a subsection name) for a git config
+// file.
+func gitConfigQuote(v string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`).Replace(v) + `"`
+}
+
+// open reads what git fetch stored in the quarantine: it lists the
+// objects that arrived (a thin pack's bases, which index-pack appends
+// from the repository, did not) and opens them for reading.
+func (q *quarantine) open(base gitstorer.EncodedObjectStorer) error {
+	all, err := listObjects(q.objectsDir())
+	if err != nil {
+		return fmt.Errorf("cannot read the fetched objects: %w", err)
+	}
+	q.arrived = q.arrived[:0]
+	for _, h := range all {
+		if base.HasEncodedObject(h) != nil {
+			q.arrived = append(q.arrived, h)
+		}
+	}
+	q.count = len(q.arrived)
+	q.store = filesystem.NewStorageWithOptions(osfs.New(q.dir), cache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
+	return nil
+}
+
+// refs returns the quarantine's refs under refs/hegel/: after a fetch,
+// the remote's.
+func (q *quarantine) refs() (map[string]plumbing.Hash, error) {
+	list, err := refs.NewFiles(osfs.New(q.dir), refs.Options{}).List(hegelPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the fetched refs: %w", err)
+	}
+	out := make(map[string]plumbing.Hash, len(list))
+	for _, r := range list {
+		out[string(r.Name)] = r.Hash
+	}
+	return out, nil
+}
+
+// listObjects lists the objects in an object directory: those of its
+// packs (from each index) and the loose ones.
+func listObjects(dir string) ([]plumbing.Hash, error) {
+	var out []plumbing.Hash
+	idx, _ := filepath.Glob(filepath.Join(dir, "pack", "pack-*.idx"))
+	for _, p := range idx {
+		b, err := os.ReadFile(p)
+		const head = 8 + 256*4
+		if err != nil || len(b) < head || !bytes.Equal(b[:4], []byte("\377tOc")) {
+			return nil, fmt.Errorf("%s: not a version 2 pack index", filepath.Base(p))
+		}
+		n := int(binary.BigEndian.Uint32(b[head-4 : head]))
+		if len(b) < head+n*20 {
+			return nil, fmt.Errorf("%s: cut short", filepath.Base(p))
+		}
+		for i := 0; i < n; i++ {
+			var h plumbing.Hash
+			copy(h[:], b[head+i*20:])
+			out = append(out, h)
+		}
+	}
+	fans, _ := filepath.Glob(filepath.Join(dir, "[0-9a-f][0-9a-f]"))
+	for _, d := range fans {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if h, ok := parseHex(filepath.Base(d) + e.Name()); ok {
+				out = append(out, h)
+			}
+		}
+	}
+	return out, nil
+}
+
+func parseHex(s string) (plumbing.Hash, bool) {
+	if len(s) != 40 {
+		return plumbing.ZeroHash, false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return plumbing.ZeroHash, false
+		}
+	}
+	return plumbing.NewHash(s), true
 }
 
 const quarantinePrefix = "hegel-incoming-"
@@ -70,57 +255,19 @@ func removeStaleQuarantines(commonDir string) {
 
 func (q *quarantine) objectsDir() string { return filepath.Join(q.dir, "objects") }
 
-// receive stores the pack read from rd and returns how many objects it
-// holds. On disk, git index-pack stores it, with git's checks: a refusal
-// is returned as the failure (the pack is then stored without the checks,
-// so that sync can find which refs brought the refused object).
-func (q *quarantine) receive(rd io.Reader, c *gitChecker) (*fsckFailure, error) {
-	if q.dir == "" {
-		var hdr [12]byte
-		if _, err := io.ReadFull(rd, hdr[:]); err != nil {
-			return nil, fmt.Errorf("reading the pack: %w", err)
-		}
-		if !bytes.Equal(hdr[:4], []byte("PACK")) {
-			return nil, errors.New("the remote did not send a pack")
-		}
-		q.count = int(binary.BigEndian.Uint32(hdr[8:12]))
-		if err := packfile.UpdateObjectStorage(q.store, io.MultiReader(bytes.NewReader(hdr[:]), rd)); err != nil {
-			return nil, fmt.Errorf("reading the pack: %w", err)
-		}
-		return nil, nil
+// holdsOnly reports whether every object that arrived is one of hashes:
+// then git's checks of hashes covered all the quarantine brings.
+func (q *quarantine) holdsOnly(hashes []plumbing.Hash) bool {
+	set := make(map[plumbing.Hash]bool, len(hashes))
+	for _, h := range hashes {
+		set[h] = true
 	}
-	raw := filepath.Join(q.dir, "incoming.pack")
-	n, err := writeRawPack(raw, rd)
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(raw)
-	q.count = n
-	fail, err := c.indexPack(raw, q.objectsDir(), true)
-	if err != nil {
-		return nil, err
-	}
-	if fail != nil {
-		// Store it unchecked (the quarantine is never migrated as a whole
-		// now), to read which refs bring the refused object.
-		packs := filepath.Join(q.objectsDir(), "pack")
-		_ = os.RemoveAll(packs)
-		if err := os.MkdirAll(packs, 0o777); err != nil {
-			return nil, err
+	for _, h := range q.arrived {
+		if !set[h] {
+			return false
 		}
-		again, err := c.indexPack(raw, q.objectsDir(), false)
-		if err != nil {
-			return nil, err
-		}
-		if again != nil {
-			return nil, fmt.Errorf("the remote sent a pack git cannot read: %s", again.reason())
-		}
-	} else {
-		q.checked = true
 	}
-	q.store = filesystem.NewStorageWithOptions(osfs.New(q.dir), cache.NewObjectLRUDefault(),
-		filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
-	return fail, nil
+	return true
 }
 
 // over returns a store that reads the quarantined objects, then base's.

@@ -64,6 +64,7 @@ func (w *syncWorld) repo() *Repo {
 		w.t.Fatal(err)
 	}
 	r.Now = func() time.Time { w.clock = w.clock.Add(time.Second); return w.clock }
+	r.syncTransport = &memTransport{r: r}
 	return r
 }
 

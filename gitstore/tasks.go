@@ -74,8 +74,7 @@ func damagedTask(ref plumbing.ReferenceName, err error) error {
 	if errors.Is(err, engine.ErrDamaged) {
 		return err
 	}
-	name := strings.TrimPrefix(strings.TrimPrefix(string(ref), TaskRefPrefix), ArchiveRefPrefix)
-	d := engine.Damaged(string(ref), name, oneLine(err.Error()))
+	d := engine.Damaged(string(ref), refTaskName(ref), oneLine(err.Error()))
 	d.Cause = err
 	return d
 }
@@ -85,12 +84,17 @@ func decodeTask(ref plumbing.ReferenceName, d *Doc) (*engine.Task, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: no %s in its tree", ref, stateFile)
 	}
-	var st engine.State
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return nil, fmt.Errorf("%s: damaged %s: %s", ref, stateFile, oneLine(err.Error()))
+	st, err := decodeState(ref, raw)
+	if err != nil {
+		return nil, err
 	}
-	return &engine.Task{State: &st, Definition: d.Files[workflowFile], Rev: d.Commit.String(),
+	return &engine.Task{State: st, Definition: d.Files[workflowFile], Rev: d.Commit.String(),
 		Archived: strings.HasPrefix(string(ref), ArchiveRefPrefix)}, nil
+}
+
+// refTaskName is the task a task or archive ref holds.
+func refTaskName(ref plumbing.ReferenceName) string {
+	return strings.TrimPrefix(strings.TrimPrefix(string(ref), TaskRefPrefix), ArchiveRefPrefix)
 }
 
 // SaveTask implements engine.TaskStore. An archived task continues its

@@ -662,10 +662,26 @@ func (m *Manager) sameParents(c plumbing.Hash, parents []plumbing.Hash) bool {
 	return true
 }
 
+// commit reads and decodes commit h through the object layer, which
+// looks at the pack directories again when a concurrent repack moved the
+// object (go-git's storer keeps the pack list it opened with, so a
+// checkpoint just packed by a concurrent `git repack` reads as missing
+// there).
 func (m *Manager) commit(h plumbing.Hash) (*object.Commit, error) {
-	m.w.obj.mu.Lock()
-	defer m.w.obj.mu.Unlock()
-	return object.GetCommit(m.w.obj.s, h)
+	data, err := m.w.obj.db.Read(plumbing.CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	mo := &plumbing.MemoryObject{}
+	mo.SetType(plumbing.CommitObject)
+	if _, err := mo.Write(data); err != nil {
+		return nil, err
+	}
+	c := &object.Commit{}
+	if err := c.Decode(mo); err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	return c, nil
 }
 
 // ErrNoCheckpoint reports a checkpoint that is not in the chain.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/git-hegel/git-hegel/gitstore"
 	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
@@ -22,8 +21,7 @@ import (
 // without writing anything.
 type objects struct {
 	mu  sync.Mutex
-	s   gitstorer.EncodedObjectStorer // the same objects, for go-git's decoders
-	mem map[plumbing.Hash][]byte      // tree objects built or read by this process
+	mem map[plumbing.Hash][]byte // tree objects built or read by this process
 	db  *gitobjects.Objects
 	// batch, while a snapshot is stored, collects its blobs and trees
 	// into one pack (gitobjects.Batch); nil otherwise.
@@ -54,7 +52,7 @@ func (o *objects) abortBatch() {
 }
 
 func newObjects(r *gitstore.Repo) *objects {
-	return &objects{s: r.Storage(), mem: map[plumbing.Hash][]byte{}, db: r.Objects()}
+	return &objects{mem: map[plumbing.Hash][]byte{}, db: r.Objects()}
 }
 
 // close releases nothing: the repository owns the mapped packs.

@@ -19,7 +19,8 @@ import (
 
 func checkpointFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the checkpoint")
-	fs.Bool("json", false, "print JSON (list, show; schema: docs/rollback.md)")
+	valueName(fs, "message", "MESSAGE")
+	jsonFlagSaying("list, show: print JSON")(fs)
 	fs.BoolP("null", "z", false, "show: list the files as NUL-terminated records, paths unquoted (see the manual)")
 	fs.BoolP("yes", "y", false, "drop: do not ask for confirmation")
 	progressFlags(fs)
@@ -65,11 +66,11 @@ func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
 // checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
 // show <id|node>`, `checkpoint drop <id>`.
 var checkpointSubs = []*subcommand{
-	{name: "", args: "[-m <message>] [--task NAME] [-q | --[no-]progress]", flags: []string{"message", "task", "quiet", "progress", "no-progress"}, run: runCheckpointTake},
-	{name: "list", args: "[--json] [--task NAME]", flags: []string{"json", "task"}, run: runCheckpointList},
-	{name: "show", args: "<id|node> [--json | -z] [--task NAME]", flags: []string{"json", "null", "task"}, min: 1,
+	{name: "", flags: []string{"message", "task", "quiet", "progress", "no-progress"}, run: runCheckpointTake},
+	{name: "list", readOnly: true, flags: []string{"json", "task"}, run: runCheckpointList},
+	{name: "show", readOnly: true, args: "<id|node>", flags: []string{"json", "null", "task"}, min: 1,
 		operands: []valueKind{kindCheckpointOrNode}, run: runCheckpointShow},
-	{name: "drop", args: "<id> [-y] [--task NAME]", flags: []string{"yes", "task"}, min: 1,
+	{name: "drop", args: "<id>", flags: []string{"yes", "task"}, min: 1,
 		operands: []valueKind{kindCheckpoint}, run: runCheckpointDrop},
 }
 
@@ -280,7 +281,7 @@ func (c *cmdCtx) listCheckpoints(st *engine.State, cps []*engine.Checkpoint) err
 	cps = slices.Clone(cps)
 	slices.Reverse(cps)
 	if c.boolFlag("json") {
-		out := checkpointListJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoints: []checkpointJSON{}}
+		out := checkpointListJSON{Schema: c.jsonSchema(), Task: st.Task, Checkpoints: []checkpointJSON{}}
 		for _, cp := range cps {
 			out.Checkpoints = append(out.Checkpoints, c.checkpointJSON(cp))
 		}
@@ -309,7 +310,7 @@ func firstLineOf(s string) string {
 
 func (c *cmdCtx) showCheckpoint(st *engine.State, cp *engine.Checkpoint, p *engine.RestorePlan) error {
 	if c.boolFlag("json") {
-		out := checkpointShowJSON{Schema: jsonSchemaVersion, Task: st.Task, Checkpoint: c.checkpointJSON(cp), Rollback: planJSON(p)}
+		out := checkpointShowJSON{Schema: c.jsonSchema(), Task: st.Task, Checkpoint: c.checkpointJSON(cp), Rollback: planJSON(p)}
 		return writeJSON(c.Stdout, out)
 	}
 	if c.boolFlag("null") {

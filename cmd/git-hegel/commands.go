@@ -20,8 +20,12 @@ import (
 // command declares here (flags, operands, subcommands) is documented,
 // checked and completed without more work.
 type command struct {
-	name     string
-	args     string // synopsis after the name
+	name string
+	// args is the usage line after the name: the operands, and where the
+	// flags go when the default place (the end) is not right; alt are
+	// further forms ("rollback --undo"). synopsis.go draws the flags.
+	args     string
+	alt      []string
 	summary  string
 	group    string
 	setFlags func(fs *pflag.FlagSet) // nil: no flags besides -h and the common ones
@@ -40,14 +44,23 @@ type command struct {
 	// rawArgs: run gets the arguments unparsed (the completion helper is
 	// handed partial command lines).
 	rawArgs bool
+	// aliases are flag names accepted for another (old name: new name);
+	// they are not listed.
+	aliases map[string]string
+	// readOnly commands write nothing to the repository, not even the
+	// clone's instance id (gitstore.ExistingWorktreeID); writeFlag names
+	// the flag that makes one write (doctor --fix).
+	readOnly  bool
+	writeFlag string
 }
 
 // subcommand is one verb of a command that has several.
 type subcommand struct {
 	name     string
-	args     string   // synopsis after the verb
+	args     string   // the usage line after the verb, as command.args
 	flags    []string // the command's flags that apply to this verb
 	min      int      // required operands
+	readOnly bool     // as command.readOnly
 	operands []valueKind
 	run      func(c *cmdCtx, args []string) error
 }
@@ -65,6 +78,8 @@ type cmdCtx struct {
 	sub string
 	// meter draws progress (progress.go), made on first use.
 	meter *progressMeter
+	// worktreeID is the repository's gitstore.WorktreeID, read by openRepo.
+	worktreeID string
 	// snaps are the repository's checkpoints (checkpoint.go), made on
 	// first use and closed when the command ends.
 	snaps *worktree.Snapshots
@@ -93,10 +108,13 @@ func ownerForce(fs *pflag.FlagSet) {
 	fs.Bool("force", false, "change a task another worktree owns (recorded in the task)")
 }
 
-func jsonFlag(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON (schema: docs/json.md)") }
-
-func messageFlag(usage string) func(*pflag.FlagSet) {
-	return func(fs *pflag.FlagSet) { fs.StringP("message", "m", "", usage) }
+// messageFlag is -m/--message, the one spelling of a reason or comment;
+// value names it in the usage line (REASON, COMMENT).
+func messageFlag(value, usage string) func(*pflag.FlagSet) {
+	return func(fs *pflag.FlagSet) {
+		fs.StringP("message", "m", "", usage)
+		valueName(fs, "message", value)
+	}
 }
 
 // flags combines flag setters.
@@ -110,134 +128,143 @@ func flags(set ...func(*pflag.FlagSet)) func(*pflag.FlagSet) {
 
 func init() {
 	commands = []*command{
-		{name: "start", args: "<workflow> [<node>] [--task NAME] [--type TYPE] [-d TEXT] [--priority P]", summary: "Start a workflow in this worktree", group: "Workflows",
+		{name: "start", args: "<workflow> [<node>]", summary: "Start a workflow in this worktree", group: "Workflows",
 			setFlags: startFlags, run: runStart, operands: []valueKind{kindWorkflow, kindNode}},
-		{name: "next", args: "[<claim>] [--force[=<rule_type>]] [-y] [--task NAME]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
-			setFlags: flags(taskFlag, nextFlags), run: runNext, operands: []valueKind{kindClaim}},
-		{name: "done", args: "[--force[=<rule_type>]] [-y] [--task NAME]", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
-			setFlags: flags(taskFlag, nextFlags), run: runDone},
-		{name: "prev", args: "[--task NAME]", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runPrev},
-		{name: "repeat", args: "[--task NAME]", summary: "Show the current node's prompt again", group: "Workflows", setFlags: taskFlag, run: runRepeat},
-		{name: "restart", args: "[--task NAME]", summary: "Go back to the workflow's start node", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runRestart},
-		{name: "skip", args: "[-m REASON] [--force] [--task NAME]", summary: "Skip the current node when it is conditional or the task type skips it", group: "Workflows",
-			setFlags: flags(taskFlag, messageFlag("why it is skipped (kept in the task)"), func(fs *pflag.FlagSet) {
+		{name: "next", args: "[<claim>]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
+			setFlags: flags(nextFlags, taskFlag), run: runNext, operands: []valueKind{kindClaim}},
+		{name: "done", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
+			setFlags: flags(nextFlags, taskFlag), run: runDone},
+		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runPrev},
+		{name: "repeat", summary: "Show the current node's prompt again", group: "Workflows", setFlags: taskFlag, run: runRepeat},
+		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runRestart},
+		{name: "skip", summary: "Skip the current node when it is conditional or the task type skips it", group: "Workflows",
+			setFlags: flags(messageFlag("REASON", "why it is skipped (kept in the task)"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "skip a node that is not conditional, or another worktree's task (recorded)")
-			}), run: runSkip},
-		{name: "abort", args: "[--task NAME]", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(taskFlag, ownerForce), run: runAbort},
+			}, taskFlag), run: runSkip},
+		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},
 		{name: "reset", summary: "Forget this worktree's workflow (aborting it if active)", group: "Workflows", run: runReset},
 		{name: "stash", summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",
 			setFlags: stashFlags, subs: stashSubs, defaultSub: "push"},
 		{name: "checkpoint", summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
-			setFlags: flags(checkpointFlags, taskFlag), subs: checkpointSubs, defaultSub: ""},
-		{name: "rollback", args: "[<node> | --to <checkpoint> | --all] [-y] [--dry-run [-z]] [--reason TEXT] [--force] [--recurse-submodules] [--task NAME] [-q | --[no-]progress] | --undo",
+			setFlags: flags(checkpointFlags, taskFlag, func(fs *pflag.FlagSet) { altFlags(fs, "json", "null") }), subs: checkpointSubs, defaultSub: ""},
+		{name: "rollback", args: "[<node> | {to}]",
+			alt:     []string{"{all} [{yes}] [{message}] [{task}]", "{undo} [{yes}] [{dry-run}] [{recurse-submodules}] [{task}]"},
 			summary: "Go back to the start of a node, or the whole workflow: files, index, HEAD and workflow state", group: "Workflows",
-			setFlags: flags(rollbackFlags, taskFlag), run: runRollback, operands: []valueKind{kindRollbackNode}},
-		{name: "fetch", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
+			setFlags: flags(rollbackFlags, taskFlag, func(fs *pflag.FlagSet) {
+				valueName(fs, "to", "ID")
+				nestFlag(fs, "dry-run", "null")
+			}), aliases: map[string]string{"reason": "message"},
+			run: runRollback, operands: []valueKind{kindRollbackNode}},
+		{name: "fetch", args: "[<remote>]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
 			setFlags: syncFlags, run: runFetch, operands: []valueKind{kindRemote}},
-		{name: "push", args: "[<remote>] [--checkpoints] [--strict] [--json] [-q | --[no-]progress]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
+		{name: "push", args: "[<remote>]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
-		{name: "sync", args: "[<remote>] [--checkpoints] [--strict] [--ours|--theirs <task>]... [--json] [-q | --[no-]progress]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
+		{name: "sync", args: "[<remote>]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
-		{name: "trust", args: "[<task>] [-y | --dry-run] [--json] | --list [--json]", summary: "Review what differs in a task's workflow definition and trust it on this machine, so it may run commands and instruct your agent", group: "Workflows",
-			setFlags: trustFlags, run: runTrust, operands: []valueKind{kindAnyTask}},
+		{name: "trust", args: "[<task>] {...}", alt: []string{"{list} [{json}]"}, summary: "Review what differs in a task's workflow definition and trust it on this machine, so it may run commands and instruct your agent", group: "Workflows",
+			setFlags: flags(trustFlags, func(fs *pflag.FlagSet) { altFlags(fs, "yes", "dry-run") }), run: runTrust, operands: []valueKind{kindAnyTask}},
 
-		{name: "run", args: "[<workflow>] [-p PROMPT] [--context FILE]... [--set KEY=VALUE]... [--adapter NAME] [-y] [--task NAME] [--on-complete CMD]",
+		{name: "run", args: "[<workflow>]",
 			summary: "Run a workflow's steps through their handlers (adapters, commands), or continue the active task's run", group: "Running steps",
 			setFlags: runFlags, run: runRun, operands: []valueKind{kindRunWorkflow}},
-		{name: "cancel", args: "[--task NAME] [--force]", summary: "Stop a running 'git hegel run' (from another terminal); the task is kept", group: "Running steps",
-			setFlags: flags(taskFlag, func(fs *pflag.FlagSet) {
+		{name: "cancel", readOnly: true, summary: "Stop a running 'git hegel run' (from another terminal); the task is kept", group: "Running steps",
+			setFlags: flags(func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "remove the record of a run on another host, which cannot be signalled from here")
-			}), run: runCancel},
-		{name: "result", args: "<node> [--task NAME] [--json]", summary: "Print the stored result of a step", group: "Running steps",
-			setFlags: flags(taskFlag, jsonFlag), run: runResult, operands: []valueKind{kindResultNode}},
+			}, taskFlag), run: runCancel},
+		{name: "result", readOnly: true, args: "<node>", summary: "Print the stored result of a step", group: "Running steps",
+			setFlags: flags(jsonFlag, taskFlag), run: runResult, operands: []valueKind{kindResultNode}},
 
-		{name: "fail", args: "[-m REASON] [--task NAME]", summary: "Record a failed attempt at the current node", group: "Failures and gates",
-			setFlags: flags(taskFlag, ownerForce, messageFlag("why the attempt failed")), run: runFail},
-		{name: "approve", args: "[-m COMMENT] [--task NAME]", summary: "Approve the move an approval gate holds, and go on", group: "Failures and gates",
-			setFlags: flags(taskFlag, messageFlag("a comment kept with the approval"), func(fs *pflag.FlagSet) {
+		{name: "fail", summary: "Record a failed attempt at the current node", group: "Failures and gates",
+			setFlags: flags(messageFlag("REASON", "why the attempt failed"), ownerForce, taskFlag), run: runFail},
+		{name: "approve", summary: "Approve the move an approval gate holds, and go on", group: "Failures and gates",
+			setFlags: flags(messageFlag("COMMENT", "a comment kept with the approval"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "decide although the node names other approvers (recorded)")
-			}), run: runApprove},
-		{name: "reject", args: "-m REASON [--to NODE] [--task NAME]", summary: "Reject at an approval gate and send the task back", group: "Failures and gates",
-			setFlags: flags(taskFlag, messageFlag("why (required)"), func(fs *pflag.FlagSet) {
+			}, taskFlag), run: runApprove},
+		{name: "reject", args: "{message}", summary: "Reject at an approval gate and send the task back", group: "Failures and gates",
+			setFlags: flags(messageFlag("REASON", "why (required)"), func(fs *pflag.FlagSet) {
 				fs.String("to", "", "the node to send the task back to (default: the node before)")
+				valueName(fs, "to", "NODE")
 				completeValues(fs, "to", kindTaskNode)
 				fs.Bool("force", false, "decide although the node names other approvers (recorded)")
-			}), run: runReject},
-		{name: "ask", args: "<question> [--task NAME]", summary: "Ask the human a question; the task waits for the answer", group: "Failures and gates",
-			setFlags: flags(taskFlag, ownerForce), run: runAsk},
-		{name: "answer", args: "<text> [--task NAME]", summary: "Answer the open question and make the task active again", group: "Failures and gates",
+			}, taskFlag), run: runReject},
+		{name: "ask", args: "<question>", summary: "Ask the human a question; the task waits for the answer", group: "Failures and gates",
+			setFlags: flags(ownerForce, taskFlag), run: runAsk},
+		{name: "answer", args: "<text>", summary: "Answer the open question and make the task active again", group: "Failures and gates",
 			setFlags: taskFlag, run: runAnswer},
-		{name: "pause", args: "[-m REASON] [--task NAME]", summary: "Pause the task", group: "Failures and gates",
-			setFlags: flags(taskFlag, ownerForce, messageFlag("why it is paused")), run: runPause},
-		{name: "resume", args: "[--strategy S] [--checkpoint ID] [-m REASON] [-y] [--task NAME]", summary: "Resume a paused or failed task (retry-current, retry-previous, skip-current, from-checkpoint)", group: "Failures and gates",
-			setFlags: flags(taskFlag, ownerForce, messageFlag("why (kept with a skip)"), func(fs *pflag.FlagSet) {
-				fs.String("strategy", "", "retry-current, retry-previous, skip-current or from-checkpoint (asked on a terminal when left out)")
+		{name: "pause", summary: "Pause the task", group: "Failures and gates",
+			setFlags: flags(messageFlag("REASON", "why it is paused"), ownerForce, taskFlag), run: runPause},
+		{name: "resume", summary: "Resume a paused or failed task (retry-current, retry-previous, skip-current, from-checkpoint)", group: "Failures and gates",
+			setFlags: flags(func(fs *pflag.FlagSet) {
+				fs.String("strategy", "", "retry-current, retry-previous, skip-current or from-checkpoint (default: retry-current for a paused task; asked on a terminal for a failed one)")
 				completeValues(fs, "strategy", kindStrategy)
 				fs.String("checkpoint", "", "the checkpoint for from-checkpoint (default: the task's first)")
+				valueName(fs, "checkpoint", "ID")
 				completeValues(fs, "checkpoint", kindCheckpoint)
 				fs.BoolP("yes", "y", false, "do not ask before rolling back to the checkpoint")
-			}), run: runResume},
+			}, messageFlag("REASON", "why (kept with a skip)"), ownerForce, taskFlag), run: runResume},
 
-		{name: "tasks", args: "[--all] [--archived] [--json]", summary: "List the repository's tasks", group: "Tasks",
-			setFlags: flags(jsonFlag, func(fs *pflag.FlagSet) {
+		{name: "tasks", readOnly: true, summary: "List the repository's tasks", group: "Tasks",
+			setFlags: flags(func(fs *pflag.FlagSet) {
 				fs.Bool("all", false, "also list finished tasks not archived yet")
 				fs.Bool("archived", false, "also list archived tasks")
-			}), run: runTasks},
-		{name: "show", args: "[<task> | --task NAME] [--json]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
+			}, jsonFlag), run: runTasks},
+		{name: "show", readOnly: true, args: "[<task> | {task}]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
 			setFlags: flags(jsonFlag, taskFlag), run: runShow, operands: []valueKind{kindAnyTask}},
-		{name: "describe", args: "[<task>] <text>", summary: "Change a task's description", group: "Tasks", run: runDescribe},
-		{name: "delete", args: "<task> [-y]", summary: "Delete a finished task and its checkpoints (restore-task brings it back)", group: "Tasks",
+		{name: "describe", args: "[<task> | {task}] <text>", summary: "Change a task's description", group: "Tasks", run: runDescribe,
+			setFlags: flags(ownerForce, taskFlag)},
+		{name: "delete", args: "<task>", summary: "Delete a finished task and its checkpoints (restore-task brings it back)", group: "Tasks",
 			setFlags: func(fs *pflag.FlagSet) { fs.BoolP("yes", "y", false, "do not ask for confirmation") }, run: runDelete,
 			operands: []valueKind{kindAnyTask}},
-		{name: "restore-task", args: "[<task>] [--json]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
+		{name: "restore-task", args: "[<task>]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
 			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
 
-		{name: "status", args: "[-v] [--json] [--task NAME] [--watch [--interval D]]", summary: "Show the active workflow", group: "Inspect",
-			setFlags: flags(taskFlag, func(fs *pflag.FlagSet) {
+		{name: "status", readOnly: true, summary: "Show the active workflow", group: "Inspect",
+			setFlags: flags(func(fs *pflag.FlagSet) {
 				fs.BoolP("verbose", "v", false, "also count uncommitted files (scans the working tree)")
-				fs.Bool("json", false, "print JSON (schema: docs/json.md)")
+				jsonFlag(fs)
 				fs.BoolP("watch", "w", false, "show it again every --interval, in place on a terminal, until Ctrl-C")
 				fs.Duration("interval", 2*time.Second, "how often --watch refreshes")
-			}),
+				valueName(fs, "interval", "DURATION")
+				nestFlag(fs, "watch", "interval")
+			}, taskFlag),
 			run: runStatus},
-		{name: "workflows", args: "[<name>] [--json]", summary: "List the workflows you can start, or show one", group: "Inspect",
+		{name: "workflows", readOnly: true, args: "[<name>]", summary: "List the workflows you can start, or show one", group: "Inspect",
 			setFlags: jsonFlag, run: runWorkflows, operands: []valueKind{kindWorkflow}},
-		{name: "log", args: "[<task>] [--workflow W] [--status S] [--task T] [--type T] [--since DATE] [--until DATE] [--grep TEXT] [-n N] [--json | --format=jsonl]",
+		{name: "log", readOnly: true, args: "[<task>]",
 			summary: "List the runs that ended (and the open ones), newest first; or one task's operations", group: "Inspect",
 			setFlags: logFlags, run: runLog, operands: []valueKind{kindAnyTask}},
-		{name: "stats", args: "[--date DAY | --since DATE] [--by day|week|workflow] [--json]",
+		{name: "stats", readOnly: true,
 			summary: "Summarize the runs of a day or period: counts, durations, success rate, per-node time and failures", group: "Inspect",
 			setFlags: statsFlags, run: runStats},
-		{name: "web", args: "[--port N] [--open] [--no-auth]", summary: "Serve a dashboard of the tasks, their gates and workflow graphs on 127.0.0.1", group: "Inspect",
+		{name: "web", summary: "Serve a dashboard of the tasks, their gates and workflow graphs on 127.0.0.1", group: "Inspect",
 			setFlags: webFlags, run: runWeb},
-		{name: "hook", args: "<EventName> [--agent claude|codex|cursor]", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
+		{name: "hook", args: "<EventName>", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
 			setFlags: hookFlags, run: runHook, operands: []valueKind{kindHookEvent}},
 		{name: "hooks", summary: "Install or remove git-hegel's hooks in Claude Code, Codex or Cursor", group: "Agents",
-			setFlags: hooksFlags, defaultSub: "status", subs: []*subcommand{
-				{name: "status", args: "[--agent A] [--project|--user]", flags: []string{"agent", "project", "user"}, run: runHooksStatus},
-				{name: "install", args: "[--agent A] [--project|--user] [--dry-run]", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksInstall},
-				{name: "uninstall", args: "[--agent A] [--project|--user] [--dry-run]", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksUninstall},
+			setFlags: flags(hooksFlags, func(fs *pflag.FlagSet) { altFlags(fs, "project", "user") }), defaultSub: "status", subs: []*subcommand{
+				{name: "status", flags: []string{"agent", "project", "user"}, run: runHooksStatus},
+				{name: "install", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksInstall},
+				{name: "uninstall", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksUninstall},
 			}},
-		{name: "guides", args: "[<NAME>] [--json]", summary: "List the prompt guides, or print one", group: "Agents",
-			setFlags: func(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON (schema: docs/json.md)") },
-			run:      runGuides, operands: []valueKind{kindGuide}},
-		{name: "metrics", args: "[--task T] [--json] | --graph [--format dot|mermaid]", summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
+		{name: "guides", readOnly: true, args: "[<name>]", summary: "List the prompt guides, or print one", group: "Agents",
+			setFlags: jsonFlag, run: runGuides, operands: []valueKind{kindGuide}},
+		{name: "metrics", readOnly: true, alt: []string{"{graph} [{task}]"}, summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
 			setFlags: metricsFlags, run: runMetrics},
-		{name: "gc", args: "[--retention-days N] [--dry-run] [--json]", summary: "Remove history entries, archived tasks and dropped stashes older than the retention, so git gc reclaims them", group: "Maintenance",
+		{name: "gc", summary: "Remove history entries, archived tasks and dropped stashes older than the retention, so git gc reclaims them", group: "Maintenance",
 			setFlags: gcFlags, run: runGC},
-		{name: "doctor", args: "[--fix] [--json]", summary: "Check refs/hegel/, the session file, locks, rollbacks and task owners; --fix repairs what it can", group: "Maintenance",
+		{name: "doctor", readOnly: true, writeFlag: "fix", summary: "Check refs/hegel/, the session file, locks, rollbacks and task owners; --fix repairs what it can", group: "Maintenance",
 			setFlags: doctorFlags, run: runDoctor},
 		{name: "init", summary: "Prepare .hegel/ in this worktree (start does this too)", group: "Setup", run: runInit},
 		{name: "help", args: "[<command>]", summary: "Show help for git-hegel or a command", group: "Setup", run: runHelp,
 			operands: []valueKind{kindCommand}},
 		{name: "version", summary: "Print the version", group: "Setup", run: runVersion},
-		{name: "completion", args: "bash|zsh|fish", summary: "Print the completion script for bash, zsh or fish (how to load it: git hegel --help)", group: "Setup", run: runCompletion,
+		{name: "completion", args: "bash|zsh|fish", summary: "Print the completion script for bash, zsh or fish (bash: source <(git hegel completion bash); README.md has zsh and fish)", group: "Setup", run: runCompletion,
 			operands: []valueKind{kindShell}},
 		{name: "remote", summary: "Make plain git fetch and git push carry refs/hegel/* for a remote", group: "Setup",
 			setFlags: remoteFlags, subs: remoteSubs},
-		{name: completeCommand, args: "<word>...", summary: "Print the completions of the last word (used by the completion scripts)", run: runComplete, hidden: true, rawArgs: true},
+		{name: completeCommand, readOnly: true, args: "<word>...", summary: "Print the completions of the last word (used by the completion scripts)", run: runComplete, hidden: true, rawArgs: true},
 	}
 }
 
@@ -275,7 +302,11 @@ func (cmd *command) subNames() []string {
 // several, as git stash -h shows them.
 func (cmd *command) synopses() []string {
 	if len(cmd.subs) == 0 {
-		return []string{strings.TrimSpace("git hegel " + cmd.name + " " + cmd.args)}
+		var out []string
+		for _, form := range renderForms(append([]string{cmd.args}, cmd.alt...), cmd.flagSet(&Env{}), nil) {
+			out = append(out, strings.TrimSpace("git hegel "+cmd.name+" "+form))
+		}
+		return out
 	}
 	var out []string
 	for _, s := range cmd.subs {
@@ -289,7 +320,8 @@ func (cmd *command) subSynopsis(s *subcommand) string {
 	if s.name == cmd.defaultSub && s.name != "" {
 		verb = "[" + s.name + "]"
 	}
-	return strings.Join(strings.Fields("git hegel "+cmd.name+" "+verb+" "+s.args), " ")
+	form := renderForms([]string{s.args}, cmd.flagSet(&Env{}), s)[0]
+	return strings.Join(strings.Fields("git hegel "+cmd.name+" "+verb+" "+form), " ")
 }
 
 // flagSet builds the flags cmd accepts: its own and the common ones, which
@@ -301,6 +333,14 @@ func (cmd *command) flagSet(env *Env) *pflag.FlagSet {
 	fs.SortFlags = true
 	if cmd.setFlags != nil {
 		cmd.setFlags(fs)
+	}
+	if cmd.aliases != nil {
+		fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+			if to, ok := cmd.aliases[name]; ok {
+				return pflag.NormalizedName(to)
+			}
+			return pflag.NormalizedName(name)
+		})
 	}
 	env.commonFlags(fs)
 	return fs
@@ -346,7 +386,7 @@ func dispatch(args []string, env *Env) error {
 		if strings.HasPrefix(name, "-") {
 			return usagef("", "unknown option '%s'", strings.TrimLeft(name, "-"))
 		}
-		return usagef("", "'%s' is not a git hegel command", name)
+		return unknownCommand(name)
 	}
 	fs := cmd.flagSet(env)
 	if cmd.rawArgs {
@@ -363,6 +403,9 @@ func dispatch(args []string, env *Env) error {
 		return usagef(cmd.name, "--task needs a name")
 	}
 	c := &cmdCtx{Env: env, name: cmd.name, flags: fs}
+	if env.pipe != nil && len(cmd.subs) == 0 && c.readOnly() {
+		env.pipe.stopNow.Store(true)
+	}
 	defer c.closeSnapshots()
 	var err error
 	if len(cmd.subs) > 0 {
@@ -418,6 +461,9 @@ func (c *cmdCtx) runSub(cmd *command, args []string) error {
 		return usageLine(strings.Join(cmd.synopses(), "\n   or: "))
 	}
 	c.sub = sub.name
+	if c.pipe != nil && c.readOnly() {
+		c.pipe.stopNow.Store(true)
+	}
 	where := strings.TrimSpace(cmd.name + " " + sub.name)
 	var misused string
 	c.flags.Visit(func(f *pflag.Flag) {
@@ -471,12 +517,12 @@ func printUsage(w io.Writer) {
 		}
 	}
 	fmt.Fprint(w, "\nEvery command takes --color[=<when>] and --no-color, before or after its name.\n")
-	fmt.Fprint(w, "Run 'git hegel <command> -h' for a command's options, 'git hegel --help' for the manual.\n")
+	fmt.Fprint(w, "Run 'git hegel <command> -h' for a command's options, 'git hegel --help' for the manual (installed by make install).\n")
 }
 
 func printCommandUsage(w io.Writer, cmd *command, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.Join(cmd.synopses(), "\n   or: "), cmd.summary)
-	if u := fs.FlagUsages(); u != "" {
+	if u := optionsText(fs, nil); u != "" {
 		fmt.Fprintf(w, "\nOptions:\n%s", u)
 	}
 }
@@ -491,7 +537,7 @@ func runHelp(c *cmdCtx, args []string) error {
 	}
 	cmd := lookup(args[0])
 	if cmd == nil || cmd.hidden {
-		return usagef("", "'%s' is not a git hegel command", args[0])
+		return unknownCommand(args[0])
 	}
 	printCommandUsage(c.Stdout, cmd, cmd.flagSet(&Env{}))
 	return nil

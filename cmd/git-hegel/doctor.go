@@ -207,7 +207,7 @@ func runDoctor(c *cmdCtx, args []string) error {
 		if ps == nil {
 			ps = []doctorProblem{}
 		}
-		if err := writeJSON(c.Stdout, doctorJSON{Schema: jsonSchemaVersion, Fix: fix, Refs: nrefs, Locks: len(locks), Problems: ps, Remain: remain, Healthy: remain == 0}); err != nil {
+		if err := writeJSON(c.Stdout, doctorJSON{Schema: c.jsonSchema(), Fix: fix, Refs: nrefs, Locks: len(locks), Problems: ps, Remain: remain, Healthy: remain == 0}); err != nil {
 			return err
 		}
 	} else {

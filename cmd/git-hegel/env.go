@@ -27,14 +27,19 @@ type Env struct {
 	// rawNonASCII is core.quotePath=false: bytes from 0x80 up are printed
 	// as they are in paths, not as octal escapes.
 	rawNonASCII bool
+	// pipe tracks a closed standard output (pipe.go); nil in tests that
+	// write to buffers.
+	pipe *pipeState
 }
 
 func systemEnv() *Env {
 	dir, _ := os.Getwd()
+	pipe := &pipeState{}
 	return &Env{
+		pipe:     pipe,
 		Stdin:    os.Stdin,
-		Stdout:   os.Stdout,
-		Stderr:   os.Stderr,
+		Stdout:   &pipeWriter{f: os.Stdout, state: pipe, out: true},
+		Stderr:   &pipeWriter{f: os.Stderr, state: pipe},
 		Getenv:   os.Getenv,
 		Dir:      dir,
 		Now:      clock(os.Getenv),
@@ -57,7 +62,7 @@ func clock(getenv func(string) string) func() time.Time {
 // isTerminal asks the terminal driver, as isatty does: /dev/null is a
 // character device too, but not a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := outputFile(w)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

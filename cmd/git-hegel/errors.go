@@ -39,12 +39,17 @@ type usageError struct {
 	cmd      string // the command, "" for git hegel itself
 	msg      string // what was wrong; "" prints the synopsis instead
 	synopsis string
+	// hint follows the line after a blank one: the commands nearest to a
+	// mistyped one, as git lists them.
+	hint string
 }
 
 func (e *usageError) Error() string {
 	switch {
 	case e.msg == "":
 		return "usage: " + e.synopsis
+	case e.hint != "":
+		return fmt.Sprintf("error: %s (see 'git hegel help')\n\n%s", e.msg, e.hint)
 	case e.cmd == "":
 		return fmt.Sprintf("error: %s (see 'git hegel help')", e.msg)
 	}

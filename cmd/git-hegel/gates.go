@@ -47,7 +47,7 @@ func runApprove(c *cmdCtx, args []string) error {
 	}
 	v, err := e.Approve(c.taskOptions(), c.stringFlag("message"))
 	if err != nil {
-		return err
+		return c.atNoGate(e, err)
 	}
 	a := v.State.Approvals[len(v.State.Approvals)-1]
 	fmt.Fprintf(c.Stdout, "Approved %s by %s\n\n", a.Node, a.By)
@@ -71,12 +71,42 @@ func runReject(c *cmdCtx, args []string) error {
 	}
 	v, err := e.Reject(c.taskOptions(), c.stringFlag("message"), c.stringFlag("to"))
 	if err != nil {
-		return err
+		return c.atNoGate(e, err)
 	}
 	ev := v.State.RollbackHistory[len(v.State.RollbackHistory)-1]
 	fmt.Fprintf(c.Stdout, "Rejected at %s; sent back to %s\n\n", ev.From, ev.To)
 	c.printView(v)
 	return nil
+}
+
+// atNoGate answers approve or reject in a worktree without a workflow:
+// the person is most likely deciding for a task that runs elsewhere, so
+// the tasks waiting for a decision are named, with how to pick one.
+func (c *cmdCtx) atNoGate(e *engine.Engine, err error) error {
+	if !errors.Is(err, engine.ErrNoWorkflow) {
+		return err
+	}
+	list, lerr := e.ListTasks(engine.ListOptions{})
+	if lerr != nil {
+		return err
+	}
+	var waiting []string
+	for _, t := range list {
+		if t.Err == nil && t.State.Status == engine.StatusAwaitingApproval {
+			waiting = append(waiting, t.Name)
+		}
+	}
+	how := "git hegel " + c.name + " --task "
+	if c.name == "reject" {
+		how = "git hegel reject -m REASON --task "
+	}
+	switch len(waiting) {
+	case 0:
+		return errors.New("No active workflow here, and no task waits for approval (see 'git hegel tasks')")
+	case 1:
+		return fmt.Errorf("No active workflow here; task %s waits for approval: %s%s", waiting[0], how, waiting[0])
+	}
+	return fmt.Errorf("No active workflow here; tasks waiting for approval: %s. Name one: %sNAME", strings.Join(waiting, ", "), how)
 }
 
 func runAsk(c *cmdCtx, args []string) error {
@@ -143,25 +173,30 @@ func runResume(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.flags.Changed("checkpoint") {
+		strategy = engine.FromCheckpoint
+	}
 	if strategy == "" {
-		// Check the status first: asking for a strategy on a task that
-		// cannot be resumed would waste the person's time.
+		// A paused task (by pause, or by a rollback) goes on where it
+		// stopped; a failed one needs a choice, asked on a terminal. The
+		// status is checked first: asking about a task that cannot be
+		// resumed would waste the person's time.
 		t, err := e.Current(c.selected())
 		if err != nil {
 			return err
 		}
-		if s := t.State.Status; s != engine.StatusPaused && s != engine.StatusFailed {
-			return fmt.Errorf("Cannot resume workflow with status: %s (task %s)", s, t.State.Task)
+		switch t.State.Status {
+		case engine.StatusFailed:
+			if !c.inputIsTerminal() {
+				return usagef(c.name, "a failed task needs a strategy: --strategy %s; there is no terminal to ask on", strategyNames(" | "))
+			}
+			if strategy, err = c.chooseStrategy(t.State); err != nil {
+				return err
+			}
+		default:
+			// Paused; any other status is refused by Resume, with why.
+			strategy = engine.RetryCurrent
 		}
-		if !c.inputIsTerminal() {
-			return usagef(c.name, "name a strategy with --strategy (%s); there is no terminal to ask on", strategyNames(", "))
-		}
-		if strategy, err = c.chooseStrategy(t.State); err != nil {
-			return err
-		}
-	}
-	if c.flags.Changed("checkpoint") {
-		strategy = engine.FromCheckpoint
 	}
 	o := engine.ResumeOptions{Task: c.selected(), Force: c.boolFlag("force"), Strategy: strategy, Reason: c.stringFlag("message")}
 	if strategy == engine.FromCheckpoint {

@@ -23,6 +23,7 @@ const (
 
 func gcFlags(fs *pflag.FlagSet) {
 	fs.Int("retention-days", -1, "remove what ended more than N days ago (default: git config hegel.retentionDays, else 30; 0 keeps everything)")
+	valueName(fs, "retention-days", "N")
 	fs.BoolP("dry-run", "n", false, "say what would be removed, remove nothing")
 	jsonFlag(fs)
 }
@@ -58,7 +59,7 @@ func runGC(c *cmdCtx, args []string) error {
 	dry := c.boolFlag("dry-run")
 	if days == 0 {
 		if c.boolFlag("json") {
-			return writeJSON(c.Stdout, gcJSON{Schema: jsonSchemaVersion, DryRun: dry, Archived: []string{}, DeletedRecords: []string{}, Rerooted: []string{}, Kept: []string{}})
+			return writeJSON(c.Stdout, gcJSON{Schema: c.jsonSchema(), DryRun: dry, Archived: []string{}, DeletedRecords: []string{}, Rerooted: []string{}, Kept: []string{}})
 		}
 		fmt.Fprintln(c.Stdout, "Nothing removed: the retention is 0 days, which keeps everything (git config hegel.retentionDays)")
 		return nil
@@ -70,7 +71,9 @@ func runGC(c *cmdCtx, args []string) error {
 	}
 	if rep != nil {
 		if c.boolFlag("json") {
-			if jerr := writeJSON(c.Stdout, gcReportJSON(rep, days)); jerr != nil {
+			j := gcReportJSON(rep, days)
+			j.Schema = c.jsonSchema()
+			if jerr := writeJSON(c.Stdout, j); jerr != nil {
 				return jerr
 			}
 		} else {

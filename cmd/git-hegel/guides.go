@@ -27,7 +27,7 @@ func runGuides(c *cmdCtx, args []string) error {
 		for _, g := range guides {
 			if g.Name == name {
 				if c.boolFlag("json") {
-					return writeJSON(c.Stdout, guideJSON{Schema: jsonSchemaVersion, Name: g.Name, Source: g.Source, Title: g.Title, Overrides: g.Overrides, Text: g.Text})
+					return writeJSON(c.Stdout, guideJSON{Schema: c.jsonSchema(), Name: g.Name, Source: g.Source, Title: g.Title, Overrides: g.Overrides, Text: g.Text})
 				}
 				fmt.Fprint(c.Stdout, g.Text)
 				if !strings.HasSuffix(g.Text, "\n") {
@@ -42,7 +42,7 @@ func runGuides(c *cmdCtx, args []string) error {
 		return fmt.Errorf("No guide '%s'. Run 'git hegel guides' to list them", name)
 	}
 	if c.boolFlag("json") {
-		out := guidesJSON{Schema: jsonSchemaVersion, Guides: []guideJSON{}}
+		out := guidesJSON{Schema: c.jsonSchema(), Guides: []guideJSON{}}
 		for _, g := range guides {
 			out.Guides = append(out.Guides, guideJSON{Name: g.Name, Source: g.Source, Title: g.Title, Overrides: g.Overrides})
 		}

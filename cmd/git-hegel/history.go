@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 func logFlags(fs *pflag.FlagSet) {
 	fs.String("workflow", "", "only runs of this workflow")
+	valueName(fs, "workflow", "NAME")
 	completeValues(fs, "workflow", kindWorkflow)
 	fs.String("status", "", "only runs with this status (completed, aborted, failed, rolled_back, or an open one: active, paused…)")
 	fs.String("task", "", "only runs of this task")
@@ -28,16 +30,26 @@ func logFlags(fs *pflag.FlagSet) {
 	fs.String("type", "", "only runs of this task type")
 	fs.String("since", "", "only runs started at or after DATE (git's forms: 2.weeks.ago, yesterday, 2026-01-02)")
 	fs.String("until", "", "only runs started at or before DATE")
+	valueName(fs, "since", "DATE")
+	valueName(fs, "until", "DATE")
 	fs.String("grep", "", "only runs whose task, description or error contains TEXT")
+	valueName(fs, "grep", "TEXT")
 	fs.IntP("max-count", "n", 0, "show at most N runs")
-	fs.String("format", "", "jsonl: one JSON object a line, seed 05's executions.jsonl fields")
+	valueName(fs, "max-count", "N")
 	jsonFlag(fs)
+	fs.String("format", "", "jsonl: one JSON object a line, with the fields docs/json.md lists under log --format=jsonl")
+	valueName(fs, "format", "jsonl")
+	altFlags(fs, "json", "format")
 }
 
 func statsFlags(fs *pflag.FlagSet) {
 	fs.String("date", "", "the day to summarize (YYYY-MM-DD; default: today)")
 	fs.String("since", "", "summarize from DATE until now (git's forms: 2.weeks.ago, 2026-01-02)")
 	fs.String("by", "", "one summary per day, week or workflow")
+	valueName(fs, "date", "DAY")
+	valueName(fs, "since", "DATE")
+	valueName(fs, "by", "day|week|workflow")
+	altFlags(fs, "date", "since")
 	jsonFlag(fs)
 }
 
@@ -112,7 +124,7 @@ func runLog(c *cmdCtx, args []string) error {
 	c.warnDamagedHistory(h)
 	switch {
 	case c.boolFlag("json"):
-		out := logJSON{Schema: jsonSchemaVersion, Executions: []executionJSON{}}
+		out := logJSON{Schema: c.jsonSchema(), Executions: []executionJSON{}}
 		for _, rec := range recs {
 			out.Executions = append(out.Executions, executionOf(rec))
 		}
@@ -120,7 +132,7 @@ func runLog(c *cmdCtx, args []string) error {
 	case format == "jsonl":
 		bw := bufio.NewWriter(c.Stdout)
 		for _, rec := range recs {
-			b, err := json.Marshal(seedExecutionOf(rec))
+			b, err := json.Marshal(jsonlExecutionOf(rec))
 			if err != nil {
 				return err
 			}
@@ -132,8 +144,12 @@ func runLog(c *cmdCtx, args []string) error {
 		fmt.Fprintln(c.Stdout, "No runs found")
 		return nil
 	}
-	bw := bufio.NewWriter(c.Stdout)
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	// The table is laid out without colour, and the ids coloured after:
+	// escape sequences would count as width and push the header out of
+	// line with the rows.
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tWORKFLOW\tTASK\tSTATUS\tDURATION")
 	for _, rec := range recs {
 		id, dur := c.paint(c.Stdout, "id", rec.ShortID()), text.HumanDuration(time.Duration(rec.DurationMS)*time.Millisecond)
 		if rec.Open {
@@ -144,6 +160,14 @@ func runLog(c *cmdCtx, args []string) error {
 			rec.Workflow, rec.Task, rec.Status, dur)
 	}
 	tw.Flush()
+	bw := bufio.NewWriter(c.Stdout)
+	for i, line := range strings.SplitAfter(table.String(), "\n") {
+		if i > 0 && i <= len(recs) && !recs[i-1].Open {
+			id := recs[i-1].ShortID()
+			line = c.paint(c.Stdout, "id", id) + strings.TrimPrefix(line, id)
+		}
+		bw.WriteString(line)
+	}
 	return bw.Flush()
 }
 
@@ -173,7 +197,7 @@ func (c *cmdCtx) taskLog(name string) error {
 	}
 	ops := engine.TaskOps(chain)
 	if c.boolFlag("json") {
-		out := taskLogJSON{Schema: jsonSchemaVersion, Task: name, Ref: string(ref), Operations: []taskOpJSON{}}
+		out := taskLogJSON{Schema: c.jsonSchema(), Task: name, Ref: string(ref), Operations: []taskOpJSON{}}
 		for i := len(ops) - 1; i >= 0; i-- {
 			op := ops[i]
 			out.Operations = append(out.Operations, taskOpJSON{Commit: op.Commit, Time: op.At.UTC(), Op: op.Op, From: op.From, To: op.To,
@@ -249,8 +273,15 @@ func runStats(c *cmdCtx, args []string) error {
 		return err
 	}
 	c.warnDamagedHistory(h)
-	if c.boolFlag("json") {
-		out := statsJSON{Schema: jsonSchemaVersion, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON{}}
+	switch schema := c.jsonSchema(); {
+	case schema >= 2:
+		out := statsJSON2{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON2{}}
+		for _, s := range sums {
+			out.Summaries = append(out.Summaries, summaryOf2(s, by))
+		}
+		return writeJSON(c.Stdout, out)
+	case schema == 1:
+		out := statsJSON{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON{}}
 		for _, s := range sums {
 			out.Summaries = append(out.Summaries, summaryOf(s, by))
 		}

@@ -77,10 +77,10 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// seedExecutionJSON is one line of --format=jsonl: seed 05's
-// executions.jsonl fields, names and units (milliseconds), so tools
-// written for it read git-hegel's history.
-type seedExecutionJSON struct {
+// jsonlExecutionJSON is one line of --format=jsonl: the executions.jsonl
+// layout earlier workflow tools wrote (names, units in milliseconds), so
+// tools written for it read git-hegel's history.
+type jsonlExecutionJSON struct {
 	ID              string  `json:"id"`
 	WorkflowName    string  `json:"workflowName"`
 	UserTask        string  `json:"userTask"`
@@ -93,16 +93,16 @@ type seedExecutionJSON struct {
 	Error           *string `json:"error"`
 }
 
-// seedStatus is seed 05's name for a status.
-var seedStatus = map[string]string{
+// jsonlStatus is a status as executions.jsonl names it.
+var jsonlStatus = map[string]string{
 	engine.StatusCompleted: "COMPLETED", engine.StatusFailed: "ERROR", engine.StatusRolledBack: "ROLLBACK",
 	engine.StatusAborted: "ABORTED", engine.StatusActive: "EXECUTING", engine.StatusPaused: "PAUSED",
 	engine.StatusAwaitingApproval: "PAUSED", engine.StatusAwaitingAnswer: "PAUSED",
 }
 
-func seedExecutionOf(r engine.LogRecord) seedExecutionJSON {
+func jsonlExecutionOf(r engine.LogRecord) jsonlExecutionJSON {
 	h := r.HistoryEntry
-	j := seedExecutionJSON{ID: h.ID, WorkflowName: h.Workflow, UserTask: h.Description, Status: seedStatus[h.Status],
+	j := jsonlExecutionJSON{ID: h.ID, WorkflowName: h.Workflow, UserTask: h.Description, Status: jsonlStatus[h.Status],
 		PhasesCompleted: len(h.Completed), PhasesFailed: len(h.Failed), PhasesSkipped: len(h.Skipped),
 		Timestamp: h.StartedAt.UnixMilli()}
 	if j.UserTask == "" {
@@ -151,9 +151,9 @@ type statsJSON struct {
 	Summaries []summaryJSON `json:"summaries"`
 }
 
-// summaryJSON is seed 05's DailySummary (same names and units:
-// milliseconds, a rate from 0 to 1), plus the counts and per-node figures
-// git-hegel adds.
+// summaryJSON is a summary in schema 1: the daily summary layout earlier
+// workflow tools wrote (camelCase, durations in milliseconds, a rate from
+// 0 to 1), plus the counts and per-node figures git-hegel adds.
 type summaryJSON struct {
 	Group               string         `json:"group"`
 	Date                string         `json:"date,omitempty"` // when the group is one day
@@ -193,6 +193,59 @@ func summaryOf(s engine.Summary, by string) summaryJSON {
 	}
 	for _, n := range s.Nodes {
 		j.Nodes = append(j.Nodes, nodeStatJSON{Workflow: n.Workflow, Node: n.Node, Runs: n.Runs, MedianDuration: n.MedianMS,
+			Attempts: n.Attempts, Retries: n.Retries, FailureRate: n.FailureRate})
+	}
+	return j
+}
+
+// statsJSON2 is stats --json=2: snake_case, durations in milliseconds
+// named so.
+type statsJSON2 struct {
+	Schema    int            `json:"schema"`
+	From      time.Time      `json:"from"`
+	To        time.Time      `json:"to"`
+	By        string         `json:"by,omitempty"`
+	Summaries []summaryJSON2 `json:"summaries"`
+}
+
+type summaryJSON2 struct {
+	Group               string          `json:"group"`
+	Date                string          `json:"date,omitempty"`
+	From                time.Time       `json:"from"`
+	To                  time.Time       `json:"to"`
+	TotalWorkflows      int             `json:"total_workflows"`
+	CompletedWorkflows  int             `json:"completed_workflows"`
+	FailedWorkflows     int             `json:"failed_workflows"`
+	AbortedWorkflows    int             `json:"aborted_workflows"`
+	RolledBackWorkflows int             `json:"rolled_back_workflows"`
+	ActiveWorkflows     int             `json:"active_workflows"`
+	TotalDurationMS     int64           `json:"total_duration_ms"`
+	AverageDurationMS   int64           `json:"average_duration_ms"`
+	WorkflowBreakdown   map[string]int  `json:"workflow_breakdown"`
+	MostUsedWorkflow    string          `json:"most_used_workflow"`
+	SuccessRate         float64         `json:"success_rate"`
+	Nodes               []nodeStatJSON2 `json:"nodes"`
+}
+
+type nodeStatJSON2 struct {
+	Workflow         string  `json:"workflow"`
+	Node             string  `json:"node"`
+	Runs             int     `json:"runs"`
+	MedianDurationMS int64   `json:"median_duration_ms"`
+	Attempts         int     `json:"attempts"`
+	Retries          int     `json:"retries"`
+	FailureRate      float64 `json:"failure_rate"`
+}
+
+func summaryOf2(s engine.Summary, by string) summaryJSON2 {
+	v1 := summaryOf(s, by)
+	j := summaryJSON2{Group: v1.Group, Date: v1.Date, From: v1.From, To: v1.To, TotalWorkflows: v1.TotalWorkflows,
+		CompletedWorkflows: v1.CompletedWorkflows, FailedWorkflows: v1.FailedWorkflows, AbortedWorkflows: v1.AbortedWorkflows,
+		RolledBackWorkflows: v1.RolledBackWorkflows, ActiveWorkflows: v1.ActiveWorkflows, TotalDurationMS: v1.TotalDuration,
+		AverageDurationMS: v1.AverageDuration, WorkflowBreakdown: v1.WorkflowBreakdown, MostUsedWorkflow: v1.MostUsedWorkflow,
+		SuccessRate: v1.SuccessRate, Nodes: []nodeStatJSON2{}}
+	for _, n := range v1.Nodes {
+		j.Nodes = append(j.Nodes, nodeStatJSON2{Workflow: n.Workflow, Node: n.Node, Runs: n.Runs, MedianDurationMS: n.MedianDuration,
 			Attempts: n.Attempts, Retries: n.Retries, FailureRate: n.FailureRate})
 	}
 	return j

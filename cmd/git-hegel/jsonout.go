@@ -12,18 +12,29 @@ import (
 // (docs/json.md): fields are only ever added, never renamed or removed, and
 // they are separate from the stored formats so those can change freely.
 
-const jsonSchemaVersion = 1
-
+// statusJSON is status --json; schema 2 names the task "task", as show
+// does (statusJSON2), schema 1 "workflow".
 type statusJSON struct {
-	Schema           int           `json:"schema"`
-	Workflow         *workflowJSON `json:"workflow"` // null: no workflow in this worktree
-	Git              gitJSON       `json:"git"`
-	UncommittedFiles *int          `json:"uncommitted_files,omitempty"` // only with -v
-	// Damaged is this worktree's task when it cannot be read (workflow
+	Schema   int           `json:"schema"`
+	Workflow *workflowJSON `json:"workflow"` // null: no workflow in this worktree
+	statusRest
+}
+
+// statusJSON2 is statusJSON in schema 2.
+type statusJSON2 struct {
+	Schema int           `json:"schema"`
+	Task   *workflowJSON `json:"task"` // null: no workflow in this worktree
+	statusRest
+}
+
+// statusRest is what both schemas of status --json share.
+type statusRest struct {
+	Git              gitJSON `json:"git"`
+	UncommittedFiles *int    `json:"uncommitted_files,omitempty"` // only with -v
+	// Damaged is this worktree's task when it cannot be read (the task
 	// is then null).
 	Damaged *damagedJSON `json:"damaged,omitempty"`
-	// The step runner (issue 11, seed 03's get_status and is_running):
-	// running is whether a git hegel run drives the task now; step,
+	// Running is whether a git hegel run drives the task now; step,
 	// total_steps and current_step are where that run is.
 	Running     bool     `json:"running"`
 	Step        int      `json:"step,omitempty"`
@@ -41,7 +52,8 @@ type runJSON struct {
 	Worktree      string    `json:"worktree"`
 	StartedAt     time.Time `json:"started_at"`
 	StepStartedAt time.Time `json:"step_started_at"`
-	Seconds       int64     `json:"seconds"`
+	Seconds       *int64    `json:"seconds,omitempty"` // schema 1
+	TimeMS        *int64    `json:"time_ms,omitempty"` // schema 2
 }
 
 // resultJSON is `git hegel result <node> --json`.
@@ -51,7 +63,8 @@ type resultJSON struct {
 	Node                 string    `json:"node"`
 	Handler              string    `json:"handler"`
 	At                   time.Time `json:"at"`
-	Seconds              float64   `json:"seconds"`
+	Seconds              *float64  `json:"seconds,omitempty"`     // schema 1
+	DurationMS           *int64    `json:"duration_ms,omitempty"` // schema 2
 	Bytes                int64     `json:"bytes"`
 	Truncated            bool      `json:"truncated"`
 	Exit                 int       `json:"exit"`
@@ -78,11 +91,11 @@ type workflowJSON struct {
 	WorkflowID     string     `json:"workflow_id"`
 	StartedAt      time.Time  `json:"started_at"`
 	PhaseStartedAt time.Time  `json:"phase_started_at"`
-	SecondsInPhase int64      `json:"seconds_in_phase"`
+	SecondsInPhase *int64     `json:"seconds_in_phase,omitempty"` // schema 1
+	TimeInPhaseMS  *int64     `json:"time_in_phase_ms,omitempty"` // schema 2
 	EndedAt        *time.Time `json:"ended_at,omitempty"`
 
-	// Tasks, failures and gates (issues 8 and 9). Optional fields are left
-	// out when empty.
+	// Tasks, failures and gates. Optional fields are left out when empty.
 	TaskType        string                 `json:"task_type,omitempty"`
 	Description     string                 `json:"description,omitempty"`
 	Priority        string                 `json:"priority"`
@@ -109,24 +122,29 @@ type workflowJSON struct {
 	Cancelled bool `json:"cancelled,omitempty"`
 }
 
-// taskJSON is the task part of status, show and tasks --json.
-func taskJSON(st *engine.State, now time.Time) *workflowJSON {
+// taskJSON is the task part of status and show --json in schema.
+func taskJSON(st *engine.State, now time.Time, schema int) *workflowJSON {
 	priority := st.Priority
 	if priority == "" {
 		priority = engine.PriorityNormal
 	}
-	return &workflowJSON{
+	j := &workflowJSON{
 		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status,
 		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,
 		StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
-		SecondsInPhase: int64(st.TimeInPhase(now).Seconds()),
-		TaskType:       st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
+		TaskType: st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
 		Worktree: st.Worktree, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
 		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
 		Cancelled: st.Cancelled,
 	}
+	if schema >= 2 {
+		j.TimeInPhaseMS = ptr(st.TimeInPhase(now).Milliseconds())
+	} else {
+		j.SecondsInPhase = ptr(int64(st.TimeInPhase(now).Seconds()))
+	}
+	return j
 }
 
 func nonNil(s []string) []string {
@@ -162,12 +180,14 @@ type taskLineJSON struct {
 }
 
 type showJSON struct {
-	Schema      int                        `json:"schema"`
-	Task        *workflowJSON              `json:"task"`
-	Artifacts   []artifactJSON             `json:"artifacts"`
-	Checkpoints []checkpointJSON           `json:"checkpoints"`
-	StepResults map[string]json.RawMessage `json:"step_results"`
-	Problems    []string                   `json:"problems"`
+	Schema      int              `json:"schema"`
+	Task        *workflowJSON    `json:"task"`
+	Artifacts   []artifactJSON   `json:"artifacts"`
+	Checkpoints []checkpointJSON `json:"checkpoints"` // schema 2: null when unreadable
+	// CheckpointsError says why the checkpoints cannot be read.
+	CheckpointsError string                     `json:"checkpoints_error,omitempty"`
+	StepResults      map[string]json.RawMessage `json:"step_results"`
+	Problems         []string                   `json:"problems"`
 }
 
 type artifactJSON struct {

@@ -7,4 +7,14 @@ package main
 
 import "os"
 
-func main() { os.Exit(run(os.Args[1:], systemEnv())) }
+func main() {
+	catchBrokenPipes()
+	env := systemEnv()
+	code := run(os.Args[1:], env)
+	if env.pipe.broken.Load() {
+		// Standard output was closed under a command that finished its
+		// work (pipe.go): end as git does, quietly.
+		dieOfBrokenPipe()
+	}
+	os.Exit(code)
+}

@@ -21,7 +21,7 @@ func TestManPageDocumentsEveryCommand(t *testing.T) {
 		}
 		// roff spells a hyphen \- ("restore\-task").
 		name := strings.ReplaceAll(regexp.QuoteMeta(c.name), "-", `\\?-`)
-		re := regexp.MustCompile(`(?m)^\.TP\n\.B[IR]? "?` + name + `\b`)
+		re := regexp.MustCompile(`(?m)^\.T[PQ]\n\\fB` + name + `\\fR`)
 		if !re.Match(man) {
 			t.Errorf("docs/git-hegel.1 has no .TP entry for %q", c.name)
 		}
@@ -48,4 +48,129 @@ func TestUsageListsEveryCommand(t *testing.T) {
 			}
 		}
 	}
+}
+
+// roffSynopsis renders a usage line (without "git hegel ") as a man page
+// heading: flags and literal words bold, placeholders (<x>, NAME) italic
+// and in lower case, brackets and bars roman.
+func roffSynopsis(line string) string {
+	var b strings.Builder
+	word := regexp.MustCompile(`^(--\[no-\][a-z][-a-z]*|--?[a-z][-a-z]*|<[^>]+>|[A-Z][A-Z_]*|[a-z][-a-z_]*|.)`)
+	esc := func(s string) string { return strings.ReplaceAll(s, "-", `\-`) }
+	for line != "" {
+		w := word.FindString(line)
+		line = line[len(w):]
+		switch {
+		case strings.HasPrefix(w, "--[no-]"):
+			b.WriteString(`\fB\-\-\fR[\fBno\-\fR]\fB` + esc(w[7:]) + `\fR`)
+		case strings.HasPrefix(w, "-"):
+			b.WriteString(`\fB` + esc(w) + `\fR`)
+		case strings.HasPrefix(w, "<"):
+			for i, alt := range strings.Split(w[1:len(w)-1], "|") {
+				if i > 0 {
+					b.WriteString("|")
+				}
+				b.WriteString(`\fI` + esc(alt) + `\fR`)
+			}
+		case w[0] >= 'A' && w[0] <= 'Z':
+			b.WriteString(`\fI` + strings.ToLower(w) + `\fR`)
+		case w[0] >= 'a' && w[0] <= 'z':
+			b.WriteString(`\fB` + esc(w) + `\fR`)
+		default:
+			b.WriteString(w)
+		}
+	}
+	return b.String()
+}
+
+// manHeadings are the usage lines of every command as the man page heads
+// their paragraphs.
+func manHeadings() []string {
+	var out []string
+	for _, c := range commands {
+		if c.hidden {
+			continue
+		}
+		for _, l := range c.synopses() {
+			out = append(out, roffSynopsis(strings.TrimPrefix(l, "git hegel ")))
+		}
+	}
+	return out
+}
+
+// TestManPageSynopses: the man page heads each command's paragraph with
+// the usage lines -h prints (drawn from the same table), so the manual's
+// synopses cannot drift from the flags. A paragraph may have several
+// headings (.TP, then .TQ for each further one).
+func TestManPageSynopses(t *testing.T) {
+	man, err := os.ReadFile("../../docs/git-hegel.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(man)
+	start, end := strings.Index(text, "\n.SH COMMANDS\n"), strings.Index(text, "\n.SH OPTIONS\n")
+	if start < 0 || end < start {
+		t.Fatal("docs/git-hegel.1 has no COMMANDS section before OPTIONS")
+	}
+	lines := strings.Split(text[start:end], "\n")
+	have := map[string]int{}
+	for i := 0; i+1 < len(lines); i++ {
+		if lines[i] == ".TP" || lines[i] == ".TQ" {
+			have[lines[i+1]]++
+		}
+	}
+	want := map[string]bool{}
+	var missing, stale []string
+	for _, h := range manHeadings() {
+		want[h] = true
+		if have[h] == 0 {
+			missing = append(missing, h)
+		} else if have[h] > 1 {
+			t.Errorf("docs/git-hegel.1 heads %d paragraphs with this line, want one:\n%s", have[h], h)
+		}
+	}
+	for h := range have {
+		if !want[h] {
+			stale = append(stale, h)
+		}
+	}
+	if updateScripts() {
+		// -update: a stale heading is replaced by the missing one of the
+		// same command and form (the same first two words).
+		for _, m := range missing {
+			for i, s := range stale {
+				if s != "" && headingKey(s) == headingKey(m) {
+					text = strings.Replace(text, "\n"+s+"\n", "\n"+m+"\n", 1)
+					stale[i], m = "", ""
+					break
+				}
+			}
+			if m != "" {
+				t.Errorf("docs/git-hegel.1: no heading to replace with (add a paragraph):\n%s", m)
+			}
+		}
+		if err := os.WriteFile("../../docs/git-hegel.1", []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, h := range missing {
+		t.Errorf("docs/git-hegel.1 heads no paragraph with this usage line (go test -run TestManPageSynopses -update rewrites a stale one):\n%s", h)
+	}
+	for _, h := range stale {
+		t.Errorf("docs/git-hegel.1 has a heading no command's usage gives (stale?):\n%s", h)
+	}
+}
+
+// headingKey is a heading's first two words: the command and its verb or
+// the flag its form is about ("stash pop", "rollback --undo").
+func headingKey(h string) string {
+	w := strings.Fields(h)
+	if len(w) > 2 {
+		w = w[:2]
+	}
+	if len(w) == 2 && strings.HasPrefix(w[1], "[") {
+		w = w[:1]
+	}
+	return strings.Join(w, " ")
 }

@@ -18,10 +18,12 @@ import (
 
 func metricsFlags(fs *pflag.FlagSet) {
 	taskFlag(fs)
-	fs.Bool("json", false, "print JSON (schema: docs/json.md)")
+	jsonFlag(fs)
 	fs.Bool("graph", false, "draw the task's path through its workflow, with the time spent per node")
 	fs.String("format", agent.GraphDot, "graph format: dot (Graphviz) or mermaid")
 	completeValues(fs, "format", kindGraphFormat)
+	valueName(fs, "format", "dot|mermaid")
+	nestFlag(fs, "graph", "format")
 }
 
 func runMetrics(c *cmdCtx, args []string) error {
@@ -78,7 +80,7 @@ func runMetrics(c *cmdCtx, args []string) error {
 	}
 	m := agent.ComputeMetrics(engine.MetricsRun(st, now), evs, commits)
 	if c.boolFlag("json") {
-		return writeJSON(c.Stdout, metricsToJSON(m))
+		return writeJSON(c.Stdout, metricsToJSON(m, c.jsonSchema()))
 	}
 	c.printMetrics(m)
 	return nil
@@ -179,7 +181,8 @@ type phaseMetricsJSON struct {
 	StartedAt    time.Time     `json:"started_at"`
 	EndedAt      time.Time     `json:"ended_at"`
 	Current      bool          `json:"current"`
-	Seconds      int64         `json:"seconds"`
+	Seconds      *int64        `json:"seconds,omitempty"` // schema 1
+	TimeMS       *int64        `json:"time_ms,omitempty"` // schema 2
 	ToolCalls    int           `json:"tool_calls"`
 	Tools        []agent.Count `json:"tools"`
 	Commands     []agent.Count `json:"commands"`
@@ -192,7 +195,7 @@ type phaseMetricsJSON struct {
 	Bypasses     []agent.Count `json:"bypasses"`
 }
 
-func metricsToJSON(m *agent.TaskMetrics) metricsJSON {
+func metricsToJSON(m *agent.TaskMetrics, schema int) metricsJSON {
 	conv := func(p *agent.PhaseMetrics) phaseMetricsJSON {
 		nz := func(c []agent.Count) []agent.Count {
 			if c == nil {
@@ -200,14 +203,20 @@ func metricsToJSON(m *agent.TaskMetrics) metricsJSON {
 			}
 			return c
 		}
-		return phaseMetricsJSON{
+		j := phaseMetricsJSON{
 			Node: p.Node, StartedAt: p.Start.UTC(), EndedAt: p.End.UTC(), Current: p.Current,
-			Seconds: int64(p.Duration().Seconds()), ToolCalls: p.ToolCalls, Tools: nz(p.Tools),
+			ToolCalls: p.ToolCalls, Tools: nz(p.Tools),
 			Commands: nz(p.Commands), FilesEdited: nz(p.Files), TokensIn: p.TokensIn, TokensOut: p.TokensOut,
 			TokensCached: p.TokensCached, Commits: p.Commits, Violations: nz(p.Violations), Bypasses: nz(p.Bypasses),
 		}
+		if schema >= 2 {
+			j.TimeMS = ptr(p.Duration().Milliseconds())
+		} else {
+			j.Seconds = ptr(int64(p.Duration().Seconds()))
+		}
+		return j
 	}
-	out := metricsJSON{Schema: jsonSchemaVersion, Task: m.Task, Workflow: m.Workflow, Status: m.Status, Phases: []phaseMetricsJSON{}}
+	out := metricsJSON{Schema: schema, Task: m.Task, Workflow: m.Workflow, Status: m.Status, Phases: []phaseMetricsJSON{}}
 	for i := range m.Phases {
 		out.Phases = append(out.Phases, conv(&m.Phases[i]))
 	}

@@ -10,6 +10,19 @@ import (
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
+// readOnly reports a command (or verb) that writes nothing to the
+// repository, marked so in the command table.
+func (c *cmdCtx) readOnly() bool {
+	cmd := lookup(c.name)
+	if cmd == nil {
+		return false
+	}
+	if s := cmd.findSub(c.sub); s != nil && len(cmd.subs) > 0 {
+		return s.readOnly
+	}
+	return cmd.readOnly && (cmd.writeFlag == "" || !c.boolFlag(cmd.writeFlag))
+}
+
 // openRepo opens the repository around the working directory.
 func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	r, err := gitstore.Open(c.Dir, c.Getenv)
@@ -23,8 +36,13 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	c.repo = r
 	r.Warn = c.warn
 	// Read (or create) the repository's instance id now, so newEngine
-	// cannot fail on it later.
-	if _, err := r.WorktreeID(); err != nil {
+	// cannot fail on it later. A command that only reads never creates it:
+	// running status or log in a repository leaves nothing behind.
+	id, err := r.WorktreeID, error(nil)
+	if c.readOnly() {
+		id = r.ExistingWorktreeID
+	}
+	if c.worktreeID, err = id(); err != nil {
 		return nil, err
 	}
 	switch c.name {
@@ -41,7 +59,6 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 // goes to each call: taskOptions.
 func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	s := r.Sessions()
-	id, _ := r.WorktreeID() // read by openRepo; cannot fail now
 	cfg := r.Config()
 	e := &engine.Engine{
 		Tasks:   r.Tasks(),
@@ -53,10 +70,10 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Workflows: func() (*workflow.Registry, error) {
 			return loadRegistry(r, s)
 		},
-		Guides:          s,
+		Guides:          c.guideSource(r, s),
 		Events:          r.Events(),
 		Worktree:        r.WorkTree,
-		WorktreeID:      id,
+		WorktreeID:      c.worktreeID,
 		Now:             c.Now,
 		Git:             r.GitInfo,
 		Warn:            c.warn,
@@ -76,12 +93,22 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	}
 	if cfg.Bool("hegel", "commitguard", true) {
 		e.CommitTimes = r.CommitTimes
+		e.CommitsAfter = r.CommitsAfter
 	}
 	e.Trust = r.Trust()
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}
 	return e
+}
+
+// guideSource is where prompts take their guides from: the worktree's
+// and the built-in ones, shortened with hegel.prompt=brief (brief.go).
+func (c *cmdCtx) guideSource(r *gitstore.Repo, s *gitstore.Sessions) workflow.GuideSource {
+	if contains(fullPromptCommands, c.name) || c.promptSetting(r.Config()) != promptBrief {
+		return s
+	}
+	return briefGuides{s}
 }
 
 // selected is the task the command names with --task ("": this
@@ -128,10 +155,19 @@ func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*workflow.Registry, e
 	if err != nil {
 		return nil, err
 	}
+	beside, err := s.UserGuidePartialNames()
+	if err != nil {
+		return nil, err
+	}
+	templates, err := s.UserTemplateNames()
+	if err != nil {
+		return nil, err
+	}
 	return workflow.LoadRegistry(files, workflow.LoadOptions{
-		Strict:       r.Config().Bool("hegel", "strictworkflows", false),
-		UserGuides:   guides,
-		UserPartials: partials,
-		Unreadable:   unreadable,
+		Strict:        r.Config().Bool("hegel", "strictworkflows", false),
+		UserGuides:    guides,
+		UserPartials:  append(partials, beside...),
+		UserTemplates: templates,
+		Unreadable:    unreadable,
 	}), nil
 }

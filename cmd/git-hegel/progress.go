@@ -37,6 +37,7 @@ func progressFlags(fs *pflag.FlagSet) {
 	fs.Lookup("progress").NoOptDefVal = "true"
 	fs.Var(progressFlag{state, -1}, "no-progress", "do not report progress")
 	fs.Lookup("no-progress").NoOptDefVal = "true"
+	altFlags(fs, "quiet", "progress", "no-progress")
 }
 
 // progressFlag is --progress or --no-progress; both write one state, so
@@ -96,37 +97,13 @@ func (c *cmdCtx) progressDelay() time.Duration {
 	return progressDelay
 }
 
-// remoteProgress is where a remote's own progress messages go: stderr,
-// each line prefixed "remote: " as git does, when progress is shown.
-func (c *cmdCtx) remoteProgress() io.Writer {
+// gitProgress is where git fetch's and git push's own progress lines go
+// (they run for fetch, push and sync): stderr, when progress is shown.
+func (c *cmdCtx) gitProgress() io.Writer {
 	if c.progress() == nil {
 		return nil
 	}
-	return &remoteWriter{w: c.Stderr, start: true}
-}
-
-// remoteWriter prefixes each line (ended by \n or \r) with "remote: ".
-type remoteWriter struct {
-	w     io.Writer
-	start bool
-}
-
-func (r *remoteWriter) Write(b []byte) (int, error) {
-	var out strings.Builder
-	for _, ch := range string(b) {
-		if r.start {
-			out.WriteString("remote: ")
-			r.start = false
-		}
-		out.WriteRune(ch)
-		if ch == '\n' || ch == '\r' {
-			r.start = true
-		}
-	}
-	if _, err := io.WriteString(r.w, out.String()); err != nil {
-		return 0, err
-	}
-	return len(b), nil
+	return c.Stderr
 }
 
 // progressMeter draws the phases it is told about on w. It starts

@@ -27,7 +27,7 @@ func (c *cmdCtx) confirm(question, verb string) (bool, error) {
 	}
 	if noAnswer {
 		if errors.Is(err, io.EOF) {
-			return false, fmt.Errorf("No answer on standard input; nothing to %s (use --yes to %s without asking)", verb, verb)
+			return false, fmt.Errorf("No answer on standard input; nothing was changed (answer y on a terminal, or use -y to %s without asking)", verb)
 		}
 		return false, fmt.Errorf("cannot read the answer: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 
 // remoteSubs are the verbs of git hegel remote.
 var remoteSubs = []*subcommand{
-	{name: "setup", args: "[<remote>] [--fsck-objects] [--undo]", flags: []string{"fsck-objects", "undo"}, operands: []valueKind{kindRemote}, run: runRemoteSetup},
+	{name: "setup", args: "[<remote>]", flags: []string{"fsck-objects", "undo"}, operands: []valueKind{kindRemote}, run: runRemoteSetup},
 }
 
 func remoteFlags(fs *pflag.FlagSet) {

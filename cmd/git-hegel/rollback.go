@@ -15,9 +15,10 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.String("to", "", "roll back to this checkpoint (an id from 'git hegel checkpoint list')")
 	completeValues(fs, "to", kindCheckpoint)
 	fs.BoolP("yes", "y", false, "do not ask for confirmation")
-	fs.Bool("dry-run", false, "list what would change and change nothing")
+	fs.BoolP("dry-run", "n", false, "list what would change and change nothing")
 	fs.BoolP("null", "z", false, "with --dry-run: list the files as NUL-terminated records, paths unquoted (see the manual)")
-	fs.String("reason", "", "why, kept in the task's rollback history")
+	fs.StringP("message", "m", "", "why, kept in the task's rollback history (--reason is the same)")
+	valueName(fs, "message", "REASON")
 	fs.Bool("force", false, "roll back past the loop guard, or to a checkpoint this clone did not take")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
 	fs.Bool("all", false, "roll the whole workflow back to its first checkpoint and end it (rolled_back)")
@@ -33,7 +34,7 @@ func runRollback(c *cmdCtx, args []string) error {
 		return err
 	}
 	o := engine.RollbackOptions{
-		Task: c.selected(), To: c.stringFlag("to"), Undo: c.boolFlag("undo"), All: c.boolFlag("all"), Reason: c.stringFlag("reason"),
+		Task: c.selected(), To: c.stringFlag("to"), Undo: c.boolFlag("undo"), All: c.boolFlag("all"), Reason: c.stringFlag("message"),
 		Force: c.boolFlag("force"), Yes: c.boolFlag("yes"), DryRun: c.boolFlag("dry-run"),
 		Recurse: c.boolFlag("recurse-submodules"),
 	}

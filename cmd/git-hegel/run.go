@@ -37,11 +37,15 @@ func runFlags(fs *pflag.FlagSet) {
 	fs.StringArray("context", nil, "a file to give the steps as context ({{context}}); - reads standard input; repeat for more")
 	fs.StringArray("set", nil, "a value for the steps, as KEY=VALUE ({{vars.KEY}} in prompts, \"$HEGEL_VAR_KEY\" in commands); repeat for more")
 	fs.String("adapter", "", "the adapter of the steps that run the default one (default: git config hegel.adapter)")
+	valueName(fs, "context", "FILE")
+	valueName(fs, "set", "KEY=VALUE")
+	valueName(fs, "adapter", "NAME")
 	completeValues(fs, "adapter", kindAdapter)
 	fs.BoolP("yes", "y", false, "answer yes at every confirmation")
 	fs.String("task", "", "the task: with a workflow, the new task's name; without, the task to continue")
 	completeValues(fs, "task", kindAnyTask)
 	fs.String("on-complete", "", "a command to run when the run ends, with a JSON object on its stdin (default: git config hegel.onComplete)")
+	valueName(fs, "on-complete", "CMD")
 }
 
 var varKeyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -156,10 +160,7 @@ func (c *cmdCtx) runOutcome(ctx context.Context, rep *engine.RunReport) error {
 		}
 		return &silentError{code: exitFailed}
 	}
-	var ce *engine.CheckError
-	if errors.As(rep.Err, &ce) && ce.Output != "" {
-		fmt.Fprintf(c.Stderr, "%s\n", indentLines(ce.Output))
-	}
+	// A failed check's output was shown as it ran: the error says the rest.
 	return rep.Err
 }
 
@@ -308,16 +309,24 @@ func runResult(c *cmdCtx, args []string) error {
 	}
 	b, meta, err := e.Result(t, args[0])
 	if err != nil {
+		// A node the workflow does not have can never have a result
+		// (exit 2); one it has may get one from the next run (exit 1).
 		var nr *engine.NoResultError
-		if errors.As(err, &nr) {
+		if wf, werr := engine.TaskWorkflow(t); errors.As(err, &nr) && werr == nil && !wf.HasNode(args[0]) {
 			return engine.BadName(err)
 		}
 		return err
 	}
-	if c.boolFlag("json") {
-		return writeJSON(c.Stdout, resultJSON{Schema: jsonSchemaVersion, Task: t.State.Task, Node: args[0], Handler: meta.Handler, At: meta.At,
-			Seconds: meta.Seconds, Bytes: meta.Bytes, Truncated: meta.Truncated, Exit: meta.Exit, Error: meta.Error,
-			Files: nonNil(meta.Files), RequiresConfirmation: meta.RequiresConfirmation, Result: string(b)})
+	if schema := c.jsonSchema(); schema > 0 {
+		j := resultJSON{Schema: schema, Task: t.State.Task, Node: args[0], Handler: meta.Handler, At: meta.At,
+			Bytes: meta.Bytes, Truncated: meta.Truncated, Exit: meta.Exit, Error: meta.Error,
+			Files: nonNil(meta.Files), RequiresConfirmation: meta.RequiresConfirmation, Result: string(b)}
+		if schema >= 2 {
+			j.DurationMS = ptr(int64(meta.Seconds * 1000))
+		} else {
+			j.Seconds = ptr(meta.Seconds)
+		}
+		return writeJSON(c.Stdout, j)
 	}
 	if meta.Truncated {
 		c.warn(fmt.Sprintf("the step printed %s; the result was cut at hegel.maxResultSize", engine.Size(meta.Bytes)))

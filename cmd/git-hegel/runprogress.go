@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -40,7 +39,7 @@ func (c *cmdCtx) newRunProgress() *runProgress {
 	if c.Terminal != nil && c.Terminal(c.Stderr) {
 		p.tty = true
 		p.outTTY = c.Terminal(c.Stdout)
-		if f, ok := c.Stderr.(*os.File); ok {
+		if f, ok := outputFile(c.Stderr); ok {
 			if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
 				p.width = w
 			}

@@ -305,8 +305,13 @@ func setupScriptEnv(env *testscript.Env) error {
 	if err != nil {
 		return err
 	}
+	hegelFiles, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hegel"))
+	if err != nil {
+		return err
+	}
 	for k, v := range map[string]string{
 		"AGENTS":              agents,
+		"HEGELFILES":          hegelFiles,
 		"ADAPTERS":            adapters,
 		"HOME":                home,
 		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"time"
@@ -20,12 +21,16 @@ import (
 //
 //	gitserver http <root> <user> <password>   # sets HTTPURL
 //	gitserver daemon <root>                   # sets DAEMONURL
+//	gitserver ssh <root>                      # sets SSHCONFIG
 //
 // http is git http-backend (smart HTTP) run through net/http/cgi behind
 // basic authentication; daemon is git daemon (git://) with receive-pack
-// enabled. Both stop when the script ends. Scripts skip themselves where
-// this git installation lacks a server, with the conditions
-// [githttpbackend] and [gitdaemon] (gitServerCondition).
+// enabled; ssh is OpenSSH's sshd on 127.0.0.1 with its own host key,
+// which accepts one key, named only in the ssh config file SSHCONFIG
+// (hosts hegel-ssh, hegel-behind through ProxyJump, and hegel-nokey,
+// whose key the server does not accept). All stop when the script ends.
+// Scripts skip themselves where a server is missing, with the conditions
+// [githttpbackend], [gitdaemon] and [sshd] (gitServerCondition).
 func cmdGitServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: gitserver http <root> <user> <password> | gitserver daemon <root>")
@@ -96,8 +101,10 @@ func cmdGitServer(ts *testscript.TestScript, neg bool, args []string) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		ts.Setenv("DAEMONURL", "git://"+addr)
+	case "ssh":
+		startSSHD(ts, root)
 	default:
-		ts.Fatalf("gitserver: unknown server %q (http, daemon)", args[0])
+		ts.Fatalf("gitserver: unknown server %q (http, daemon, ssh)", args[0])
 	}
 }
 
@@ -110,6 +117,13 @@ func gitServerCondition(cond string) (bool, error) {
 		prog = "git-http-backend"
 	case "gitdaemon":
 		prog = "git-daemon"
+	case "sshd":
+		for _, p := range []string{sshdPath, "ssh", "ssh-keygen"} {
+			if _, err := exec.LookPath(p); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
 	default:
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
@@ -119,4 +133,104 @@ func gitServerCondition(cond string) (bool, error) {
 	}
 	_, err = os.Stat(filepath.Join(strings.TrimSpace(string(out)), prog))
 	return err == nil, nil
+}
+
+const sshdPath = "/usr/sbin/sshd"
+
+// startSSHD runs sshd for the script (see cmdGitServer) and writes the
+// client's ssh config.
+func startSSHD(ts *testscript.TestScript, root string) {
+	dir := filepath.Join(root, ".ssh-test")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	for _, k := range []string{"host", "user", "other"} {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
+			ts.Fatalf("ssh-keygen: %v: %s", err, out)
+		}
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			ts.Fatalf("%v", err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	me, err := user.Current()
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	if os.Geteuid() == 0 {
+		// sshd started as root separates privileges into this directory,
+		// which the system creates at boot where sshd is a service.
+		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+			ts.Fatalf("sshd's privilege separation directory: %v", err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	write := func(name, text string, perm os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), perm); err != nil {
+			ts.Fatalf("%v", err)
+		}
+		return p
+	}
+	write("authorized_keys", read("user.pub")+"\n", 0o600)
+	sshdConfig := write("sshd_config", fmt.Sprintf(`ListenAddress 127.0.0.1
+Port %d
+HostKey %s
+AuthorizedKeysFile %s
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+AllowTcpForwarding yes
+StrictModes no
+UsePAM no
+PidFile none
+`, port, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys")), 0o600)
+	hostKey := strings.Fields(read("host.pub"))
+	write("known_hosts", fmt.Sprintf("[127.0.0.1]:%d %s %s\n", port, hostKey[0], hostKey[1]), 0o600)
+	common := fmt.Sprintf(`  HostName 127.0.0.1
+  Port %d
+  User %s
+  IdentitiesOnly yes
+  UserKnownHostsFile %s
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  BatchMode yes
+`, port, me.Username, filepath.Join(dir, "known_hosts"))
+	cfg := write("config", "Host hegel-ssh\n"+common+"  IdentityFile "+filepath.Join(dir, "user")+"\n"+
+		"Host hegel-behind\n"+common+"  IdentityFile "+filepath.Join(dir, "user")+"\n  ProxyJump hegel-ssh\n"+
+		"Host hegel-nokey\n"+common+"  IdentityFile "+filepath.Join(dir, "other")+"\n", 0o600)
+
+	cmd := exec.Command(sshdPath, "-f", sshdConfig, "-D", "-e")
+	var log strings.Builder
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		ts.Fatalf("sshd: %v", err)
+	}
+	ts.Defer(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("sshd did not start listening on %s: %v\n%s", addr, err, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Setenv("SSHCONFIG", cfg)
 }

@@ -14,20 +14,21 @@ import (
 // stashSubs are the verbs of `git hegel stash`; no verb means push, as
 // with git stash.
 var stashSubs = []*subcommand{
-	{name: "push", args: "[-m <message>] [--files | -u]", flags: []string{"message", "files"}, run: runStashPush},
-	{name: "save", args: "[-m <message>] [--files | -u]", flags: []string{"message", "files"}, run: runStashPush},
-	{name: "list", args: "[--json] [--dropped]", flags: []string{"json", "dropped"}, run: runStashList},
-	{name: "show", args: "[<stash>] [--json]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
+	{name: "push", flags: []string{"message", "files"}, run: runStashPush},
+	{name: "save", flags: []string{"message", "files"}, run: runStashPush},
+	{name: "list", readOnly: true, flags: []string{"json", "dropped"}, run: runStashList},
+	{name: "show", readOnly: true, args: "[<stash>]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
 	{name: "pop", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
 	{name: "apply", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
-	{name: "drop", args: "[<stash>] [-y]", flags: []string{"yes"}, operands: []valueKind{kindStash}, run: runStashDrop},
-	{name: "clear", args: "[-y]", flags: []string{"yes"}, run: runStashClear},
+	{name: "drop", args: "[<stash>]", flags: []string{"yes"}, operands: []valueKind{kindStash}, run: runStashDrop},
+	{name: "clear", flags: []string{"yes"}, run: runStashClear},
 	{name: "restore", args: "<id>", min: 1, operands: []valueKind{kindDroppedStash}, run: runStashRestore},
 }
 
 func stashFlags(fs *pflag.FlagSet) {
 	fs.StringP("message", "m", "", "describe the stash (push, save)")
-	fs.Bool("json", false, "print JSON (list, show; schema: docs/stash.md)")
+	valueName(fs, "message", "MESSAGE")
+	jsonFlagSaying("list, show: print JSON")(fs)
 	fs.Bool("dropped", false, "list dropped and cleared stashes that can still be restored (list)")
 	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop, clear)")
 	fs.BoolP("files", "u", false, "also park the uncommitted files, tracked and untracked (push, save)")
@@ -59,13 +60,18 @@ func runStashPush(c *cmdCtx, _ []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
+		// Only the workflow was saved: git stash's "Saved working
+		// directory" would promise files that stay where they are.
+		fmt.Fprintf(c.Stdout, "Saved workflow state to %s: %s\n", ent.Ref(), ent.Label())
 		fmt.Fprintln(c.Stdout, "Your files were left as they are; 'git hegel stash push --files' parks them with the workflow")
 		return nil
 	}
 	ent, files, err := e.StashPushParking(c.stringFlag("message"))
-	if ent != nil {
-		fmt.Fprintf(c.Stdout, "Saved working directory to %s: %s\n", ent.Ref(), ent.Label())
+	switch {
+	case ent != nil && files == nil:
+		fmt.Fprintf(c.Stdout, "Saved workflow state to %s: %s\n", ent.Ref(), ent.Label())
+	case ent != nil:
+		fmt.Fprintf(c.Stdout, "Saved workflow state and working directory to %s: %s\n", ent.Ref(), ent.Label())
 	}
 	if err != nil {
 		return err
@@ -91,7 +97,7 @@ func runStashList(c *cmdCtx, _ []string) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := stashListJSON{Schema: jsonSchemaVersion, Stashes: []stashJSON{}}
+		out := stashListJSON{Schema: c.jsonSchema(), Stashes: []stashJSON{}}
 		for _, ent := range list {
 			out.Stashes = append(out.Stashes, newStashJSON(ent))
 		}
@@ -130,7 +136,7 @@ func runStashListDropped(c *cmdCtx) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := droppedListJSON{Schema: jsonSchemaVersion, Dropped: []droppedJSON{}}
+		out := droppedListJSON{Schema: c.jsonSchema(), Dropped: []droppedJSON{}}
 		for _, d := range list {
 			out.Dropped = append(out.Dropped, droppedJSON{
 				stashJSON: newStashJSON(&engine.StashEntry{Stash: d.Stash}).entry(),
@@ -169,7 +175,7 @@ func runStashShow(c *cmdCtx, args []string) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := stashShowJSON{Schema: jsonSchemaVersion, Stash: stashDetailJSON{stashJSON: newStashJSON(ent)}}
+		out := stashShowJSON{Schema: c.jsonSchema(), Stash: stashDetailJSON{stashJSON: newStashJSON(ent)}}
 		if ent.Damaged == "" {
 			st := ent.State
 			d := &out.Stash
@@ -217,6 +223,7 @@ func runStashPop(c *cmdCtx, args []string, keep bool) error {
 	if err != nil {
 		return err
 	}
+	c.printParked(v)
 	fmt.Fprintf(c.Stdout, "Restored %s: %s\n", ent.Ref(), ent.Label())
 	if ent.Files != nil {
 		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", text.Plural(ent.Files.Count, "file", "files"))

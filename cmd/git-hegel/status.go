@@ -59,19 +59,20 @@ func statusOnce(c *cmdCtx) error {
 		}
 		uncommitted = &n
 	}
-	if c.boolFlag("json") {
-		out := statusJSON{Schema: jsonSchemaVersion, Git: gitJSON{Branch: head.Branch}, UncommittedFiles: uncommitted}
+	if schema := c.jsonSchema(); schema > 0 {
+		out := statusRest{Git: gitJSON{Branch: head.Branch}, UncommittedFiles: uncommitted}
 		if !head.Commit.IsZero() {
 			out.Git.Head = head.Commit.String()
 		}
 		if damaged != nil {
 			out.Damaged = &damagedJSON{Task: damaged.Task, Ref: damaged.Ref, Problem: damaged.Msg}
 		}
+		var task *workflowJSON
 		if t != nil {
-			out.Workflow = taskJSON(t.State, c.Now())
-			out.Workflow.Archived = t.Archived
+			task = taskJSON(t.State, c.Now(), schema)
+			task.Archived = t.Archived
 			if st := t.State; st.Attempt > 1 || st.Status == engine.StatusFailed {
-				out.Workflow.MaxAttempts = maxAttempts(e, t)
+				task.MaxAttempts = maxAttempts(e, t)
 			}
 			if rec, _ := c.runningLine(r, t.State.Task); rec != nil {
 				out.Running = rec.Running()
@@ -79,10 +80,18 @@ func statusOnce(c *cmdCtx) error {
 					out.Step, out.TotalSteps, out.CurrentStep = rec.Step, rec.TotalSteps, rec.CurrentStep
 				}
 				out.Run = &runJSON{PID: rec.PID, Host: rec.Host, Alive: rec.Running(), Worktree: rec.Worktree, StartedAt: rec.Started,
-					StepStartedAt: rec.StepStarted, Seconds: int64(c.Now().Sub(rec.Started).Seconds())}
+					StepStartedAt: rec.StepStarted}
+				if ran := c.Now().Sub(rec.Started); schema >= 2 {
+					out.Run.TimeMS = ptr(ran.Milliseconds())
+				} else {
+					out.Run.Seconds = ptr(int64(ran.Seconds()))
+				}
 			}
 		}
-		return writeJSON(c.Stdout, out)
+		if schema >= 2 {
+			return writeJSON(c.Stdout, statusJSON2{Schema: schema, Task: task, statusRest: out})
+		}
+		return writeJSON(c.Stdout, statusJSON{Schema: schema, Workflow: task, statusRest: out})
 	}
 	if damaged != nil {
 		fmt.Fprintf(c.Stdout, "Task: %s\nStatus: damaged\nProblem: %s\n", damaged.Task, damaged.Msg)

@@ -18,9 +18,11 @@ import (
 func syncFlags(fs *pflag.FlagSet) {
 	fs.Bool("checkpoints", false, "also carry checkpoints (refs/hegel/checkpoints/*), which hold uncommitted files and can be large")
 	fs.Bool("strict", false, "exit with status 1 when a remote ref was skipped (a name git-hegel never writes)")
-	fs.Bool("json", false, "print what moved, merged, and was refused as JSON (schema: docs/json.md)")
-	fs.StringArray("ours", nil, "merge `task` taking this clone's value of every field both sides changed differently (repeatable)")
-	fs.StringArray("theirs", nil, "merge `task` taking the remote's value of every field both sides changed differently (repeatable)")
+	fs.StringArray("ours", nil, "merge `TASK` taking this clone's value of every field both sides changed differently (repeatable)")
+	fs.StringArray("theirs", nil, "merge `TASK` taking the remote's value of every field both sides changed differently (repeatable)")
+	completeValues(fs, "ours", kindAnyTask)
+	completeValues(fs, "theirs", kindAnyTask)
+	jsonFlagSaying("print what moved, merged, and was refused as JSON")(fs)
 	progressFlags(fs)
 }
 
@@ -38,7 +40,7 @@ func (c *cmdCtx) syncSetup(args []string) (*gitstore.Repo, *gitstore.Remote, git
 	if err != nil {
 		return nil, nil, o, err
 	}
-	o.Progress, o.RemoteProgress = c.progress(), c.remoteProgress()
+	o.GitProgress = c.gitProgress()
 	o.Checkpoints = c.boolFlag("checkpoints")
 	if o.Resolve, err = c.resolutions(); err != nil {
 		return nil, nil, o, err
@@ -137,7 +139,9 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 		e = c.newEngine(c.repo)
 	}
 	if c.boolFlag("json") {
-		if jerr := writeJSON(c.Stdout, syncToJSON(rep, err, op, e)); jerr != nil {
+		j := syncToJSON(rep, err, op, e)
+		j.Schema = c.jsonSchema()
+		if jerr := writeJSON(c.Stdout, j); jerr != nil {
 			return jerr
 		}
 		switch {

@@ -28,7 +28,7 @@ func runTasks(c *cmdCtx, args []string) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := tasksJSON{Schema: jsonSchemaVersion, Tasks: []taskLineJSON{}}
+		out := tasksJSON{Schema: c.jsonSchema(), Tasks: []taskLineJSON{}}
 		for _, t := range list {
 			j := taskLineJSON{Task: t.Name, Archived: t.Archived, Mine: t.Mine, Current: t.Current}
 			if t.Err != nil {
@@ -127,9 +127,9 @@ func runShow(c *cmdCtx, args []string) error {
 	if pe, ok := d.Problems.(*engine.StateError); ok {
 		problems = pe.Problems
 	}
-	if c.boolFlag("json") {
-		out := showJSON{Schema: jsonSchemaVersion, Task: taskJSON(st, c.Now()), Artifacts: []artifactJSON{},
-			Checkpoints: []checkpointJSON{}, StepResults: st.StepResults, Problems: nonNil(problems)}
+	if schema := c.jsonSchema(); schema > 0 {
+		out := showJSON{Schema: schema, Task: taskJSON(st, c.Now(), schema), Artifacts: []artifactJSON{},
+			StepResults: st.StepResults, Problems: nonNil(problems)}
 		out.Task.Archived = d.Archived
 		if v, err := e.ViewOf(d.Task); err == nil {
 			out.Task.MaxAttempts = v.MaxAttempts
@@ -140,6 +140,14 @@ func runShow(c *cmdCtx, args []string) error {
 		for _, a := range d.Artifacts {
 			_, sk := skipped[a.Node]
 			out.Artifacts = append(out.Artifacts, artifactJSON{Node: a.Node, Path: a.Path, Present: a.Present, Size: a.Size, Skipped: sk})
+		}
+		// Checkpoints that cannot be read are not "none": the error says
+		// why, and schema 2 gives null instead of an empty list.
+		if cperr == nil || schema < 2 {
+			out.Checkpoints = []checkpointJSON{}
+		}
+		if cperr != nil {
+			out.CheckpointsError = firstLineOf(cperr.Error())
 		}
 		for _, cp := range cps {
 			out.Checkpoints = append(out.Checkpoints, c.checkpointJSON(cp))
@@ -240,12 +248,16 @@ func runShow(c *cmdCtx, args []string) error {
 	for _, o := range st.Overrides {
 		line("Forced", fmt.Sprintf("%s at %s, %s: %s", o.What, o.Node, c.stamp(o.At), firstLineOf(o.Reason)))
 	}
+	// The small tables below keep their columns at least as wide as
+	// before and widen them for longer names (tabwriter), so a long node
+	// or path never pushes one row out of line.
 	if len(d.Artifacts) > 0 {
 		fmt.Fprintln(w, "Artifacts:")
 		where := "in this worktree"
 		if d.Archived {
 			where = "archived copy"
 		}
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 		for _, a := range d.Artifacts {
 			state := "missing"
 			switch {
@@ -257,14 +269,17 @@ func runShow(c *cmdCtx, args []string) error {
 			case a.Present:
 				state = fmt.Sprintf("%s, %s", text.Plural(int(a.Size), "byte", "bytes"), where)
 			}
-			fmt.Fprintf(w, "  %-12s %-24s %s\n", a.Node, a.Path, state)
+			fmt.Fprintf(tw, "  %-12s\t%-24s\t%s\n", a.Node, a.Path, state)
 		}
+		tw.Flush()
 	}
 	if len(st.StepResults) > 0 {
 		fmt.Fprintf(w, "Results:      ('git hegel result NODE --task %s' prints one)\n", st.Task)
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 		for _, n := range engine.ResultNodes(st, d.Workflow) {
-			fmt.Fprintf(w, "  %-12s %s\n", n, c.resultLine(st, n))
+			fmt.Fprintf(tw, "  %-12s\t%s\n", n, c.resultLine(st, n))
 		}
+		tw.Flush()
 	}
 	if st.Cancelled {
 		line("Cancelled", "its last 'git hegel run' was cancelled")
@@ -276,9 +291,11 @@ func runShow(c *cmdCtx, args []string) error {
 		fmt.Fprintln(w, "Checkpoints:  none")
 	default:
 		fmt.Fprintln(w, "Checkpoints:")
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 		for _, cp := range cps {
-			fmt.Fprintf(w, "  %s  %-12s %-6s %s\n", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt))
+			fmt.Fprintf(tw, "  %s \t%-12s\t%-6s\t%s\n", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt))
 		}
+		tw.Flush()
 	}
 	for _, p := range problems {
 		line("Problem", p)
@@ -306,11 +323,14 @@ func runDescribe(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	name, text := "", args[0]
+	call, text := c.taskOptions(), args[0]
 	if len(args) == 2 {
-		name, text = args[0], args[1]
+		if c.flags.Changed("task") {
+			return usagef(c.name, "name the task once: <task> or --task")
+		}
+		call.Task, text = args[0], args[1]
 	}
-	st, err := e.Describe(name, text)
+	st, err := e.Describe(text, call)
 	if err != nil {
 		return err
 	}
@@ -380,7 +400,7 @@ func runRestoreTask(c *cmdCtx, args []string) error {
 			if list == nil {
 				list = []*engine.DeletedTask{}
 			}
-			return writeJSON(c.Stdout, deletedJSON{Schema: jsonSchemaVersion, Deleted: list})
+			return writeJSON(c.Stdout, deletedJSON{Schema: c.jsonSchema(), Deleted: list})
 		}
 		if len(list) == 0 {
 			fmt.Fprintf(c.Stdout, "No deleted tasks in the last %d days\n", int(engine.DeletedTaskWindow/(24*time.Hour)))

@@ -18,7 +18,7 @@ import (
 
 func trustFlags(fs *pflag.FlagSet) {
 	fs.BoolP("yes", "y", false, "trust it without asking (after reading what this prints)")
-	fs.Bool("dry-run", false, "show what differs from the version trusted here, and trust nothing")
+	fs.BoolP("dry-run", "n", false, "show what differs from the version trusted here, and trust nothing")
 	fs.Bool("list", false, "list the definitions trusted on this machine")
 	jsonFlag(fs)
 }
@@ -51,7 +51,7 @@ func runTrust(c *cmdCtx, args []string) error {
 	asJSON := c.boolFlag("json")
 	if rv.Trust.Trusted {
 		if asJSON {
-			return writeJSON(c.Stdout, trustToJSON(rv, true))
+			return writeJSON(c.Stdout, trustToJSON(rv, true, c.jsonSchema()))
 		}
 		fmt.Fprintf(c.Stdout, "The definition of task %s is trusted on this machine already (%s); nothing to do\n", rv.Task, trustHow(rv.Trust))
 		return nil
@@ -62,7 +62,7 @@ func runTrust(c *cmdCtx, args []string) error {
 	trusted := false
 	defer func() {
 		if asJSON {
-			_ = writeJSON(c.Stdout, trustToJSON(rv, trusted))
+			_ = writeJSON(c.Stdout, trustToJSON(rv, trusted, c.jsonSchema()))
 		}
 	}()
 	switch {
@@ -181,7 +181,7 @@ func (c *cmdCtx) trustList(e *engine.Engine) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		out := trustListJSON{Schema: jsonSchemaVersion, Trusted: []trustRecordJSON{}}
+		out := trustListJSON{Schema: c.jsonSchema(), Trusted: []trustRecordJSON{}}
 		for _, r := range recs {
 			out.Trusted = append(out.Trusted, trustRecordJSON{Definition: r.ID, Task: r.Task, How: r.How, At: r.At.UTC()})
 		}
@@ -250,8 +250,8 @@ func originJSON(v *engine.DefinitionVersion) *trustOriginJSON {
 	return &trustOriginJSON{Definition: v.ID, Commit: v.Commit, Author: v.Author, At: v.At.UTC(), Subject: v.Subject, Remote: v.Remote}
 }
 
-func trustToJSON(rv *engine.TrustReview, trusted bool) *trustJSON {
-	j := &trustJSON{Schema: jsonSchemaVersion, Task: rv.Task, Archived: rv.Archived, Definition: rv.Current.ID, Trusted: trusted,
+func trustToJSON(rv *engine.TrustReview, trusted bool, schema int) *trustJSON {
+	j := &trustJSON{Schema: schema, Task: rv.Task, Archived: rv.Archived, Definition: rv.Current.ID, Trusted: trusted,
 		Origin: originJSON(&rv.Current), Previous: originJSON(rv.Previous), Commands: []trustCommandJSON{}}
 	if rv.Trust.Trusted {
 		j.How = rv.Trust.How

@@ -29,6 +29,7 @@ import (
 
 func webFlags(fs *pflag.FlagSet) {
 	fs.Int("port", 0, "listen on this port (default: a free one)")
+	valueName(fs, "port", "N")
 	fs.Bool("open", false, "open the address in the browser ($BROWSER, else xdg-open or open)")
 	fs.Bool("no-auth", false, "serve without the access token (anyone on this machine can approve)")
 }

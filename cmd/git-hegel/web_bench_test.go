@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// Benchmarks of `git hegel web` (issue 16's targets, measured by `make
+// Benchmarks of `git hegel web` (its targets, measured by `make
 // bench`, recorded in docs/benchmarks.md): the board of a repository with
 // 1,000 tasks, first byte under 200 ms; the page of a task whose ref has
 // 500 operations, under 100 ms. Each request goes through a real loopback

@@ -30,6 +30,8 @@ nodes:
     summary: Write the spec
     prompt: Write the spec.
     artifact: SPEC.md
+    check: test -s SPEC.md
+    rules: [{type: phase_timeout, max_duration: 86400}]
     skip_for: [bug_fix]
     transitions: [{when: spec_complete, to: dev}]
   dev:
@@ -237,7 +239,9 @@ func TestWebPages(t *testing.T) {
 	}
 	wantPage(t, w.get("/task/gated/workflow"), 200, `<svg class="graph"`, `class="node gate current" data-node="review"`, "edge taken", "approval")
 	wantPage(t, w.get("/workflows"), 200, `href="/workflow/gated"`, `href="/workflow/minimal"`)
-	wantPage(t, w.get("/workflow/gated"), 200, `<svg class="graph"`, "typeskip", "bug_fix")
+	// The nodes table: guard rules and check: commands, each in its column.
+	wantPage(t, w.get("/workflow/gated"), 200, `<svg class="graph"`, "typeskip", "bug_fix",
+		"<th>guard rules</th><th>checks</th>", "<td>phase_timeout</td><td><code>test -s SPEC.md</code></td>")
 	wantPage(t, w.get("/static/style.css"), 200, "svg.graph")
 	wantPage(t, w.get("/static/app.js"), 200, "autorefresh")
 	wantPage(t, w.get("/task/nosuch"), 404)

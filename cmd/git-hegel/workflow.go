@@ -21,6 +21,7 @@ func startFlags(fs *pflag.FlagSet) {
 	fs.String("type", "", "the task type, one the workflow declares (default: its default type)")
 	completeValues(fs, "type", kindTaskType)
 	fs.StringP("description", "d", "", "describe the task")
+	valueName(fs, "description", "TEXT")
 	fs.String("priority", "", "low, normal, high or urgent (default: normal)")
 	completeValues(fs, "priority", kindPriority)
 }
@@ -70,6 +71,7 @@ func (c *cmdCtx) printParked(v *engine.View) {
 func nextFlags(fs *pflag.FlagSet) {
 	fs.StringArray("force", nil, "bypass the node's guard rules, or only those of one `rule_type`; plain --force also moves on without the node's artifact or on another worktree's task (all recorded in the task)")
 	fs.BoolP("yes", "y", false, "do not ask before a transition marked confirm")
+	fs.BoolP("quiet", "q", false, "print only where the task moved, not the prompt ('git hegel repeat' prints it)")
 	fs.Lookup("force").NoOptDefVal = forceAll
 	completeValues(fs, "force", kindRuleType)
 }
@@ -263,19 +265,31 @@ func runReset(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Whether reset ends the task decides what it must say: an open task
+	// is aborted and archived, a finished one only let go.
+	wasOpen := false
+	if t, err := e.Current(c.selected()); err == nil {
+		wasOpen = t.State.Active()
+	}
 	st, err := e.Reset(c.taskOptions())
 	if err != nil {
 		return err
 	}
-	if st == nil {
+	switch {
+	case st == nil:
 		fmt.Fprintln(c.Stdout, "No active workflow; nothing to reset")
-		return nil
+	case st.Status == engine.StatusDamaged:
+		fmt.Fprintf(c.Stdout, "This worktree has no workflow now; task %s cannot be read and is kept as it is for 'git hegel doctor'\n", st.Task)
+	case wasOpen:
+		at := st.CurrentNode // the node it was at, before "aborted"
+		if n := len(st.History); n >= 2 {
+			at = st.History[n-2]
+		}
+		fmt.Fprintf(c.Stdout, "Aborted task %s at %s and archived it; this worktree has no workflow now ('git hegel show %s' shows the task)\n",
+			st.Task, at, st.Task)
+	default:
+		fmt.Fprintf(c.Stdout, "This worktree has no workflow now; task %s (%s) is kept: 'git hegel show %s' shows it\n", st.Task, st.Status, st.Task)
 	}
-	if st.Status == engine.StatusDamaged {
-		fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s cannot be read and is kept as it is for 'git hegel doctor')\n", st.Task)
-		return nil
-	}
-	fmt.Fprintf(c.Stdout, "Cleared workflow state (task %s is kept; 'git hegel show %s' shows it)\n", st.Task, st.Task)
 	return nil
 }
 
@@ -284,6 +298,10 @@ func runReset(c *cmdCtx, args []string) error {
 // gate the task now waits at.
 func (c *cmdCtx) printView(v *engine.View) {
 	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n", v.Mode, c.paint(c.Stdout, "node", v.Node))
+	if v.State != nil && v.State.Status == engine.StatusPaused {
+		// A rollback leaves the task paused: say how it goes on.
+		fmt.Fprintln(c.Stdout, "Status: paused. Go on with 'git hegel resume' (or 'git hegel next')")
+	}
 	for _, s := range v.Skipped {
 		fmt.Fprintf(c.Stdout, "Skipped: %s (%s)\n", s.Node, s.Reason)
 	}
@@ -291,7 +309,14 @@ func (c *cmdCtx) printView(v *engine.View) {
 		fmt.Fprintf(c.Stdout, "\n%s\n", gateText(v.Gate))
 		return
 	}
-	fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+	switch {
+	case c.boolFlag("quiet"):
+	case strings.TrimSpace(v.Prompt) != "":
+		fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+	case v.Step:
+		// A step git hegel run carries out: nothing for a person to read.
+		fmt.Fprintf(c.Stdout, "\n%s has no prompt: 'git hegel run' runs its step\n", v.Node)
+	}
 }
 
 // gateText tells who may decide at an approval gate, and how.

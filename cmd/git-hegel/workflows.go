@@ -32,7 +32,7 @@ func runWorkflows(c *cmdCtx, args []string) error {
 			return engine.BadName(fmt.Errorf("Unknown workflow '%s'. Run 'git hegel workflows' to list them", args[0]))
 		}
 		if c.boolFlag("json") {
-			return writeJSON(c.Stdout, workflowJSONOne{Schema: jsonSchemaVersion, Workflow: defJSON(wf, c.maxAttempts())})
+			return writeJSON(c.Stdout, workflowJSONOne{Schema: c.jsonSchema(), Workflow: defJSON(wf, c.maxAttempts())})
 		}
 		printWorkflow(c, wf)
 		return nil
@@ -40,7 +40,7 @@ func runWorkflows(c *cmdCtx, args []string) error {
 	list := reg.List()
 	broken := reg.Broken()
 	if c.boolFlag("json") {
-		out := workflowsJSON{Schema: jsonSchemaVersion, Workflows: []workflowDefJSON{}, Broken: []brokenJSON{}}
+		out := workflowsJSON{Schema: c.jsonSchema(), Workflows: []workflowDefJSON{}, Broken: []brokenJSON{}}
 		for _, wf := range list {
 			out.Workflows = append(out.Workflows, defJSON(wf, c.maxAttempts()))
 		}

@@ -32,6 +32,8 @@ type Violation struct {
 	Summary string  // what was observed, one line
 	Comply  string  // how to comply, one line
 	Recent  []Event // the events that caused it, oldest first (at most 5)
+	// Matched is how many events caused it; Recent shows the last of them.
+	Matched int
 }
 
 // RuleInput is what the rules are judged on.
@@ -134,6 +136,7 @@ func checkRule(r *workflow.Rule, in RuleInput) (*Violation, error) {
 			Summary: fmt.Sprintf("the phase used %s tokens, over its budget of %s", groupDigits(total), groupDigits(r.MaxTokens)),
 			Comply:  "summarise where the phase stands and split the remaining work into a smaller next step",
 			Recent:  lastN(recent, maxRecent),
+			Matched: len(recent),
 		}, nil
 	}
 	return nil, nil
@@ -181,6 +184,7 @@ func checkRepeated(r *workflow.Rule, in RuleInput) *Violation {
 		Summary: fmt.Sprintf("%d %s%s in the last %s (limit: fewer than %d)", len(hits), what, match, roundDuration(time.Duration(r.Window)*time.Second), r.Threshold),
 		Comply:  comply,
 		Recent:  lastN(hits, maxRecent),
+		Matched: len(hits),
 	}
 }
 
@@ -202,6 +206,15 @@ func MaxWindow(rules []workflow.Rule) time.Duration {
 // Describe is the violation as one line.
 func (v *Violation) Describe() string {
 	return fmt.Sprintf("guard rule %s of '%s': %s", v.Rule.Type, v.Node, v.Summary)
+}
+
+// recentHeading names the list of causing events, saying so when it
+// shows only the last of them.
+func (v *Violation) recentHeading(name string) string {
+	if v.Matched > len(v.Recent) {
+		return fmt.Sprintf("%s (the last %d of %d)", name, len(v.Recent), v.Matched)
+	}
+	return name
 }
 
 // RecentLines renders the causing events, one per line.
@@ -229,7 +242,7 @@ func ViolationMessage(vs []Violation, wfName string) string {
 		}
 		fmt.Fprintf(&b, "git-hegel (workflow %s): %s.\nStop and reconsider: %s.", wfName, v.Describe(), v.Comply)
 		if lines := v.RecentLines(); len(lines) > 0 {
-			b.WriteString("\nRecent:\n  " + strings.Join(lines, "\n  "))
+			b.WriteString("\n" + v.recentHeading("Recent") + ":\n  " + strings.Join(lines, "\n  "))
 		}
 		if v.Rule.Type == workflow.RulePhaseTimeout || v.Rule.Type == workflow.RuleTokenBudget {
 			fmt.Fprintf(&b, "\nIf the phase's work is done, move on with `git hegel next` (add `--force %s` if this rule still blocks it).", v.Rule.Type)
@@ -269,7 +282,7 @@ func (e *GuardError) Details() string {
 	for _, v := range e.Violations {
 		fmt.Fprintf(&b, "%s\n", v.Describe())
 		if lines := v.RecentLines(); len(lines) > 0 {
-			fmt.Fprintf(&b, "  recent events:\n")
+			fmt.Fprintf(&b, "  %s:\n", v.recentHeading("recent events"))
 			for _, l := range lines {
 				fmt.Fprintf(&b, "    %s\n", l)
 			}

@@ -107,3 +107,28 @@ func TestCheckRulesEachType(t *testing.T) {
 		t.Errorf("skipped rule reported: %v", vs)
 	}
 }
+
+// TestRecentSaysWhenCut: a violation caused by more events than it lists
+// says it shows only the last of them, for the agent and at next.
+func TestRecentSaysWhenCut(t *testing.T) {
+	now := t0.Add(10 * time.Minute)
+	var evs []Event
+	for i := 7; i > 0; i-- {
+		evs = append(evs, cmdEvent(now.Add(-time.Duration(i)*time.Second), "go test ./..."))
+	}
+	vs, err := CheckRules([]workflow.Rule{{Type: workflow.RuleRepeatedCommand, Threshold: 3, Window: 600}}, RuleInput{Node: "code", Now: now, PhaseStart: t0, Events: evs}, nil)
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("%v %v", vs, err)
+	}
+	if msg := ViolationMessage(vs, "w"); !strings.Contains(msg, "\nRecent (the last 5 of 7):\n") {
+		t.Errorf("agent message:\n%s", msg)
+	}
+	ge := &GuardError{From: "code", Violations: vs}
+	if d := ge.Details(); !strings.Contains(d, "  recent events (the last 5 of 7):\n") {
+		t.Errorf("details:\n%s", d)
+	}
+	vs[0].Recent, vs[0].Matched = vs[0].Recent[:3], 3
+	if msg := ViolationMessage(vs, "w"); !strings.Contains(msg, "\nRecent:\n") {
+		t.Errorf("a whole list is called Recent:\n%s", msg)
+	}
+}

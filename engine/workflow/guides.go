@@ -9,12 +9,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
-// Guides are Markdown documents a prompt includes by name ({{NAME}}), and
-// partials are Handlebars snippets it includes with {{> name}}. The user's
-// .hegel/guides/NAME.md and .hegel/guides/partials/name.hbs come first;
-// the built-ins below fill in the rest.
+// Guides are Markdown documents a prompt includes by name ({{NAME}}),
+// partials are Handlebars snippets it includes with {{> name}}, and
+// includes are templates it inserts with {{templates/name}}. The user's
+// files under .hegel/guides/ come first (a partial in partials/, else
+// beside the guides as NAME.hbs); the built-ins below fill in the rest.
 
 // ErrNotFound is what a store wraps when what was asked for is not there:
 // a guide, a partial or a context value here, a task or a stash in
@@ -37,6 +40,16 @@ type GuideSource interface {
 	// UserPartial returns .hegel/guides/partials/NAME.hbs, or an error
 	// wrapping ErrNotFound.
 	UserPartial(name string) ([]byte, error)
+	// UserGuidePartial returns .hegel/guides/NAME.hbs, where a partial
+	// not in partials/ is looked for next, or an error wrapping
+	// ErrNotFound; UserGuidePartialNames lists them.
+	UserGuidePartial(name string) ([]byte, error)
+	UserGuidePartialNames() ([]string, error)
+	// UserTemplate returns .hegel/guides/templates/NAME.md, the text of
+	// {{templates/NAME}}, or an error wrapping ErrNotFound;
+	// UserTemplateNames lists them.
+	UserTemplate(name string) ([]byte, error)
+	UserTemplateNames() ([]string, error)
 	// Optional returns .hegel/context/NAME.md, the value of {{?NAME}},
 	// or an error wrapping ErrNotFound.
 	Optional(name string) ([]byte, error)
@@ -174,10 +187,36 @@ func guideText(src GuideSource, name string) (string, error) {
 	return "", fmt.Errorf("unknown guide {{%s}}: no .hegel/guides/%s.md and no built-in guide of that name", name, name)
 }
 
-// partialText returns a partial's source: the user's, else the built-in.
+// partialText returns a partial's source: the user's (in partials/, else
+// guides/NAME.hbs), else the built-in.
 func partialText(src GuideSource, name string) (string, error) {
+	if !ValidPartialName(name) {
+		return "", fmt.Errorf("partial %s: invalid name: %s", text.Quote(name), nameRule)
+	}
 	if src != nil {
-		b, err := src.UserPartial(name)
+		for _, read := range []func(string) ([]byte, error){src.UserPartial, src.UserGuidePartial} {
+			b, err := read(name)
+			if err == nil {
+				return string(b), nil
+			}
+			if !errors.Is(err, ErrNotFound) {
+				return "", err
+			}
+		}
+	}
+	if t, ok := BuiltinPartial(name); ok {
+		return t, nil
+	}
+	return "", fmt.Errorf("unknown partial {{> %s}}: no .hegel/guides/partials/%s.hbs and no .hegel/guides/%s.hbs", name, name, name)
+}
+
+// includeText returns the text of {{templates/name}}.
+func includeText(src GuideSource, name string) (string, error) {
+	if !ValidTemplateName(name) {
+		return "", fmt.Errorf("{{templates/%s}}: invalid template name (path traversal is not allowed)", name)
+	}
+	if src != nil {
+		b, err := src.UserTemplate(name)
 		if err == nil {
 			return string(b), nil
 		}
@@ -185,32 +224,20 @@ func partialText(src GuideSource, name string) (string, error) {
 			return "", err
 		}
 	}
-	if t, ok := BuiltinPartial(name); ok {
-		return t, nil
-	}
-	return "", fmt.Errorf("unknown partial {{> %s}}: no .hegel/guides/partials/%s.hbs", name, name)
+	return "", fmt.Errorf("unknown template {{templates/%s}}: no .hegel/guides/templates/%s.md", name, name)
 }
 
-// optionalValues reads the optional context a template names.
-func optionalValues(src GuideSource, names []string) (map[string]string, error) {
-	out := map[string]string{}
-	if src == nil {
-		return out, nil
+// optionalValue reads the optional context name; a name that cannot be a
+// file name is simply unset.
+func optionalValue(src GuideSource, name string) (string, error) {
+	if src == nil || !validOptionalName(name) {
+		return "", ErrNotFound
 	}
-	for _, n := range names {
-		if !validOptionalName(n) {
-			continue
-		}
-		b, err := src.Optional(n)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[n] = strings.TrimRight(string(b), "\n")
+	b, err := src.Optional(name)
+	if err != nil {
+		return "", err
 	}
-	return out, nil
+	return string(b), nil
 }
 
 var optionalNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`) })

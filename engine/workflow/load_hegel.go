@@ -30,7 +30,18 @@ func (w Warning) String() string {
 
 // prompt reads a node's prompt or prompt_hbs (one, never both) and parses
 // it as a template, so a mistake in one is reported with its line.
+//
+// A field that is empty counts as absent: hegel's serializer writes both
+// keys, the unused one as ”.
 func (p *parser) prompt(dn *draftNode, key, prompt, promptHbs *yaml.Node, prefix string) error {
+	if prompt != nil && promptHbs != nil {
+		switch {
+		case isBlank(promptHbs):
+			promptHbs = nil
+		case isBlank(prompt):
+			prompt = nil
+		}
+	}
 	if prompt != nil && promptHbs != nil {
 		return p.errAt(promptHbs, "%shas both prompt and prompt_hbs; keep one", prefix)
 	}
@@ -72,6 +83,12 @@ func (p *parser) prompt(dn *draftNode, key, prompt, promptHbs *yaml.Node, prefix
 	}
 	dn.node.Template = t
 	return nil
+}
+
+// isBlank reports a scalar that is null or only white space.
+func isBlank(n *yaml.Node) bool {
+	d := deref(n)
+	return d.Kind == yaml.ScalarNode && (isNull(d) || strings.TrimSpace(d.Value) == "")
 }
 
 // textLine is the file line of a scalar's first line of text: block
@@ -313,7 +330,7 @@ func (p *parser) checkTemplates(d *draft) error {
 
 // guideProblem reports the first guide or partial a workflow uses that
 // is not available, with the file line where it is used.
-func (w *Definition) guideProblem(guides, partials func(string) bool) error {
+func (w *Definition) guideProblem(guides, partials, templates func(string) bool) error {
 	for _, name := range w.Order {
 		for _, u := range w.Nodes[name].templates() {
 			for _, g := range u.t.Guides {
@@ -323,9 +340,17 @@ func (w *Definition) guideProblem(guides, partials func(string) bool) error {
 				}
 			}
 			for _, pt := range u.t.Partials {
-				if !partials(pt.Name) {
+				if file, _ := partialFile(pt.Name); !partials(file) {
 					return &defError{w.Source, u.line + pt.Line - 1,
-						fmt.Sprintf("node %q: unknown partial {{> %s}} (no .hegel/guides/partials/%s.hbs)", name, pt.Name, pt.Name)}
+						fmt.Sprintf("node %q: unknown partial {{> %s}} (no .hegel/guides/partials/%s.hbs and no .hegel/guides/%s.hbs)", name, pt.Name, file, file)}
+				}
+			}
+			// An include named by a value is looked for when it is
+			// rendered; a fixed name can be checked now.
+			for _, in := range u.t.Includes {
+				if !in.Dynamic && !templates(in.Name) {
+					return &defError{w.Source, u.line + in.Line - 1,
+						fmt.Sprintf("node %q: unknown template {{templates/%s}} (no .hegel/guides/templates/%s.md)", name, in.Name, in.Name)}
 				}
 			}
 		}

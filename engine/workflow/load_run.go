@@ -255,6 +255,12 @@ func (p *parser) runTemplate(src string, line int, what string) (*Template, erro
 		}
 		return nil, &defError{p.file, line, fmt.Sprintf("%s: %v", what, err)}
 	}
+	// A question is text for whoever answers it; a template file's text
+	// reaches only prompts.
+	if len(t.Includes) > 0 {
+		in := t.Includes[0]
+		return nil, &defError{p.file, line + in.Line - 1, fmt.Sprintf("%s: {{templates/%s}}: includes are for prompts, not for questions", what, in.Name)}
+	}
 	return t, nil
 }
 

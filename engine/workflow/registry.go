@@ -28,10 +28,12 @@ type LoadOptions struct {
 	// Strict makes unknown keys errors (git config hegel.strictWorkflows).
 	Strict bool
 	// UserGuides and UserPartials name the guides in .hegel/guides/ and
-	// the partials in .hegel/guides/partials/; with the built-ins they
-	// are what {{NAME}} and {{> name}} may use.
+	// the partials in .hegel/guides/partials/ and .hegel/guides/*.hbs;
+	// with the built-ins they are what {{NAME}} and {{> name}} may use.
 	UserGuides   []string
 	UserPartials []string
+	// UserTemplates name the includes in .hegel/guides/templates/.
+	UserTemplates []string
 	// Unreadable are user files that could not be read, with the error.
 	Unreadable map[string]error
 }
@@ -50,6 +52,7 @@ func LoadRegistry(user map[string][]byte, opts LoadOptions) *Registry {
 	r := &Registry{byName: map[string]*Definition{}, broken: map[string]*BrokenFile{}}
 	guides := func(n string) bool { return HasBuiltinGuide(n) || slices.Contains(opts.UserGuides, n) }
 	partials := func(n string) bool { return HasBuiltinPartial(n) || slices.Contains(opts.UserPartials, n) }
+	templates := func(n string) bool { return slices.Contains(opts.UserTemplates, n) }
 	for _, w := range Builtins() {
 		r.byName[w.Name] = w
 	}
@@ -81,7 +84,7 @@ func LoadRegistry(user map[string][]byte, opts LoadOptions) *Registry {
 		fromUser[name] = f
 		w, err := ParseWith(name, f, user[f], ParseOptions{Strict: opts.Strict})
 		if err == nil {
-			err = w.guideProblem(guides, partials)
+			err = w.guideProblem(guides, partials, templates)
 		}
 		if err != nil {
 			if validName(name) {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mailgun/raymond/v2"
 	"github.com/mailgun/raymond/v2/ast"
 	hbsparser "github.com/mailgun/raymond/v2/parser"
 
@@ -17,33 +16,41 @@ import (
 
 // The prompt templates. Every prompt (and a confirm step's question) is a
 // Handlebars template rendered by github.com/mailgun/raymond
-// (docs/decisions.md says why), with three additions taken from hegel's
+// (docs/decisions.md says why), with these additions taken from hegel's
 // workflow format:
 //
 //   - {{NAME}} (upper case) inserts the guide NAME: .hegel/guides/NAME.md,
 //     else the built-in guide of that name;
 //   - {{?name}} is optional context: its value, or nothing when unset;
+//     {{context.name}} is the same value, as hegel's prompt_hbs writes it;
+//   - {{templates/NAME}} includes a template (include.go);
+//   - the helper eq compares two values: {{#if (eq context.style "x")}};
 //   - nothing is HTML-escaped: prompts are text for people and agents.
 //
 // A plain `prompt` and a `prompt_hbs` differ only in what a bare lower-case
 // name may be: in a plain prompt it must be one of the data names below (so
 // a stray "{{" is reported at load time instead of silently vanishing); in
 // prompt_hbs any name is allowed, as #each and #with blocks make the context
-// of a name unknowable before rendering.
+// of a name unknowable before rendering. In both, a name that climbs out of
+// where it stands ({{../x}} outside a block, {{a/b}}, {{this}} at the top)
+// is a load error: it could only render as nothing, or as Go's own text.
 //
 // The data model every template sees:
 //
 //	{{NAME}}              guide text
 //	{{?name}} {{name}}    optional context (.hegel/context/<name>.md)
+//	{{context.name}}      the same
 //	{{prompt}}            the prompt a run was given (git hegel run -p)
 //	{{context}}           the context a run was given (--context)
 //	{{results.NODE}}      the stored result of an earlier step
 //	{{task.FIELD}}        name, description, type, workflow, mode, node, priority
 //	{{vars.KEY}}          a run's --set KEY=VALUE
-//	{{> name}}            a partial: .hegel/guides/partials/<name>.hbs
+//	{{> name}}            a partial: .hegel/guides/partials/<name>.hbs, else .hegel/guides/<name>.hbs
+//	{{templates/name}}    an include: .hegel/guides/templates/<name>.md
 //
-// Partials and guides are inserted as written; partials are templates
-// themselves, guides are not.
+// {{?prompt}} and {{?context}} are optional context like any other name
+// (.hegel/context/prompt.md), not the run's inputs. Guides are inserted as
+// written but for their includes; partials and includes are templates.
 
 // Template data roots: names with a meaning of their own.
 const (
@@ -58,7 +65,7 @@ const (
 var taskFields = []string{"name", "description", "type", "workflow", "mode", "node", "priority"}
 
 // builtinHelpers are raymond's helpers; their names are not data.
-var builtinHelpers = []string{"if", "unless", "each", "with", "lookup", "log", "equal"}
+var builtinHelpers = []string{"if", "unless", "each", "with", "lookup", "log", "equal", "eq"}
 
 var (
 	optionalRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\?\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}`) })
@@ -80,7 +87,11 @@ type Template struct {
 	Hbs      bool   // written as prompt_hbs
 	hbs      string // Source with {{?name}} rewritten for Handlebars
 	Guides   []TemplateRef
-	Partials []TemplateRef
+	Partials []TemplateRef // as written: "name" or hegel's "partials/name"
+	// Includes are the {{templates/...}} the template uses, by name; one
+	// whose name is built from values has its pattern as Name
+	// ("code_map_{{style}}") and Dynamic set.
+	Includes []IncludeRef
 	Results  []TemplateRef // node names used as {{results.NODE}}
 	Optional []string      // names used as optional context ({{?name}}, and bare names in prompt_hbs), sorted, unique
 	// Inputs are the run inputs the template uses (prompt, context,
@@ -89,6 +100,13 @@ type Template struct {
 	// the like), which a run must therefore have been given.
 	Inputs []string
 	Needs  []string
+}
+
+// IncludeRef is one {{templates/NAME}} of a template.
+type IncludeRef struct {
+	Name    string
+	Line    int
+	Dynamic bool
 }
 
 // Uses reports whether the template uses the run input name.
@@ -106,23 +124,52 @@ func (e *TemplateError) Error() string { return fmt.Sprintf("line %d: %s", e.Lin
 func ParseTemplate(src string, hbs bool) (*Template, error) {
 	t := &Template{Source: src, Hbs: hbs}
 	opt := map[string]bool{}
-	t.hbs = optionalRe().ReplaceAllStringFunc(src, func(m string) string {
+	rewritten, incs, err := rewriteIncludes(src)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range incs {
+		ref := IncludeRef{Name: in.pattern, Line: in.line, Dynamic: len(in.values) > 0}
+		if ref.Dynamic {
+			ref.Name = strings.TrimSuffix(strings.TrimPrefix(in.written(), includePrefix), "}}")
+		}
+		t.Includes = append(t.Includes, ref)
+		for _, v := range in.values {
+			opt[v] = true
+		}
+	}
+	// {{?name}} stays a name of its own ("?name" is a Handlebars name), so
+	// {{?prompt}} is the context file prompt.md, never the run's prompt.
+	t.hbs = optionalRe().ReplaceAllStringFunc(rewritten, func(m string) string {
 		name := optionalRe().FindStringSubmatch(m)[1]
 		opt[name] = true
-		return "{{" + name + "}}"
+		return "{{?" + name + "}}"
 	})
-	for n := range opt {
-		t.Optional = append(t.Optional, n)
-	}
-	slices.Sort(t.Optional)
 	prog, err := hbsparser.Parse(t.hbs)
 	if err != nil {
 		return nil, parseError(err)
 	}
 	c := &refCollector{t: t, optional: opt}
 	prog.Accept(c)
+	if c.err == nil && c.includeCalls > len(incs) {
+		c.fail(1, "unknown helper %s (known: %s)", text.Quote(includeHelper), strings.Join(builtinHelpers, ", "))
+	}
 	if c.err != nil {
 		return nil, c.err
+	}
+	// {{context.name}} becomes the name's own "?name", the way {{?name}}
+	// is written to Handlebars; offsets from the end keep earlier ones valid.
+	for i := len(c.edits) - 1; i >= 0; i-- {
+		e := c.edits[i]
+		if e.pos < 0 || e.pos+e.n > len(t.hbs) || t.hbs[e.pos:e.pos+e.n] != e.orig {
+			return nil, &TemplateError{1, fmt.Sprintf("{{%s}}: write {{context.NAME}} without spaces or brackets", e.orig)}
+		}
+		t.hbs = t.hbs[:e.pos] + e.repl + t.hbs[e.pos+e.n:]
+	}
+	for n := range opt {
+		if !slices.Contains(t.Optional, n) {
+			t.Optional = append(t.Optional, n)
+		}
 	}
 	slices.Sort(t.Optional)
 	return t, nil
@@ -140,10 +187,19 @@ func parseError(err error) *TemplateError {
 
 // refCollector walks a template's syntax tree, classifying every name.
 type refCollector struct {
-	t        *Template
-	optional map[string]bool
-	err      *TemplateError
-	depth    int // blocks the walk is inside
+	t            *Template
+	optional     map[string]bool
+	err          *TemplateError
+	depth        int // blocks the walk is inside
+	includeCalls int
+	edits        []hbsEdit // rewrites of {{context.name}}, in source order
+}
+
+// hbsEdit replaces n bytes at pos of the Handlebars text.
+type hbsEdit struct {
+	pos, n int
+	orig   string
+	repl   string
 }
 
 // input records the use of a run input.
@@ -195,6 +251,14 @@ func (c *refCollector) VisitPartial(p *ast.PartialStatement) interface{} {
 		c.fail(p.Line, "a partial needs a plain name: {{> name}}")
 		return nil
 	}
+	if file, ok := partialFile(name); !ok {
+		if strings.Contains(name, "..") || strings.HasPrefix(name, "/") || strings.Contains(file, "/") || strings.Contains(name, `\`) {
+			c.fail(p.Line, "partial {{> %s}}: path traversal is not allowed: a partial is {{> name}} (or {{> partials/name}})", name)
+		} else {
+			c.fail(p.Line, "partial {{> %s}}: invalid name: %s", name, nameRule)
+		}
+		return nil
+	}
 	c.t.Partials = append(c.t.Partials, TemplateRef{name, p.Line})
 	for _, n := range p.Params {
 		n.Accept(c)
@@ -203,6 +267,13 @@ func (c *refCollector) VisitPartial(p *ast.PartialStatement) interface{} {
 		p.Hash.Accept(c)
 	}
 	return nil
+}
+
+// partialFile is the file name a partial's written name stands for:
+// hegel's spelling {{> partials/name}} is {{> name}}.
+func partialFile(name string) (string, bool) {
+	file := strings.TrimPrefix(name, "partials/")
+	return file, ValidPartialName(file)
 }
 
 func (c *refCollector) VisitContent(*ast.ContentStatement) interface{} { return nil }
@@ -250,7 +321,9 @@ func (c *refCollector) expression(e *ast.Expression, block bool) {
 	helper := block || len(e.Params) > 0 || (e.Hash != nil && len(e.Hash.Pairs) > 0)
 	if p, ok := e.Path.(*ast.PathExpression); ok {
 		if helper {
-			if !slices.Contains(builtinHelpers, p.Original) {
+			if p.Original == includeHelper {
+				c.includeCalls++
+			} else if !slices.Contains(builtinHelpers, p.Original) {
 				c.fail(p.Line, "unknown helper %s (known: %s)", text.Quote(p.Original), strings.Join(builtinHelpers, ", "))
 			}
 		} else if !(len(p.Parts) == 1 && slices.Contains(builtinHelpers, p.Parts[0]) && p.Parts[0] != "log") {
@@ -267,11 +340,46 @@ func (c *refCollector) expression(e *ast.Expression, block bool) {
 
 // path checks one name against the data model.
 func (c *refCollector) path(p *ast.PathExpression) {
-	if p.Data || p.Scoped || p.Depth > 0 || len(p.Parts) == 0 {
-		return // @index, this, ../x: relative to a block, unknowable here
+	switch {
+	case p.Data:
+		if p.Original == "@root" || p.Original == "@root." {
+			c.fail(p.Line, "{{@root}} is the whole data model, not a text; name a field of it")
+		}
+		return
+	case p.Depth > 0:
+		// ../ climbs out of a block; outside one (or in a plain prompt,
+		// where it could only vanish) there is nothing to climb to.
+		if !c.t.Hbs || p.Depth > c.depth {
+			c.fail(p.Line, "{{%s}}: path traversal is not allowed: ../ names the data around a block, and there is none here", p.Original)
+		}
+		return
+	case strings.Contains(p.Original, "/"):
+		if strings.Contains(p.Original, "..") {
+			c.fail(p.Line, "{{%s}}: path traversal is not allowed", p.Original)
+		} else {
+			c.fail(p.Line, "{{%s}}: a name has no '/' (write a.b for a field; {{templates/NAME}} includes a template)", p.Original)
+		}
+		return
+	case len(p.Parts) == 0:
+		// {{this}} or {{.}}: the item of a block; at the top it is the
+		// whole data model, which has no text.
+		if c.depth == 0 {
+			c.fail(p.Line, "{{%s}} outside a block names the whole data model, not a text", p.Original)
+		}
+		return
+	case p.Scoped:
+		return // ./x, this.x: relative to a block, unknowable here
 	}
 	head := p.Parts[0]
 	switch {
+	case strings.HasPrefix(head, "?"):
+		if len(p.Parts) > 1 || !validOptionalName(head[1:]) {
+			c.fail(p.Line, "write {{?name}} for optional context, name of letters, digits, '_' and '-'")
+			return
+		}
+		c.optional[head[1:]] = true
+	case head == includeHelper:
+		c.fail(p.Line, "unknown name {{%s}}", p.Original)
 	case guideNameRe().MatchString(head):
 		if len(p.Parts) > 1 {
 			c.fail(p.Line, "guide %s has no fields: write {{%s}}", text.Quote(head), head)
@@ -294,6 +402,15 @@ func (c *refCollector) path(p *ast.PathExpression) {
 			c.fail(p.Line, "write {{vars.KEY}} to use a --set KEY=VALUE")
 		}
 		c.input(DataVars)
+	case head == DataContext && len(p.Parts) == 2:
+		// hegel's prompt_hbs sees every value under context.
+		name := p.Parts[1]
+		if !validOptionalName(name) {
+			c.fail(p.Line, "{{%s}}: %s is not a context name (letters, digits, '_' and '-')", p.Original, text.Quote(name))
+			return
+		}
+		c.optional[name] = true
+		c.edits = append(c.edits, hbsEdit{pos: p.Pos, n: len(p.Original), orig: p.Original, repl: "?" + name})
 	case head == DataPrompt || head == DataContext:
 		if len(p.Parts) != 1 {
 			c.fail(p.Line, "%s has no fields: write {{%s}}", text.Quote(head), head)
@@ -302,110 +419,8 @@ func (c *refCollector) path(p *ast.PathExpression) {
 	case c.optional[head]:
 	case c.t.Hbs:
 		// Optional context, or a name a block binds: unknowable here.
-		if !slices.Contains(c.t.Optional, head) {
-			c.t.Optional = append(c.t.Optional, head)
-		}
+		c.optional[head] = true
 	default:
 		c.fail(p.Line, "unknown name {{%s}}: write {{?%s}} for optional context or {{NAME}} (upper case) for a guide", p.Original, p.Original)
 	}
-}
-
-// RenderData is everything a template may use. Guides and partials are
-// looked up by name when the template uses them; a missing one is an error.
-type RenderData struct {
-	Guide    func(name string) (string, error)
-	Partial  func(name string) (string, error)
-	Optional map[string]string // {{?name}}
-	Prompt   string
-	Context  string
-	Results  map[string]string
-	Task     map[string]string // keys: taskFields
-	Vars     map[string]string
-}
-
-// Render fills the template in. Text is inserted as is, never escaped.
-func (t *Template) Render(d RenderData) (string, error) {
-	tpl, err := raymond.Parse(t.hbs)
-	if err != nil {
-		return "", parseError(err)
-	}
-	guides := slices.Clone(t.Guides)
-	l := &partialLoader{tpl: tpl, load: d.Partial, done: map[string]bool{}}
-	if err := l.register(t.Partials, nil); err != nil {
-		return "", err
-	}
-	guides = append(guides, l.guides...)
-	ctx := map[string]interface{}{}
-	for k, v := range d.Optional {
-		ctx[k] = raymond.SafeString(v)
-	}
-	ctx[DataPrompt] = raymond.SafeString(d.Prompt)
-	ctx[DataContext] = raymond.SafeString(d.Context)
-	ctx[DataResults] = safeMap(d.Results)
-	ctx[DataTask] = safeMap(d.Task)
-	ctx[DataVars] = safeMap(d.Vars)
-	for _, g := range guides {
-		if _, done := ctx[g.Name]; done {
-			continue
-		}
-		if d.Guide == nil {
-			return "", &TemplateError{g.Line, fmt.Sprintf("no guide %s", g.Name)}
-		}
-		text, err := d.Guide(g.Name)
-		if err != nil {
-			return "", &TemplateError{g.Line, err.Error()}
-		}
-		ctx[g.Name] = raymond.SafeString(strings.TrimRight(text, "\n"))
-	}
-	out, err := tpl.Exec(ctx)
-	if err != nil {
-		return "", &TemplateError{1, strings.Join(strings.Fields(err.Error()), " ")}
-	}
-	return out, nil
-}
-
-// partialLoader registers the partials a template uses, and the ones those
-// use, refusing cycles: raymond would recurse until the stack overflows.
-type partialLoader struct {
-	tpl    *raymond.Template
-	load   func(string) (string, error)
-	done   map[string]bool
-	guides []TemplateRef // guides the partials use
-}
-
-func (l *partialLoader) register(refs []TemplateRef, stack []string) error {
-	for _, r := range refs {
-		if slices.Contains(stack, r.Name) {
-			return &TemplateError{r.Line, fmt.Sprintf("partial %s includes itself (%s)", text.Quote(r.Name), strings.Join(append(stack, r.Name), " > "))}
-		}
-		if l.done[r.Name] {
-			continue
-		}
-		if l.load == nil {
-			return &TemplateError{r.Line, fmt.Sprintf("no partial %s", text.Quote(r.Name))}
-		}
-		src, err := l.load(r.Name)
-		if err != nil {
-			return &TemplateError{r.Line, err.Error()}
-		}
-		sub, err := ParseTemplate(src, true)
-		if err != nil {
-			return &TemplateError{r.Line, fmt.Sprintf("partial %s: %v", text.Quote(r.Name), err)}
-		}
-		l.tpl.RegisterPartial(r.Name, sub.hbs)
-		l.guides = append(l.guides, sub.Guides...)
-		if err := l.register(sub.Partials, append(stack, r.Name)); err != nil {
-			return err
-		}
-		l.done[r.Name] = true
-	}
-	return nil
-}
-
-func safeMap(m map[string]string) map[string]interface{} {
-	out := make(map[string]interface{}, len(m))
-	for k, v := range m {
-		out[k] = raymond.SafeString(v)
-	}
-	return out
 }

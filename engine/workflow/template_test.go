@@ -72,7 +72,7 @@ func TestTemplateParseErrors(t *testing.T) {
 		{"{{results}}", true, "line 1: write {{results.NODE}} to use an earlier step's result"},
 		{"{{GUIDE.part}}", false, `line 1: guide "GUIDE" has no fields: write {{GUIDE}}`},
 		{"a\nb\n{{#if x}}\nc", true, "line 4: template syntax: Expecting OpenEndBlock, got: 'EOF'"},
-		{"{{shout x}}", true, `line 1: unknown helper "shout" (known: if, unless, each, with, lookup, log, equal)`},
+		{"{{shout x}}", true, `line 1: unknown helper "shout" (known: if, unless, each, with, lookup, log, equal, eq)`},
 	}
 	for _, tc := range tests {
 		_, err := ParseTemplate(tc.src, tc.hbs)

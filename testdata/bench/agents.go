@@ -1,6 +1,6 @@
 package main
 
-// Scenarios for the agent hooks (issue 12): `git hegel hook` runs on every
+// Scenarios for the agent hooks: `git hegel hook` runs on every
 // tool call of a coding agent, so it must cost what starting git-hegel
 // costs, however long the journal of unfolded events has grown.
 

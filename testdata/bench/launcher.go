@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -100,9 +99,7 @@ func launch(req launchReq, devnull, errFile *os.File) launchResp {
 		resp.Err = fmt.Sprintf("%v: %s", err, strings.TrimSpace(string(msg)))
 		return resp
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		resp.MaxRSS = ru.Maxrss
-	}
+	resp.MaxRSS = maxRSS(cmd.ProcessState)
 	return resp
 }
 

@@ -6,7 +6,7 @@
 //	go run ./testdata/bench            # default set, ~10 minutes
 //	go run ./testdata/bench -quick     # 1k-file repositories only, few runs
 //	go run ./testdata/bench -only 'status|next' -runs 51
-//	go run ./testdata/bench -slow      # also the slow rows (issue 4)
+//	go run ./testdata/bench -slow      # also the slow rows (checkpoint and rollback internals)
 //
 // Each row compares the median wall time of a git-hegel command with a
 // baseline measured in the same rounds (A,B,A,B…), so the ratio means
@@ -25,7 +25,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -79,9 +78,9 @@ func main() {
 		for _, s := range scenarios {
 			slow := ""
 			if s.slow {
-				slow = " (slow: needs -slow)"
+				slow = " (slow: needs -slow):"
 			}
-			fmt.Printf("%-22s issue %d%s: %s\n", s.name, s.issue, slow, s.doc)
+			fmt.Printf("%-22s%s %s\n", s.name, slow, s.doc)
 		}
 		return
 	}
@@ -351,7 +350,7 @@ func (b *bench) tmpfsDir() string {
 // flushes the data of every inode in the transaction).
 func (b *bench) settle() {
 	t0 := time.Now()
-	syscall.Sync()
+	syncDisks()
 	b.logf("  sync in %v", time.Since(t0).Round(time.Millisecond))
 }
 

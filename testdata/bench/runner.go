@@ -1,6 +1,6 @@
 package main
 
-// The step runner's scenarios (issue 11): the runner's own cost per step,
+// The step runner's scenarios: the runner's own cost per step,
 // and how fast Ctrl-C ends a run.
 
 import (

@@ -17,7 +17,6 @@ import (
 
 type scenario struct {
 	name  string
-	issue int
 	doc   string
 	slow  bool   // only with -slow
 	needs string // git-hegel subcommand that must exist
@@ -25,41 +24,41 @@ type scenario struct {
 }
 
 var scenarios = []scenario{
-	{name: "startup", issue: 2, run: runStartup,
+	{name: "startup", run: runStartup,
 		doc: "git hegel version (and the binary alone) vs git rev-parse HEAD: the floor every command pays"},
-	{name: "status", issue: 2, run: runStatus,
+	{name: "status", run: runStatus,
 		doc: "git hegel status vs git hegel version (≤1.15×) and git rev-parse HEAD, 1k and 100k files; 100k/1k"},
-	{name: "status-gc", issue: 2, run: runStatusGC,
+	{name: "status-gc", run: runStatusGC,
 		doc: "as status, after git gc packed refs/hegel and their objects"},
-	{name: "next", issue: 2, run: func(b *bench) ([]row, error) { return runNext(b, "next", "") },
+	{name: "next", run: func(b *bench) ([]row, error) { return runNext(b, "next", "") },
 		doc: "git hegel next again (self-loop) vs git hegel version (≤1.15×) and git rev-parse HEAD, 1k and 100k files; 100k/1k"},
-	{name: "next-checkpoints-off", issue: 2, run: func(b *bench) ([]row, error) { return runNext(b, "next-checkpoints-off", "off") },
+	{name: "next-checkpoints-off", run: func(b *bench) ([]row, error) { return runNext(b, "next-checkpoints-off", "off") },
 		doc: "as next, with git config hegel.checkpoints off; and vs version plus git writing the same objects and refs (≤1.15×)"},
-	{name: "next-diagnostics", issue: 2, run: runNextDiagnostics,
+	{name: "next-diagnostics", run: runNextDiagnostics,
 		doc: "where next's time goes (information): next on disk and on tmpfs, git update-ref with fsync"},
-	{name: "stash", issue: 3, needs: "stash", run: runStash,
+	{name: "stash", needs: "stash", run: runStash,
 		doc: "stash push / pop / drop -y with 1,000 stashes stored vs git hegel version (≤1.15×), and vs version plus git writing the same objects and refs (≤1.15×), 1k and 100k files"},
-	{name: "stash-list", issue: 3, needs: "stash", run: runStashList,
+	{name: "stash-list", needs: "stash", run: runStashList,
 		doc: "git hegel stash list with 10,000 stashes stored: under 100 ms"},
-	{name: "checkpoint", issue: 4, needs: "checkpoint", run: runCheckpoint,
+	{name: "checkpoint", needs: "checkpoint", run: runCheckpoint,
 		doc: "git hegel checkpoint vs git stash create -u, 100k files with 1% modified, 0.5% untracked, 2,000 ignored"},
-	{name: "status-plain-fetch", issue: 14, needs: "remote", run: runStatusPlainFetch,
+	{name: "status-plain-fetch", needs: "remote", run: runStatusPlainFetch,
 		doc: "git hegel status with a remote set up for plain git fetch (100 tracked task refs, nothing new to merge) vs git hegel version (≤1.15×)"},
-	{name: "hook", issue: 12, needs: "hook", run: runHook,
+	{name: "hook", needs: "hook", run: runHook,
 		doc: "git hegel hook PostToolUse with 10,000 and 10 journaled events vs git hegel version: within 1.5x, and within 10% of each other"},
-	{name: "fold", issue: 12, needs: "hook", run: runFold,
+	{name: "fold", needs: "hook", run: runFold,
 		doc: "git hegel next folding 10,000 journaled agent events into the task's ref (checkpoints off): under 200 ms"},
-	{name: "rollback", issue: 4, needs: "rollback", run: runRollback,
+	{name: "rollback", needs: "rollback", run: runRollback,
 		doc: "git hegel rollback across 1,000 changed files vs git reset --hard between the same states (≤1.0×), 100k files"},
-	{name: "tasks", issue: 8, needs: "tasks", run: runTasks,
+	{name: "tasks", needs: "tasks", run: runTasks,
 		doc: "git hegel tasks and tasks --archived with 1,000 tasks stored, 500 archived: under 100 ms"},
-	{name: "history", issue: 10, needs: "log", run: runHistory,
+	{name: "history", needs: "log", run: runHistory,
 		doc: "git hegel log -n 20, log --since 1.week.ago (under 100 ms) and stats for one day (under 200 ms) over 100,000 history entries; adding an entry with 100,000 vs 10 (within 10%)"},
-	{name: "run-overhead", issue: 11, needs: "run", run: runRunOverhead,
+	{name: "run-overhead", needs: "run", run: runRunOverhead,
 		doc: "git hegel run of 11 vs 1 adapter steps, less the handler's own time: the runner's cost per step, under 20 ms"},
-	{name: "run-cancel", issue: 11, needs: "run", run: runRunCancel,
+	{name: "run-cancel", needs: "run", run: runRunCancel,
 		doc: "SIGINT to exit of a running git hegel run: under 1 s when the step obeys SIGTERM, under 6 s when it ignores it"},
-	{name: "many-tasks", issue: 8, needs: "tasks", run: runManyTasks,
+	{name: "many-tasks", needs: "tasks", run: runManyTasks,
 		doc: "status and next with 1,000 tasks stored vs none (within 10%), and status vs git hegel version (≤1.15×)"},
 }
 
@@ -164,7 +163,7 @@ var revParse = []string{"git", "rev-parse", "HEAD"}
 // hegelVersion is the floor every git-hegel command pays (git's dispatch
 // and a Go binary's start-up). The bound on state commands is stated
 // against it: the earlier 3× rev-parse was below that floor on any Go
-// binary run as `git <sub>` (issue 2's note; docs/benchmarks.md).
+// binary run as `git <sub>` (docs/benchmarks.md, the status rows' notes).
 var hegelVersion = []string{"git", "hegel", "version"}
 
 // stateBound: status, next and stash push/pop/drop cost at most this many
@@ -190,7 +189,7 @@ var stashFloors = []struct {
 	{"stash drop -y", 1, 1},
 }
 
-// rollbackBound is the rollback row's target (issue 14): at most git reset
+// rollbackBound is the rollback row's target: at most git reset
 // --hard's time between the same states.
 const rollbackBound = 1.0
 
@@ -671,7 +670,7 @@ func (b *bench) touchFile(dir string, spec repoSpec, i int) step {
 // Before each command one tracked file changes (untimed).
 //
 // git stash create takes no options: "git stash create -u" (the baseline
-// the issue names) records the tracked changes with "-u" as the message,
+// the target is set against) records the tracked changes with "-u" as the message,
 // and skips untracked files. Checkpoints include untracked files, so the
 // row against stashEquivalent is the like-for-like one; it is information
 // only, since it runs five git processes under sh.
@@ -825,7 +824,7 @@ func runRollback(b *bench) ([]row, error) {
 		return nil, err
 	}
 	return []row{
-		// Issue 14's target: no slower than git (docs/benchmarks.md,
+		// The target: no slower than git (docs/benchmarks.md,
 		// "2026-11-25: rollback scan", has where the time goes; met at
 		// load below about 2, by a few percent).
 		timeRow(fmt.Sprintf("rollback (%d files) vs git reset --hard", len(changed)), label, ss[0], ss[1], rollbackBound),

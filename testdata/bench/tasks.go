@@ -1,6 +1,6 @@
 package main
 
-// Issue 8's rows: git hegel tasks with 1,000 tasks (500 of them
+// The task rows: git hegel tasks with 1,000 tasks (500 of them
 // archived), and status and next with those 1,000 tasks present against
 // the same commands in a repository with none.
 
@@ -129,7 +129,7 @@ func runTasks(b *bench) ([]row, error) {
 
 // runManyTasks times status and next in a repository holding 1,000 other
 // tasks (500 archived) against the same commands in one holding none, in
-// the same rounds: issue 8 wants them unchanged (within 10%), and status
+// the same rounds: they must be unchanged (within 10%), and status
 // within the bound against git hegel version. Both are copies of the 1k
 // repository (cp -a, index refreshed) holding the same objects: the tasks'
 // objects are imported into both, and only the crowded one keeps the refs,

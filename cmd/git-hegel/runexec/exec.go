@@ -140,6 +140,12 @@ func orDiscard(w io.Writer) io.Writer {
 	if w == nil {
 		return io.Discard
 	}
+	// The command's own standard output or error (a wrapper that watches
+	// for a closed pipe) is handed on as the file it is, so the process
+	// sees what the command sees: a terminal, or a pipe.
+	if f, ok := w.(interface{ File() *os.File }); ok {
+		return f.File()
+	}
 	return w
 }
 

@@ -806,8 +806,20 @@ func (md *mdRenderer) link(b *strings.Builder, url, title, label string) {
 	if title != "" {
 		b.WriteString(` title="` + html.EscapeString(title) + `"`)
 	}
-	if strings.Contains(url, "://") || strings.HasPrefix(strings.ToLower(url), "mailto:") {
+	if externalURL(url) {
 		b.WriteString(` rel="noopener noreferrer"`)
 	}
 	b.WriteString(">" + label + "</a>")
+}
+
+// externalURL reports a link that leaves the dashboard: one with a scheme,
+// or a scheme-relative one ("//host/x"; browsers read a backslash as a
+// slash there, so "/\host" and "\\host" are the same), which only looks
+// relative.
+func externalURL(u string) bool {
+	u = strings.TrimSpace(u)
+	if strings.Contains(u, "://") || strings.HasPrefix(strings.ToLower(u), "mailto:") {
+		return true
+	}
+	return len(u) >= 2 && (u[0] == '/' || u[0] == '\\') && (u[1] == '/' || u[1] == '\\')
 }

@@ -58,6 +58,10 @@ func TestRenderMarkdown(t *testing.T) {
 		{"| a | b |\n|---|--:|\n| 1 | 2 |", "<table>\n<thead>\n<tr><th>a</th><th class=\"al-right\">b</th></tr>\n</thead>\n<tbody>\n<tr><td>1</td><td class=\"al-right\">2</td></tr>\n</tbody>\n</table>\n"},
 		{"[site](https://example.com \"T\")", "<p><a href=\"https://example.com\" title=\"T\" rel=\"noopener noreferrer\">site</a></p>\n"},
 		{"[plan](PLAN.md)", "<p><a href=\"PLAN.md\">plan</a></p>\n"},
+		// Scheme-relative links leave the site: they are marked as such.
+		{"[x](//evil.example/x)", "<p><a href=\"//evil.example/x\" rel=\"noopener noreferrer\">x</a></p>\n"},
+		{"[x](/\\evil.example/x)", "<p><a href=\"/\\evil.example/x\" rel=\"noopener noreferrer\">x</a></p>\n"},
+		{"[root](/task/t)", "<p><a href=\"/task/t\">root</a></p>\n"},
 		{"see [the spec][s]\n\n[s]: SPEC.md", "<p>see <a href=\"SPEC.md\">the spec</a></p>\n"},
 		{"<https://example.com>", "<p><a href=\"https://example.com\" rel=\"noopener noreferrer\">https://example.com</a></p>\n"},
 		{"visit https://example.com/x.", "<p>visit <a href=\"https://example.com/x\" rel=\"noopener noreferrer\">https://example.com/x</a>.</p>\n"},

@@ -31,8 +31,10 @@ type workflowData struct {
 type nodeRow struct {
 	Name, Label, Summary, Artifact, Gate, Transitions string
 	Requires, SkipFor, Rules                          string
-	Conditional, Terminal                             bool
-	MaxAttempts                                       int
+	// Checks are the node's check: commands, run before it ends.
+	Checks                []string
+	Conditional, Terminal bool
+	MaxAttempts           int
 }
 
 type skipRow struct{ Type, Nodes string }
@@ -76,7 +78,8 @@ func (s *Server) workflow(req *request) (string, any, error) {
 	return "workflow.html", d, nil
 }
 
-// nodeRows is the table under a graph: each node's gate, checks, skips.
+// nodeRows is the table under a graph: each node's gate, guard rules,
+// checks, skips.
 func nodeRows(wf *workflow.Definition, defAttempts int) []nodeRow {
 	var out []nodeRow
 	for _, name := range wf.Order {
@@ -101,6 +104,9 @@ func nodeRows(wf *workflow.Definition, defAttempts int) []nodeRow {
 			rules = append(rules, rule.Type)
 		}
 		r.Rules = strings.Join(rules, ", ")
+		for _, c := range n.Checks {
+			r.Checks = append(r.Checks, c.Command)
+		}
 		out = append(out, r)
 	}
 	return out
