@@ -140,6 +140,13 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 	} else if note != "" {
 		fmt.Fprintln(c.Stderr, note)
 	}
+	if !c.readOnly() {
+		// A task a fetch moved on gets the entry checkpoint of its new
+		// node before this command changes anything.
+		if note := e.CatchUpCheckpoint(c.selected()); note != "" {
+			fmt.Fprintln(c.Stderr, note)
+		}
+	}
 	return e, r, nil
 }
 
