@@ -101,6 +101,7 @@ type workflowJSON struct {
 	Priority        string                 `json:"priority"`
 	UpdatedAt       time.Time              `json:"updated_at"`
 	Worktree        string                 `json:"worktree"` // the owner's path; "" when parked
+	OwnerEmail      string                 `json:"owner_email,omitempty"`
 	Archived        bool                   `json:"archived,omitempty"`
 	Attempt         int                    `json:"attempt"`
 	MaxAttempts     int                    `json:"max_attempts,omitempty"`
@@ -133,7 +134,7 @@ func taskJSON(st *engine.State, now time.Time, schema int) *workflowJSON {
 		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,
 		StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
 		TaskType: st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
-		Worktree: st.Worktree, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
+		Worktree: st.Worktree, OwnerEmail: st.OwnerEmail, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
 		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
@@ -170,8 +171,9 @@ type taskLineJSON struct {
 	Priority    string    `json:"priority"`
 	Description string    `json:"description,omitempty"`
 	Worktree    string    `json:"worktree"` // "" when parked
-	Mine        bool      `json:"mine"`     // owned by this worktree
-	Current     bool      `json:"current"`  // this worktree's active task
+	OwnerEmail  string    `json:"owner_email,omitempty"`
+	Mine        bool      `json:"mine"`    // owned by this worktree
+	Current     bool      `json:"current"` // this worktree's active task
 	Archived    bool      `json:"archived"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	// Damaged says why the task could not be read; the other fields are

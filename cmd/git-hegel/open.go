@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // readOnly reports a command (or verb) that writes nothing to the
@@ -89,7 +91,12 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 			n, _ := cfg.Get("user", "", "name")
 			return n
 		},
-		Confirm: c.confirmTransition,
+		Email: func() string {
+			m, _ := cfg.Get("user", "", "email")
+			return m
+		},
+		ApprovalOtherPerson: otherPerson(cfg),
+		Confirm:             c.confirmTransition,
 	}
 	if cfg.Bool("hegel", "commitguard", true) {
 		e.CommitTimes = r.CommitTimes
@@ -100,6 +107,21 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}
 	return e
+}
+
+// otherPerson reads hegel.approval.otherPerson (git's subsection syntax:
+// [hegel "approval"] otherPerson = true); a value that is no boolean
+// counts as true, so a typo never turns the check off.
+func otherPerson(cfg *gitdir.Config) bool {
+	v, ok := cfg.Get("hegel", "approval", "otherperson")
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "no", "off", "false", "0":
+		return false
+	}
+	return true
 }
 
 // guideSource is where prompts take their guides from: the worktree's
