@@ -69,12 +69,18 @@ func (s *syncer) noteFetchedMove(ref hegelRef, ours, next plumbing.Hash) {
 	if ours.IsZero() || ours == next {
 		return
 	}
+	// The record first: a task no worktree here took costs one failed
+	// open, not two state reads.
+	holder := s.r.adoptedBy(ref.task())
+	if holder == "" {
+		return
+	}
 	o, t := s.stateAt(ref, ours), s.stateAt(ref, next)
-	if o == nil || t == nil || !o.Active() || !t.Active() || o.WorktreeID == "" || t.WorktreeID != o.WorktreeID {
+	if o == nil || t == nil || !o.Active() || !t.Active() || o.WorktreeID != holder || t.WorktreeID != holder {
 		return
 	}
 	self, err := s.r.WorktreeID()
-	if err != nil || !sameInstance(o.WorktreeID, self) || s.r.adoptedBy(ref.task()) != o.WorktreeID {
+	if err != nil || !sameInstance(holder, self) {
 		return
 	}
 	if t.CurrentNode == o.CurrentNode && t.PhaseStartTime.Equal(o.PhaseStartTime) {
