@@ -171,10 +171,10 @@ type taskLineJSON struct {
 	Priority    string    `json:"priority"`
 	Description string    `json:"description,omitempty"`
 	Worktree    string    `json:"worktree"` // "" when parked
-	OwnerEmail  string    `json:"owner_email,omitempty"`
-	Mine        bool      `json:"mine"`    // owned by this worktree
-	Current     bool      `json:"current"` // this worktree's active task
+	Mine        bool      `json:"mine"`     // owned by this worktree
+	Current     bool      `json:"current"`  // this worktree's active task
 	Archived    bool      `json:"archived"`
+	OwnerEmail  string    `json:"owner_email,omitempty"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	// Damaged says why the task could not be read; the other fields are
 	// then empty.
