@@ -55,6 +55,7 @@ const (
 	ruleStatus                      // ruleScalar, but a pause stands over another open status
 	ruleAttempt                     // the node mover's attempt, else increments add up
 	ruleNodeGroup                   // part of where the task is: merged as one value
+	ruleLocks                       // file locks by path: MergeLocks
 )
 
 // stateRules says how each field merges; a field not listed (one a
@@ -82,6 +83,7 @@ var stateRules = map[string]fieldRule{
 	"retries":          ruleCounterMap,
 	"node_attempts":    ruleCounterMap,
 	"step_results":     ruleMap,
+	"files_locked":     ruleLocks,
 }
 
 // nodeBound are the fields that say whether the task is still at its
@@ -307,6 +309,12 @@ func mergeBoth(k string, rule fieldRule, bv, ov, tv json.RawMessage, prefer Side
 	case ruleUnion:
 		v, err := unionList(bv, ov, tv)
 		return v, nil, err
+	case ruleLocks:
+		v, err := mergeLockFields(bv, ov, tv)
+		if err != nil {
+			return conflict()
+		}
+		return v, nil, nil
 	case ruleCounterMap:
 		v, err := mergeCounters(bv, ov, tv)
 		if err != nil {
@@ -632,4 +640,26 @@ func unionKeys[V any](ms ...map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// mergeLockFields merges files_locked as MergeLocks does: a union by
+// path, without what one side removed.
+func mergeLockFields(bv, ov, tv json.RawMessage) (json.RawMessage, error) {
+	var b, o, t []FileLock
+	for _, x := range []struct {
+		raw json.RawMessage
+		to  *[]FileLock
+	}{{bv, &b}, {ov, &o}, {tv, &t}} {
+		if len(x.raw) == 0 || string(x.raw) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(x.raw, x.to); err != nil {
+			return nil, err
+		}
+	}
+	m := MergeLocks(b, o, t)
+	if m == nil {
+		return nil, nil
+	}
+	return json.Marshal(m)
 }

@@ -22,6 +22,7 @@ func mergeBase() *State {
 		NodeAttempts: map[string]int{"code": 1},
 		Approvals:    []Approval{{Node: "spec", By: "ann", At: t0}},
 		StepResults:  map[string]json.RawMessage{"lint": json.RawMessage(`{"ok":true}`)},
+		FilesLocked:  []FileLock{{Path: "docs/", At: t0}},
 	}
 }
 
@@ -122,6 +123,24 @@ func TestMergeStates(t *testing.T) {
 				t.Errorf("merged = %+v", m)
 			}
 		},
+	}, {
+		name: "file locks: a union by path, without what one side released",
+		ours: func(s *State) {
+			s.FilesLocked = []FileLock{{Path: "api/", At: at(3)}} // released docs/, took api/
+		},
+		theirs: func(s *State) {
+			s.FilesLocked = []FileLock{{Path: "docs/", At: at(0)}, {Path: "web/", At: at(4)}}
+		},
+		check: func(t *testing.T, m *State) {
+			var paths []string
+			for _, l := range m.FilesLocked {
+				paths = append(paths, l.Path)
+			}
+			if !slices.Equal(paths, []string{"api/", "web/"}) {
+				t.Errorf("files_locked = %v, want api/ and web/", paths)
+			}
+		},
+		fromTheirs: []string{"files_locked"},
 	}, {
 		name:   "lists: approvals and history events are unions, ordered by time",
 		ours:   func(s *State) { s.RollbackHistory = []RollbackEvent{{Timestamp: at(7), From: "code", To: "spec"}} },
