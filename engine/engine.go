@@ -97,6 +97,12 @@ type Engine struct {
 	KeepCheckpoints bool
 	// User names the person deciding at a gate (git config user.name).
 	User func() string
+	// Email is the person's git user.email, recorded as a task's owner
+	// when this worktree starts or takes it (nil or "": none).
+	Email func() string
+	// ApprovalOtherPerson is hegel.approval.otherPerson: an approval gate
+	// refuses the approval of the task's own owner.
+	ApprovalOtherPerson bool
 	// Confirm asks a yes/no question before a `confirm: true` transition.
 	// Nil: such transitions refuse.
 	Confirm func(question string) (bool, error)

@@ -66,6 +66,9 @@ func (e *Engine) Approve(o TaskOptions, comment string) (*View, error) {
 			return "", err
 		}
 		node := st.CurrentNode
+		if err := e.otherPerson(st); err != nil {
+			return "", err
+		}
 		if err := e.mayDecide(wf, node, user, st, o.Force); err != nil {
 			return "", err
 		}
@@ -131,6 +134,31 @@ func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
 	}
 	e.afterMove(st, wf)
 	return e.view(st, wf), nil
+}
+
+// otherPerson refuses, with hegel.approval.otherPerson, an approval by
+// the task's own owner: on a clone whose own record says a worktree of it
+// holds the task, or by the person whose git user.email the task names.
+// The email travels with the task and could be anything, so it only ever
+// adds a refusal; the clone's record is what a remote cannot change.
+// --force does not lift it: the setting exists to make sure.
+func (e *Engine) otherPerson(st *State) error {
+	if !e.ApprovalOtherPerson {
+		return nil
+	}
+	if st.WorktreeID != "" && sameClone(st.WorktreeID, e.WorktreeID) && e.verified(st) {
+		return fmt.Errorf("Task %s is owned on this clone (%s); with hegel.approval.otherPerson another person approves it, from their clone",
+			st.Task, st.Worktree)
+	}
+	email := e.email()
+	if email == "" {
+		return errors.New("Who is approving? hegel.approval.otherPerson compares your git user.email with the task's owner: git config user.email you@example.com")
+	}
+	if strings.EqualFold(email, st.OwnerEmail) {
+		return fmt.Errorf("Task %s is owned by %s, which is you (git config user.email); with hegel.approval.otherPerson another person approves it",
+			st.Task, email)
+	}
+	return nil
 }
 
 // mayDecide checks the node's approvers list, if it has one; force lets

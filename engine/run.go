@@ -983,7 +983,7 @@ func (e *Engine) recordCancel(t *Task, wf *workflow.Definition, sr *stepRun, why
 			setStepResult(st, node, sr.meta)
 		}
 		st.Cancelled = true
-		st.Worktree, st.WorktreeID = "", ""
+		st.Worktree, st.WorktreeID, st.OwnerEmail = "", "", ""
 		return fmt.Sprintf("run: %s at %s (step %d of %d); parked", how, st.CurrentNode, step, total), nil
 	})
 	if err != nil {

@@ -27,6 +27,9 @@ type TaskInfo struct {
 type ListOptions struct {
 	All      bool // finished tasks not archived yet
 	Archived bool // archived tasks
+	// Mine keeps only the tasks a worktree of this clone holds, by this
+	// clone's own record (what a task's state says is not enough).
+	Mine bool
 }
 
 // ListTasks lists the tasks of the repository: open ones first (by
@@ -58,7 +61,7 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 			if t, err := e.Tasks.LoadTask(l.Name); err == nil {
 				if at := e.sighted(t); at.Archived {
 					archivedNow[l.Name] = true
-					if o.Archived {
+					if o.Archived && (!o.Mine || e.heldHere(at.State)) {
 						out = append(out, e.info(ListedTask{Name: l.Name, State: at.State, Archived: true}, active))
 					}
 					continue
@@ -72,6 +75,9 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 			continue
 		}
 		ti := e.info(l, active)
+		if o.Mine && (ti.Err != nil || !e.heldHere(ti.State)) {
+			continue
+		}
 		if ti.Err == nil && !ti.Archived && ti.State.Active() {
 			// An open task's node must be in the definition it stores
 			// (tasks reports such a task as damaged). The
@@ -85,6 +91,12 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 	}
 	slices.SortStableFunc(out, compareTasks)
 	return out, nil
+}
+
+// heldHere reports whether a worktree of this clone holds st's task, by
+// this clone's record.
+func (e *Engine) heldHere(st *State) bool {
+	return e.owns(st) || (st.WorktreeID != "" && sameClone(st.WorktreeID, e.WorktreeID) && e.verified(st))
 }
 
 func (e *Engine) info(l ListedTask, active string) TaskInfo {

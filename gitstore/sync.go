@@ -50,6 +50,10 @@ type SyncOptions struct {
 	// Without it, a diverged chain keeps the local checkpoints, leaves
 	// the remote's in the tracking ref, and is not pushed.
 	MergeCheckpoints func(task string, bases []plumbing.Hash, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error)
+	// Resolve names, per task, the side whose values a conflicting merge
+	// takes (engine.SideOurs, engine.SideTheirs); the task's other
+	// fields merge as always. A task not named stops at a conflict.
+	Resolve map[string]engine.Side
 	// GitProgress, if set, gets git fetch's and git push's own progress
 	// lines (the remote's "Counting objects", "Receiving objects") as git
 	// writes them; without it git shows none, as with git fetch -q.
@@ -79,6 +83,9 @@ type syncer struct {
 	// be read (not a commit, objects missing): they are neither merged
 	// into nor pushed, with one warning each; doctor repairs them.
 	damaged map[string]bool
+	// conflicted holds the task refs whose two versions changed the same
+	// field differently: neither is written over the other, nor pushed.
+	conflicted map[string]bool
 	// sound holds the local commits found readable in this sync: a sync
 	// lists the local refs up to three times (fetch, merge, push), and a
 	// task's check parses its state and definition.
@@ -97,7 +104,7 @@ type syncer struct {
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
 	self, _ := r.WorktreeID()
 	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{},
-		sound: map[plumbing.Hash]bool{}, agreed: map[string]plumbing.Hash{}}
+		conflicted: map[string]bool{}, sound: map[plumbing.Hash]bool{}, agreed: map[string]plumbing.Hash{}}
 }
 
 // checker returns git's object checker (nil in memory), made on first use.

@@ -73,6 +73,9 @@ func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done bool, r
 	var ups []refUpdate
 	stale := false
 	for _, ref := range sortedRefs(kinds) {
+		if s.conflicted[ref.rel] {
+			continue // not merged: ours is not a fast-forward of theirs
+		}
 		if s.refused[ref.rel] {
 			// The remote's version was refused: it cannot be merged, so
 			// ours cannot be pushed over it as a fast-forward.

@@ -150,6 +150,8 @@ func init() {
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},
+		{name: "claim", args: "<task>", summary: "Take a task another clone or worktree owns, and say whose it was", group: "Workflows", run: runClaim,
+			operands: []valueKind{kindTask}},
 		{name: "reset", summary: "Forget this worktree's workflow (aborting it if active)", group: "Workflows", run: runReset},
 		{name: "stash", summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",
 			setFlags: stashFlags, subs: stashSubs, defaultSub: "push"},
@@ -215,6 +217,7 @@ func init() {
 			setFlags: flags(func(fs *pflag.FlagSet) {
 				fs.Bool("all", false, "also list finished tasks not archived yet")
 				fs.Bool("archived", false, "also list archived tasks")
+				fs.Bool("mine", false, "only the tasks a worktree of this clone holds (by this clone's record)")
 			}, jsonFlag), run: runTasks},
 		{name: "show", readOnly: true, args: "[<task> | {task}]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
 			setFlags: flags(jsonFlag, taskFlag), run: runShow, operands: []valueKind{kindAnyTask}},

@@ -107,6 +107,7 @@ type workflowJSON struct {
 	Priority        string                 `json:"priority"`
 	UpdatedAt       time.Time              `json:"updated_at"`
 	Worktree        string                 `json:"worktree"` // the owner's path; "" when parked
+	OwnerEmail      string                 `json:"owner_email,omitempty"`
 	Archived        bool                   `json:"archived,omitempty"`
 	Attempt         int                    `json:"attempt"`
 	MaxAttempts     int                    `json:"max_attempts,omitempty"`
@@ -174,7 +175,7 @@ func taskJSON(st *engine.State, now time.Time, schema int) *workflowJSON {
 		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,
 		StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
 		TaskType: st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
-		Worktree: st.Worktree, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
+		Worktree: st.Worktree, OwnerEmail: st.OwnerEmail, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
 		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
@@ -215,6 +216,7 @@ type taskLineJSON struct {
 	Mine        bool      `json:"mine"`     // owned by this worktree
 	Current     bool      `json:"current"`  // this worktree's active task
 	Archived    bool      `json:"archived"`
+	OwnerEmail  string    `json:"owner_email,omitempty"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	// Damaged says why the task could not be read; the other fields are
 	// then empty.
@@ -387,15 +389,28 @@ type syncCountsJSON struct {
 }
 
 type syncTaskJSON struct {
-	Task   string        `json:"task"`
-	Change string        `json:"change"`          // added, fast-forwarded, diverged
-	Stash  string        `json:"stash,omitempty"` // diverged: the stash holding the remote's version
-	Held   *syncHeldJSON `json:"held,omitempty"`
+	Task   string `json:"task"`
+	Change string `json:"change"` // added, fast-forwarded, merged, conflicted
+	// FromOurs and FromTheirs: for a merged task, the fields each side
+	// brought; Conflicts the fields both changed differently, Resolved
+	// the side they were taken from ("" when the task stopped).
+	FromOurs   []string           `json:"from_ours,omitempty"`
+	FromTheirs []string           `json:"from_theirs,omitempty"`
+	Conflicts  []syncConflictJSON `json:"conflicts,omitempty"`
+	Resolved   string             `json:"resolved,omitempty"`
+	Held       *syncHeldJSON      `json:"held,omitempty"`
 	// Archived: the change was to the task's archive ref (it finished).
 	Archived bool `json:"archived,omitempty"`
 	// Definition: the fetch brought a task this clone holds a workflow
 	// definition it did not have.
 	Definition *syncDefinitionJSON `json:"definition,omitempty"`
+}
+
+// syncConflictJSON is one field both sides of a task changed differently.
+type syncConflictJSON struct {
+	Field  string `json:"field"`
+	Ours   string `json:"ours"`
+	Theirs string `json:"theirs"`
 }
 
 // syncDefinitionJSON is a workflow definition a fetch brought: its blob

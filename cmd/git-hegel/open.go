@@ -97,7 +97,12 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 			n, _ := cfg.Get("user", "", "name")
 			return n
 		},
-		Confirm: c.confirmTransition,
+		Email: func() string {
+			m, _ := cfg.Get("user", "", "email")
+			return m
+		},
+		ApprovalOtherPerson: otherPerson(cfg),
+		Confirm:             c.confirmTransition,
 	}
 	if cfg.Bool("hegel", "commitguard", true) {
 		e.CommitTimes = r.CommitTimes
@@ -108,6 +113,21 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}
 	return e
+}
+
+// otherPerson reads hegel.approval.otherPerson (git's subsection syntax:
+// [hegel "approval"] otherPerson = true); a value that is no boolean
+// counts as true, so a typo never turns the check off.
+func otherPerson(cfg *gitdir.Config) bool {
+	v, ok := cfg.Get("hegel", "approval", "otherperson")
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "no", "off", "false", "0":
+		return false
+	}
+	return true
 }
 
 // guideSource is where prompts take their guides from: the worktree's
@@ -150,6 +170,13 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 		c.warn(err.Error())
 	} else if note != "" {
 		fmt.Fprintln(c.Stderr, note)
+	}
+	if !c.readOnly() {
+		// A task a fetch moved on gets the entry checkpoint of its new
+		// node before this command changes anything.
+		if note := e.CatchUpCheckpoint(c.selected()); note != "" {
+			fmt.Fprintln(c.Stderr, note)
+		}
 	}
 	return e, r, nil
 }

@@ -25,7 +25,7 @@ func runTasks(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	list, err := e.ListTasks(engine.ListOptions{All: c.boolFlag("all"), Archived: c.boolFlag("archived")})
+	list, err := e.ListTasks(engine.ListOptions{All: c.boolFlag("all"), Archived: c.boolFlag("archived"), Mine: c.boolFlag("mine")})
 	if err != nil {
 		return err
 	}
@@ -39,6 +39,7 @@ func runTasks(c *cmdCtx, args []string) error {
 				st := t.State
 				j.Workflow, j.Mode, j.CurrentNode, j.Status = st.Workflow, st.Mode, st.CurrentNode, st.Status
 				j.TaskType, j.Priority, j.Description, j.Worktree, j.UpdatedAt = st.TaskType, priorityOf(st), st.Description, st.Worktree, st.UpdatedAt
+				j.OwnerEmail = st.OwnerEmail
 			}
 			out.Tasks = append(out.Tasks, j)
 		}
@@ -50,6 +51,10 @@ func runTasks(c *cmdCtx, args []string) error {
 	}
 	if len(list) == 0 {
 		hint := ""
+		if c.boolFlag("mine") {
+			fmt.Fprintln(c.Stdout, "No tasks held here ('git hegel tasks' lists them all; 'git hegel claim <task>' takes one)")
+			return nil
+		}
 		if !c.boolFlag("archived") {
 			hint = " (finished tasks are archived: 'git hegel tasks --archived')"
 		}
@@ -201,6 +206,9 @@ func runShow(c *cmdCtx, args []string) error {
 		line("Paused", st.PauseReason)
 	}
 	line("Owner", c.ownerLabel(e, st)+ownerPath(e, st))
+	if st.OwnerEmail != "" {
+		line("Owned by", text.Printable(st.OwnerEmail, 200)+" (as the task says)")
+	}
 	line("Started", c.stamp(st.StartedAt))
 	line("Updated", c.stamp(st.UpdatedAt))
 	if st.EndedAt != nil {

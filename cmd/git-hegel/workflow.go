@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -377,4 +378,43 @@ func runNextSub(c *cmdCtx, args []string) error {
 	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\nSub-phase: %s\n", v.Mode, c.paint(c.Stdout, "node", v.Node), v.State.Subphase)
 	fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
 	return nil
+}
+
+func runClaim(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 1); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, prev, err := e.ClaimTask(args[0])
+	if err != nil {
+		return err
+	}
+	if prev == nil {
+		fmt.Fprintf(c.Stdout, "Task %s is already this worktree's\n", args[0])
+	} else {
+		fmt.Fprintf(c.Stdout, "Claimed task %s %s\n", args[0], formerOwner(e, prev))
+	}
+	c.printParked(v)
+	c.printView(v)
+	return nil
+}
+
+// formerOwner says whose a claimed task was: the person its state named
+// and the place, for display only (both arrived with the task, so they
+// are cut to one printable line).
+func formerOwner(e *engine.Engine, prev *engine.State) string {
+	where := e.OwnerLabel(prev)
+	if where == "-" {
+		return "(it was parked: nobody held it)"
+	}
+	if where == "another clone" && prev.Worktree != "" {
+		where += ", " + text.Printable(prev.Worktree, 200)
+	}
+	if who := text.Printable(prev.OwnerEmail, 200); who != "" {
+		return fmt.Sprintf("from %s (%s)", who, where)
+	}
+	return fmt.Sprintf("from %s", where)
 }
