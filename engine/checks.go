@@ -152,6 +152,7 @@ func (e *Engine) stepEnv(t *Task, wf *workflow.Definition, node, adapter string,
 	step, total := StepOf(wf, t.State)
 	env := []string{
 		"HEGEL_TASK=" + t.State.Task,
+		"HEGEL_TASK_DIR=" + TaskDir(t.State),
 		"HEGEL_WORKFLOW=" + t.State.Workflow,
 		"HEGEL_NODE=" + node,
 		"HEGEL_STEP=" + strconv.Itoa(step),

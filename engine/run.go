@@ -743,7 +743,11 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 	e, wf := rn.e, rn.wf
 	var gate *GateView
 	failed := ""
-	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: sr.put()}, func(st *State, wf *workflow.Definition) (string, error) {
+	put := sr.put()
+	if put == nil {
+		put = map[string][]byte{}
+	}
+	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: put}, func(st *State, wf *workflow.Definition) (string, error) {
 		gate, failed = nil, ""
 		if st.CurrentNode != node {
 			return "", fmt.Errorf("Task '%s' moved to '%s' while step '%s' ran; the run stops (run it again to go on from there)", st.Task, st.CurrentNode, node)
@@ -754,7 +758,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		if sr != nil {
 			setStepResult(st, node, sr.meta)
 		}
-		if missing := e.checkArtifact(wf, node); missing != nil {
+		if missing := e.checkArtifact(st, wf, node); missing != nil {
 			// The step was to write it: that attempt failed.
 			failed = missing.Error()
 			return "run: " + e.failAttempt(st, wf, "step "+node+": its artifact "+missing.state()), nil
@@ -764,6 +768,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		if err != nil {
 			return "", err
 		}
+		e.submit(st, wf, node, put)
 		how := ""
 		if sr != nil {
 			how = fmt.Sprintf("; %s, %s", sr.meta.Handler, Size(sr.meta.Bytes))

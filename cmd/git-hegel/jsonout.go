@@ -188,6 +188,8 @@ type showJSON struct {
 	CheckpointsError string                     `json:"checkpoints_error,omitempty"`
 	StepResults      map[string]json.RawMessage `json:"step_results"`
 	Problems         []string                   `json:"problems"`
+	// Warnings: artifacts that changed after they were approved.
+	Warnings []string `json:"warnings"`
 }
 
 type artifactJSON struct {
@@ -195,7 +197,17 @@ type artifactJSON struct {
 	Path    string `json:"path"`
 	Present bool   `json:"present"`
 	Size    int64  `json:"size"`
-	Skipped bool   `json:"skipped"` // the node was skipped
+	Skipped bool   `json:"skipped"` // the node was skipped, or the task's type skips it
+	Pending bool   `json:"pending"` // the node has not ended yet
+	// Submitted is the copy the node left in the task's ref when it
+	// ended; null when there is none.
+	Submitted *submittedJSON `json:"submitted"`
+}
+
+type submittedJSON struct {
+	Blob string    `json:"blob"`
+	Size int64     `json:"size"`
+	At   time.Time `json:"at"`
 }
 
 type deletedJSON struct {
@@ -241,7 +253,8 @@ type nodeJSON struct {
 	Transitions []transitionJSON `json:"transitions"`
 	DisplayName string           `json:"display_name,omitempty"`
 	Description string           `json:"description,omitempty"`
-	Artifact    string           `json:"artifact,omitempty"`
+	Artifact    string           `json:"artifact,omitempty"`  // the first of artifacts
+	Artifacts   []string         `json:"artifacts,omitempty"` // as written, task fields not filled in
 	Requires    []string         `json:"requires,omitempty"`
 	Conditional bool             `json:"conditional,omitempty"`
 	SkipFor     []string         `json:"skip_for,omitempty"`

@@ -79,17 +79,28 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 			m.Description = trimText(s)
 		}
 	case "artifact":
-		if m.Artifact, err = p.line(f.value, prefix, f.name, true); err == nil {
-			if perr := CheckArtifactPath(m.Artifact); perr != nil {
-				err = p.errAt(f.value, "%sartifact %v", prefix, perr)
+		var items []string
+		var pos []*yaml.Node
+		if items, pos, err = p.stringList(f.value, prefix, f.name); err == nil {
+			names := map[string]bool{}
+			for i, it := range items {
+				if perr := CheckArtifactPattern(it); perr != nil {
+					return p.errAt(pos[i], "%sartifact %v", prefix, perr)
+				}
+				// The task's tree keeps a node's artifacts by file name.
+				if n := ArtifactName(it); names[n] {
+					return p.errAt(pos[i], "%sartifact %s: another artifact of this node has the file name %s", prefix, text.Quote(it), text.Quote(n))
+				}
+				names[ArtifactName(it)] = true
 			}
+			m.Artifacts = items
 		}
 	case "requires":
 		var items []string
 		var pos []*yaml.Node
 		if items, pos, err = p.stringList(f.value, prefix, f.name); err == nil {
 			for i, it := range items {
-				if perr := CheckArtifactPath(it); perr != nil {
+				if perr := CheckArtifactPattern(it); perr != nil {
 					return p.errAt(pos[i], "%srequires: %v", prefix, perr)
 				}
 			}
