@@ -277,17 +277,16 @@ func (e *Engine) approvalWarnings(t *Task) []string {
 	for _, k := range order {
 		a := latest[k]
 		node, path, _ := strings.Cut(k, "\x00")
-		who := fmt.Sprintf("%s approved it at %s", a.By, node)
 		for _, s := range t.State.Submitted[node] {
 			if s.Path == path && s.Blob != a.blob {
-				out = append(out, fmt.Sprintf("%s changed after %s: submitted %s, approved %s", path, who, ShortID(s.Blob), ShortID(a.blob)))
+				out = append(out, fmt.Sprintf("%s changed after %s approved it at %s: submitted %s, approved %s", path, a.By, node, ShortID(s.Blob), ShortID(a.blob)))
 			}
 		}
 		if t.Archived || e.Files == nil || workflow.CheckArtifactPath(path) != nil {
 			continue
 		}
 		if data, err := e.Files.ReadFile(path, MaxArtifactSize); err == nil && BlobID(data) != a.blob {
-			out = append(out, fmt.Sprintf("%s in this worktree differs from what %s (%s)", path, who, ShortID(a.blob)))
+			out = append(out, fmt.Sprintf("%s in this worktree differs from what %s approved at %s (blob %s)", path, a.By, node, ShortID(a.blob)))
 		}
 	}
 	return out

@@ -85,6 +85,8 @@ type workflowJSON struct {
 	Task           string     `json:"task"`
 	Workflow       string     `json:"workflow"`
 	Mode           string     `json:"mode"`
+	// ArtifactDir is the task's folder for its files ({{task.dir}}).
+	ArtifactDir string `json:"artifact_dir"`
 	Status         string     `json:"status"`
 	CurrentNode    string     `json:"current_node"`
 	History        []string   `json:"history"`
@@ -129,7 +131,7 @@ func taskJSON(st *engine.State, now time.Time, schema int) *workflowJSON {
 		priority = engine.PriorityNormal
 	}
 	j := &workflowJSON{
-		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status,
+		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status, ArtifactDir: engine.TaskDir(st),
 		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,
 		StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
 		TaskType: st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
