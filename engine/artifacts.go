@@ -1,12 +1,9 @@
 package engine
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -126,15 +123,10 @@ const submittedDir = "submitted/"
 // SubmittedPath is where node's artifact name lies in the task's tree.
 func SubmittedPath(node, name string) string { return submittedDir + node + "/" + name }
 
-// BlobID is git's object id of a blob holding data (SHA-1: the
-// repositories git-hegel opens), so an approval can name the content it
-// approved without asking the store.
-func BlobID(data []byte) string {
-	h := sha1.New()
-	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
-	h.Write(data)
-	return hex.EncodeToString(h.Sum(nil))
-}
+// BlobID is git's object id of a blob holding data, as DefinitionID
+// computes it, so an approval can name the content it approved without
+// asking the store.
+func BlobID(data []byte) string { return DefinitionID(data) }
 
 // submit reads node's artifacts from this worktree and records them in
 // st and put (tree entries of the same commit), replacing what the node
