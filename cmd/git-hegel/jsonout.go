@@ -82,11 +82,11 @@ type damagedJSON struct {
 }
 
 type workflowJSON struct {
-	Task           string     `json:"task"`
-	Workflow       string     `json:"workflow"`
-	Mode           string     `json:"mode"`
+	Task     string `json:"task"`
+	Workflow string `json:"workflow"`
+	Mode     string `json:"mode"`
 	// ArtifactDir is the task's folder for its files ({{task.dir}}).
-	ArtifactDir string `json:"artifact_dir"`
+	ArtifactDir    string     `json:"artifact_dir"`
 	Status         string     `json:"status"`
 	CurrentNode    string     `json:"current_node"`
 	History        []string   `json:"history"`
