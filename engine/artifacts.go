@@ -41,7 +41,11 @@ func (e *Engine) newArtifactDir(st *State) (string, error) {
 	if err := CheckArtifactDir(pat); err != nil {
 		return "", fmt.Errorf("hegel.artifactDir: %w", err)
 	}
-	return workflow.ExpandArtifact(pat, taskFields(st, ""))
+	dir, err := workflow.ExpandArtifact(pat, taskFields(st, ""))
+	if err != nil {
+		return "", fmt.Errorf("hegel.artifactDir: %w", err)
+	}
+	return dir, nil
 }
 
 // TaskDir is the folder of task st's files: the one recorded when it
