@@ -67,7 +67,8 @@ func taskFields(st *State, dir string) map[string]string {
 	return map[string]string{"name": st.Task, "type": st.TaskType, "workflow": st.Workflow, "dir": dir}
 }
 
-// ArtifactPaths returns node's artifacts with st's fields filled in. A
+// ArtifactPaths returns the files node keeps with the task (its
+// artifacts and the files it produces) with st's fields filled in. A
 // path that would not stay inside the worktree is left out, with the
 // reason.
 func ArtifactPaths(st *State, wf *workflow.Definition, node string) (paths []string, bad []error) {
@@ -75,7 +76,7 @@ func ArtifactPaths(st *State, wf *workflow.Definition, node string) (paths []str
 	if !ok {
 		return nil, nil
 	}
-	return expandPaths(st, n.Artifacts)
+	return expandPaths(st, n.Kept())
 }
 
 func expandPaths(st *State, pats []string) (paths []string, bad []error) {

@@ -274,9 +274,13 @@ func (e *Engine) checkArtifact(st *State, wf *workflow.Definition, node string) 
 	if e.Files == nil {
 		return nil
 	}
-	paths, bad := ArtifactPaths(st, wf, node)
+	n, ok := wf.Nodes[node]
+	if !ok {
+		return nil
+	}
+	paths, bad := expandPaths(st, n.Artifacts)
 	if len(bad) > 0 {
-		return &ArtifactError{Node: node, Path: wf.Nodes[node].Artifacts[0], Unreadable: bad[0].Error()}
+		return &ArtifactError{Node: node, Path: n.Artifacts[0], Unreadable: bad[0].Error()}
 	}
 	for _, p := range paths {
 		size, err := e.Files.Size(p)

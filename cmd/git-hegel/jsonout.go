@@ -257,6 +257,7 @@ type nodeJSON struct {
 	Description string           `json:"description,omitempty"`
 	Artifact    string           `json:"artifact,omitempty"`  // the first of artifacts
 	Artifacts   []string         `json:"artifacts,omitempty"` // as written, task fields not filled in
+	Produces    []string         `json:"produces,omitempty"`  // kept like artifacts, not required
 	Requires    []string         `json:"requires,omitempty"`
 	Conditional bool             `json:"conditional,omitempty"`
 	SkipFor     []string         `json:"skip_for,omitempty"`

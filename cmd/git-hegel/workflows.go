@@ -89,7 +89,7 @@ func defJSON(wf *workflow.Definition, maxAttempts int) workflowDefJSON {
 	for _, name := range wf.Order {
 		n := wf.Nodes[name]
 		nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{},
-			DisplayName: n.DisplayName, Description: n.Description, Artifacts: n.Artifacts, Requires: n.Requires,
+			DisplayName: n.DisplayName, Description: n.Description, Artifacts: n.Artifacts, Produces: n.Produces, Requires: n.Requires,
 			Conditional: n.Conditional, SkipFor: n.SkipFor, Gate: n.Gate, Approvers: n.Approvers,
 			MaxAttempts: wf.Attempts(name, maxAttempts), Terminal: n.Terminal, Rules: []ruleJSON{}, Checks: []string{}}
 		if len(n.Artifacts) > 0 {
@@ -145,6 +145,9 @@ func printWorkflow(c *cmdCtx, wf *workflow.Definition) {
 		}
 		if len(n.Artifacts) > 0 {
 			fmt.Fprintf(w, "    artifact: %s\n", strings.Join(n.Artifacts, ", "))
+		}
+		if len(n.Produces) > 0 {
+			fmt.Fprintf(w, "    produces: %s\n", strings.Join(n.Produces, ", "))
 		}
 		if len(n.Requires) > 0 {
 			fmt.Fprintf(w, "    requires: %s\n", strings.Join(n.Requires, ", "))

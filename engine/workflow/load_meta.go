@@ -16,7 +16,7 @@ import (
 // Keys this file adds to the lists load.go checks against.
 var (
 	metaTopKeys        = []string{"task_types", "default_task_type"}
-	metaNodeKeys       = []string{"display_name", "description", "artifact", "requires", "conditional", "skip_for", "gate", "approvers", "max_attempts"}
+	metaNodeKeys       = []string{"display_name", "description", "artifact", "produces", "requires", "conditional", "skip_for", "gate", "approvers", "max_attempts"}
 	metaTransitionKeys = []string{"confirm"}
 )
 
@@ -78,22 +78,25 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 		if s, err = p.scalar(f.value, prefix, f.name); err == nil {
 			m.Description = trimText(s)
 		}
-	case "artifact":
+	case "artifact", "produces":
 		var items []string
 		var pos []*yaml.Node
 		if items, pos, err = p.stringList(f.value, prefix, f.name); err == nil {
-			names := map[string]bool{}
 			for i, it := range items {
 				if perr := CheckArtifactPattern(it); perr != nil {
-					return p.errAt(pos[i], "%sartifact %v", prefix, perr)
+					return p.errAt(pos[i], "%s%s %v", prefix, f.name, perr)
 				}
 				// The task's tree keeps a node's artifacts by file name.
-				if n := ArtifactName(it); names[n] {
-					return p.errAt(pos[i], "%sartifact %s: another artifact of this node has the file name %s", prefix, text.Quote(it), text.Quote(n))
+				n := ArtifactName(it)
+				if slices.ContainsFunc(append(slices.Clone(m.Artifacts), m.Produces...), func(o string) bool { return ArtifactName(o) == n }) {
+					return p.errAt(pos[i], "%s%s %s: another artifact of this node has the file name %s", prefix, f.name, text.Quote(it), text.Quote(n))
 				}
-				names[ArtifactName(it)] = true
+				if f.name == "artifact" {
+					m.Artifacts = append(m.Artifacts, it)
+				} else {
+					m.Produces = append(m.Produces, it)
+				}
 			}
-			m.Artifacts = items
 		}
 	case "requires":
 		var items []string

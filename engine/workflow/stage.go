@@ -27,6 +27,10 @@ type StageMeta struct {
 	// worktree; each may name task fields (artifact_path.go). `next`
 	// refuses while one is missing or empty. No two share a file name.
 	Artifacts []string
+	// Produces are files the stage writes that are kept with the task as
+	// its artifacts are (submitted when the node ends, archived when the
+	// task ends) but whose absence does not stop `next`.
+	Produces []string
 	// Requires are files of earlier stages the stage reads; entering the
 	// stage warns about those that are missing. They may name task
 	// fields as artifacts do.
@@ -87,12 +91,19 @@ func (w *Definition) Attempts(node string, def int) int {
 	return DefaultMaxAttempts
 }
 
-// Artifacts returns every artifact path the workflow names, as written
-// (task fields not filled in), in node order, each once.
+// Kept returns the files node n keeps with the task: its artifacts,
+// then the files it produces.
+func (n *Node) Kept() []string {
+	return append(slices.Clone(n.Artifacts), n.Produces...)
+}
+
+// Artifacts returns every file the workflow's nodes keep with the task
+// (artifact: and produces:), as written (task fields not filled in), in
+// node order, each once.
 func (w *Definition) Artifacts() []string {
 	var out []string
 	for _, name := range w.Order {
-		for _, a := range w.Nodes[name].Artifacts {
+		for _, a := range w.Nodes[name].Kept() {
 			if !slices.Contains(out, a) {
 				out = append(out, a)
 			}
@@ -105,7 +116,7 @@ func (w *Definition) Artifacts() []string {
 // written), or "".
 func (w *Definition) Producer(path string) string {
 	for _, name := range w.Order {
-		if slices.Contains(w.Nodes[name].Artifacts, path) {
+		if slices.Contains(w.Nodes[name].Kept(), path) {
 			return name
 		}
 	}
