@@ -89,6 +89,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	if _, err := e.checkOwner(cur.State, updateOpts{call: TaskOptions{Task: o.Task, Force: o.Force.All}}); err != nil {
 		return nil, err
 	}
+	var checkLog []byte
 	if !o.Force.All {
 		if err := e.MayRunNode(cur.State.Task, wf, from); err != nil {
 			return nil, err
@@ -97,7 +98,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if err := e.checkNode(ctx, cur, wf, from, "next", o.CheckOutput); err != nil {
+		if checkLog, err = e.checkNode(ctx, cur, wf, from, "next", o.CheckOutput); err != nil {
 			return nil, err
 		}
 	}
@@ -150,6 +151,9 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 			return "", err
 		}
 		e.submit(st, wf, f, put)
+		if checkLog != nil && f == from {
+			put[LogPath(f, cur.State.Attempt)] = checkLog
+		}
 		if gated {
 			st.Status = StatusAwaitingApproval
 			st.PendingClaim = c

@@ -21,7 +21,7 @@ import (
 // putDirs are the directories of a task's tree that Task.Put may write,
 // with how many levels lie below each: a node's submitted/<node> folder
 // is written whole, so a file the node no longer submits goes.
-var putDirs = map[string]int{"results": 1, "inputs": 1, "submitted": 2}
+var putDirs = map[string]int{"results": 1, "inputs": 1, "submitted": 2, "logs": 1}
 
 // withEntries returns keep (never modified: it may be memoized) with the
 // entries of put written: each "<dir>/<name>" (or "<dir>/<sub>/<name>"

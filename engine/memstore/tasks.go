@@ -74,7 +74,7 @@ func NewTasks() *Tasks {
 
 // putDirs are the directories a save may put entries in, as in the git
 // store's task trees.
-var putDirs = map[string]int{"results": 1, "inputs": 1, "submitted": 2}
+var putDirs = map[string]int{"results": 1, "inputs": 1, "submitted": 2, "logs": 1}
 
 func copyTask(t *engine.Task) *engine.Task {
 	return &engine.Task{State: t.State.Clone(), Definition: slices.Clone(t.Definition), Rev: t.Rev, Archived: t.Archived}
