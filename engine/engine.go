@@ -85,6 +85,16 @@ type Engine struct {
 	// MaxAttempts is hegel.maxAttempts: attempts per node when the node
 	// does not say (0: workflow.DefaultMaxAttempts).
 	MaxAttempts int
+	// CheckpointInterval is hegel.checkpointInterval: an automatic
+	// checkpoint every that many node entries, besides the task's start
+	// (0 or 1: at every entry).
+	CheckpointInterval int
+	// HistoryOff is hegel.history=false: runs that end write no history
+	// entry.
+	HistoryOff bool
+	// Version is git-hegel's version, kept in the run metadata
+	// (run_metadata.go).
+	Version string
 	// KeepCheckpoints is hegel.keepCheckpointsOnDone: a completed or
 	// aborted task keeps its checkpoints in the archive.
 	KeepCheckpoints bool
@@ -323,7 +333,7 @@ func (e *Engine) Prev(o TaskOptions) (*View, error) {
 		from := st.CurrentNode
 		st.History = st.History[:len(st.History)-1]
 		st.CurrentNode = st.History[len(st.History)-1]
-		e.reopen(st)
+		e.reopen(st, wf)
 		return fmt.Sprintf("prev: %s -> %s", from, st.CurrentNode), nil
 	})
 	if err != nil {
@@ -346,7 +356,7 @@ func (e *Engine) Restart(o TaskOptions) (*View, error) {
 		st.History = []string{wf.StartNode}
 		st.CurrentNode = wf.StartNode
 		st.CompletedNodes, st.SkippedNodes = nil, nil
-		e.reopen(st)
+		e.reopen(st, wf)
 		return fmt.Sprintf("restart: %s -> %s", from, wf.StartNode), nil
 	})
 	if err != nil {
@@ -591,6 +601,7 @@ func (e *Engine) enter(st *State, wf *workflow.Definition, node string) {
 	}
 	st.CompletedNodes = remove(st.CompletedNodes, node)
 	st.CurrentNode = node
+	st.Subphase = firstSubphase(wf, node)
 	st.History = append(st.History, node)
 	st.PhaseStartTime = now
 	// An attempt starts with each new visit (not with a repeat of the
@@ -625,8 +636,10 @@ func (e *Engine) enter(st *State, wf *workflow.Definition, node string) {
 	}
 }
 
-// reopen marks st active again after prev or restart left a terminal node.
-func (e *Engine) reopen(st *State) {
+// reopen marks st active again after prev or restart left a terminal node;
+// the node starts again at its first sub-phase.
+func (e *Engine) reopen(st *State, wf *workflow.Definition) {
+	st.Subphase = firstSubphase(wf, st.CurrentNode)
 	if st.Status == StatusPaused {
 		now := e.now()
 		st.ResumedAt = &now

@@ -168,7 +168,7 @@ func (e *Engine) goBack(st *State, wf *workflow.Definition, node string) {
 	}
 	st.History = slices.Clone(h)
 	st.CurrentNode = node
-	e.reopen(st)
+	e.reopen(st, wf)
 	st.CompletedNodes = keepVisited(st.CompletedNodes, st.History)
 }
 

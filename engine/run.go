@@ -202,7 +202,7 @@ func (rn *run) begin() (*Task, error) {
 		if err := rn.checkWorkflow(wf, nil); err != nil {
 			return nil, err
 		}
-		v, err := e.StartTask(StartOptions{Workflow: o.Workflow, Task: o.Task})
+		v, err := e.StartTask(StartOptions{Workflow: o.Workflow, Task: o.Task, Initializing: true})
 		if err != nil {
 			return nil, err
 		}
@@ -224,10 +224,10 @@ func (rn *run) begin() (*Task, error) {
 	rn.wf, rn.def = wf, t.Definition
 	rn.report.Task, rn.report.Workflow = t.State.Task, t.State.Workflow
 	if err := checkLoaded(t, wf); err != nil {
-		return nil, err
+		return nil, rn.initFailed(t, err)
 	}
 	if err := rn.runnable(t.State); err != nil {
-		return nil, err
+		return nil, rn.initFailed(t, err)
 	}
 	if o.Workflow == "" {
 		stored, err := e.loadInputs(rn.task, nil)
@@ -247,7 +247,7 @@ func (rn *run) begin() (*Task, error) {
 		rn.rec = &RunRecord{Task: rn.task, Workflow: t.State.Workflow, Worktree: e.Worktree, PID: rn.r.PID, Host: rn.r.Host,
 			Started: rn.start, Step: step, TotalSteps: total, CurrentStep: t.State.CurrentNode, StepStarted: rn.start}
 		if err := rn.r.Runs.BeginRun(rn.rec); err != nil {
-			return nil, err
+			return nil, rn.initFailed(t, err)
 		}
 	}
 	nt, err := rn.storeInputs(t)
@@ -255,9 +255,34 @@ func (rn *run) begin() (*Task, error) {
 		if rn.r.Runs != nil {
 			_ = rn.r.Runs.EndRun(rn.task)
 		}
-		return nil, err
+		return nil, rn.initFailed(t, err)
 	}
 	return nt, nil
+}
+
+// initFailed records why setting up a task the run created failed: the
+// task, initializing until now, fails at its start node with err (ERROR
+// in the history), so status says why instead of showing a task stuck
+// in initializing. A task this run did not create is left as it was
+// (the run refused it before changing anything). err is returned.
+func (rn *run) initFailed(t *Task, err error) error {
+	if t == nil || !rn.report.Started || t.State.Status != StatusInitializing {
+		return err
+	}
+	why := "run setup: " + err.Error()
+	_, _, uerr := rn.e.updateTask(t, updateOpts{wf: rn.wf}, func(st *State, wf *workflow.Definition) (string, error) {
+		if st.Status != StatusInitializing {
+			return "", fmt.Errorf("Task '%s' is %s now; nothing recorded", st.Task, st.Status)
+		}
+		st.Status = StatusFailed
+		st.Error = &TaskError{Node: st.CurrentNode, Message: why, Timestamp: rn.e.now().UTC(), Recoverable: true}
+		st.FailedNodes = appendOnce(st.FailedNodes, st.CurrentNode)
+		return "run: setup failed (" + firstLine(why) + ")", nil
+	})
+	if uerr != nil {
+		rn.e.warn(fmt.Sprintf("task %s could not be marked failed: %v", t.State.Task, uerr))
+	}
+	return err
 }
 
 // takeSelected returns the task the run continues: the active one, or
@@ -441,15 +466,20 @@ func (rn *run) storeInputs(t *Task) (*Task, error) {
 			what = append(what, "adapter "+o.Adapter)
 		}
 	}
-	if len(put) == 0 && !t.State.Cancelled {
+	if len(put) == 0 && !t.State.Cancelled && t.State.Status != StatusInitializing {
 		return t, nil
 	}
 	msg := "run: started"
 	if len(what) > 0 {
 		msg += " with " + strings.Join(what, "; ")
 	}
+	// Storing the inputs ends the setup: the task is active from the
+	// same commit on.
 	_, _, err := rn.e.updateTask(t, updateOpts{wf: rn.wf, put: put}, func(st *State, wf *workflow.Definition) (string, error) {
 		st.Cancelled = false
+		if st.Status == StatusInitializing {
+			st.Status = StatusActive
+		}
 		return msg, nil
 	})
 	if err != nil {

@@ -6,11 +6,16 @@ import (
 	"time"
 )
 
-// Task statuses. The first five are "open": the task is still running and
+// Task statuses. The first six are "open": the task is still running and
 // blocks starting another in the worktree that owns it. The last three are
 // "finished": the run is over and the task can be archived. StatusStashed
 // (stash.go) marks a task whose state is parked in a stash.
 const (
+	// StatusInitializing is a task `git hegel run` has just created and
+	// is setting up (taking its running record, storing its prompt,
+	// context and values) before the first step; the run makes it active,
+	// or failed when the setup fails (run.go).
+	StatusInitializing     = "initializing"
 	StatusActive           = "active"
 	StatusAwaitingApproval = "awaiting_approval" // a gate: approve or reject
 	StatusAwaitingAnswer   = "awaiting_answer"   // the agent asked the human a question; answer
@@ -92,6 +97,15 @@ type State struct {
 	// Submitted indexes, by node, the artifacts each node left when it
 	// last ended; their content is in the task's tree under submitted/.
 	Submitted map[string][]Submitted `json:"submitted,omitempty"`
+	// FilesLocked are the paths this task owns (locks.go): another open
+	// task is stopped before it edits them. Sync merges them as a set:
+	// union with removal (MergeLocks).
+	FilesLocked []FileLock `json:"files_locked,omitempty"`
+	// Subphase is where the task is within its node's sub-phases
+	// (subphase.go); "" when the node has none.
+	Subphase string `json:"subphase,omitempty"`
+	// NodeMoves records every node set by hand (goto.go).
+	NodeMoves []NodeMove `json:"node_moves,omitempty"`
 }
 
 // PhaseVisit is one entry into a node.
@@ -196,7 +210,7 @@ func (s *State) Active() bool {
 		return false
 	}
 	switch s.Status {
-	case StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed:
+	case StatusInitializing, StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed:
 		return true
 	}
 	return false
@@ -253,6 +267,8 @@ func (s *State) Clone() *State {
 	}
 	c.Overrides = cloneSlice(s.Overrides)
 	c.PhaseLog = cloneSlice(s.PhaseLog)
+	c.FilesLocked = cloneSlice(s.FilesLocked)
+	c.NodeMoves = cloneSlice(s.NodeMoves)
 	c.PausedAt = clonePtr(s.PausedAt)
 	c.ResumedAt = clonePtr(s.ResumedAt)
 	if s.Questions != nil {

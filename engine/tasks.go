@@ -124,7 +124,7 @@ func statusRank(t TaskInfo) int {
 		return 8
 	}
 	switch t.State.Status {
-	case StatusActive:
+	case StatusInitializing, StatusActive:
 		return 0
 	case StatusAwaitingApproval, StatusAwaitingAnswer:
 		return 1

@@ -23,7 +23,7 @@ func (e *StateError) Error() string {
 
 // knownStatuses are the statuses a stored state may have.
 var knownStatuses = []string{
-	StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed,
+	StatusInitializing, StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed,
 	StatusCompleted, StatusAborted, StatusRolledBack, StatusStashed,
 }
 

@@ -55,7 +55,9 @@ func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error
 			// fetch brought.
 			s.dropRefusedTracking(ref, tracking[ref.rel])
 		}
-		if s.refused[ref.rel] || s.damaged[ref.rel] {
+		if s.refused[ref.rel] || s.damaged[ref.rel] || local[ref.rel] == tracking[ref.rel] {
+			// (Equal: both sides hold the same; a local command since
+			// the listing builds on it.)
 			continue
 		}
 		if err := s.mergeRef(ref, tracking[ref.rel]); err != nil {

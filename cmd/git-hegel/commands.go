@@ -130,8 +130,10 @@ func init() {
 	commands = []*command{
 		{name: "start", args: "<workflow> [<node>]", summary: "Start a workflow in this worktree", group: "Workflows",
 			setFlags: startFlags, run: runStart, operands: []valueKind{kindWorkflow, kindNode}},
-		{name: "next", args: "[<claim>]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
-			setFlags: flags(nextFlags, taskFlag), run: runNext, operands: []valueKind{kindClaim}},
+		{name: "next", args: "[<claim>] {...}", alt: []string{"{sub} [{task}]"}, summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
+			setFlags: flags(nextFlags, func(fs *pflag.FlagSet) {
+				fs.Bool("sub", false, "move to the node's next sub-phase instead of leaving the node")
+			}, taskFlag), run: runNext, operands: []valueKind{kindClaim}},
 		{name: "done", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
 			setFlags: flags(nextFlags, taskFlag), run: runDone},
 		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runPrev},
@@ -141,6 +143,10 @@ func init() {
 			setFlags: flags(messageFlag("REASON", "why it is skipped (kept in the task)"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "skip a node that is not conditional, or another worktree's task (recorded)")
 			}, taskFlag), run: runSkip},
+		{name: "goto", args: "<node>", summary: "Set the task's node by hand (recorded, with the entry checkpoint)", group: "Workflows",
+			setFlags: flags(messageFlag("REASON", "why (kept in the task)"), func(fs *pflag.FlagSet) {
+				fs.Bool("force", false, "move a task that waits at a gate or failed, or another worktree's task (recorded)")
+			}, taskFlag), run: runGoto, operands: []valueKind{kindTaskNode}},
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},
@@ -222,6 +228,10 @@ func init() {
 		{name: "delete", args: "<task>", summary: "Delete a finished task and its checkpoints (restore-task brings it back)", group: "Tasks",
 			setFlags: func(fs *pflag.FlagSet) { fs.BoolP("yes", "y", false, "do not ask for confirmation") }, run: runDelete,
 			operands: []valueKind{kindAnyTask}},
+		{name: "lock", args: "<path>...", summary: "Lock files for the task: another task is stopped before it edits them", group: "Tasks",
+			setFlags: flags(lockFlags, taskFlag), run: runLock},
+		{name: "unlock", args: "<path>... {...}", alt: []string{"{all} [{task}]"}, summary: "Remove the task's locks on files", group: "Tasks",
+			setFlags: flags(unlockFlags, taskFlag), run: runUnlock},
 		{name: "restore-task", args: "[<task>]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
 			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
 

@@ -281,7 +281,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return []candidate{{agent.Claude, "Claude Code"}, {agent.Codex, "OpenAI Codex CLI"}, {agent.Cursor, "Cursor"}}
 	case kindRuleType:
 		var out []candidate
-		for _, t := range workflow.RuleTypes {
+		for _, t := range forceRuleTypes() {
 			out = append(out, candidate{t, "bypass only this rule type"})
 		}
 		return out

@@ -148,6 +148,9 @@ func runLog(c *cmdCtx, args []string) error {
 		}
 		return bw.Flush()
 	}
+	if e.HistoryOff {
+		fmt.Fprintln(c.Stdout, historyOffLine+": runs that end are not recorded")
+	}
 	if len(recs) == 0 {
 		fmt.Fprintln(c.Stdout, "No runs found")
 		return nil
@@ -283,17 +286,26 @@ func runStats(c *cmdCtx, args []string) error {
 	c.warnDamagedHistory(h)
 	switch schema := c.jsonSchema(); {
 	case schema >= 2:
-		out := statsJSON2{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON2{}}
+		out := statsJSON2{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON2{}, HistoryOff: e.HistoryOff}
 		for _, s := range sums {
 			out.Summaries = append(out.Summaries, summaryOf2(s, by))
 		}
 		return writeJSON(c.Stdout, out)
 	case schema == 1:
-		out := statsJSON{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON{}}
+		out := statsJSON{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON{}, HistoryOff: e.HistoryOff}
 		for _, s := range sums {
 			out.Summaries = append(out.Summaries, summaryOf(s, by))
 		}
 		return writeJSON(c.Stdout, out)
+	}
+	if e.HistoryOff {
+		// Zeros would read as "nothing ran"; the truth is that nothing
+		// was written down.
+		if noRuns(sums) {
+			fmt.Fprintln(c.Stdout, historyOffLine+": no runs are recorded")
+			return nil
+		}
+		fmt.Fprintln(c.Stdout, historyOffLine+": runs that ended since it was turned off are not counted")
 	}
 	if len(sums) == 0 {
 		fmt.Fprintln(c.Stdout, "No runs found")
@@ -404,4 +416,17 @@ func (c *cmdCtx) nodeLogs(task, node string) error {
 		}
 	}
 	return nil
+}
+
+// historyOffLine opens what stats and log say when hegel.history is false.
+const historyOffLine = "History is off (git config hegel.history false)"
+
+// noRuns reports whether the summaries count no run at all, ended or open.
+func noRuns(sums []engine.Summary) bool {
+	for _, s := range sums {
+		if s.Total > 0 || s.Active > 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"sort"
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
@@ -41,6 +44,9 @@ type statusRest struct {
 	TotalSteps  int      `json:"total_steps,omitempty"`
 	CurrentStep string   `json:"current_step,omitempty"`
 	Run         *runJSON `json:"run,omitempty"`
+	// RollbackAvailable says whether the task has a checkpoint to go
+	// back to (false without a task).
+	RollbackAvailable bool `json:"rollback_available"`
 }
 
 // runJSON describes the git hegel run that drives a task, or the one a
@@ -122,6 +128,41 @@ type workflowJSON struct {
 	Overrides       []engine.Override      `json:"overrides,omitempty"`
 	// Cancelled: the task's last git hegel run was cancelled.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// FilesLocked are the paths the task has locked (an open task's).
+	FilesLocked []engine.FileLock `json:"files_locked,omitempty"`
+	// NodeMoves are the nodes set by hand (git hegel goto).
+	NodeMoves []engine.NodeMove `json:"node_moves,omitempty"`
+	// Subphase is where the task is within its node's sub-phases.
+	Subphase string `json:"subphase,omitempty"`
+	// Rounds are each node's entries and how each ended (engine.Rounds).
+	Rounds map[string][]engine.Round `json:"rounds,omitempty"`
+	// complete becomes one "<node>_complete" key per node entered
+	// (MarshalJSON).
+	complete map[string]bool
+}
+
+// MarshalJSON adds the "<node>_complete" booleans (from completed_nodes)
+// after the fixed fields, sorted by node. No fixed key ends in
+// "_complete", so a node's name cannot collide with one.
+func (w workflowJSON) MarshalJSON() ([]byte, error) {
+	type plain workflowJSON
+	b, err := json.Marshal(plain(w))
+	if err != nil || len(w.complete) == 0 {
+		return b, err
+	}
+	var buf bytes.Buffer
+	buf.Write(b[:len(b)-1])
+	nodes := make([]string, 0, len(w.complete))
+	for n := range w.complete {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		k, _ := json.Marshal(n + "_complete")
+		fmt.Fprintf(&buf, ",%s:%t", k, w.complete[n])
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // taskJSON is the task part of status and show --json in schema.
@@ -139,7 +180,8 @@ func taskJSON(st *engine.State, now time.Time, schema int) *workflowJSON {
 		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
-		Cancelled: st.Cancelled,
+		Cancelled: st.Cancelled, FilesLocked: st.FilesLocked, NodeMoves: st.NodeMoves,
+		Subphase: st.Subphase, Rounds: engine.Rounds(st, nil), complete: engine.NodesComplete(st),
 	}
 	if schema >= 2 {
 		j.TimeInPhaseMS = ptr(st.TimeInPhase(now).Milliseconds())
@@ -192,6 +234,10 @@ type showJSON struct {
 	Problems         []string                   `json:"problems"`
 	// Warnings: artifacts that changed after they were approved.
 	Warnings []string `json:"warnings"`
+	// Metadata is what the run used so far (null when it cannot be
+	// read: MetadataError says why).
+	Metadata      *engine.RunMetadata `json:"metadata"`
+	MetadataError string              `json:"metadata_error,omitempty"`
 }
 
 type artifactJSON struct {

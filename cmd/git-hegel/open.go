@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
@@ -87,6 +89,11 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		// hegel.checkpoints=off: building the snapshots (ignore rules, the
 		// GC setting) would be most of a transition's own cost.
 		NoAutoCheckpoints: !cfg.Bool("hegel", "checkpoints", true),
+		// checkEngineConfig refuses a bad interval before a command that
+		// changes anything runs; here it only has to be read.
+		CheckpointInterval: int(max(cfg.Int("hegel", "checkpointinterval", 1), 1)),
+		HistoryOff:         !cfg.Bool("hegel", "history", true),
+		Version:            version,
 		User: func() string {
 			n, _ := cfg.Get("user", "", "name")
 			return n
@@ -136,6 +143,9 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkEngineConfig(r.Config()); err != nil {
+		return nil, nil, err
+	}
 	e := c.newEngine(r)
 	if note, err := e.RecoverParking(); err != nil {
 		c.warn(err.Error())
@@ -143,6 +153,21 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 		fmt.Fprintln(c.Stderr, note)
 	}
 	return e, r, nil
+}
+
+// checkEngineConfig refuses settings the engine cannot read, in one line
+// that says how to fix them, before the command changes anything.
+func checkEngineConfig(cfg *gitdir.Config) error {
+	if v, ok := cfg.Get("hegel", "", "checkpointinterval"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return fmt.Errorf("bad hegel.checkpointInterval '%s': it counts node entries between automatic checkpoints, 1 or more (turn them off with 'git config hegel.checkpoints off')", v)
+		}
+	}
+	if _, err := cfg.StrictBool("hegel", "history", true); err != nil {
+		return err
+	}
+	return nil
 }
 
 // loadRegistry loads the workflows with the repository's settings: strict

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
@@ -156,6 +158,11 @@ func runShow(c *cmdCtx, args []string) error {
 		for _, cp := range cps {
 			out.Checkpoints = append(out.Checkpoints, c.checkpointJSON(cp))
 		}
+		if m, err := e.Metadata(d.Task); err != nil {
+			out.MetadataError = firstLineOf(err.Error())
+		} else {
+			out.Metadata = m
+		}
 		return writeJSON(c.Stdout, out)
 	}
 	w := c.Stdout
@@ -203,6 +210,9 @@ func runShow(c *cmdCtx, args []string) error {
 	if st.EndedAt != nil {
 		line("Ended", c.stamp(*st.EndedAt))
 	}
+	if m, err := e.Metadata(d.Task); err == nil {
+		printMetadata(line, m)
+	}
 	if st.PausedAt != nil {
 		line("Paused at", c.stamp(*st.PausedAt))
 	}
@@ -248,6 +258,34 @@ func runShow(c *cmdCtx, args []string) error {
 			s += ": " + firstLineOf(ev.Reason)
 		}
 		line("Rollback", s)
+	}
+	rounds := engine.Rounds(st, nil)
+	for _, node := range sortedRoundNodes(rounds) {
+		for _, r := range rounds[node] {
+			if r.Outcome != engine.RoundSentBack {
+				continue
+			}
+			s := fmt.Sprintf("%s round %d of %d sent back to %s, %s", node, r.Number, len(rounds[node]), r.To, c.stamp(*r.EndedAt))
+			if r.Reason != "" {
+				s += ": " + firstLineOf(r.Reason)
+			}
+			line("Round", s)
+		}
+	}
+	for _, m := range st.NodeMoves {
+		s := fmt.Sprintf("%s -> %s by hand, %s", m.From, m.To, c.stamp(m.At))
+		if m.By != "" {
+			s += " by " + m.By
+		}
+		if m.Reason != "" {
+			s += ": " + firstLineOf(m.Reason)
+		}
+		line("Goto", s)
+	}
+	for _, l := range st.FilesLocked {
+		if st.Active() {
+			line("Locked", fmt.Sprintf("%s, %s", l.Path, c.stamp(l.At)))
+		}
 	}
 	for _, o := range st.Overrides {
 		line("Forced", fmt.Sprintf("%s at %s, %s: %s", o.What, o.Node, c.stamp(o.At), firstLineOf(o.Reason)))
@@ -462,6 +500,57 @@ func (c *cmdCtx) resultLine(st *engine.State, node string) string {
 	}
 	if len(m.Files) > 0 {
 		s += "; files: " + strings.Join(m.Files, ", ")
+	}
+	return s
+}
+
+// sortedRoundNodes lists the nodes entered more than once, by name.
+func sortedRoundNodes(r map[string][]engine.Round) []string {
+	var out []string
+	for n, rs := range r {
+		if len(rs) > 1 {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// printMetadata prints what the run used: the agents (with their
+// models), the MCP servers, and the estimate. Names come from hook
+// payloads, possibly another clone's: one that a terminal would read as
+// more than text is quoted.
+func printMetadata(line func(k, v string), m *engine.RunMetadata) {
+	for _, a := range m.Agents {
+		v := printable(a.Name)
+		if len(a.Models) > 0 {
+			ms := make([]string, len(a.Models))
+			for i, x := range a.Models {
+				ms[i] = printable(x)
+			}
+			v += " (" + strings.Join(ms, ", ") + ")"
+		}
+		line("Agent", v)
+	}
+	if len(m.MCPServers) > 0 {
+		ss := make([]string, len(m.MCPServers))
+		for i, x := range m.MCPServers {
+			ss[i] = printable(x)
+		}
+		line("MCP servers", strings.Join(ss, ", "))
+	}
+	if m.EstimatedDurationMS != nil {
+		line("Estimate", text.HumanDuration(time.Duration(*m.EstimatedDurationMS)*time.Millisecond)+" (median of the last completed runs of the workflow)")
+	}
+}
+
+// printable is s, or s quoted when it holds a character that is not
+// printable text (a terminal escape, a newline).
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return text.Quote(s)
+		}
 	}
 	return s
 }

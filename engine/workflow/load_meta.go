@@ -16,7 +16,7 @@ import (
 // Keys this file adds to the lists load.go checks against.
 var (
 	metaTopKeys        = []string{"task_types", "default_task_type"}
-	metaNodeKeys       = []string{"display_name", "description", "artifact", "produces", "requires", "conditional", "skip_for", "gate", "approvers", "max_attempts"}
+	metaNodeKeys       = []string{"display_name", "description", "artifact", "produces", "requires", "conditional", "skip_for", "gate", "approvers", "max_attempts", "subphases"}
 	metaTransitionKeys = []string{"confirm"}
 )
 
@@ -126,6 +126,8 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 		m.Approvers, _, err = p.stringList(f.value, prefix, f.name)
 	case "max_attempts":
 		m.MaxAttempts, err = p.attemptsValue(f.value, prefix, f.name)
+	case "subphases":
+		m.Subphases, _, err = p.nameList(f.value, prefix, f.name, "sub-phase")
 	}
 	return err
 }

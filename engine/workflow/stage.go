@@ -45,6 +45,9 @@ type StageMeta struct {
 	Approvers []string
 	// MaxAttempts bounds `git hegel fail` at this node (0: the default).
 	MaxAttempts int
+	// Subphases are the steps within the node, in order (`git hegel next
+	// --sub` moves from one to the next); the node starts at the first.
+	Subphases []string
 }
 
 // Label is the node's display name, or its name.
