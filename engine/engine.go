@@ -79,6 +79,9 @@ type Engine struct {
 	// Files reads this worktree's files: artifacts are checked and copied
 	// into the archive through it. Nil: artifacts are not checked.
 	Files Files
+	// ArtifactDir is hegel.artifactDir: the folder a new task's files go
+	// to, naming its fields ("": DefaultArtifactDir).
+	ArtifactDir string
 	// MaxAttempts is hegel.maxAttempts: attempts per node when the node
 	// does not say (0: workflow.DefaultMaxAttempts).
 	MaxAttempts int

@@ -543,6 +543,11 @@ type stepRun struct {
 	proto  *Protocol
 	res    *ProcessResult
 	err    string // why the step failed ("" if it did not)
+	// attempt is the attempt the step ran as; log what it and the node's
+	// checks printed, for logs/<node>_<attempt>.log (nil: the output
+	// alone).
+	attempt int
+	log     []byte
 }
 
 // step runs the handler of the node t is at, its checks and its
@@ -593,7 +598,14 @@ func (rn *run) step(ctx context.Context, t *Task) bool {
 		if sr.proto != nil && sr.proto.RequiresConfirmation {
 			ask, text = true, fmt.Sprintf("Step '%s' asks for confirmation before the run goes on.", node)
 		}
-		cr, err := rn.check(ctx, t, n)
+		log := &logBuffer{}
+		if sr != nil {
+			log.Write(sr.result)
+		}
+		cr, err := rn.check(ctx, t, n, log)
+		if sr != nil {
+			sr.log = log.Bytes()
+		}
 		switch {
 		case errors.Is(err, ErrInterrupted):
 			rn.cancel(t, sr, "")
@@ -602,6 +614,9 @@ func (rn *run) step(ctx context.Context, t *Task) bool {
 			rn.stop(RunFailed, t, err)
 			return false
 		case cr != nil:
+			if sr != nil {
+				sr.log = nil // the failed check's log has the step's output
+			}
 			err := e.recordCheckFailure(t, wf, node, "run", cr, sr.put())
 			rn.stop(RunFailed, rn.reload(t), err)
 			return false
@@ -632,7 +647,17 @@ func (sr *stepRun) put() map[string][]byte {
 	if sr == nil {
 		return nil
 	}
-	return map[string][]byte{ResultPath(sr.node): sr.result}
+	log := sr.log
+	if log == nil {
+		lb := &logBuffer{}
+		lb.Write(sr.result)
+		log = lb.Bytes()
+	}
+	put := map[string][]byte{ResultPath(sr.node): sr.result}
+	if log != nil {
+		put[LogPath(sr.node, sr.attempt)] = log
+	}
+	return put
 }
 
 // handle runs an adapter or command step and captures its output.
@@ -688,7 +713,7 @@ func (rn *run) handle(ctx context.Context, t *Task, n *workflow.Node) (*stepRun,
 	res := e.Exec.Run(ctx, &p)
 	rn.child(0)
 	result, proto := out.finish()
-	sr := &stepRun{node: n.Name, res: res, result: result, proto: proto, meta: &StepResult{Handler: handler,
+	sr := &stepRun{node: n.Name, attempt: t.State.Attempt, res: res, result: result, proto: proto, meta: &StepResult{Handler: handler,
 		At: started.UTC(), Seconds: roundSeconds(res.Duration), Bytes: out.total, Truncated: out.total > max, Exit: res.Exit}}
 	if proto != nil {
 		sr.meta.Files, sr.meta.RequiresConfirmation = proto.Files, proto.RequiresConfirmation
@@ -722,12 +747,12 @@ func (rn *run) render(t *Task, n *workflow.Node, tpl *workflow.Template, line in
 }
 
 // check runs the node's checks, reporting each.
-func (rn *run) check(ctx context.Context, t *Task, n *workflow.Node) (*checkRun, error) {
+func (rn *run) check(ctx context.Context, t *Task, n *workflow.Node, log *logBuffer) (*checkRun, error) {
 	if len(n.Checks) == 0 {
 		return nil, nil
 	}
 	rn.progress(t, "check", "", time.Time{})
-	return rn.e.runChecks(ctx, t, rn.wf, n.Name, rn.r.Stderr)
+	return rn.e.runChecks(ctx, t, rn.wf, n.Name, rn.r.Stderr, log)
 }
 
 // ask shows a confirmation and returns the answer.
@@ -773,7 +798,11 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 	e, wf := rn.e, rn.wf
 	var gate *GateView
 	failed := ""
-	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: sr.put()}, func(st *State, wf *workflow.Definition) (string, error) {
+	put := sr.put()
+	if put == nil {
+		put = map[string][]byte{}
+	}
+	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: put}, func(st *State, wf *workflow.Definition) (string, error) {
 		gate, failed = nil, ""
 		if st.CurrentNode != node {
 			return "", fmt.Errorf("Task '%s' moved to '%s' while step '%s' ran; the run stops (run it again to go on from there)", st.Task, st.CurrentNode, node)
@@ -784,7 +813,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		if sr != nil {
 			setStepResult(st, node, sr.meta)
 		}
-		if missing := e.checkArtifact(wf, node); missing != nil {
+		if missing := e.checkArtifact(st, wf, node); missing != nil {
 			// The step was to write it: that attempt failed.
 			failed = missing.Error()
 			return "run: " + e.failAttempt(st, wf, "step "+node+": its artifact "+missing.state()), nil
@@ -794,6 +823,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		if err != nil {
 			return "", err
 		}
+		e.submit(st, wf, node, put)
 		how := ""
 		if sr != nil {
 			how = fmt.Sprintf("; %s, %s", sr.meta.Handler, Size(sr.meta.Bytes))

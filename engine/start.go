@@ -96,6 +96,9 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 		Description:     o.Description,
 		Priority:        o.Priority,
 	}
+	if st.ArtifactDir, err = e.newArtifactDir(st); err != nil {
+		return nil, err
+	}
 	var gi *GitInfo
 	if e.Git != nil {
 		gi = e.Git()

@@ -96,6 +96,12 @@ type State struct {
 	// started, for its history entry (which adds those at its end).
 	StartBranch string `json:"start_branch,omitempty"`
 	StartHead   string `json:"start_head,omitempty"`
+	// ArtifactDir is the task's folder ({{task.dir}} in artifact paths),
+	// fixed when it starts (artifacts.go).
+	ArtifactDir string `json:"artifact_dir,omitempty"`
+	// Submitted indexes, by node, the artifacts each node left when it
+	// last ended; their content is in the task's tree under submitted/.
+	Submitted map[string][]Submitted `json:"submitted,omitempty"`
 	// FilesLocked are the paths this task owns (locks.go): another open
 	// task is stopped before it edits them. Sync merges them as a set:
 	// union with removal (MergeLocks).
@@ -156,6 +162,15 @@ type Approval struct {
 	At       time.Time `json:"at"`
 	Comment  string    `json:"comment,omitempty"`
 	Rejected bool      `json:"rejected,omitempty"`
+	// Artifacts are the node's submitted artifacts the decision was
+	// about, by blob id, so a later change to them shows.
+	Artifacts []ApprovedArtifact `json:"artifacts,omitempty"`
+}
+
+// ApprovedArtifact is one artifact as an approval saw it.
+type ApprovedArtifact struct {
+	Path string `json:"path"`
+	Blob string `json:"blob"`
 }
 
 // Question is a clarification the agent asked and the human's answer.
@@ -249,6 +264,12 @@ func (s *State) Clone() *State {
 	c.SkippedNodes = cloneSlice(s.SkippedNodes)
 	c.FailedNodes = cloneSlice(s.FailedNodes)
 	c.Approvals = cloneSlice(s.Approvals)
+	if s.Submitted != nil {
+		c.Submitted = make(map[string][]Submitted, len(s.Submitted))
+		for k, v := range s.Submitted {
+			c.Submitted[k] = cloneSlice(v)
+		}
+	}
 	c.Overrides = cloneSlice(s.Overrides)
 	c.PhaseLog = cloneSlice(s.PhaseLog)
 	c.FilesLocked = cloneSlice(s.FilesLocked)

@@ -221,6 +221,11 @@ func init() {
 			}, jsonFlag), run: runTasks},
 		{name: "show", readOnly: true, args: "[<task> | {task}]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
 			setFlags: flags(jsonFlag, taskFlag), run: runShow, operands: []valueKind{kindAnyTask}},
+		{name: "artifact", readOnly: true, args: "<task> <name>", summary: "Print an artifact of a task as its node submitted it", group: "Tasks",
+			setFlags: flags(jsonFlag, func(fs *pflag.FlagSet) {
+				fs.String("node", "", "the node whose copy to print, when several submitted the name")
+				valueName(fs, "node", "NODE")
+			}), run: runArtifact, operands: []valueKind{kindAnyTask, kindArtifact}},
 		{name: "describe", args: "[<task> | {task}] <text>", summary: "Change a task's description", group: "Tasks", run: runDescribe,
 			setFlags: flags(ownerForce, taskFlag)},
 		{name: "delete", args: "<task>", summary: "Delete a finished task and its checkpoints (restore-task brings it back)", group: "Tasks",

@@ -88,9 +88,11 @@ type damagedJSON struct {
 }
 
 type workflowJSON struct {
-	Task           string     `json:"task"`
-	Workflow       string     `json:"workflow"`
-	Mode           string     `json:"mode"`
+	Task     string `json:"task"`
+	Workflow string `json:"workflow"`
+	Mode     string `json:"mode"`
+	// ArtifactDir is the task's folder for its files ({{task.dir}}).
+	ArtifactDir    string     `json:"artifact_dir"`
 	Status         string     `json:"status"`
 	CurrentNode    string     `json:"current_node"`
 	History        []string   `json:"history"`
@@ -171,7 +173,7 @@ func taskJSON(st *engine.State, now time.Time, schema int) *workflowJSON {
 		priority = engine.PriorityNormal
 	}
 	j := &workflowJSON{
-		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status,
+		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status, ArtifactDir: engine.TaskDir(st),
 		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,
 		StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
 		TaskType: st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
@@ -232,6 +234,8 @@ type showJSON struct {
 	CheckpointsError string                     `json:"checkpoints_error,omitempty"`
 	StepResults      map[string]json.RawMessage `json:"step_results"`
 	Problems         []string                   `json:"problems"`
+	// Warnings: artifacts that changed after they were approved.
+	Warnings []string `json:"warnings"`
 	// Metadata is what the run used so far (null when it cannot be
 	// read: MetadataError says why).
 	Metadata      *engine.RunMetadata `json:"metadata"`
@@ -243,7 +247,17 @@ type artifactJSON struct {
 	Path    string `json:"path"`
 	Present bool   `json:"present"`
 	Size    int64  `json:"size"`
-	Skipped bool   `json:"skipped"` // the node was skipped
+	Skipped bool   `json:"skipped"` // the node was skipped, or the task's type skips it
+	Pending bool   `json:"pending"` // the node has not ended yet
+	// Submitted is the copy the node left in the task's ref when it
+	// ended; null when there is none.
+	Submitted *submittedJSON `json:"submitted"`
+}
+
+type submittedJSON struct {
+	Blob string    `json:"blob"`
+	Size int64     `json:"size"`
+	At   time.Time `json:"at"`
 }
 
 type deletedJSON struct {
@@ -289,7 +303,9 @@ type nodeJSON struct {
 	Transitions []transitionJSON `json:"transitions"`
 	DisplayName string           `json:"display_name,omitempty"`
 	Description string           `json:"description,omitempty"`
-	Artifact    string           `json:"artifact,omitempty"`
+	Artifact    string           `json:"artifact,omitempty"`  // the first of artifacts
+	Artifacts   []string         `json:"artifacts,omitempty"` // as written, task fields not filled in
+	Produces    []string         `json:"produces,omitempty"`  // kept like artifacts, not required
 	Requires    []string         `json:"requires,omitempty"`
 	Conditional bool             `json:"conditional,omitempty"`
 	SkipFor     []string         `json:"skip_for,omitempty"`

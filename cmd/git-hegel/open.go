@@ -82,6 +82,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Warn:            c.warn,
 		Files:           r.Files(),
 		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", workflow.DefaultMaxAttempts)),
+		ArtifactDir:     configValue(cfg, "artifactdir"),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
 		Snapshots:       c.snapshots(r),
 		Parking:         c.snapshots(r),
@@ -223,4 +224,10 @@ func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*workflow.Registry, e
 		UserTemplates: templates,
 		Unreadable:    unreadable,
 	}), nil
+}
+
+// configValue is hegel.<key>, or "" when unset.
+func configValue(cfg *gitdir.Config, key string) string {
+	v, _ := cfg.Get("hegel", "", key)
+	return v
 }

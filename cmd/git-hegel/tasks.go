@@ -136,7 +136,7 @@ func runShow(c *cmdCtx, args []string) error {
 	}
 	if schema := c.jsonSchema(); schema > 0 {
 		out := showJSON{Schema: schema, Task: taskJSON(st, c.Now(), schema), Artifacts: []artifactJSON{},
-			StepResults: st.StepResults, Problems: nonNil(problems)}
+			StepResults: st.StepResults, Problems: nonNil(problems), Warnings: nonNil(d.Warnings)}
 		out.Task.Archived = d.Archived
 		if v, err := e.ViewOf(d.Task); err == nil {
 			out.Task.MaxAttempts = v.MaxAttempts
@@ -146,7 +146,11 @@ func runShow(c *cmdCtx, args []string) error {
 		}
 		for _, a := range d.Artifacts {
 			_, sk := skipped[a.Node]
-			out.Artifacts = append(out.Artifacts, artifactJSON{Node: a.Node, Path: a.Path, Present: a.Present, Size: a.Size, Skipped: sk})
+			aj := artifactJSON{Node: a.Node, Path: a.Path, Present: a.Present, Size: a.Size, Skipped: sk || a.Skipped, Pending: a.Pending}
+			if s := a.Submitted; s != nil {
+				aj.Submitted = &submittedJSON{Blob: s.Blob, Size: s.Size, At: s.At}
+			}
+			out.Artifacts = append(out.Artifacts, aj)
 		}
 		// Checkpoints that cannot be read are not "none": the error says
 		// why, and schema 2 gives null instead of an empty list.
@@ -307,17 +311,24 @@ func runShow(c *cmdCtx, args []string) error {
 		for _, a := range d.Artifacts {
 			state := "missing"
 			switch {
-			case skipped[a.Node] != "":
+			case a.Submitted != nil:
+				state = fmt.Sprintf("%s, submitted %s (blob %s)", text.Plural(int(a.Submitted.Size), "byte", "bytes"), c.stamp(a.Submitted.At), engine.ShortID(a.Submitted.Blob))
+			case skipped[a.Node] != "" || a.Skipped:
 				state = "skipped"
 				if a.Present {
 					state = fmt.Sprintf("skipped (%s present, %s)", text.Plural(int(a.Size), "byte", "bytes"), where)
 				}
 			case a.Present:
 				state = fmt.Sprintf("%s, %s", text.Plural(int(a.Size), "byte", "bytes"), where)
+			case a.Pending:
+				state = "not written yet"
 			}
 			fmt.Fprintf(tw, "  %-12s\t%-24s\t%s\n", a.Node, a.Path, state)
 		}
 		tw.Flush()
+	}
+	for _, warn := range d.Warnings {
+		fmt.Fprintf(w, "Warning:      %s\n", warn)
 	}
 	if len(st.StepResults) > 0 {
 		fmt.Fprintf(w, "Results:      ('git hegel result NODE --task %s' prints one)\n", st.Task)

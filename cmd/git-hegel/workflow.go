@@ -57,6 +57,7 @@ func runStart(c *cmdCtx, args []string) error {
 	}
 	c.printParked(v)
 	fmt.Fprintf(c.Stdout, "Task: %s\n", v.Task)
+	fmt.Fprintf(c.Stdout, "Task files: %s/\n", engine.TaskDir(v.State))
 	c.printView(v)
 	return nil
 }
