@@ -83,6 +83,7 @@ var stateRules = map[string]fieldRule{
 	"retries":          ruleCounterMap,
 	"node_attempts":    ruleCounterMap,
 	"step_results":     ruleMap,
+	"submitted":        ruleMap, // per node: what each node left is one value
 	"files_locked":     ruleLocks,
 }
 

@@ -197,6 +197,28 @@ func TestMergeStates(t *testing.T) {
 		theirs:    func(s *State) { s.StepResults["lint"] = json.RawMessage(`{"ok":"maybe"}`) },
 		conflicts: []string{`step_results["lint"]`},
 	}, {
+		name: "maps: artifacts submitted by different nodes both stand",
+		ours: func(s *State) {
+			s.Submitted = map[string][]Submitted{"spec": {{Path: "hegel-tasks/t/SPEC.md", Blob: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", Size: 1, At: at(3)}}}
+		},
+		theirs: func(s *State) {
+			s.Submitted = map[string][]Submitted{"code": {{Path: "hegel-tasks/t/PLAN.md", Blob: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", Size: 1, At: at(3)}}}
+		},
+		check: func(t *testing.T, m *State) {
+			if len(m.Submitted) != 2 || m.Submitted["spec"][0].Blob != "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" || m.Submitted["code"][0].Blob != "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" {
+				t.Errorf("submitted = %+v", m.Submitted)
+			}
+		},
+	}, {
+		name: "maps: one node's artifacts submitted differently is a conflict",
+		ours: func(s *State) {
+			s.Submitted = map[string][]Submitted{"spec": {{Path: "hegel-tasks/t/SPEC.md", Blob: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", At: at(3)}}}
+		},
+		theirs: func(s *State) {
+			s.Submitted = map[string][]Submitted{"spec": {{Path: "hegel-tasks/t/SPEC.md", Blob: "cccccccccccccccccccccccccccccccccccccccc", At: at(3)}}}
+		},
+		conflicts: []string{`submitted["spec"]`},
+	}, {
 		name:   "timestamps: the later one stands",
 		ours:   func(s *State) { s.UpdatedAt, s.ResumedAt = at(9), atp(8) },
 		theirs: func(s *State) { s.UpdatedAt, s.ResumedAt = at(8), atp(9) },
