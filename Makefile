@@ -31,7 +31,7 @@ uninstall: ## Remove what install put in place
 	rm -f "$(BINDIR)/git-hegel" "$(MANDIR)/git-hegel.1"
 
 test: vet vet-cross ## Run every test: unit, storage contract, race, scripts through real git
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 30m ./... ./testdata/bench/
 	$(GO) test -count=1 -timeout 30m -race ./engine/ ./gitstore/...
 	$(GO) test -count=1 -timeout 30m -race -short ./rollback/
 
@@ -39,15 +39,15 @@ test-short: ## Quick tests (skips the long concurrency runs)
 	$(GO) test -short ./...
 
 vet: ## go vet (the benchmark driver in testdata/ too) and a gofmt check
-	$(GO) vet ./... ./testdata/bench
+	$(GO) vet ./... ./testdata/bench/...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # The code and its tests must compile for the systems git runs on, not only
 # the one the tests run on: vet type-checks both without running anything.
 vet-cross: ## go vet for macOS and Windows, tests included
-	GOOS=darwin $(GO) vet ./... ./testdata/bench
-	GOOS=windows $(GO) vet ./... ./testdata/bench
+	GOOS=darwin $(GO) vet ./... ./testdata/bench/...
+	GOOS=windows $(GO) vet ./... ./testdata/bench/...
 
 bench: build ## Benchmarks: Go benchmarks plus whole-command comparisons with git (see docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=20x ./gitstore/ ./engine/ ./rollback/

@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // AdoptionRecord is implemented by a TaskStore that keeps, outside the
 // data that travels between clones, which worktree created each task or
@@ -60,5 +63,14 @@ func (e *Engine) Claim(st *State) error {
 		}
 	}
 	st.Worktree, st.WorktreeID = e.Worktree, e.WorktreeID
+	st.OwnerEmail = e.email()
 	return nil
+}
+
+// email is the person's git user.email, "" when unknown.
+func (e *Engine) email() string {
+	if e.Email == nil {
+		return ""
+	}
+	return strings.TrimSpace(e.Email())
 }

@@ -34,7 +34,7 @@ func (e *Engine) finish(t *Task, wf *workflow.Definition) {
 	if e.Archive == nil || t.Archived {
 		return
 	}
-	if _, err := e.archive(t, wf, e.artifactCopies(t.State.Task, wf)); err != nil {
+	if _, err := e.archive(t, wf, e.artifactCopies(t.State, wf)); err != nil {
 		e.warn(fmt.Sprintf("task %s finished but was not archived: %v; the next command that sees it archives it", t.State.Task, err))
 	}
 }
@@ -69,45 +69,53 @@ func (e *Engine) archive(t *Task, wf *workflow.Definition, files []ArchivedFile)
 const maxNamedArtifacts = 10
 
 // artifactCopies reads every artifact the workflow names from this
-// worktree, as the files are at completion. Missing files are left out;
-// one that is not a regular file or is too large is left out with a
-// warning. The archive is pushed with the task, so nothing that should
-// stay on this machine is copied: no file git ignores (a .env, a key),
-// nothing through a symbolic link or outside the worktree (Files and the
-// path rules of the definition see to those), and nothing a definition
-// this machine does not trust names (a remote could name .env).
-func (e *Engine) artifactCopies(task string, wf *workflow.Definition) []ArchivedFile {
+// worktree, as the files are at completion (readArtifacts says which
+// may leave this machine).
+func (e *Engine) artifactCopies(st *State, wf *workflow.Definition) []ArchivedFile {
 	if e.Files == nil || wf == nil {
 		return nil
 	}
-	paths := wf.Artifacts()
+	paths, _ := allArtifacts(st, wf)
+	return e.readArtifacts(st.Task, wf, paths, "archived")
+}
+
+// readArtifacts reads paths, artifacts of task's workflow wf, from this
+// worktree. Missing files are left out; one that is not a regular file
+// or is too large is left out with a warning (what says what did not
+// happen to it: "archived", "submitted"). What it returns goes into the
+// task's refs, which are pushed, so nothing that should stay on this
+// machine is read: no file git ignores (a .env, a key), nothing through
+// a symbolic link or outside the worktree (Files and the path rules of
+// the definition see to those), and nothing a definition this machine
+// does not trust names (a remote could name .env).
+func (e *Engine) readArtifacts(task string, wf *workflow.Definition, paths []string, what string) []ArchivedFile {
 	if len(paths) == 0 {
 		return nil
 	}
 	if !e.TrustOf(wf.Raw).Trusted {
-		e.warn(fmt.Sprintf("artifacts of task %s not archived: its workflow definition is not trusted here ('git hegel trust %s' before it ends keeps them)", task, task))
+		e.warn(fmt.Sprintf("artifacts of task %s not %s: its workflow definition is not trusted here ('git hegel trust %s' keeps them)", task, what, task))
 		return nil
 	}
 	ignored, err := e.Files.Ignored(paths)
 	if err != nil {
-		e.warn(fmt.Sprintf("artifacts of task %s not archived: cannot tell which files git ignores: %v", task, err))
+		e.warn(fmt.Sprintf("artifacts of task %s not %s: cannot tell which files git ignores: %v", task, what, err))
 		return nil
 	}
 	var out []ArchivedFile
 	for _, p := range paths {
 		if err := workflow.CheckArtifactPath(p); err != nil {
-			e.warn(fmt.Sprintf("artifact %s not archived: %v", text.QuotePath(p, true), err))
+			e.warn(fmt.Sprintf("artifact %s not %s: %v", text.QuotePath(p, true), what, err))
 			continue
 		}
 		if ignored[p] {
-			e.warn(fmt.Sprintf("artifact %s not archived: git ignores it, and an ignored file never leaves this machine", text.QuotePath(p, true)))
+			e.warn(fmt.Sprintf("artifact %s not %s: git ignores it, and an ignored file never leaves this machine", text.QuotePath(p, true), what))
 			continue
 		}
 		data, err := e.Files.ReadFile(p, MaxArtifactSize)
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
-			e.warn(fmt.Sprintf("artifact %s not archived: %v", p, err))
+			e.warn(fmt.Sprintf("artifact %s not %s: %v", p, what, err))
 		default:
 			out = append(out, ArchivedFile{Path: p, Size: int64(len(data)), Data: data})
 		}

@@ -59,7 +59,7 @@ func (e *Engine) Check(ctx context.Context, task string, out io.Writer) (*CheckR
 	if err := e.MayRunNode(st.Task, wf, node); err != nil {
 		return nil, err
 	}
-	cr, err := e.runChecks(ctx, t, wf, node, out)
+	cr, err := e.runChecks(ctx, t, wf, node, out, nil)
 	if err != nil {
 		return nil, err
 	}

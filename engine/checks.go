@@ -62,12 +62,20 @@ type checkRun struct {
 	command string
 	res     *ProcessResult
 	output  string
+	log     []byte // the attempt's log (logs.go)
+}
+
+func outOrDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 // runChecks runs node's checks in order and returns the first that did
 // not pass (nil: all passed). out, if set, gets each command line and its
 // output as it runs. A check stopped by ctx returns ErrInterrupted.
-func (e *Engine) runChecks(ctx context.Context, t *Task, wf *workflow.Definition, node string, out io.Writer) (*checkRun, error) {
+func (e *Engine) runChecks(ctx context.Context, t *Task, wf *workflow.Definition, node string, out io.Writer, log *logBuffer) (*checkRun, error) {
 	n := wf.Nodes[node]
 	if n == nil || len(n.Checks) == 0 {
 		return nil, nil
@@ -82,19 +90,24 @@ func (e *Engine) runChecks(ctx context.Context, t *Task, wf *workflow.Definition
 	if err != nil {
 		return nil, err
 	}
+	if log == nil {
+		log = &logBuffer{}
+	}
 	for i, c := range n.Checks {
 		cmd := c.Command
 		if out != nil {
 			fmt.Fprintf(out, "check: %s\n", cmd)
 		}
-		tail := newTail(checkTail, out)
+		fmt.Fprintf(log, "check: %s\n", cmd)
+		tail := newTail(checkTail, io.MultiWriter(outOrDiscard(out), log))
 		res := e.Exec.Run(ctx, &Process{Command: cmd, Env: env, Files: files, FilesEnv: ResultsDirEnv, Stdout: tail, Stderr: tail})
 		if res.Cancelled {
 			return nil, ErrInterrupted
 		}
 		if !res.OK() {
-			return &checkRun{index: i, command: cmd, res: res, output: tail.String()}, nil
+			return &checkRun{index: i, command: cmd, res: res, output: tail.String(), log: log.Bytes()}, nil
 		}
+		fmt.Fprintln(log, "check passed")
 	}
 	return nil, nil
 }
@@ -115,18 +128,30 @@ func exitWhy(r *ProcessResult) string {
 // checkNode runs the checks of the node task t is at, before `next`
 // moves it on; a failure is recorded as a failed attempt and returned as
 // a *CheckError.
-func (e *Engine) checkNode(ctx context.Context, t *Task, wf *workflow.Definition, node, via string, out io.Writer) error {
-	cr, err := e.runChecks(ctx, t, wf, node, out)
-	if err != nil || cr == nil {
-		return err
+// The checks' log is returned for the commit that moves the task on;
+// a failure's goes into the failed attempt's commit.
+func (e *Engine) checkNode(ctx context.Context, t *Task, wf *workflow.Definition, node, via string, out io.Writer) ([]byte, error) {
+	log := &logBuffer{}
+	cr, err := e.runChecks(ctx, t, wf, node, out, log)
+	if err != nil {
+		return nil, err
 	}
-	return e.recordCheckFailure(t, wf, node, via, cr, nil)
+	if cr == nil {
+		return log.Bytes(), nil
+	}
+	return nil, e.recordCheckFailure(t, wf, node, via, cr, nil)
 }
 
 // recordCheckFailure records a failed check as a failed attempt at node
 // (with put written in the same commit) and returns its *CheckError.
 func (e *Engine) recordCheckFailure(t *Task, wf *workflow.Definition, node, via string, cr *checkRun, put map[string][]byte) error {
 	ce := &CheckError{Node: node, Command: cr.command, Why: exitWhy(cr.res), Output: cr.output, Via: via}
+	if len(cr.log) > 0 {
+		if put == nil {
+			put = map[string][]byte{}
+		}
+		put[LogPath(node, t.State.Attempt)] = cr.log
+	}
 	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: put}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.CurrentNode != node {
 			return "", fmt.Errorf("Task %s moved to '%s' while the checks of '%s' ran; nothing recorded", st.Task, st.CurrentNode, node)
@@ -153,6 +178,7 @@ func (e *Engine) stepEnv(t *Task, wf *workflow.Definition, node, adapter string,
 	step, total := StepOf(wf, t.State)
 	env := []string{
 		"HEGEL_TASK=" + t.State.Task,
+		"HEGEL_TASK_DIR=" + TaskDir(t.State),
 		"HEGEL_WORKFLOW=" + t.State.Workflow,
 		"HEGEL_NODE=" + node,
 		"HEGEL_STEP=" + strconv.Itoa(step),

@@ -79,14 +79,33 @@ type Engine struct {
 	// Files reads this worktree's files: artifacts are checked and copied
 	// into the archive through it. Nil: artifacts are not checked.
 	Files Files
+	// ArtifactDir is hegel.artifactDir: the folder a new task's files go
+	// to, naming its fields ("": DefaultArtifactDir).
+	ArtifactDir string
 	// MaxAttempts is hegel.maxAttempts: attempts per node when the node
 	// does not say (0: workflow.DefaultMaxAttempts).
 	MaxAttempts int
+	// CheckpointInterval is hegel.checkpointInterval: an automatic
+	// checkpoint every that many node entries, besides the task's start
+	// (0 or 1: at every entry).
+	CheckpointInterval int
+	// HistoryOff is hegel.history=false: runs that end write no history
+	// entry.
+	HistoryOff bool
+	// Version is git-hegel's version, kept in the run metadata
+	// (run_metadata.go).
+	Version string
 	// KeepCheckpoints is hegel.keepCheckpointsOnDone: a completed or
 	// aborted task keeps its checkpoints in the archive.
 	KeepCheckpoints bool
 	// User names the person deciding at a gate (git config user.name).
 	User func() string
+	// Email is the person's git user.email, recorded as a task's owner
+	// when this worktree starts or takes it (nil or "": none).
+	Email func() string
+	// ApprovalOtherPerson is hegel.approval.otherPerson: an approval gate
+	// refuses the approval of the task's own owner.
+	ApprovalOtherPerson bool
 	// Confirm asks a yes/no question before a `confirm: true` transition.
 	// Nil: such transitions refuse.
 	Confirm func(question string) (bool, error)
@@ -320,7 +339,7 @@ func (e *Engine) Prev(o TaskOptions) (*View, error) {
 		from := st.CurrentNode
 		st.History = st.History[:len(st.History)-1]
 		st.CurrentNode = st.History[len(st.History)-1]
-		e.reopen(st)
+		e.reopen(st, wf)
 		return fmt.Sprintf("prev: %s -> %s", from, st.CurrentNode), nil
 	})
 	if err != nil {
@@ -343,7 +362,7 @@ func (e *Engine) Restart(o TaskOptions) (*View, error) {
 		st.History = []string{wf.StartNode}
 		st.CurrentNode = wf.StartNode
 		st.CompletedNodes, st.SkippedNodes = nil, nil
-		e.reopen(st)
+		e.reopen(st, wf)
 		return fmt.Sprintf("restart: %s -> %s", from, wf.StartNode), nil
 	})
 	if err != nil {
@@ -588,6 +607,7 @@ func (e *Engine) enter(st *State, wf *workflow.Definition, node string) {
 	}
 	st.CompletedNodes = remove(st.CompletedNodes, node)
 	st.CurrentNode = node
+	st.Subphase = firstSubphase(wf, node)
 	st.History = append(st.History, node)
 	st.PhaseStartTime = now
 	// An attempt starts with each new visit (not with a repeat of the
@@ -622,8 +642,10 @@ func (e *Engine) enter(st *State, wf *workflow.Definition, node string) {
 	}
 }
 
-// reopen marks st active again after prev or restart left a terminal node.
-func (e *Engine) reopen(st *State) {
+// reopen marks st active again after prev or restart left a terminal node;
+// the node starts again at its first sub-phase.
+func (e *Engine) reopen(st *State, wf *workflow.Definition) {
+	st.Subphase = firstSubphase(wf, st.CurrentNode)
 	if st.Status == StatusPaused {
 		now := e.now()
 		st.ResumedAt = &now

@@ -25,7 +25,7 @@ type testEnv struct {
 
 func newTestEngine(t *testing.T, user map[string][]byte) *testEnv {
 	t.Helper()
-	te := &testEnv{tasks: newFakeTaskStore(), sess: &fakeSessionStore{}, files: fakeFiles{}, now: t0}
+	te := &testEnv{tasks: newFakeTaskStore(), sess: &fakeSessionStore{}, files: fakeFiles{anyTaskFile: "work\n"}, now: t0}
 	te.Engine = &Engine{
 		Tasks:     te.tasks,
 		Archive:   te.tasks,

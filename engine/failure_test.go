@@ -22,7 +22,7 @@ func TestRetryFlow(t *testing.T) {
 	if st.CurrentNode != "dev" || st.Attempt != 2 || st.LastFailure != "Tests failed: missing validation on email field" || st.Retries["dev"] != 1 {
 		t.Fatalf("after a failure: %+v", st)
 	}
-	if !strings.HasPrefix(v.Prompt, "This is attempt 2 of 3 at 'dev'. The last attempt failed:\n  Tests failed: missing validation on email field\n\nImplement PLAN.md") {
+	if !strings.HasPrefix(v.Prompt, "This is attempt 2 of 3 at 'dev'. The last attempt failed:\n  Tests failed: missing validation on email field\n\nImplement hegel-tasks/p/PLAN.md") {
 		t.Errorf("retry prompt:\n%s", v.Prompt)
 	}
 	if r, _ := te.Repeat(""); !strings.HasPrefix(r.Prompt, "This is attempt 2 of 3") {

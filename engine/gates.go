@@ -22,8 +22,18 @@ type GateView struct {
 	Approvers       []string // empty: anyone
 }
 
+// gateView names where an approval takes the task: the transition's
+// target, or, when the task's type skips it, the node the task will
+// really arrive at (as arrive walks past skipped nodes).
 func gateView(wf *workflow.Definition, st *State) *GateView {
 	to, _ := wf.Transition(st.CurrentNode, st.PendingClaim)
+	for i := 0; i <= len(wf.Order) && to != "" && !wf.IsTerminal(to) && wf.SkippedFor(to, st.TaskType); i++ {
+		n := wf.Nodes[to]
+		if len(n.Transitions) == 0 {
+			break
+		}
+		to = n.Transitions[0].To
+	}
 	return &GateView{Node: st.CurrentNode, Claim: st.PendingClaim, To: to, Approvers: wf.Nodes[st.CurrentNode].Approvers}
 }
 
@@ -66,6 +76,9 @@ func (e *Engine) Approve(o TaskOptions, comment string) (*View, error) {
 			return "", err
 		}
 		node := st.CurrentNode
+		if err := e.otherPerson(st); err != nil {
+			return "", err
+		}
 		if err := e.mayDecide(wf, node, user, st, o.Force); err != nil {
 			return "", err
 		}
@@ -77,7 +90,7 @@ func (e *Engine) Approve(o TaskOptions, comment string) (*View, error) {
 		if !ok {
 			return "", &ErrNoMatch{Node: node, Claim: claim, Valid: claims(wf, node)}
 		}
-		st.Approvals = append(st.Approvals, Approval{Node: node, By: user, At: e.now().UTC(), Comment: comment})
+		st.Approvals = append(st.Approvals, Approval{Node: node, By: user, At: e.now().UTC(), Comment: comment, Artifacts: approvedArtifacts(st, node)})
 		var msg string
 		msg, skipped = e.move(st, wf, claim, to, "")
 		return fmt.Sprintf("approve: %s by %s", msg, user), nil
@@ -121,7 +134,7 @@ func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
 			return "", fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, target, text.JoinQuoted(wf.Order))
 		}
 		now := e.now().UTC()
-		st.Approvals = append(st.Approvals, Approval{Node: from, By: user, At: now, Comment: reason, Rejected: true})
+		st.Approvals = append(st.Approvals, Approval{Node: from, By: user, At: now, Comment: reason, Rejected: true, Artifacts: approvedArtifacts(st, from)})
 		st.RollbackHistory = appendEvent(st.RollbackHistory, RollbackEvent{Timestamp: now, From: from, To: target, Reason: reason})
 		e.goBack(st, wf, target)
 		return fmt.Sprintf("reject: %s -> %s by %s (%s)", from, target, user, firstLine(reason)), nil
@@ -134,6 +147,31 @@ func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
 	}
 	e.afterMove(st, wf)
 	return e.view(st, wf), nil
+}
+
+// otherPerson refuses, with hegel.approval.otherPerson, an approval by
+// the task's own owner: on a clone whose own record says a worktree of it
+// holds the task, or by the person whose git user.email the task names.
+// The email travels with the task and could be anything, so it only ever
+// adds a refusal; the clone's record is what a remote cannot change.
+// --force does not lift it: the setting exists to make sure.
+func (e *Engine) otherPerson(st *State) error {
+	if !e.ApprovalOtherPerson {
+		return nil
+	}
+	if st.WorktreeID != "" && sameClone(st.WorktreeID, e.WorktreeID) && e.verified(st) {
+		return fmt.Errorf("Task %s is owned on this clone (%s); with hegel.approval.otherPerson another person approves it, from their clone",
+			st.Task, st.Worktree)
+	}
+	email := e.email()
+	if email == "" {
+		return errors.New("Who is approving? hegel.approval.otherPerson compares your git user.email with the task's owner: git config user.email you@example.com")
+	}
+	if strings.EqualFold(email, st.OwnerEmail) {
+		return fmt.Errorf("Task %s is owned by %s, which is you (git config user.email); with hegel.approval.otherPerson another person approves it",
+			st.Task, email)
+	}
+	return nil
 }
 
 // mayDecide checks the node's approvers list, if it has one; force lets
@@ -161,7 +199,7 @@ func (e *Engine) goBack(st *State, wf *workflow.Definition, node string) {
 	}
 	st.History = slices.Clone(h)
 	st.CurrentNode = node
-	e.reopen(st)
+	e.reopen(st, wf)
 	st.CompletedNodes = keepVisited(st.CompletedNodes, st.History)
 }
 
@@ -251,4 +289,14 @@ func (e *Engine) Answer(o TaskOptions, answer string) (*Question, *View, error) 
 		return nil, nil, err
 	}
 	return &q, e.view(st, wf), nil
+}
+
+// approvedArtifacts are node's submitted artifacts by blob id: what a
+// decision at its gate saw.
+func approvedArtifacts(st *State, node string) []ApprovedArtifact {
+	var out []ApprovedArtifact
+	for _, s := range st.Submitted[node] {
+		out = append(out, ApprovedArtifact{Path: s.Path, Blob: s.Blob})
+	}
+	return out
 }

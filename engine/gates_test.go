@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -59,7 +60,7 @@ func TestApprovalGate(t *testing.T) {
 		t.Fatalf("approve: %v", err)
 	}
 	st = te.state(t)
-	if len(st.Approvals) != 1 || st.Approvals[0] != (Approval{Node: "spec", By: "Bob", At: te.now, Comment: "fine"}) || st.PendingClaim != "" {
+	if len(st.Approvals) != 1 || !reflect.DeepEqual(st.Approvals[0], Approval{Node: "spec", By: "Bob", At: te.now, Comment: "fine"}) || st.PendingClaim != "" {
 		t.Errorf("approvals %+v", st.Approvals)
 	}
 	if !strings.Contains(te.tasks.log[len(te.tasks.log)-1], "approve: spec -> done (spec_skip) by Bob") {

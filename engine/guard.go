@@ -20,14 +20,19 @@ import (
 // named in the returned commit-message suffix; any other violation blocks
 // the move (a *GuardError) and is journaled for the metrics.
 func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string, force Force) (string, error) {
-	n, ok := wf.Nodes[st.CurrentNode]
-	if !ok || len(n.Rules) == 0 || to == workflow.NodeAborted || claim == workflow.RestartCycle {
+	if to == workflow.NodeAborted || claim == workflow.RestartCycle {
 		return "", nil // giving up or starting over is never blocked
 	}
-	if !e.TrustOf(wf.Raw).Trusted {
+	n, ok := wf.Nodes[st.CurrentNode]
+	var rules []workflow.Rule
+	if ok && e.TrustOf(wf.Raw).Trusted {
 		// A violation is instructions to whoever runs next, an agent
 		// included: an untrusted definition's rules are not applied
-		// (trust.go), as the hooks do not apply them.
+		// (trust.go), as the hooks do not apply them. The locked_files
+		// guard is not the definition's, and applies to every node.
+		rules = n.Rules
+	}
+	if len(rules) == 0 && e.Events == nil {
 		return "", nil
 	}
 	now := e.now()
@@ -53,10 +58,17 @@ func (e *Engine) guard(st *State, wf *workflow.Definition, to, claim string, for
 		}
 		in.Events = evs
 	}
-	vs, err := agent.CheckRules(n.Rules, in, nil)
+	vs, err := agent.CheckRules(rules, in, nil)
 	if err != nil {
 		return "", fmt.Errorf("cannot check the guard rules of '%s': %v", st.CurrentNode, err)
 	}
+	// Every node has the locked_files guard: the phase's edits of files
+	// another open task holds.
+	lvs, err := e.lockViolations(st, in.Events)
+	if err != nil {
+		return "", fmt.Errorf("cannot check the file locks: %v", err)
+	}
+	vs = append(vs, lvs...)
 	var blocking []agent.Violation
 	var forced []string
 	for _, v := range vs {

@@ -49,6 +49,10 @@ type HistoryEntry struct {
 	End       GitPoint `json:"end"`
 	// Nodes is the time spent and the attempts made at each node.
 	Nodes map[string]NodeRun `json:"nodes,omitempty"`
+	// Metadata is what the run used: git-hegel's version, the agents,
+	// MCP servers and tools seen, the number of nodes (absent in entries
+	// written before it was kept).
+	Metadata *RunMetadata `json:"metadata,omitempty"`
 }
 
 // GitPoint is where git was: branch ("" when detached) and HEAD.
@@ -245,7 +249,7 @@ func nodeRuns(st *State, wf *workflow.Definition, end time.Time) map[string]Node
 // recordHistory adds the history entry of t's run, which just ended. A
 // failure is reported, never returned: the run ended all the same.
 func (e *Engine) recordHistory(t *Task, wf *workflow.Definition) {
-	if e.History == nil {
+	if e.History == nil || e.HistoryOff {
 		return
 	}
 	var gi *GitInfo
@@ -257,6 +261,11 @@ func (e *Engine) recordHistory(t *Task, wf *workflow.Definition) {
 		user = e.User()
 	}
 	h := NewHistoryEntry(t.State, wf, e.now(), gi, user)
+	evs, err := e.runEvents(t.State)
+	if err != nil {
+		e.warn(fmt.Sprintf("task %s: its agent events could not be read for the history: %v", t.State.Task, err))
+	}
+	h.Metadata = metadataOf(t.State, wf, evs, e.Version)
 	if err := e.History.AddHistory(h); err != nil {
 		e.warn(fmt.Sprintf("task %s finished, but its history entry was not written: %v", t.State.Task, err))
 	}

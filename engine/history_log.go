@@ -31,11 +31,11 @@ type LogRecord struct {
 // format (log --format=jsonl) to ours, for --status.
 var upperStatuses = map[string]string{
 	"COMPLETED": StatusCompleted, "ERROR": StatusFailed, "ROLLBACK": StatusRolledBack,
-	"EXECUTING": StatusActive, "PAUSED": StatusPaused, "ABORTED": StatusAborted,
+	"INITIALIZING": StatusInitializing, "EXECUTING": StatusActive, "PAUSED": StatusPaused, "ABORTED": StatusAborted,
 }
 
 // openStatuses are the statuses an open task may have.
-var openStatuses = []string{StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed}
+var openStatuses = []string{StatusInitializing, StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed}
 
 // CheckHistoryStatus returns the status --status names (ours, or the
 // executions.jsonl format's upper-case ones), or a usage error.

@@ -129,6 +129,7 @@ func TestHistoryEntryOfACompletedRun(t *testing.T) {
 			"spec": {TimeMS: 15 * 60 * 1000, Visits: 1, Attempts: 2, Retries: 1},
 			"plan": {TimeMS: 30 * 60 * 1000, Visits: 1, Attempts: 1},
 		},
+		Metadata: &RunMetadata{Agents: []AgentSeen{}, MCPServers: []string{}, Tools: []string{}, TotalNodes: 2},
 	}
 	if !reflect.DeepEqual(e, want) {
 		t.Errorf("entry =\n%+v\nwant\n%+v", e, want)

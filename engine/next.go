@@ -81,7 +81,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	if missing := e.checkArtifact(wf, from); missing != nil && !o.Force.All {
+	if missing := e.checkArtifact(cur.State, wf, from); missing != nil && !o.Force.All {
 		return nil, missing
 	}
 	// Nothing runs for a task this worktree may not change, nor for a
@@ -89,6 +89,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	if _, err := e.checkOwner(cur.State, updateOpts{call: TaskOptions{Task: o.Task, Force: o.Force.All}}); err != nil {
 		return nil, err
 	}
+	var checkLog []byte
 	if !o.Force.All {
 		if err := e.MayRunNode(cur.State.Task, wf, from); err != nil {
 			return nil, err
@@ -97,7 +98,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if err := e.checkNode(ctx, cur, wf, from, "next", o.CheckOutput); err != nil {
+		if checkLog, err = e.checkNode(ctx, cur, wf, from, "next", o.CheckOutput); err != nil {
 			return nil, err
 		}
 	}
@@ -117,10 +118,13 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	}
 	var skipped []SkippedNode
 	var gate *GateView
+	// The node's artifacts go into the task's tree in the same commit
+	// that ends the node (submit).
+	put := map[string][]byte{}
 	// Another process may have moved the task since it was read: the
 	// change is worked out again on the state as stored, like any update.
 	// Only a confirmation cannot be carried over to another move.
-	st, wf, err := e.updateTask(cur, updateOpts{call: TaskOptions{Task: o.Task, Force: o.Force.All}, wf: wf}, func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.updateTask(cur, updateOpts{call: TaskOptions{Task: o.Task, Force: o.Force.All}, wf: wf, put: put}, func(st *State, wf *workflow.Definition) (string, error) {
 		f, c, t, err := e.nextTarget(st, wf, o)
 		if err != nil {
 			return "", err
@@ -129,7 +133,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		if transitionOf(wf, f, c).Confirm && !gated && (!confirmed || f != from || t != to) {
 			return "", fmt.Errorf("Task %s moved to '%s' meanwhile; nothing changed", st.Task, st.CurrentNode)
 		}
-		missing := e.checkArtifact(wf, f)
+		missing := e.checkArtifact(st, wf, f)
 		if missing != nil && !o.Force.All {
 			return "", missing
 		}
@@ -145,6 +149,10 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		forced, err := e.guard(st, wf, t, c, o.Force)
 		if err != nil {
 			return "", err
+		}
+		e.submit(st, wf, f, put)
+		if checkLog != nil && f == from {
+			put[LogPath(f, cur.State.Attempt)] = checkLog
 		}
 		if gated {
 			st.Status = StatusAwaitingApproval
@@ -274,22 +282,31 @@ func appendEvent(events []RollbackEvent, ev RollbackEvent) []RollbackEvent {
 	return events
 }
 
-// checkArtifact returns an *ArtifactError when node's artifact is missing
-// or empty in this worktree, nil when it is there (or the engine cannot
-// see files).
-func (e *Engine) checkArtifact(wf *workflow.Definition, node string) *ArtifactError {
-	n, ok := wf.Nodes[node]
-	if !ok || n.Artifact == "" || e.Files == nil {
+// checkArtifact returns an *ArtifactError for the first of node's
+// artifacts (st's fields filled in) that is missing or empty in this
+// worktree, nil when all are there (or the engine cannot see files).
+func (e *Engine) checkArtifact(st *State, wf *workflow.Definition, node string) *ArtifactError {
+	if e.Files == nil {
 		return nil
 	}
-	size, err := e.Files.Size(n.Artifact)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return &ArtifactError{Node: node, Path: n.Artifact}
-	case err != nil:
-		return &ArtifactError{Node: node, Path: n.Artifact, Unreadable: err.Error()}
-	case size == 0:
-		return &ArtifactError{Node: node, Path: n.Artifact, Empty: true}
+	n, ok := wf.Nodes[node]
+	if !ok {
+		return nil
+	}
+	paths, bad := expandPaths(st, n.Artifacts)
+	if len(bad) > 0 {
+		return &ArtifactError{Node: node, Path: n.Artifacts[0], Unreadable: bad[0].Error()}
+	}
+	for _, p := range paths {
+		size, err := e.Files.Size(p)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return &ArtifactError{Node: node, Path: p}
+		case err != nil:
+			return &ArtifactError{Node: node, Path: p, Unreadable: err.Error()}
+		case size == 0:
+			return &ArtifactError{Node: node, Path: p, Empty: true}
+		}
 	}
 	return nil
 }
@@ -303,10 +320,15 @@ func (e *Engine) warnRequires(st *State, wf *workflow.Definition) {
 		return
 	}
 	var missing []string
-	for _, p := range n.Requires {
-		if by := wf.Producer(p); by != "" && skippedNode(st, by) {
+	for _, pat := range n.Requires {
+		if by := wf.Producer(pat); by != "" && skippedNode(st, by) {
 			continue
 		}
+		ps, _ := expandPaths(st, []string{pat})
+		if len(ps) == 0 {
+			continue
+		}
+		p := ps[0]
 		if size, err := e.Files.Size(p); err != nil || size == 0 {
 			missing = append(missing, p)
 		}

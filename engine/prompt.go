@@ -71,6 +71,7 @@ func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Nod
 		Task: map[string]string{
 			"name": st.Task, "description": st.Description, "type": st.TaskType,
 			"workflow": st.Workflow, "mode": st.Mode, "node": st.CurrentNode, "priority": st.Priority,
+			"dir": TaskDir(st),
 		},
 	})
 }

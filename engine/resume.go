@@ -113,11 +113,11 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 		case RetryCurrent:
 			// The retry's prompt still says what went wrong last time.
 			last := st.LastFailure
-			e.reopen(st)
+			e.reopen(st, wf)
 			st.LastFailure = last
 			msg = fmt.Sprintf("resume: %s at %s", o.Strategy, node)
 		case FromCheckpoint:
-			e.reopen(st)
+			e.reopen(st, wf)
 			msg = fmt.Sprintf("resume: %s at %s", o.Strategy, node)
 		case RetryPrevious:
 			if len(st.History) < 2 {
@@ -125,7 +125,7 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 			}
 			st.History = st.History[:len(st.History)-1]
 			st.CurrentNode = st.History[len(st.History)-1]
-			e.reopen(st)
+			e.reopen(st, wf)
 			msg = fmt.Sprintf("resume: retry-previous, %s -> %s", node, st.CurrentNode)
 		case SkipCurrent:
 			why := strings.TrimSpace(o.Reason)

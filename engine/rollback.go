@@ -169,7 +169,7 @@ func (e *Engine) applyRollback(st *State, wf *workflow.Definition, req *Rollback
 	from := st.CurrentNode
 	st.History = slices.Clone(history)
 	st.CurrentNode = req.Node
-	e.reopen(st)
+	e.reopen(st, wf)
 	st.CompletedNodes = keepVisited(st.CompletedNodes, st.History)
 	switch {
 	case req.Node == workflow.NodeDone:
@@ -227,10 +227,39 @@ func recentRollbacks(events []RollbackEvent, node string, at time.Time) int {
 // (nothing can be rolled back to them), and neither does another
 // worktree's task: this worktree's files are not its.
 func (e *Engine) checkpoint(st *State) {
-	if e.Snapshots == nil || e.NoAutoCheckpoints || st == nil || st.Status != StatusActive || !e.owns(st) {
+	if e.Snapshots == nil || e.NoAutoCheckpoints || st == nil || (st.Status != StatusActive && st.Status != StatusInitializing) || !e.owns(st) {
 		return
 	}
+	if !dueCheckpoint(st, e.CheckpointInterval) {
+		return
+	}
+	e.takeCheckpoint(st)
+}
+
+// checkpointAlways is checkpoint without hegel.checkpointInterval: a node
+// set by hand (goto) always gets its entry checkpoint.
+func (e *Engine) checkpointAlways(st *State) {
+	if e.Snapshots == nil || e.NoAutoCheckpoints || st == nil || (st.Status != StatusActive && st.Status != StatusInitializing) || !e.owns(st) {
+		return
+	}
+	e.takeCheckpoint(st)
+}
+
+func (e *Engine) takeCheckpoint(st *State) {
 	if _, _, err := e.Snapshots.TakeCheckpoint(st, CheckpointEnter, ""); err != nil && e.Warn != nil {
 		e.Warn(fmt.Sprintf("no checkpoint taken at '%s': %v", st.CurrentNode, err))
 	}
+}
+
+// dueCheckpoint reports whether entering st's current node takes an
+// automatic checkpoint under hegel.checkpointInterval: the task's start
+// always, then every interval-th node entry along its history (a rollback
+// cuts the history back, so the count follows it). An interval of 0 or 1
+// takes one at every entry.
+func dueCheckpoint(st *State, interval int) bool {
+	if interval <= 1 {
+		return true
+	}
+	entries := len(st.History) - 1 // entries since the start node
+	return entries <= 0 || entries%interval == 0
 }

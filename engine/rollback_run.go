@@ -246,8 +246,11 @@ func (e *Engine) rollbackTarget(t *Task, cps []*Checkpoint, o RollbackOptions) (
 	hint := "Run 'git hegel checkpoint list' to see the checkpoints"
 	if cp := newestAt(cps, node, false); cp != nil {
 		hint = fmt.Sprintf("To use the one taken later at that node, run 'git hegel rollback --to %s'", cp.ID)
-	} else if e.NoAutoCheckpoints {
-		hint += " (hegel.checkpoints is off, so none are taken as nodes are entered)"
+	} else {
+		if e.NoAutoCheckpoints {
+			hint += " (hegel.checkpoints is off, so none are taken as nodes are entered)"
+		}
+		hint += "; 'git hegel checkpoint' saves the files now, to roll back to later"
 	}
 	return nil, noCheckpointf("Task %s has no checkpoint from the start of '%s'. %s", task, node, hint)
 }

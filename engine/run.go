@@ -205,7 +205,7 @@ func (rn *run) begin() (*Task, error) {
 		if err := firstStepRuns(wf, o.Workflow); err != nil {
 			return nil, err
 		}
-		v, err := e.StartTask(StartOptions{Workflow: o.Workflow, Task: o.Task})
+		v, err := e.StartTask(StartOptions{Workflow: o.Workflow, Task: o.Task, Initializing: true})
 		if err != nil {
 			return nil, err
 		}
@@ -227,10 +227,10 @@ func (rn *run) begin() (*Task, error) {
 	rn.wf, rn.def = wf, t.Definition
 	rn.report.Task, rn.report.Workflow = t.State.Task, t.State.Workflow
 	if err := checkLoaded(t, wf); err != nil {
-		return nil, err
+		return nil, rn.initFailed(t, err)
 	}
 	if err := rn.runnable(t.State); err != nil {
-		return nil, err
+		return nil, rn.initFailed(t, err)
 	}
 	if o.Workflow == "" {
 		stored, err := e.loadInputs(rn.task, nil)
@@ -250,7 +250,7 @@ func (rn *run) begin() (*Task, error) {
 		rn.rec = &RunRecord{Task: rn.task, Workflow: t.State.Workflow, Worktree: e.Worktree, PID: rn.r.PID, Host: rn.r.Host,
 			Started: rn.start, Step: step, TotalSteps: total, CurrentStep: t.State.CurrentNode, StepStarted: rn.start}
 		if err := rn.r.Runs.BeginRun(rn.rec); err != nil {
-			return nil, err
+			return nil, rn.initFailed(t, err)
 		}
 	}
 	nt, err := rn.storeInputs(t)
@@ -258,9 +258,34 @@ func (rn *run) begin() (*Task, error) {
 		if rn.r.Runs != nil {
 			_ = rn.r.Runs.EndRun(rn.task)
 		}
-		return nil, err
+		return nil, rn.initFailed(t, err)
 	}
 	return nt, nil
+}
+
+// initFailed records why setting up a task the run created failed: the
+// task, initializing until now, fails at its start node with err (ERROR
+// in the history), so status says why instead of showing a task stuck
+// in initializing. A task this run did not create is left as it was
+// (the run refused it before changing anything). err is returned.
+func (rn *run) initFailed(t *Task, err error) error {
+	if t == nil || !rn.report.Started || t.State.Status != StatusInitializing {
+		return err
+	}
+	why := "run setup: " + err.Error()
+	_, _, uerr := rn.e.updateTask(t, updateOpts{wf: rn.wf}, func(st *State, wf *workflow.Definition) (string, error) {
+		if st.Status != StatusInitializing {
+			return "", fmt.Errorf("Task '%s' is %s now; nothing recorded", st.Task, st.Status)
+		}
+		st.Status = StatusFailed
+		st.Error = &TaskError{Node: st.CurrentNode, Message: why, Timestamp: rn.e.now().UTC(), Recoverable: true}
+		st.FailedNodes = appendOnce(st.FailedNodes, st.CurrentNode)
+		return "run: setup failed (" + firstLine(why) + ")", nil
+	})
+	if uerr != nil {
+		rn.e.warn(fmt.Sprintf("task %s could not be marked failed: %v", t.State.Task, uerr))
+	}
+	return err
 }
 
 // takeSelected returns the task the run continues: the active one, or
@@ -456,15 +481,20 @@ func (rn *run) storeInputs(t *Task) (*Task, error) {
 			what = append(what, "adapter "+o.Adapter)
 		}
 	}
-	if len(put) == 0 && !t.State.Cancelled {
+	if len(put) == 0 && !t.State.Cancelled && t.State.Status != StatusInitializing {
 		return t, nil
 	}
 	msg := "run: started"
 	if len(what) > 0 {
 		msg += " with " + strings.Join(what, "; ")
 	}
+	// Storing the inputs ends the setup: the task is active from the
+	// same commit on.
 	_, _, err := rn.e.updateTask(t, updateOpts{wf: rn.wf, put: put}, func(st *State, wf *workflow.Definition) (string, error) {
 		st.Cancelled = false
+		if st.Status == StatusInitializing {
+			st.Status = StatusActive
+		}
 		return msg, nil
 	})
 	if err != nil {
@@ -528,6 +558,11 @@ type stepRun struct {
 	proto  *Protocol
 	res    *ProcessResult
 	err    string // why the step failed ("" if it did not)
+	// attempt is the attempt the step ran as; log what it and the node's
+	// checks printed, for logs/<node>_<attempt>.log (nil: the output
+	// alone).
+	attempt int
+	log     []byte
 }
 
 // step runs the handler of the node t is at, its checks and its
@@ -578,7 +613,14 @@ func (rn *run) step(ctx context.Context, t *Task) bool {
 		if sr.proto != nil && sr.proto.RequiresConfirmation {
 			ask, text = true, fmt.Sprintf("Step '%s' asks for confirmation before the run goes on.", node)
 		}
-		cr, err := rn.check(ctx, t, n)
+		log := &logBuffer{}
+		if sr != nil {
+			log.Write(sr.result)
+		}
+		cr, err := rn.check(ctx, t, n, log)
+		if sr != nil {
+			sr.log = log.Bytes()
+		}
 		switch {
 		case errors.Is(err, ErrInterrupted):
 			rn.cancel(t, sr, "")
@@ -587,6 +629,9 @@ func (rn *run) step(ctx context.Context, t *Task) bool {
 			rn.stop(RunFailed, t, err)
 			return false
 		case cr != nil:
+			if sr != nil {
+				sr.log = nil // the failed check's log has the step's output
+			}
 			err := e.recordCheckFailure(t, wf, node, "run", cr, sr.put())
 			rn.stop(RunFailed, rn.reload(t), err)
 			return false
@@ -617,7 +662,17 @@ func (sr *stepRun) put() map[string][]byte {
 	if sr == nil {
 		return nil
 	}
-	return map[string][]byte{ResultPath(sr.node): sr.result}
+	log := sr.log
+	if log == nil {
+		lb := &logBuffer{}
+		lb.Write(sr.result)
+		log = lb.Bytes()
+	}
+	put := map[string][]byte{ResultPath(sr.node): sr.result}
+	if log != nil {
+		put[LogPath(sr.node, sr.attempt)] = log
+	}
+	return put
 }
 
 // handle runs an adapter or command step and captures its output.
@@ -673,7 +728,7 @@ func (rn *run) handle(ctx context.Context, t *Task, n *workflow.Node) (*stepRun,
 	res := e.Exec.Run(ctx, &p)
 	rn.child(0)
 	result, proto := out.finish()
-	sr := &stepRun{node: n.Name, res: res, result: result, proto: proto, meta: &StepResult{Handler: handler,
+	sr := &stepRun{node: n.Name, attempt: t.State.Attempt, res: res, result: result, proto: proto, meta: &StepResult{Handler: handler,
 		At: started.UTC(), Seconds: roundSeconds(res.Duration), Bytes: out.total, Truncated: out.total > max, Exit: res.Exit}}
 	if proto != nil {
 		sr.meta.Files, sr.meta.RequiresConfirmation = proto.Files, proto.RequiresConfirmation
@@ -707,12 +762,12 @@ func (rn *run) render(t *Task, n *workflow.Node, tpl *workflow.Template, line in
 }
 
 // check runs the node's checks, reporting each.
-func (rn *run) check(ctx context.Context, t *Task, n *workflow.Node) (*checkRun, error) {
+func (rn *run) check(ctx context.Context, t *Task, n *workflow.Node, log *logBuffer) (*checkRun, error) {
 	if len(n.Checks) == 0 {
 		return nil, nil
 	}
 	rn.progress(t, "check", "", time.Time{})
-	return rn.e.runChecks(ctx, t, rn.wf, n.Name, rn.r.Stderr)
+	return rn.e.runChecks(ctx, t, rn.wf, n.Name, rn.r.Stderr, log)
 }
 
 // ask shows a confirmation and returns the answer.
@@ -758,7 +813,11 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 	e, wf := rn.e, rn.wf
 	var gate *GateView
 	failed := ""
-	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: sr.put()}, func(st *State, wf *workflow.Definition) (string, error) {
+	put := sr.put()
+	if put == nil {
+		put = map[string][]byte{}
+	}
+	st, _, err := e.updateTask(t, updateOpts{wf: wf, put: put}, func(st *State, wf *workflow.Definition) (string, error) {
 		gate, failed = nil, ""
 		if st.CurrentNode != node {
 			return "", fmt.Errorf("Task '%s' moved to '%s' while step '%s' ran; the run stops (run it again to go on from there)", st.Task, st.CurrentNode, node)
@@ -769,7 +828,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		if sr != nil {
 			setStepResult(st, node, sr.meta)
 		}
-		if missing := e.checkArtifact(wf, node); missing != nil {
+		if missing := e.checkArtifact(st, wf, node); missing != nil {
 			// The step was to write it: that attempt failed.
 			failed = missing.Error()
 			return "run: " + e.failAttempt(st, wf, "step "+node+": its artifact "+missing.state()), nil
@@ -779,6 +838,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		if err != nil {
 			return "", err
 		}
+		e.submit(st, wf, node, put)
 		how := ""
 		if sr != nil {
 			how = fmt.Sprintf("; %s, %s", sr.meta.Handler, Size(sr.meta.Bytes))
@@ -968,7 +1028,7 @@ func (e *Engine) recordCancel(t *Task, wf *workflow.Definition, sr *stepRun, why
 			setStepResult(st, node, sr.meta)
 		}
 		st.Cancelled = true
-		st.Worktree, st.WorktreeID = "", ""
+		st.Worktree, st.WorktreeID, st.OwnerEmail = "", "", ""
 		return fmt.Sprintf("run: %s at %s (step %d of %d); parked", how, st.CurrentNode, step, total), nil
 	})
 	if err != nil {

@@ -24,6 +24,9 @@ type StartOptions struct {
 	Type        string // the workflow's default task type when empty
 	Description string
 	Priority    string
+	// Initializing creates the task as initializing instead of active:
+	// `git hegel run` sets it up before its first step (run.go).
+	Initializing bool
 }
 
 // Start begins workflow name at node (its start node if empty) as task
@@ -93,6 +96,9 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 		Description:     o.Description,
 		Priority:        o.Priority,
 	}
+	if st.ArtifactDir, err = e.newArtifactDir(st); err != nil {
+		return nil, err
+	}
 	var gi *GitInfo
 	if e.Git != nil {
 		gi = e.Git()
@@ -104,6 +110,9 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	// A start node without transitions is where the run ends, as reaching
 	// such a node later would be: the task is complete on arrival.
 	e.settle(st, wf)
+	if o.Initializing && st.Status == StatusActive {
+		st.Status = StatusInitializing
+	}
 	base := &Task{Definition: wf.Raw}
 	old, err := e.load(task)
 	switch {
@@ -175,7 +184,7 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 // is another task of the same name, and nil is returned.
 func (e *Engine) adopt(old *Task, wf *workflow.Definition, node string) *View {
 	st := old.State
-	if !e.owns(st) || st.Workflow != wf.Name || len(st.History) != 1 || st.History[0] != node || st.Status != StatusActive {
+	if !e.owns(st) || st.Workflow != wf.Name || len(st.History) != 1 || st.History[0] != node || (st.Status != StatusActive && st.Status != StatusInitializing) {
 		return nil
 	}
 	if sess, err := e.Session.LoadSession(); err == nil && sess.ActiveTask == st.Task {

@@ -6,11 +6,16 @@ import (
 	"time"
 )
 
-// Task statuses. The first five are "open": the task is still running and
+// Task statuses. The first six are "open": the task is still running and
 // blocks starting another in the worktree that owns it. The last three are
 // "finished": the run is over and the task can be archived. StatusStashed
 // (stash.go) marks a task whose state is parked in a stash.
 const (
+	// StatusInitializing is a task `git hegel run` has just created and
+	// is setting up (taking its running record, storing its prompt,
+	// context and values) before the first step; the run makes it active,
+	// or failed when the setup fails (run.go).
+	StatusInitializing     = "initializing"
 	StatusActive           = "active"
 	StatusAwaitingApproval = "awaiting_approval" // a gate: approve or reject
 	StatusAwaitingAnswer   = "awaiting_answer"   // the agent asked the human a question; answer
@@ -42,6 +47,11 @@ type State struct {
 	// from the refs alone.
 	Worktree   string `json:"worktree"`
 	WorktreeID string `json:"worktree_id,omitempty"`
+	// OwnerEmail is the git user.email of the person whose clone started
+	// the task or took it last. It travels with the task, so it is for
+	// people to read: which clone owns a task is decided by that clone's
+	// own record (AdoptionRecord), never by this field.
+	OwnerEmail string `json:"owner_email,omitempty"`
 
 	TaskType        string                     `json:"task_type,omitempty"`
 	Description     string                     `json:"description,omitempty"`
@@ -86,6 +96,21 @@ type State struct {
 	// started, for its history entry (which adds those at its end).
 	StartBranch string `json:"start_branch,omitempty"`
 	StartHead   string `json:"start_head,omitempty"`
+	// ArtifactDir is the task's folder ({{task.dir}} in artifact paths),
+	// fixed when it starts (artifacts.go).
+	ArtifactDir string `json:"artifact_dir,omitempty"`
+	// Submitted indexes, by node, the artifacts each node left when it
+	// last ended; their content is in the task's tree under submitted/.
+	Submitted map[string][]Submitted `json:"submitted,omitempty"`
+	// FilesLocked are the paths this task owns (locks.go): another open
+	// task is stopped before it edits them. Sync merges them as a set:
+	// union with removal (MergeLocks).
+	FilesLocked []FileLock `json:"files_locked,omitempty"`
+	// Subphase is where the task is within its node's sub-phases
+	// (subphase.go); "" when the node has none.
+	Subphase string `json:"subphase,omitempty"`
+	// NodeMoves records every node set by hand (goto.go).
+	NodeMoves []NodeMove `json:"node_moves,omitempty"`
 }
 
 // PhaseVisit is one entry into a node.
@@ -137,6 +162,15 @@ type Approval struct {
 	At       time.Time `json:"at"`
 	Comment  string    `json:"comment,omitempty"`
 	Rejected bool      `json:"rejected,omitempty"`
+	// Artifacts are the node's submitted artifacts the decision was
+	// about, by blob id, so a later change to them shows.
+	Artifacts []ApprovedArtifact `json:"artifacts,omitempty"`
+}
+
+// ApprovedArtifact is one artifact as an approval saw it.
+type ApprovedArtifact struct {
+	Path string `json:"path"`
+	Blob string `json:"blob"`
 }
 
 // Question is a clarification the agent asked and the human's answer.
@@ -181,7 +215,7 @@ func (s *State) Active() bool {
 		return false
 	}
 	switch s.Status {
-	case StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed:
+	case StatusInitializing, StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed:
 		return true
 	}
 	return false
@@ -230,8 +264,16 @@ func (s *State) Clone() *State {
 	c.SkippedNodes = cloneSlice(s.SkippedNodes)
 	c.FailedNodes = cloneSlice(s.FailedNodes)
 	c.Approvals = cloneSlice(s.Approvals)
+	if s.Submitted != nil {
+		c.Submitted = make(map[string][]Submitted, len(s.Submitted))
+		for k, v := range s.Submitted {
+			c.Submitted[k] = cloneSlice(v)
+		}
+	}
 	c.Overrides = cloneSlice(s.Overrides)
 	c.PhaseLog = cloneSlice(s.PhaseLog)
+	c.FilesLocked = cloneSlice(s.FilesLocked)
+	c.NodeMoves = cloneSlice(s.NodeMoves)
 	c.PausedAt = clonePtr(s.PausedAt)
 	c.ResumedAt = clonePtr(s.ResumedAt)
 	if s.Questions != nil {

@@ -9,11 +9,15 @@ import (
 // Every command that changes a task asks allowed first; a refusal names
 // the status and the command that fits it.
 var allowedIn = map[string][]string{
-	StatusActive:           {"next", "prev", "restart", "fail", "ask", "pause", "skip", "abort", "rollback", "describe"},
-	StatusAwaitingApproval: {"approve", "reject", "prev", "restart", "abort", "rollback", "describe"},
-	StatusAwaitingAnswer:   {"answer", "abort", "rollback", "describe"},
-	StatusPaused:           {"next", "resume", "skip", "prev", "restart", "abort", "rollback", "describe"},
-	StatusFailed:           {"resume", "abort", "rollback", "describe"},
+	// Only the run that set it up changes an initializing task; what is
+	// left to others is giving up on it (a run killed while setting up
+	// is continued by running it again).
+	StatusInitializing:     {"abort", "rollback", "describe"},
+	StatusActive:           {"next", "prev", "restart", "fail", "ask", "pause", "skip", "abort", "rollback", "describe", "lock", "unlock"},
+	StatusAwaitingApproval: {"approve", "reject", "prev", "restart", "abort", "rollback", "describe", "lock", "unlock"},
+	StatusAwaitingAnswer:   {"answer", "abort", "rollback", "describe", "lock", "unlock"},
+	StatusPaused:           {"next", "resume", "skip", "prev", "restart", "abort", "rollback", "describe", "lock", "unlock"},
+	StatusFailed:           {"resume", "abort", "rollback", "describe", "lock", "unlock"},
 	StatusCompleted:        {"prev", "restart", "rollback", "describe"},
 	StatusAborted:          {"rollback", "describe"},
 	StatusRolledBack:       {"rollback", "describe"},
@@ -52,6 +56,8 @@ func advice(st *State, cmd string) string {
 			q = st.Questions[i].Question
 		}
 		return fmt.Sprintf("It waits for an answer to: %s. Run 'git hegel answer TEXT'", firstLine(q))
+	case StatusInitializing:
+		return "A 'git hegel run' is setting it up; 'git hegel status' shows whether that run still runs, and 'git hegel run' continues it"
 	case StatusPaused:
 		return "Run 'git hegel resume' (or 'git hegel next') to go on"
 	case StatusFailed:

@@ -16,39 +16,56 @@ import (
 // on is parked: it stays open, owned by no worktree, and `git hegel tasks`
 // lists it until someone switches to it.
 func (e *Engine) Switch(task string) (*View, error) {
+	v, _, err := e.takeOver(task, "switch")
+	return v, err
+}
+
+// ClaimTask is Switch under the name people use for taking a task that
+// another clone owns: `git hegel claim`. It also returns the task's state
+// before it was taken, to say whose it was (nil when this worktree held
+// it already, and nothing changed).
+func (e *Engine) ClaimTask(task string) (*View, *State, error) {
+	return e.takeOver(task, "claim")
+}
+
+// takeOver makes task this worktree's; verb names the command in the
+// task's log. It returns the state the task had before (nil when this
+// worktree held it already).
+func (e *Engine) takeOver(task, verb string) (*View, *State, error) {
 	if err := CheckTaskName(task); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t, err := e.load(task)
 	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("No task named '%s' (see 'git hegel tasks'; 'git hegel fetch' brings other clones' tasks)", task)
+		return nil, nil, fmt.Errorf("No task named '%s' (see 'git hegel tasks'; 'git hegel fetch' brings other clones' tasks)", task)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st := t.State
 	switch {
 	case st.Status == StatusStashed:
-		return nil, fmt.Errorf("Task '%s' is stashed; restore it with 'git hegel stash pop'", task)
+		return nil, nil, fmt.Errorf("Task '%s' is stashed; restore it with 'git hegel stash pop'", task)
 	case st.Finished():
-		return nil, fmt.Errorf("Task '%s' has finished (%s at '%s'); start it again with 'git hegel start %s --task %s'",
+		return nil, nil, fmt.Errorf("Task '%s' has finished (%s at '%s'); start it again with 'git hegel start %s --task %s'",
 			task, st.Status, st.CurrentNode, st.Workflow, task)
 	case !st.Active():
-		return nil, fmt.Errorf("Task '%s' is %s; start a new workflow with 'git hegel start <workflow>'", task, st.Status)
+		return nil, nil, fmt.Errorf("Task '%s' is %s; start a new workflow with 'git hegel start <workflow>'", task, st.Status)
 	case !e.owns(st) && !ownedByNobody(st) && sameClone(st.WorktreeID, e.WorktreeID) && e.verified(st):
-		return nil, fmt.Errorf("Task '%s' is active in another worktree (%s); continue it there, or abort it there first", task, st.Worktree)
+		return nil, nil, fmt.Errorf("Task '%s' is active in another worktree (%s); continue it there, or abort it there first", task, st.Worktree)
 	}
 	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
-		return nil, err
+		return nil, nil, err
 	}
 	if cur != nil && cur.State.Task == task && cur.State.Active() {
 		wf, err := definition(cur)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return e.view(cur.State, wf), nil
+		return e.view(cur.State, wf), nil, nil
 	}
+	prev := *st
 	from := st.WorktreeID
 	if ownedByNobody(st) {
 		from = "nobody (parked)"
@@ -60,10 +77,10 @@ func (e *Engine) Switch(task string) (*View, error) {
 		if err := e.Claim(st); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("switch: taken over from %s", from), nil
+		return fmt.Sprintf("%s: taken over from %s", verb, from), nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var parked *State
 	if cur != nil && cur.State.Active() {
@@ -74,11 +91,11 @@ func (e *Engine) Switch(task string) (*View, error) {
 		}
 	}
 	if err := e.touchSession(func(s *Session) { s.ActiveTask = task }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v := e.view(nst, wf)
 	v.Parked = parked
-	return v, nil
+	return v, &prev, nil
 }
 
 // park leaves cur open but owned by no worktree.
@@ -87,7 +104,7 @@ func (e *Engine) park(cur *Task, next string) error {
 		if !st.Active() || !e.owns(st) {
 			return "", fmt.Errorf("it is %s now", st.Status)
 		}
-		st.Worktree, st.WorktreeID = "", ""
+		st.Worktree, st.WorktreeID, st.OwnerEmail = "", "", ""
 		return fmt.Sprintf("switch: parked (its worktree went on to %s)", next), nil
 	})
 	return err

@@ -65,18 +65,24 @@ type TaskChange string
 const (
 	TaskAdded         TaskChange = "added"
 	TaskFastForwarded TaskChange = "fast-forwarded"
-	// TaskDiverged: both sides moved on. The local chain stays the live
-	// state and the remote's version was saved as a stash entry.
-	TaskDiverged TaskChange = "diverged"
+	// TaskMerged: both sides moved on and their states were merged field
+	// by field (MergeStates) into a commit with both as parents.
+	TaskMerged TaskChange = "merged"
+	// TaskConflicted: both sides changed a field differently; nothing
+	// was written, and the task is not pushed until it is resolved.
+	TaskConflicted TaskChange = "conflicted"
 )
 
 // TaskSync reports one task a sync changed.
 type TaskSync struct {
 	Task   string
 	Change TaskChange
-	// StashID is the stash entry that holds the remote's version of a
-	// diverged task.
-	StashID string
+	// FromOurs and FromTheirs name the fields of a merged task each side
+	// brought; Conflicts the fields both changed differently (with
+	// Resolved, the side they were taken from; without, nothing changed).
+	FromOurs, FromTheirs []string
+	Conflicts            []FieldConflict
+	Resolved             Side
 	// Archived: the change was to the task's archive ref.
 	Archived bool
 	// Held is set when a worktree of this clone held the task (it was
@@ -189,7 +195,7 @@ func (r *SyncReport) FetchSummary() string {
 				byChange[t.Change] = append(byChange[t.Change], t.Task)
 			}
 		}
-		for _, c := range []TaskChange{TaskAdded, TaskFastForwarded, TaskDiverged} {
+		for _, c := range []TaskChange{TaskAdded, TaskFastForwarded, TaskMerged, TaskConflicted} {
 			names := byChange[c]
 			sort.Strings(names)
 			if len(names) > 3 {
@@ -204,17 +210,66 @@ func (r *SyncReport) FetchSummary() string {
 	return strings.Join(parts, ", ")
 }
 
-// DivergedNotes says, one line per diverged task, what was kept and where
-// the other version went.
-func (r *SyncReport) DivergedNotes() []string {
+// MergeNotes says, one line per task merged from both sides, which
+// fields came from where (and which conflicts were taken from which side).
+func (r *SyncReport) MergeNotes() []string {
 	var out []string
 	for _, t := range r.Tasks {
-		if t.Change == TaskDiverged {
-			out = append(out, fmt.Sprintf("Task %s changed on both sides: kept the local state; %s's version is stash %s (see 'git hegel stash list', restore it with 'git hegel stash pop')",
-				t.Task, r.Remote, t.StashID))
+		if t.Change != TaskMerged {
+			continue
 		}
+		what := "task"
+		if t.Archived {
+			what = "archived task"
+		}
+		var parts []string
+		if len(t.FromTheirs) > 0 {
+			parts = append(parts, fmt.Sprintf("%s from %s", strings.Join(t.FromTheirs, ", "), r.Remote))
+		}
+		if len(t.FromOurs) > 0 {
+			parts = append(parts, strings.Join(t.FromOurs, ", ")+" from here")
+		}
+		line := fmt.Sprintf("Merged %s %s: %s", what, t.Task, strings.Join(parts, "; "))
+		if len(parts) == 0 {
+			line = fmt.Sprintf("Merged %s %s: both sides made the same changes", what, t.Task)
+		}
+		if len(t.Conflicts) > 0 {
+			side := "here"
+			if t.Resolved == SideTheirs {
+				side = r.Remote
+			}
+			names := make([]string, len(t.Conflicts))
+			for i, c := range t.Conflicts {
+				names[i] = c.Field
+			}
+			line += fmt.Sprintf("; conflicts taken from %s: %s", side, strings.Join(names, ", "))
+		}
+		out = append(out, line)
 	}
 	return out
+}
+
+// ConflictNotes says, one line per task whose two versions conflict,
+// both sides of each conflicting field and the commands that take either.
+func (r *SyncReport) ConflictNotes() []string {
+	var out []string
+	for _, t := range r.Tasks {
+		if t.Change != TaskConflicted {
+			continue
+		}
+		out = append(out, fmt.Sprintf("Task %s changed on both sides and was not merged: %s; nothing changed here. Keep this clone's values with 'git hegel sync --ours %s', or take %s's with 'git hegel sync --theirs %s' (every other field merges either way)",
+			t.Task, conflictList(t.Conflicts, r.Remote), t.Task, r.Remote, t.Task))
+	}
+	return out
+}
+
+// conflictList is "current_node is review here, plan at origin, ...".
+func conflictList(cs []FieldConflict, remote string) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s is %s here, %s at %s", c.Field, c.Ours, c.Theirs, remote)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // HeldNotes says, one line per task a worktree of this clone held, what

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -27,6 +28,9 @@ type TaskInfo struct {
 type ListOptions struct {
 	All      bool // finished tasks not archived yet
 	Archived bool // archived tasks
+	// Mine keeps only the tasks a worktree of this clone holds, by this
+	// clone's own record (what a task's state says is not enough).
+	Mine bool
 }
 
 // ListTasks lists the tasks of the repository: open ones first (by
@@ -58,7 +62,7 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 			if t, err := e.Tasks.LoadTask(l.Name); err == nil {
 				if at := e.sighted(t); at.Archived {
 					archivedNow[l.Name] = true
-					if o.Archived {
+					if o.Archived && (!o.Mine || e.heldHere(at.State)) {
 						out = append(out, e.info(ListedTask{Name: l.Name, State: at.State, Archived: true}, active))
 					}
 					continue
@@ -72,6 +76,9 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 			continue
 		}
 		ti := e.info(l, active)
+		if o.Mine && (ti.Err != nil || !e.heldHere(ti.State)) {
+			continue
+		}
 		if ti.Err == nil && !ti.Archived && ti.State.Active() {
 			// An open task's node must be in the definition it stores
 			// (tasks reports such a task as damaged). The
@@ -85,6 +92,12 @@ func (e *Engine) ListTasks(o ListOptions) ([]TaskInfo, error) {
 	}
 	slices.SortStableFunc(out, compareTasks)
 	return out, nil
+}
+
+// heldHere reports whether a worktree of this clone holds st's task, by
+// this clone's record.
+func (e *Engine) heldHere(st *State) bool {
+	return e.owns(st) || (st.WorktreeID != "" && sameClone(st.WorktreeID, e.WorktreeID) && e.verified(st))
 }
 
 func (e *Engine) info(l ListedTask, active string) TaskInfo {
@@ -123,7 +136,7 @@ func statusRank(t TaskInfo) int {
 		return 8
 	}
 	switch t.State.Status {
-	case StatusActive:
+	case StatusInitializing, StatusActive:
 		return 0
 	case StatusAwaitingApproval, StatusAwaitingAnswer:
 		return 1
@@ -175,6 +188,9 @@ type TaskDetail struct {
 	// Problems is what ValidateState finds wrong with the stored state.
 	Problems error
 	Gate     *GateView
+	// Warnings are what a reviewer should know: an artifact that changed
+	// after it was approved.
+	Warnings []string
 }
 
 // ArtifactInfo is one artifact of a task's workflow and where it is.
@@ -184,6 +200,12 @@ type ArtifactInfo struct {
 	// worktree. Size is its size then.
 	Present bool
 	Size    int64
+	// Submitted is what the node left in the task's ref when it last
+	// ended (nil: it has not ended, or left nothing).
+	Submitted *Submitted
+	// Skipped: the task skipped the node, or its type will, so no file
+	// is expected. Pending: the node has not ended yet.
+	Skipped, Pending bool
 }
 
 // Show gathers what `git hegel show` prints for task name ("": the
@@ -215,46 +237,157 @@ func (e *Engine) Show(name string) (*TaskDetail, error) {
 		}
 	}
 	for _, node := range wf.Order {
-		p := wf.Nodes[node].Artifact
-		if p == "" {
-			continue
-		}
-		a := ArtifactInfo{Node: node, Path: p}
-		if t.Archived {
-			f, ok := copies[p]
-			a.Present, a.Size = ok, f.Size
-		} else if e.Files != nil {
-			if size, err := e.Files.Size(p); err == nil {
-				a.Present, a.Size = true, size
+		paths, _ := ArtifactPaths(t.State, wf, node)
+		for _, p := range paths {
+			a := ArtifactInfo{Node: node, Path: p}
+			for _, s := range t.State.Submitted[node] {
+				if s.Path == p {
+					a.Submitted = &s
+				}
 			}
+			if t.Archived {
+				f, ok := copies[p]
+				a.Present, a.Size = ok, f.Size
+			} else if e.Files != nil {
+				if size, err := e.Files.Size(p); err == nil {
+					a.Present, a.Size = true, size
+				}
+			}
+			a.Skipped = a.Submitted == nil && (skippedNode(t.State, node) || wf.SkippedFor(node, t.State.TaskType))
+			ended := slices.Contains(t.State.History, node) && (node != t.State.CurrentNode || t.State.Finished())
+			a.Pending = !a.Skipped && a.Submitted == nil && !ended
+			d.Artifacts = append(d.Artifacts, a)
 		}
-		d.Artifacts = append(d.Artifacts, a)
 	}
+	d.Warnings = e.approvalWarnings(t)
 	return d, nil
 }
 
-// Artifact returns the content of artifact path of task t: the copy in
-// the archive for an archived task, else the file in this worktree (a
-// regular file, never through a symbolic link). Only the files the task's
-// workflow names as artifacts can be read, at most MaxArtifactSize bytes.
-func (e *Engine) Artifact(t *Task, path string) ([]byte, error) {
+// approvalWarnings says which artifacts changed after the latest
+// approval that saw them: the submitted copy, or (a live task) the file
+// in this worktree.
+func (e *Engine) approvalWarnings(t *Task) []string {
+	type seen struct {
+		Approval
+		blob string
+	}
+	latest := map[string]seen{} // by node and path
+	var order []string
+	for _, a := range t.State.Approvals {
+		if a.Rejected {
+			continue
+		}
+		for _, art := range a.Artifacts {
+			k := a.Node + "\x00" + art.Path
+			if _, ok := latest[k]; !ok {
+				order = append(order, k)
+			}
+			latest[k] = seen{a, art.Blob}
+		}
+	}
+	var out []string
+	for _, k := range order {
+		a := latest[k]
+		node, path, _ := strings.Cut(k, "\x00")
+		for _, s := range t.State.Submitted[node] {
+			if s.Path == path && s.Blob != a.blob {
+				out = append(out, fmt.Sprintf("%s changed after %s approved it at %s: submitted %s, approved %s", path, a.By, node, ShortID(s.Blob), ShortID(a.blob)))
+			}
+		}
+		if t.Archived || e.Files == nil || workflow.CheckArtifactPath(path) != nil {
+			continue
+		}
+		if data, err := e.Files.ReadFile(path, MaxArtifactSize); err == nil && BlobID(data) != a.blob {
+			out = append(out, fmt.Sprintf("%s in this worktree differs from what %s approved at %s (blob %s)", path, a.By, node, ShortID(a.blob)))
+		}
+	}
+	return out
+}
+
+// ShortID is the abbreviation of an object id people read.
+func ShortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// ArtifactContent is one artifact as `git hegel artifact` prints it.
+type ArtifactContent struct {
+	Node, Path string
+	Data       []byte
+	// From is where it was read: "submitted" (the task's ref), "archive"
+	// or "worktree" (a node that has not ended yet).
+	From string
+	// Blob is the content's blob id.
+	Blob string
+}
+
+// Artifact returns artifact name (its file name or path) of task t, as
+// its node submitted it into the task's ref; node ("": any) says which
+// node's when several submitted that name. An artifact no node has
+// submitted yet is read from the archive's copy (an archived task) or
+// this worktree (a live one), and only when the task's workflow names
+// it. At most MaxArtifactSize bytes; never through a symbolic link.
+func (e *Engine) Artifact(t *Task, name, node string) (*ArtifactContent, error) {
 	wf, err := definition(t)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(wf.Artifacts(), path) {
-		return nil, fmt.Errorf("%s is not an artifact of workflow %s: %w", path, wf.Name, ErrNotFound)
-	}
-	if t.Archived {
-		if e.Archive == nil {
-			return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+	if node != "" {
+		if _, ok := wf.Nodes[node]; !ok {
+			return nil, badNamef("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, node, text.JoinQuoted(wf.Order))
 		}
-		return e.Archive.ReadArchivedFile(t.State.Task, path, MaxArtifactSize)
 	}
-	if e.Files == nil {
-		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+	n, s, err := submittedOf(t.State, name, node)
+	if err == nil {
+		fr, ok := e.Tasks.(TaskFileReader)
+		if !ok {
+			return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
+		}
+		data, err := fr.ReadTaskFile(t.State.Task, SubmittedPath(n, s.Name()))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(data)) > MaxArtifactSize {
+			return nil, fmt.Errorf("%s is %s, more than the %s an artifact may hold", name, Size(int64(len(data))), Size(MaxArtifactSize))
+		}
+		return &ArtifactContent{Node: n, Path: s.Path, Data: data, From: "submitted", Blob: BlobID(data)}, nil
 	}
-	return e.Files.ReadFile(path, MaxArtifactSize)
+	if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	// Not submitted: one of the workflow's artifacts as it is now.
+	for _, nd := range wf.Order {
+		if node != "" && nd != node {
+			continue
+		}
+		paths, _ := ArtifactPaths(t.State, wf, nd)
+		for _, p := range paths {
+			if p != name && workflow.ArtifactName(p) != name {
+				continue
+			}
+			var data []byte
+			from := "worktree"
+			switch {
+			case t.Archived && e.Archive != nil:
+				from = "archive"
+				data, err = e.Archive.ReadArchivedFile(t.State.Task, p, MaxArtifactSize)
+			case !t.Archived && e.Files != nil:
+				data, err = e.Files.ReadFile(p, MaxArtifactSize)
+			default:
+				err = fmt.Errorf("%s: %w", p, ErrNotFound)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return &ArtifactContent{Node: nd, Path: p, Data: data, From: from, Blob: BlobID(data)}, nil
+		}
+	}
+	if node != "" {
+		return nil, fmt.Errorf("node %s of workflow %s has no artifact %s: %w", node, wf.Name, text.Quote(name), ErrNotFound)
+	}
+	return nil, fmt.Errorf("%s is not an artifact of task %s: %w", text.Quote(name), t.State.Task, ErrNotFound)
 }
 
 // Describe replaces the description of the task call names (Task "":

@@ -10,12 +10,13 @@ import (
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
-// pipelineArtifacts writes every artifact the pipeline names.
+// pipelineArtifacts writes every artifact the pipeline names, in the
+// folder of task p.
 func (te *testEnv) pipelineArtifacts() {
 	for _, p := range []string{"SPEC.md", "PLAN.md", "DESIGN.md", "PREFLIGHT_REPORT.md", "DEVELOPMENT.md", "MIGRATION_REPORT.md",
 		"TEST_PLAN.md", "CONTRACT_REPORT.md", "QA_REPORT.md", "BENCHMARK_REPORT.md", "SECURITY_CHECKLIST.md",
 		"REVIEW_NOTES.md", "DOCS_REPORT.md"} {
-		te.files[p] = "# " + p + "\n"
+		te.files["hegel-tasks/p/"+p] = "# " + p + "\n"
 	}
 }
 
@@ -131,14 +132,15 @@ func TestStartOptions(t *testing.T) {
 
 func TestArtifactBlocksNext(t *testing.T) {
 	te := newTestEngine(t, nil)
+	delete(te.files, anyTaskFile)
 	te.StartTask(StartOptions{Workflow: "pipeline", Task: "p"})
 	n := len(te.tasks.log)
 	var ae *ArtifactError
-	if _, err := te.Next(""); !errors.As(err, &ae) || ae.Path != "SPEC.md" || ae.Empty ||
-		err.Error() != "Cannot leave 'pm': its artifact SPEC.md is missing (write it, or run 'git hegel next --force' to move on without it)" {
+	if _, err := te.Next(""); !errors.As(err, &ae) || ae.Path != "hegel-tasks/p/SPEC.md" || ae.Empty ||
+		err.Error() != "Cannot leave 'pm': its artifact hegel-tasks/p/SPEC.md is missing (write it, or run 'git hegel next --force' to move on without it)" {
 		t.Fatalf("missing artifact: %v", err)
 	}
-	te.files["SPEC.md"] = ""
+	te.files["hegel-tasks/p/SPEC.md"] = ""
 	if _, err := te.Next(""); !errors.As(err, &ae) || !ae.Empty {
 		t.Fatalf("empty artifact: %v", err)
 	}
@@ -157,11 +159,12 @@ func TestArtifactBlocksNext(t *testing.T) {
 
 func TestRequiresWarnOnEntry(t *testing.T) {
 	te := newTestEngine(t, nil)
+	delete(te.files, anyTaskFile)
 	te.StartTask(StartOptions{Workflow: "pipeline", Task: "p"})
-	te.files["SPEC.md"] = "spec"
-	te.Next("")
+	te.files["hegel-tasks/p/SPEC.md"] = "spec"
+	te.NextWith(NextOptions{Force: Force{All: true}})
 	te.Approve(TaskOptions{}, "")
-	if len(te.warnings) != 1 || te.warnings[0] != "'design' reads PLAN.md, which is missing" {
+	if len(te.warnings) != 1 || te.warnings[0] != "'design' reads hegel-tasks/p/PLAN.md, which is missing" {
 		t.Errorf("warnings %q", te.warnings)
 	}
 }
@@ -320,13 +323,13 @@ func TestArchiveOnFinish(t *testing.T) {
 		t.Errorf("archived %s", a.State.Status)
 	}
 	files, _ := te.tasks.ArchivedFiles("p")
-	if len(files) != 12 || files[0].Path != "SPEC.md" || files[0].Size != int64(len("# SPEC.md\n")) {
+	if len(files) != 13 || files[0].Path != "hegel-tasks/p/SPEC.md" || files[0].Size != int64(len("# SPEC.md\n")) {
 		t.Errorf("artifact copies %+v", files)
 	}
 	if _, ok := te.tasks.cps["p"]; ok {
 		t.Error("checkpoints kept after done")
 	}
-	if last := te.tasks.archived[len(te.tasks.archived)-1]; last != "archive: completed at done (12 artifacts: SPEC.md, DESIGN.md, PREFLIGHT_REPORT.md, DEVELOPMENT.md, MIGRATION_REPORT.md, TEST_PLAN.md, CONTRACT_REPORT.md, QA_REPORT.md, BENCHMARK_REPORT.md, SECURITY_CHECKLIST.md, and 2 more)" {
+	if last := te.tasks.archived[len(te.tasks.archived)-1]; last != "archive: completed at done (13 artifacts: hegel-tasks/p/SPEC.md, hegel-tasks/p/PLAN.md, hegel-tasks/p/DESIGN.md, hegel-tasks/p/PREFLIGHT_REPORT.md, hegel-tasks/p/DEVELOPMENT.md, hegel-tasks/p/MIGRATION_REPORT.md, hegel-tasks/p/TEST_PLAN.md, hegel-tasks/p/CONTRACT_REPORT.md, hegel-tasks/p/QA_REPORT.md, hegel-tasks/p/BENCHMARK_REPORT.md, and 3 more)" {
 		t.Errorf("archive message %q", last)
 	}
 	// status still shows the finished task.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,7 +23,7 @@ func (e *StateError) Error() string {
 
 // knownStatuses are the statuses a stored state may have.
 var knownStatuses = []string{
-	StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed,
+	StatusInitializing, StatusActive, StatusAwaitingApproval, StatusAwaitingAnswer, StatusPaused, StatusFailed,
 	StatusCompleted, StatusAborted, StatusRolledBack, StatusStashed,
 }
 
@@ -92,6 +93,21 @@ func ValidateState(st *State, wf *workflow.Definition) error {
 			add("'retries' of '%s' is negative", n)
 		}
 	}
+	// The index of submitted artifacts names tree entries and worktree
+	// files: a fetched state must not name anything else.
+	if st.ArtifactDir != "" && workflow.CheckArtifactPath(st.ArtifactDir) != nil {
+		add("'artifact_dir' %q leaves the worktree", st.ArtifactDir)
+	}
+	for _, n := range slices.Sorted(maps.Keys(st.Submitted)) {
+		if wf != nil && !wf.HasNode(n) {
+			add("'submitted' names node '%s', which is not in workflow '%s'", n, wf.Name)
+		}
+		for _, a := range st.Submitted[n] {
+			if workflow.CheckArtifactPath(a.Path) != nil || !objectID(a.Blob) || a.Size < 0 {
+				add("'submitted' of '%s' holds a bad entry (path %q, blob %q)", n, a.Path, a.Blob)
+			}
+		}
+	}
 	if len(p) == 0 {
 		return nil
 	}
@@ -108,4 +124,17 @@ func openQuestion(st *State) int {
 		}
 	}
 	return -1
+}
+
+// objectID reports whether s is a full SHA-1 object id in lower-case hex.
+func objectID(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

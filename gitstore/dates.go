@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -57,10 +58,12 @@ func ParseDate(s string, now time.Time, endOfDay bool) (time.Time, error) {
 
 // agoRe matches the relative dates whose meaning is a fixed span ("2.weeks.ago",
 // "3 days ago"), read here without asking git, as git reads them.
-var agoRe = regexp.MustCompile(`^(\d{1,9})[. ]+(second|minute|hour|day|week)s?[. ]+ago$`)
+var agoRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{1,9})[. ]+(second|minute|hour|day|week)s?[. ]+ago$`)
+})
 
 func agoDate(s string, now time.Time) (time.Time, bool) {
-	m := agoRe.FindStringSubmatch(strings.ToLower(s))
+	m := agoRe().FindStringSubmatch(strings.ToLower(s))
 	if m == nil {
 		return time.Time{}, false
 	}

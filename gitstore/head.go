@@ -125,25 +125,9 @@ func (r *Repo) GitInfo() *engine.GitInfo {
 // status rehashes files and is many times slower on large trees.
 func (r *Repo) CountUncommitted() (int, error) {
 	if r.WorkTree == "" {
-		g, err := r.GoGit()
-		if err != nil {
-			return 0, err
-		}
-		wt, err := g.Worktree()
-		if err != nil {
-			return 0, err
-		}
-		st, err := wt.Status()
-		if err != nil {
-			return 0, err
-		}
-		n := 0
-		for _, s := range st {
-			if s.Worktree != ' ' || s.Staging != ' ' {
-				n++
-			}
-		}
-		return n, nil
+		// An in-memory repository (or a bare one) has no files git
+		// could look at.
+		return 0, ErrNoWorkTree
 	}
 	cmd := exec.Command("git", "--git-dir", r.GitDir, "--work-tree", r.WorkTree,
 		"status", "--porcelain=v1", "-z", "--untracked-files=all")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
@@ -61,7 +62,7 @@ func TestOpenLinkedWorktreeSharesRefs(t *testing.T) {
 	if h, err := l.Head(); err != nil || h.Branch != "wt2" {
 		t.Errorf("linked worktree HEAD: %+v %v", h, err)
 	}
-	if _, err := l.GoGit(); err != nil {
+	if _, err := git.Open(l.Storage(), l.WorkTreeFS()); err != nil {
 		t.Errorf("go-git open with worktreeConfig: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/osfs"
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage"
@@ -50,7 +48,6 @@ type Repo struct {
 	Warn func(msg string)
 
 	getenv func(string) string
-	gogit  *git.Repository
 	// syncTransport, if set, moves sync's objects instead of the git
 	// binary (in-memory repositories in tests).
 	syncTransport remoteTransport
@@ -136,8 +133,10 @@ func Open(dir string, getenv func(string) string) (*Repo, error) {
 func NewMemory() (*Repo, error) {
 	st := memory.NewStorage()
 	wt := memfs.New()
-	g, err := git.InitWithOptions(st, wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")})
-	if err != nil {
+	// What `git init -b main` writes: HEAD names the unborn branch. (Not
+	// go-git's Init: that package links every go-git transport, ssh and
+	// http client into the binary, which costs each command's start-up.)
+	if err := st.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName("main"))); err != nil {
 		return nil, err
 	}
 	cfg, _ := gitdir.Load(func(string) string { return "" }, nil, nil)
@@ -150,7 +149,6 @@ func NewMemory() (*Repo, error) {
 		common:   memfs.New(),
 		getenv:   func(string) string { return "" },
 		Now:      time.Now,
-		gogit:    g,
 	}, nil
 }
 
@@ -162,20 +160,6 @@ func (r *Repo) WorkTreeFS() billy.Filesystem { return r.worktree }
 
 // Storage returns the go-git storage (objects and refs).
 func (r *Repo) Storage() storage.Storer { return r.storage }
-
-// GoGit returns a go-git Repository over the same storage and working tree,
-// opened once on first use; only commands that touch the worktree need it.
-func (r *Repo) GoGit() (*git.Repository, error) {
-	if r.gogit != nil {
-		return r.gogit, nil
-	}
-	g, err := git.Open(r.storage, r.worktree)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open repository: %s", oneLine(err.Error()))
-	}
-	r.gogit = g
-	return g, nil
-}
 
 // Objects returns the repository's object database.
 func (r *Repo) Objects() *objects.Objects { return r.objects }

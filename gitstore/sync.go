@@ -50,6 +50,10 @@ type SyncOptions struct {
 	// Without it, a diverged chain keeps the local checkpoints, leaves
 	// the remote's in the tracking ref, and is not pushed.
 	MergeCheckpoints func(task string, bases []plumbing.Hash, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error)
+	// Resolve names, per task, the side whose values a conflicting merge
+	// takes (engine.SideOurs, engine.SideTheirs); the task's other
+	// fields merge as always. A task not named stops at a conflict.
+	Resolve map[string]engine.Side
 	// GitProgress, if set, gets git fetch's and git push's own progress
 	// lines (the remote's "Counting objects", "Receiving objects") as git
 	// writes them; without it git shows none, as with git fetch -q.
@@ -79,6 +83,17 @@ type syncer struct {
 	// be read (not a commit, objects missing): they are neither merged
 	// into nor pushed, with one warning each; doctor repairs them.
 	damaged map[string]bool
+	// conflicted holds the task refs whose two versions changed the same
+	// field differently: neither is written over the other, nor pushed.
+	conflicted map[string]bool
+	// sound holds the local commits found readable in this sync: a sync
+	// lists the local refs up to three times (fetch, merge, push), and a
+	// task's check parses its state and definition.
+	sound map[plumbing.Hash]bool
+	// agreed is the remote's value of each ref as last listed (relative
+	// to refs/hegel/): a local ref that still holds it is what both sides
+	// have, so there is nothing of it to send, and it is not checked.
+	agreed  map[string]plumbing.Hash
 	chk     *gitChecker
 	chkDone bool
 	// beforePush, if set, runs before each push attempt (tests use it to
@@ -88,7 +103,8 @@ type syncer struct {
 
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
 	self, _ := r.WorktreeID()
-	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{}}
+	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{},
+		conflicted: map[string]bool{}, sound: map[plumbing.Hash]bool{}, agreed: map[string]plumbing.Hash{}}
 }
 
 // checker returns git's object checker (nil in memory), made on first use.
@@ -224,10 +240,13 @@ func (s *syncer) syncedRefs(prefix string) (map[string]hegelRef, map[string]plum
 		if !ok || !s.o.inScope(h) {
 			continue
 		}
-		if prefix == hegelPrefix && s.localDamaged(h, ref.Hash) {
+		if prefix == hegelPrefix && s.agreed[rel] != ref.Hash && s.localDamaged(h, ref.Hash) {
 			continue
 		}
 		kinds[rel], hashes[rel] = h, ref.Hash
+	}
+	if prefix != hegelPrefix {
+		s.agreed = hashes
 	}
 	return kinds, hashes, nil
 }
@@ -267,6 +286,9 @@ func (s *syncer) localDamaged(h hegelRef, v plumbing.Hash) bool {
 	if s.damaged[h.rel] {
 		return true
 	}
+	if s.sound[v] {
+		return false
+	}
 	n, err := s.g.node(v)
 	if err == nil && h.ns.content == contentTask {
 		// A task must also read (known version, state that parses): the
@@ -276,6 +298,7 @@ func (s *syncer) localDamaged(h hegelRef, v plumbing.Hash) bool {
 		}
 	}
 	if err == nil {
+		s.sound[v] = true
 		return false
 	}
 	s.damaged[h.rel] = true

@@ -26,9 +26,10 @@ import (
 //   - the local archive is contained in it: the task went on from its
 //     finished state elsewhere (prev after done, the name started again),
 //     so it is added, as a fast-forward;
-//   - otherwise both sides moved on: the local archive stays, the remote's
-//     version is saved as a stash entry, and a merge commit on the archive
-//     records both, as for a live task.
+//   - otherwise both sides moved on: the two states merge field by field,
+//     as for a live task; a merged state that is still finished continues
+//     the archive, an open one (a resolution that took the remote's node)
+//     is live again on top of it. A conflict leaves both as they are.
 //
 // And a live task ref that a fetched archive contains is removed: that
 // task finished elsewhere, and the archive holds all of it.
@@ -44,7 +45,7 @@ func (h hegelRef) archived() bool { return h.ns != nil && h.ns.rel == relArchive
 // mergeFinished merges theirs, a remote task or archive ref whose local ref
 // does not exist. handled means it did all there is to do; otherwise the
 // caller creates the ref, reporting change.
-func (s *syncer) mergeFinished(ref hegelRef, theirs plumbing.Hash, saved map[plumbing.Hash]string) (handled bool, change engine.TaskChange, err error) {
+func (s *syncer) mergeFinished(ref hegelRef, theirs plumbing.Hash) (handled bool, change engine.TaskChange, err error) {
 	name := ref.task()
 	if d, err := readRefOrZero(s.r.refs, deletedRef(name)); err == nil && !d.IsZero() {
 		if ok, err := s.g.isAncestor(theirs, d); err == nil && ok {
@@ -77,19 +78,40 @@ func (s *syncer) mergeFinished(ref hegelRef, theirs plumbing.Hash, saved map[plu
 		if err != nil {
 			return false, "", err
 		}
-		res, err := s.mergeTask(arch, a, theirs, saved)
+		bases, err := s.g.mergeBases(a, theirs)
 		if err != nil {
 			return false, "", err
 		}
-		err = s.r.refs.Update(aref, a, res.next)
+		res, err := s.mergeTask(arch, bases, a, theirs)
+		if err != nil {
+			return false, "", err
+		}
+		if res.change == engine.TaskConflicted {
+			// Neither the task nor the archive travels until resolved.
+			s.conflicted[ref.rel], s.conflicted[arch.rel] = true, true
+			s.record(ref, a, res)
+			return true, "", nil
+		}
+		// A merged state that is still finished continues the archive; an
+		// open one (the remote's moves taken over a finish here) makes
+		// the task live again on top of the archive, as stash pop does.
+		into, expect := aref, a
+		if !res.state.Finished() {
+			into, expect = TaskRef(name), plumbing.ZeroHash
+		}
+		err = s.r.refs.Update(into, expect, res.next)
 		if errors.Is(err, ErrConflict) {
 			time.Sleep(time.Duration(rand.Int64N(int64(time.Millisecond) << min(i, 5))))
 			continue
 		}
 		if err != nil {
-			return false, "", describeRefError(aref, err)
+			return false, "", describeRefError(into, err)
 		}
-		s.rep.Tasks = append(s.rep.Tasks, engine.TaskSync{Task: name, Change: engine.TaskDiverged, StashID: res.stash})
+		if into == aref {
+			s.record(arch, a, res)
+		} else {
+			s.record(ref, plumbing.ZeroHash, res)
+		}
 		return true, "", nil
 	}
 	return false, "", errors.New(string(aref) + " kept changing while merging; try again")

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -75,31 +76,54 @@ func TestSyncArchive(t *testing.T) {
 }
 
 // TestSyncArchiveDiverged: A finished the task, B moved it on meanwhile:
-// A keeps its archive and B's version becomes a stash entry.
+// the node conflicts and nothing changes; --ours keeps A's finish (a merge
+// commit on the archive), --theirs makes B's version live again on top of
+// the archive.
 func TestSyncArchiveDiverged(t *testing.T) {
-	w := newSyncWorld(t)
-	saveTask(t, w.a, "t", "spec", "start")
-	w.sync(w.a)
-	w.sync(w.b)
-	saveTask(t, w.b, "t", "plan", "next: spec -> plan (B)")
-	w.sync(w.b)
-	saveTask(t, w.a, "t", "done", "next: spec -> done (A)")
-	live, _ := w.a.Tasks().LoadTask("t")
-	w.a.Tasks().ArchiveTask(live, nil, "archive", true)
-	rep := w.sync(w.a)
-	if len(rep.Tasks) != 1 || rep.Tasks[0].Change != engine.TaskDiverged || rep.Tasks[0].StashID == "" {
-		t.Fatalf("A: %+v", rep.Tasks)
-	}
-	st, err := w.a.Stashes().LoadStash(rep.Tasks[0].StashID)
-	if err != nil || st.State.CurrentNode != "plan" {
-		t.Fatalf("B's version as a stash: %v", err)
-	}
-	// Merged once: the next sync finds nothing new.
-	if got := w.sync(w.a).FetchSummary(); got != "" {
-		t.Errorf("A again: %q", got)
-	}
-	if a, _ := w.a.Tasks().LoadArchived("t"); a.State.Status != engine.StatusCompleted {
-		t.Error("A's archive changed")
+	for _, side := range []engine.Side{engine.SideOurs, engine.SideTheirs} {
+		t.Run(string(side), func(t *testing.T) {
+			w := newSyncWorld(t)
+			saveTask(t, w.a, "t", "spec", "start")
+			w.sync(w.a)
+			w.sync(w.b)
+			saveTask(t, w.b, "t", "plan", "next: spec -> plan (B)")
+			w.sync(w.b)
+			saveTask(t, w.a, "t", "done", "next: spec -> done (A)")
+			live, _ := w.a.Tasks().LoadTask("t")
+			w.a.Tasks().ArchiveTask(live, nil, "archive", true)
+			before := localRefs(t, w.a)
+			rep := w.sync(w.a)
+			if len(rep.Tasks) != 1 || rep.Tasks[0].Change != engine.TaskConflicted {
+				t.Fatalf("A: %+v", rep.Tasks)
+			}
+			if !reflect.DeepEqual(localRefs(t, w.a), before) {
+				t.Fatal("a conflict changed a local ref")
+			}
+			rep, err := w.a.Sync(context.Background(), w.rem, SyncOptions{Resolve: map[string]engine.Side{"t": side}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Tasks) != 1 || rep.Tasks[0].Change != engine.TaskMerged {
+				t.Fatalf("A resolved: %+v", rep.Tasks)
+			}
+			if side == engine.SideOurs {
+				if a, _ := w.a.Tasks().LoadArchived("t"); a.State.Status != engine.StatusCompleted || parents(t, w.a, ArchiveRef("t")) != 2 {
+					t.Error("A's archive is not the merge of both")
+				}
+				if _, err := w.a.Tasks().LoadTask("t"); err == nil {
+					t.Error("a live task came back")
+				}
+			} else {
+				task, err := w.a.Tasks().LoadTask("t")
+				if err != nil || task.State.CurrentNode != "plan" || parents(t, w.a, TaskRef("t")) != 2 {
+					t.Fatalf("B's version is not live: %+v %v", task, err)
+				}
+			}
+			// Merged once: the next sync finds nothing new.
+			if got := w.sync(w.a).FetchSummary(); got != "" {
+				t.Errorf("A again: %q", got)
+			}
+		})
 	}
 }
 

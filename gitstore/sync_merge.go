@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore/refs"
@@ -55,7 +57,9 @@ func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error
 			// fetch brought.
 			s.dropRefusedTracking(ref, tracking[ref.rel])
 		}
-		if s.refused[ref.rel] || s.damaged[ref.rel] {
+		if s.refused[ref.rel] || s.damaged[ref.rel] || local[ref.rel] == tracking[ref.rel] {
+			// (Equal: both sides hold the same; a local command since
+			// the listing builds on it.)
 			continue
 		}
 		if err := s.mergeRef(ref, tracking[ref.rel]); err != nil {
@@ -70,9 +74,12 @@ type mergeResult struct {
 	next   plumbing.Hash
 	counts engine.MergeCounts
 	change engine.TaskChange
-	stash  string
 	kept   bool // diverged and left as it was (checkpoints without a merger)
 	held   *engine.TaskHeld
+	// merge is what merging two task states decided (fields from each
+	// side, conflicts); state the merged state written.
+	merge *engine.StateMerge
+	state *engine.State
 }
 
 // mergeRef brings theirs into the local ref: create it, fast-forward it,
@@ -81,7 +88,6 @@ type mergeResult struct {
 // local change is never overwritten.
 func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 	name := ref.local()
-	saved := map[plumbing.Hash]string{} // remote task versions already stashed, across retries
 	for i := 0; i < mergeAttempts; i++ {
 		ours, err := readRefOrZero(s.r.refs, name)
 		if err != nil {
@@ -93,7 +99,7 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 			return nil
 		case ours.IsZero() && ref.kind == kindTask:
 			// The task may be archived or deleted here (sync_archive.go).
-			handled, change, err := s.mergeFinished(ref, theirs, saved)
+			handled, change, err := s.mergeFinished(ref, theirs)
 			if err != nil || handled {
 				return err
 			}
@@ -123,12 +129,20 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 				if ref.ns.merge == mergeKeepLocal {
 					res.held = s.held(ref, ours, theirs)
 				}
-			} else if res, err = s.mergeDiverged(ref, ours, theirs, saved); err != nil {
+			} else if res, err = s.mergeDiverged(ref, ours, theirs); err != nil {
 				return err
 			}
 		}
 		if res.kept {
 			s.rep.CheckpointsKept = append(s.rep.CheckpointsKept, ref.task())
+			return nil
+		}
+		if res.change == engine.TaskConflicted {
+			// Nothing is written: the local ref stays, the remote's
+			// version stays in the tracking ref, and neither is pushed
+			// over the other until the conflict is resolved.
+			s.conflicted[ref.rel] = true
+			s.record(ref, ours, res)
 			return nil
 		}
 		err = s.r.refs.UpdateMsg(name, ours, res.next, refs.Reflog{Msg: s.reflogMessage(ours, res)})
@@ -178,9 +192,14 @@ func (s *syncer) record(ref hegelRef, ours plumbing.Hash, res mergeResult) {
 		add(&s.rep.Checkpoints)
 		s.rep.CheckpointsUpdated = append(s.rep.CheckpointsUpdated, ref.task())
 	case kindTask:
-		ts := engine.TaskSync{Task: ref.task(), Change: res.change, StashID: res.stash, Held: res.held, Archived: ref.archived()}
-		if res.change == engine.TaskFastForwarded && !ref.archived() {
+		ts := engine.TaskSync{Task: ref.task(), Change: res.change, Held: res.held, Archived: ref.archived()}
+		if m := res.merge; m != nil {
+			ts.FromOurs, ts.FromTheirs, ts.Conflicts = m.FromOurs, m.FromTheirs, m.Conflicts
+			ts.Resolved = s.o.Resolve[ref.task()]
+		}
+		if (res.change == engine.TaskFastForwarded || res.change == engine.TaskMerged) && !ref.archived() {
 			ts.Definition = s.definitionChange(ref.task(), ours, res.next)
+			s.noteFetchedMove(ref, ours, res.next)
 		}
 		s.rep.Tasks = append(s.rep.Tasks, ts)
 	}
@@ -208,14 +227,14 @@ func (s *syncer) definitionChange(task string, ours, theirs plumbing.Hash) strin
 }
 
 // mergeDiverged merges two histories that both moved on.
-func (s *syncer) mergeDiverged(ref hegelRef, ours, theirs plumbing.Hash, saved map[plumbing.Hash]string) (mergeResult, error) {
+func (s *syncer) mergeDiverged(ref hegelRef, ours, theirs plumbing.Hash) (mergeResult, error) {
 	bases, err := s.g.mergeBases(ours, theirs)
 	if err != nil {
 		return mergeResult{}, fmt.Errorf("%s: %s", ref.local(), oneLine(err.Error()))
 	}
 	switch ref.ns.merge {
 	case mergeKeepLocal:
-		return s.mergeTask(ref, ours, theirs, saved)
+		return s.mergeTask(ref, bases, ours, theirs)
 	case mergeCheckpointChains:
 		// Only rollback knows the chain's format (one commit per
 		// checkpoint, rewritten by eviction): without its merger, keep
@@ -235,50 +254,153 @@ func (s *syncer) mergeDiverged(ref hegelRef, ours, theirs plumbing.Hash, saved m
 	return s.mergeEntries(ref, bases, ours, theirs)
 }
 
-// mergeTask keeps our chain as the live state and saves theirs as a stash
-// entry marked "from <remote>", then records both as parents of a merge
-// commit with our tree, so the result is a fast-forward of both and the
-// same divergence is not reported again.
-func (s *syncer) mergeTask(ref hegelRef, ours, theirs plumbing.Hash, saved map[plumbing.Hash]string) (mergeResult, error) {
-	res := mergeResult{change: engine.TaskDiverged}
-	id, done := saved[theirs]
-	if !done {
-		d, err := s.r.readDocAt(ref.local(), theirs)
+// mergeTask merges two task states that both moved on, field by field
+// against their merge base (engine.MergeStates), and the other files of
+// the task's tree path by path. The result is a merge commit with both
+// chains as parents. When a field or file changed differently on both
+// sides and no resolution was asked for this task (SyncOptions.Resolve),
+// nothing is written: the result is conflicted and the local ref stays.
+func (s *syncer) mergeTask(ref hegelRef, bases []plumbing.Hash, ours, theirs plumbing.Hash) (mergeResult, error) {
+	res := mergeResult{change: engine.TaskMerged}
+	prefer := s.o.Resolve[ref.task()]
+	load := func(h plumbing.Hash) (*engine.State, map[string]leaf, error) {
+		d, err := s.r.readDocAt(ref.local(), h)
 		if err != nil {
-			return res, err
+			return nil, nil, err
 		}
 		t, err := decodeTask(ref.local(), d)
 		if err != nil {
-			return res, err
+			return nil, nil, err
 		}
-		if t.State.Status != engine.StatusStashed {
-			st := &engine.Stash{
-				Message:    "from " + s.rem.Name,
-				Timestamp:  s.r.Now(),
-				Task:       ref.task(),
-				Worktree:   t.State.Worktree,
-				Definition: t.Definition,
-				State:      t.State,
-			}
-			if err := s.r.Stashes().PushStash(st, st.Label()+" (task changed on both sides)"); err != nil {
-				return res, err
-			}
-			id = st.ID
+		n, err := s.g.node(h)
+		if err != nil {
+			return nil, nil, err
 		}
-		// A version the remote stashed is in the stash list already.
-		saved[theirs] = id
+		files := map[string]leaf{}
+		return t.State, files, s.flatten(n.tree, "", files)
 	}
-	res.stash = id
-	oc, err := s.g.node(ours)
+	os, of, err := load(ours)
 	if err != nil {
 		return res, err
 	}
-	msg := fmt.Sprintf("sync: kept the local state; %s's version is stash %s", s.rem.Name, id)
-	if id == "" {
-		msg = fmt.Sprintf("sync: kept the local state; %s had stashed its version", s.rem.Name)
+	ts, tf, err := load(theirs)
+	if err != nil {
+		return res, err
 	}
-	res.next, err = s.r.writeCommit(oc.tree, []plumbing.Hash{ours, theirs}, msg)
+	// The first merge base is the common version; without one readable
+	// (no common history, a shallow clone) every difference is a conflict.
+	var bs *engine.State
+	bf := map[string]leaf{}
+	if len(bases) > 0 {
+		if st, files, err := load(bases[0]); err == nil {
+			bs, bf = st, files
+		}
+	}
+	m, err := engine.MergeStates(bs, os, ts, prefer)
+	if err != nil {
+		return res, fmt.Errorf("%s: %s", ref.local(), oneLine(err.Error()))
+	}
+	res.merge = &m
+	// The other files (the definition, what later versions add): one
+	// side's change stands, both changed differently is a conflict.
+	files := map[string]leaf{}
+	for _, p := range unionPaths(bf, of, tf) {
+		if p == stateFile {
+			continue
+		}
+		b, inB := bf[p]
+		o, inO := of[p]
+		t, inT := tf[p]
+		v, keep := o, inO
+		switch {
+		case inO == inT && o == t:
+		case inB == inO && b == o:
+			v, keep = t, inT
+		case inB == inT && b == t:
+		default:
+			m.Conflicts = append(m.Conflicts, engine.FieldConflict{Field: p, Ours: blobName(o, inO), Theirs: blobName(t, inT)})
+			if prefer == engine.SideTheirs {
+				v, keep = t, inT
+			}
+		}
+		if keep {
+			files[p] = v
+		}
+	}
+	res.merge = &m
+	if len(m.Conflicts) > 0 && prefer == engine.SideNone {
+		res.change, res.next = engine.TaskConflicted, ours
+		return res, nil
+	}
+	if m.State == nil {
+		return res, fmt.Errorf("%s: the merge gave no state", ref.local())
+	}
+	state, err := encodeJSON(m.State)
+	if err != nil {
+		return res, err
+	}
+	blob, err := s.r.writeBlob(state)
+	if err != nil {
+		return res, err
+	}
+	files[stateFile] = leaf{mode: filemode.Regular, hash: blob}
+	tree, err := s.r.writeTreeOf(files)
+	if err != nil {
+		return res, err
+	}
+	res.state = m.State
+	res.next, err = s.r.writeCommit(tree, []plumbing.Hash{ours, theirs}, mergeMessage(s.rem.Name, &m, prefer))
 	return res, err
+}
+
+// mergeMessage is the subject of a task's merge commit: which fields
+// came from where, and how conflicts were resolved.
+func mergeMessage(remote string, m *engine.StateMerge, prefer engine.Side) string {
+	msg := "sync: merged " + remote + "'s version"
+	var parts []string
+	if len(m.FromTheirs) > 0 {
+		parts = append(parts, "from "+remote+": "+strings.Join(m.FromTheirs, ", "))
+	}
+	if len(m.FromOurs) > 0 {
+		parts = append(parts, "from here: "+strings.Join(m.FromOurs, ", "))
+	}
+	if len(m.Conflicts) > 0 {
+		names := make([]string, len(m.Conflicts))
+		for i, c := range m.Conflicts {
+			names[i] = c.Field
+		}
+		side := "here"
+		if prefer == engine.SideTheirs {
+			side = remote
+		}
+		parts = append(parts, "conflicts taken from "+side+": "+strings.Join(names, ", "))
+	}
+	if len(parts) > 0 {
+		msg += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return msg
+}
+
+func blobName(l leaf, present bool) string {
+	if !present {
+		return "(removed)"
+	}
+	return "blob " + l.hash.String()[:12]
+}
+
+func unionPaths(ms ...map[string]leaf) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		for p := range m {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // leaf is one file of a merged tree.

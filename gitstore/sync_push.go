@@ -59,11 +59,13 @@ func (s *syncer) push(ctx context.Context) error {
 // remote check, under its ref lock, that it still holds it. A ref that
 // does not contain it diverged: it is fetched and merged first.
 func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done bool, refused map[string]string, err error) {
-	kinds, local, err := s.syncedRefs(hegelPrefix)
+	// The tracking refs first: a local ref that holds the remote's value
+	// is not checked again (syncer.agreed).
+	_, tracking, err := s.syncedRefs(s.trackingPrefix())
 	if err != nil {
 		return false, nil, err
 	}
-	_, tracking, err := s.syncedRefs(s.trackingPrefix())
+	kinds, local, err := s.syncedRefs(hegelPrefix)
 	if err != nil {
 		return false, nil, err
 	}
@@ -71,6 +73,9 @@ func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done bool, r
 	var ups []refUpdate
 	stale := false
 	for _, ref := range sortedRefs(kinds) {
+		if s.conflicted[ref.rel] {
+			continue // not merged: ours is not a fast-forward of theirs
+		}
 		if s.refused[ref.rel] {
 			// The remote's version was refused: it cannot be merged, so
 			// ours cannot be pushed over it as a fast-forward.

@@ -330,32 +330,43 @@ func TestSyncTaskFastForwardAndDiverge(t *testing.T) {
 		t.Errorf("A: %q", got)
 	}
 
-	// Both move on: diverged.
+	// Both move the node on, to different places: a conflict. Nothing
+	// changes on either side and the task is not pushed.
 	saveTask(t, w.a, "auth-fix", "done", "next: plan -> done (A)")
 	saveTask(t, w.b, "auth-fix", "spec", "prev: plan -> spec (B)")
 	w.sync(w.b)
+	before := localRefs(t, w.a)
 	rep = w.sync(w.a)
-	if len(rep.Tasks) != 1 || rep.Tasks[0].Change != engine.TaskDiverged || rep.Tasks[0].StashID == "" {
+	if len(rep.Tasks) != 1 || rep.Tasks[0].Change != engine.TaskConflicted || len(rep.Tasks[0].Conflicts) == 0 || rep.Tasks[0].Conflicts[0].Field != "current_node" {
 		t.Fatalf("A: %+v", rep.Tasks)
 	}
-	if notes := rep.DivergedNotes(); len(notes) != 1 || !strings.Contains(notes[0], "kept the local state") {
+	if notes := rep.ConflictNotes(); len(notes) != 1 || !strings.Contains(notes[0], "current_node is \"done\" here, \"spec\" at origin") || !strings.Contains(notes[0], "git hegel sync --theirs auth-fix") {
 		t.Errorf("notes %q", notes)
 	}
-	task, err := w.a.Tasks().LoadTask("auth-fix")
-	if err != nil || task.State.CurrentNode != "done" {
-		t.Fatalf("A's live state: %+v %v", task, err)
+	if !reflect.DeepEqual(localRefs(t, w.a), before) {
+		t.Error("a conflicted merge changed a local ref")
 	}
-	st, err := w.a.Stashes().LoadStash(rep.Tasks[0].StashID)
+	if ids, _ := w.a.Stashes().StashIDs(); len(ids) != 0 {
+		t.Errorf("a conflict left stash entries %v", ids)
+	}
+	// Resolved to theirs: B's node, A's chain and B's as parents.
+	rep, err := w.a.Sync(context.Background(), w.rem, SyncOptions{Resolve: map[string]engine.Side{"auth-fix": engine.SideTheirs}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Message != "from origin" || st.Task != "auth-fix" || st.State.CurrentNode != "spec" {
-		t.Errorf("saved remote version: %q %s %s", st.Message, st.Task, st.State.CurrentNode)
+	if len(rep.Tasks) != 1 || rep.Tasks[0].Change != engine.TaskMerged || rep.Tasks[0].Resolved != engine.SideTheirs {
+		t.Fatalf("A resolved: %+v", rep.Tasks)
 	}
-	// B learns A's state (it contains B's) and the stash; nothing is
-	// stashed twice.
+	task, err := w.a.Tasks().LoadTask("auth-fix")
+	if err != nil || task.State.CurrentNode != "spec" || task.State.Status != engine.StatusActive {
+		t.Fatalf("A's merged state: %+v %v", task, err)
+	}
+	if n := parents(t, w.a, TaskRef("auth-fix")); n != 2 {
+		t.Errorf("the merge commit has %d parents", n)
+	}
+	// B takes it as a fast-forward; then both agree.
 	rep = w.sync(w.b)
-	if got := rep.FetchSummary(); got != "1 stash added, task auth-fix fast-forwarded" {
+	if got := rep.FetchSummary(); got != "task auth-fix fast-forwarded" {
 		t.Errorf("B: %q", got)
 	}
 	rep = w.sync(w.a)
@@ -365,6 +376,20 @@ func TestSyncTaskFastForwardAndDiverge(t *testing.T) {
 	if !reflect.DeepEqual(hegelRefs(t, w.a), hegelRefs(t, w.b)) {
 		t.Errorf("refs differ after syncing")
 	}
+}
+
+// parents counts the parents of the commit ref points at.
+func parents(t testing.TB, r *Repo, ref plumbing.ReferenceName) int {
+	t.Helper()
+	h, err := r.refs.Read(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := object.GetCommit(r.storage, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(c.ParentHashes)
 }
 
 // The remote moves between the fetch and the push: the push notices (the

@@ -12,49 +12,74 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 )
 
-// The step runner's entries of a task's tree: results/<node> and
-// inputs/<name> (engine/run_store.go, docs/storage.md). SaveTask writes
-// them from Task.Put beside the documents; ReadTaskFile reads one back.
+// The entries of a task's tree besides its documents: the step
+// runner's results/<node> and inputs/<name> (engine/run_store.go), and
+// submitted/<node>/<name>, the artifacts a node left when it ended
+// (engine/artifacts.go; docs/storage.md). SaveTask writes them from
+// Task.Put beside the documents; ReadTaskFile reads one back.
 
-// putDirs are the directories of a task's tree that Task.Put may write
-// (the step runner's results and inputs, engine/run_store.go).
-var putDirs = []string{"results", "inputs"}
+// putDirs are the directories of a task's tree that Task.Put may write,
+// with how many levels lie below each: a node's submitted/<node> folder
+// is written whole, so a file the node no longer submits goes.
+var putDirs = map[string]int{"results": 1, "inputs": 1, "submitted": 2, "logs": 1}
 
 // withEntries returns keep (never modified: it may be memoized) with the
-// entries of put written: each "<dir>/<name>" below one of putDirs.
+// entries of put written: each "<dir>/<name>" (or "<dir>/<sub>/<name>"
+// as putDirs says).
 func (r *Repo) withEntries(keep map[string]leaf, put map[string][]byte) (map[string]leaf, error) {
-	byDir := map[string]map[string][]byte{}
-	for p, data := range put {
-		dir, name, ok := strings.Cut(p, "/")
-		if !ok || name == "" || strings.Contains(name, "/") || !slices.Contains(putDirs, dir) {
+	for p := range put {
+		parts := strings.Split(p, "/")
+		depth, ok := putDirs[parts[0]]
+		if !ok || len(parts) != depth+1 || slices.Contains(parts, "") || slices.Contains(parts, ".") || slices.Contains(parts, "..") {
 			return nil, fmt.Errorf("cannot store %q in a task's tree", p)
 		}
-		if byDir[dir] == nil {
-			byDir[dir] = map[string][]byte{}
-		}
-		byDir[dir][name] = data
 	}
-	out := make(map[string]leaf, len(keep)+len(byDir))
-	for k, l := range keep {
-		out[k] = l
-	}
-	for dir, files := range byDir {
-		leaves := map[string]leaf{}
-		if l, ok := keep[dir]; ok && l.mode == filemode.Dir {
-			ents, err := readTree(r.storage, l.hash)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range ents {
-				leaves[e.name] = leaf{mode: e.fm, hash: e.hash}
-			}
+	return r.putLevel(keep, put, "", false)
+}
+
+// putLevel writes put (paths relative to this level) over the entries of
+// the tree called name ("" at the root); fresh starts from nothing
+// instead.
+func (r *Repo) putLevel(entries map[string]leaf, put map[string][]byte, name string, fresh bool) (map[string]leaf, error) {
+	out := map[string]leaf{}
+	if !fresh {
+		for k, l := range entries {
+			out[k] = l
 		}
-		for name, data := range files {
+	}
+	sub := map[string]map[string][]byte{}
+	for p, data := range put {
+		dir, rest, ok := strings.Cut(p, "/")
+		if !ok {
 			h, err := r.writeBlob(data)
 			if err != nil {
 				return nil, err
 			}
-			leaves[name] = leaf{mode: filemode.Regular, hash: h}
+			out[p] = leaf{mode: filemode.Regular, hash: h}
+			continue
+		}
+		if sub[dir] == nil {
+			sub[dir] = map[string][]byte{}
+		}
+		sub[dir][rest] = data
+	}
+	for dir, files := range sub {
+		var below map[string]leaf
+		if l, ok := out[dir]; ok && l.mode == filemode.Dir {
+			ents, err := readTree(r.storage, l.hash)
+			if err != nil {
+				return nil, err
+			}
+			below = map[string]leaf{}
+			for _, e := range ents {
+				below[e.name] = leaf{mode: e.fm, hash: e.hash}
+			}
+		}
+		// submitted/<node>: the node's folder holds what it submitted
+		// this time, nothing older.
+		leaves, err := r.putLevel(below, files, dir, name == "submitted")
+		if err != nil {
+			return nil, err
 		}
 		h, err := r.writeTreeOf(leaves)
 		if err != nil {
@@ -133,25 +158,33 @@ func (r *Repo) taskDir(ref plumbing.ReferenceName, h plumbing.Hash, dir string) 
 	return out, nil
 }
 
-// taskFile reads path ("dir/name") in task commit h's tree.
+// taskFile reads path ("dir/name", "dir/sub/name") in task commit h's
+// tree.
 func (r *Repo) taskFile(ref plumbing.ReferenceName, h plumbing.Hash, path string) ([]byte, error) {
 	keep, err := r.taskExtras(h)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", ref, oneLine(err.Error()))
 	}
-	dir, name, _ := strings.Cut(path, "/")
-	l, ok := keep[dir]
-	if !ok || l.mode != filemode.Dir {
-		return nil, fmt.Errorf("%s:%s: %w", ref, path, ErrNotFound)
-	}
-	ents, err := readTree(r.storage, l.hash)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s", ref, oneLine(err.Error()))
-	}
-	for _, e := range ents {
-		if e.name == name && e.fm == filemode.Regular {
-			return r.readBlob(e.hash)
+	parts := strings.Split(path, "/")
+	l, ok := keep[parts[0]]
+	for _, name := range parts[1:] {
+		if !ok || l.mode != filemode.Dir {
+			return nil, fmt.Errorf("%s:%s: %w", ref, path, ErrNotFound)
+		}
+		ents, err := readTree(r.storage, l.hash)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", ref, oneLine(err.Error()))
+		}
+		ok = false
+		for _, e := range ents {
+			if e.name == name {
+				l, ok = leaf{mode: e.fm, hash: e.hash}, true
+				break
+			}
 		}
 	}
-	return nil, fmt.Errorf("%s:%s: %w", ref, path, ErrNotFound)
+	if !ok || l.mode != filemode.Regular || len(parts) < 2 {
+		return nil, fmt.Errorf("%s:%s: %w", ref, path, ErrNotFound)
+	}
+	return r.readBlob(l.hash)
 }

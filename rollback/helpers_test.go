@@ -215,7 +215,7 @@ func (tr *testRepo) add(paths ...string) {
 		tr.git(append([]string{"add", "-A", "--"}, paths...)...)
 		return
 	}
-	g, _ := tr.r.GoGit()
+	g, _ := git.Open(tr.r.Storage(), tr.r.WorkTreeFS())
 	w, _ := g.Worktree()
 	for _, p := range paths {
 		if _, err := w.Add(p); err != nil {
@@ -230,7 +230,7 @@ func (tr *testRepo) commit(msg string) {
 		tr.git("commit", "-q", "--allow-empty", "-m", msg)
 		return
 	}
-	g, _ := tr.r.GoGit()
+	g, _ := git.Open(tr.r.Storage(), tr.r.WorkTreeFS())
 	w, _ := g.Worktree()
 	sig := &object.Signature{Name: "T", Email: "t@example.com", When: tr.now}
 	if _, err := w.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig, AllowEmptyCommits: true}); err != nil {

@@ -130,8 +130,10 @@ func init() {
 	commands = []*command{
 		{name: "start", args: "<workflow> [<node>]", summary: "Start a workflow in this worktree", group: "Workflows",
 			setFlags: startFlags, run: runStart, operands: []valueKind{kindWorkflow, kindNode}},
-		{name: "next", args: "[<claim>]", summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
-			setFlags: flags(nextFlags, taskFlag), run: runNext, operands: []valueKind{kindClaim}},
+		{name: "next", args: "[<claim>] {...}", alt: []string{"{sub} [{task}]"}, summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
+			setFlags: flags(nextFlags, func(fs *pflag.FlagSet) {
+				fs.Bool("sub", false, "move to the node's next sub-phase instead of leaving the node")
+			}, taskFlag), run: runNext, operands: []valueKind{kindClaim}},
 		{name: "check", readOnly: true, summary: "Run the current node's checks and print the result, without spending an attempt", group: "Workflows",
 			setFlags: checkFlags, run: runCheck},
 		{name: "done", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
@@ -143,8 +145,14 @@ func init() {
 			setFlags: flags(messageFlag("REASON", "why it is skipped (kept in the task)"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "skip a node that is not conditional, or another worktree's task (recorded)")
 			}, taskFlag), run: runSkip},
+		{name: "goto", args: "<node>", summary: "Set the task's node by hand (recorded, with the entry checkpoint)", group: "Workflows",
+			setFlags: flags(messageFlag("REASON", "why (kept in the task)"), func(fs *pflag.FlagSet) {
+				fs.Bool("force", false, "move a task that waits at a gate or failed, or another worktree's task (recorded)")
+			}, taskFlag), run: runGoto, operands: []valueKind{kindTaskNode}},
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
+			operands: []valueKind{kindTask}},
+		{name: "claim", args: "<task>", summary: "Take a task another clone or worktree owns, and say whose it was", group: "Workflows", run: runClaim,
 			operands: []valueKind{kindTask}},
 		{name: "reset", summary: "Forget this worktree's workflow (aborting it if active)", group: "Workflows", run: runReset},
 		{name: "stash", summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",
@@ -211,14 +219,24 @@ func init() {
 			setFlags: flags(func(fs *pflag.FlagSet) {
 				fs.Bool("all", false, "also list finished tasks not archived yet")
 				fs.Bool("archived", false, "also list archived tasks")
+				fs.Bool("mine", false, "only the tasks a worktree of this clone holds (by this clone's record)")
 			}, jsonFlag), run: runTasks},
 		{name: "show", readOnly: true, args: "[<task> | {task}]", summary: "Show everything about a task (default: the active one), archived ones too", group: "Tasks",
 			setFlags: flags(jsonFlag, taskFlag), run: runShow, operands: []valueKind{kindAnyTask}},
+		{name: "artifact", readOnly: true, args: "<task> <name>", summary: "Print an artifact of a task as its node submitted it", group: "Tasks",
+			setFlags: flags(jsonFlag, func(fs *pflag.FlagSet) {
+				fs.String("node", "", "the node whose copy to print, when several submitted the name")
+				valueName(fs, "node", "NODE")
+			}), run: runArtifact, operands: []valueKind{kindAnyTask, kindArtifact}},
 		{name: "describe", args: "[<task> | {task}] <text>", summary: "Change a task's description", group: "Tasks", run: runDescribe,
 			setFlags: flags(ownerForce, taskFlag)},
 		{name: "delete", args: "<task>", summary: "Delete a finished task and its checkpoints (restore-task brings it back)", group: "Tasks",
 			setFlags: func(fs *pflag.FlagSet) { fs.BoolP("yes", "y", false, "do not ask for confirmation") }, run: runDelete,
 			operands: []valueKind{kindAnyTask}},
+		{name: "lock", args: "<path>...", summary: "Lock files for the task: another task is stopped before it edits them", group: "Tasks",
+			setFlags: flags(lockFlags, taskFlag), run: runLock},
+		{name: "unlock", args: "<path>... {...}", alt: []string{"{all} [{task}]"}, summary: "Remove the task's locks on files", group: "Tasks",
+			setFlags: flags(unlockFlags, taskFlag), run: runUnlock},
 		{name: "restore-task", args: "[<task>]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
 			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
 

@@ -62,6 +62,7 @@ const (
 	kindAdapter          valueKind = "adapter"            // an adapter configured in git config
 	kindRunWorkflow      valueKind = "run-workflow"       // a workflow git hegel run can run
 	kindResultNode       valueKind = "result-node"        // a node with a stored result in the active task
+	kindArtifact         valueKind = "artifact"           // an artifact the task named by the operand before it submitted
 )
 
 // completeAnnotation marks a flag whose value completion knows.
@@ -280,7 +281,7 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return []candidate{{agent.Claude, "Claude Code"}, {agent.Codex, "OpenAI Codex CLI"}, {agent.Cursor, "Cursor"}}
 	case kindRuleType:
 		var out []candidate
-		for _, t := range workflow.RuleTypes {
+		for _, t := range forceRuleTypes() {
 			out = append(out, candidate{t, "bypass only this rule type"})
 		}
 		return out
@@ -357,6 +358,11 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return nil
 	}
 	switch kind {
+	case kindArtifact:
+		if len(operands) == 0 {
+			return nil
+		}
+		return artifactNames(e, operands[0])
 	case kindTask:
 		names, _ := e.Tasks.ListTasks()
 		out := make([]candidate, 0, len(names))

@@ -40,6 +40,8 @@ func logFlags(fs *pflag.FlagSet) {
 	fs.String("format", "", "jsonl: one JSON object a line, with the fields docs/json.md lists under log --format=jsonl")
 	valueName(fs, "format", "jsonl")
 	altFlags(fs, "json", "format")
+	fs.String("node", "", "with a task: what the node's checks and run steps printed, per attempt")
+	valueName(fs, "node", "NODE")
 }
 
 func statsFlags(fs *pflag.FlagSet) {
@@ -83,7 +85,13 @@ func runLog(c *cmdCtx, args []string) error {
 				return usagef("log", "--%s does not apply to one task's operations ('git hegel log %s')", f, args[0])
 			}
 		}
+		if c.flags.Changed("node") {
+			return c.nodeLogs(args[0], c.stringFlag("node"))
+		}
 		return c.taskLog(args[0])
+	}
+	if c.flags.Changed("node") {
+		return usagef("log", "--node needs a task: git hegel log <task> --node NODE")
 	}
 	f := engine.HistoryFilter{Workflow: c.stringFlag("workflow"), Task: c.stringFlag("task"),
 		Type: c.stringFlag("type"), Grep: c.stringFlag("grep")}
@@ -139,6 +147,9 @@ func runLog(c *cmdCtx, args []string) error {
 			bw.Write(append(b, '\n'))
 		}
 		return bw.Flush()
+	}
+	if e.HistoryOff {
+		fmt.Fprintln(c.Stdout, historyOffLine+": runs that end are not recorded")
 	}
 	if len(recs) == 0 {
 		fmt.Fprintln(c.Stdout, "No runs found")
@@ -275,17 +286,26 @@ func runStats(c *cmdCtx, args []string) error {
 	c.warnDamagedHistory(h)
 	switch schema := c.jsonSchema(); {
 	case schema >= 2:
-		out := statsJSON2{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON2{}}
+		out := statsJSON2{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON2{}, HistoryOff: e.HistoryOff}
 		for _, s := range sums {
 			out.Summaries = append(out.Summaries, summaryOf2(s, by))
 		}
 		return writeJSON(c.Stdout, out)
 	case schema == 1:
-		out := statsJSON{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON{}}
+		out := statsJSON{Schema: schema, From: o.From.UTC(), To: o.To.UTC(), By: by, Summaries: []summaryJSON{}, HistoryOff: e.HistoryOff}
 		for _, s := range sums {
 			out.Summaries = append(out.Summaries, summaryOf(s, by))
 		}
 		return writeJSON(c.Stdout, out)
+	}
+	if e.HistoryOff {
+		// Zeros would read as "nothing ran"; the truth is that nothing
+		// was written down.
+		if noRuns(sums) {
+			fmt.Fprintln(c.Stdout, historyOffLine+": no runs are recorded")
+			return nil
+		}
+		fmt.Fprintln(c.Stdout, historyOffLine+": runs that ended since it was turned off are not counted")
 	}
 	if len(sums) == 0 {
 		fmt.Fprintln(c.Stdout, "No runs found")
@@ -343,3 +363,70 @@ func printSummary(w *bufio.Writer, s engine.Summary, by string) {
 }
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// attemptLogJSON is one attempt's log in `log <task> --node N --json`.
+type attemptLogJSON struct {
+	Node    string `json:"node"`
+	Attempt int    `json:"attempt"`
+	Size    int    `json:"size"`
+	Log     string `json:"log"`
+}
+
+// nodeLogs prints what node's checks and run steps printed, attempt by
+// attempt, as the task's ref keeps it.
+func (c *cmdCtx) nodeLogs(task, node string) error {
+	if err := engine.CheckTaskName(task); err != nil {
+		return engine.BadName(err)
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	t, err := e.Lookup(task)
+	if err != nil {
+		return err
+	}
+	logs, err := e.NodeLogs(t, node)
+	if err != nil {
+		return err
+	}
+	if schema := c.jsonSchema(); schema > 0 {
+		out := struct {
+			Schema int              `json:"schema"`
+			Task   string           `json:"task"`
+			Logs   []attemptLogJSON `json:"logs"`
+		}{Schema: schema, Task: t.State.Task, Logs: []attemptLogJSON{}}
+		for _, l := range logs {
+			out.Logs = append(out.Logs, attemptLogJSON{Node: l.Node, Attempt: l.Attempt, Size: len(l.Data), Log: string(l.Data)})
+		}
+		return writeJSON(c.Stdout, out)
+	}
+	if len(logs) == 0 {
+		fmt.Fprintf(c.Stdout, "No logs of node %s in task %s: its checks and run steps have not run\n", node, t.State.Task)
+		return nil
+	}
+	for i, l := range logs {
+		if i > 0 {
+			fmt.Fprintln(c.Stdout)
+		}
+		fmt.Fprintf(c.Stdout, "== %s, attempt %d (%s) ==\n", l.Node, l.Attempt, engine.Size(int64(len(l.Data))))
+		c.Stdout.Write(l.Data)
+		if len(l.Data) > 0 && l.Data[len(l.Data)-1] != '\n' {
+			fmt.Fprintln(c.Stdout)
+		}
+	}
+	return nil
+}
+
+// historyOffLine opens what stats and log say when hegel.history is false.
+const historyOffLine = "History is off (git config hegel.history false)"
+
+// noRuns reports whether the summaries count no run at all, ended or open.
+func noRuns(sums []engine.Summary) bool {
+	for _, s := range sums {
+		if s.Total > 0 || s.Active > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -38,6 +38,9 @@ type executionJSON struct {
 	Start          gitPointJSON           `json:"start"`
 	End            gitPointJSON           `json:"end"`
 	Nodes          map[string]nodeRunJSON `json:"nodes"`
+	// Metadata is what the run used (absent for open tasks and runs
+	// recorded before it was kept).
+	Metadata *engine.RunMetadata `json:"metadata,omitempty"`
 }
 
 type gitPointJSON struct {
@@ -59,7 +62,7 @@ func executionOf(r engine.LogRecord) executionJSON {
 		TaskType: h.TaskType, Status: h.Status, StartedAt: h.StartedAt.UTC(), DurationMS: h.DurationMS,
 		NodesCompleted: orEmpty(h.Completed), NodesFailed: orEmpty(h.Failed), NodesSkipped: orEmpty(h.Skipped),
 		Attempts: h.Attempts, Rollbacks: h.Rollbacks, Error: h.Error, Worktree: h.Worktree, User: h.User,
-		Start: gitPointJSON(h.Start), End: gitPointJSON(h.End), Nodes: map[string]nodeRunJSON{}}
+		Start: gitPointJSON(h.Start), End: gitPointJSON(h.End), Nodes: map[string]nodeRunJSON{}, Metadata: h.Metadata}
 	if !r.Open {
 		end := h.EndedAt.UTC()
 		j.EndedAt = &end
@@ -81,30 +84,40 @@ func orEmpty(s []string) []string {
 // layout earlier workflow tools wrote (names, units in milliseconds), so
 // tools written for it read git-hegel's history.
 type jsonlExecutionJSON struct {
-	ID              string  `json:"id"`
-	WorkflowName    string  `json:"workflowName"`
-	UserTask        string  `json:"userTask"`
-	Status          string  `json:"status"`
-	Duration        *int64  `json:"duration"`
-	PhasesCompleted int     `json:"phasesCompleted"`
-	PhasesFailed    int     `json:"phasesFailed"`
-	PhasesSkipped   int     `json:"phasesSkipped"`
-	Timestamp       int64   `json:"timestamp"`
-	Error           *string `json:"error"`
+	ID              string `json:"id"`
+	WorkflowName    string `json:"workflowName"`
+	UserTask        string `json:"userTask"`
+	Status          string `json:"status"`
+	Duration        *int64 `json:"duration"`
+	PhasesCompleted int    `json:"phasesCompleted"`
+	PhasesFailed    int    `json:"phasesFailed"`
+	PhasesSkipped   int    `json:"phasesSkipped"`
+	Timestamp       int64  `json:"timestamp"`
+	// PluginsUsed are the coding agents the hooks saw, MCPsUsed the MCP
+	// servers they called (empty for open tasks and older entries).
+	PluginsUsed []string `json:"pluginsUsed"`
+	MCPsUsed    []string `json:"mcpsUsed"`
+	Error       *string  `json:"error"`
 }
 
 // jsonlStatus is a status as executions.jsonl names it.
 var jsonlStatus = map[string]string{
 	engine.StatusCompleted: "COMPLETED", engine.StatusFailed: "ERROR", engine.StatusRolledBack: "ROLLBACK",
 	engine.StatusAborted: "ABORTED", engine.StatusActive: "EXECUTING", engine.StatusPaused: "PAUSED",
-	engine.StatusAwaitingApproval: "PAUSED", engine.StatusAwaitingAnswer: "PAUSED",
+	engine.StatusAwaitingApproval: "PAUSED", engine.StatusAwaitingAnswer: "PAUSED", engine.StatusInitializing: "INITIALIZING",
 }
 
 func jsonlExecutionOf(r engine.LogRecord) jsonlExecutionJSON {
 	h := r.HistoryEntry
 	j := jsonlExecutionJSON{ID: h.ID, WorkflowName: h.Workflow, UserTask: h.Description, Status: jsonlStatus[h.Status],
 		PhasesCompleted: len(h.Completed), PhasesFailed: len(h.Failed), PhasesSkipped: len(h.Skipped),
-		Timestamp: h.StartedAt.UnixMilli()}
+		Timestamp: h.StartedAt.UnixMilli(), PluginsUsed: []string{}, MCPsUsed: []string{}}
+	if m := h.Metadata; m != nil {
+		for _, a := range m.Agents {
+			j.PluginsUsed = append(j.PluginsUsed, a.Name)
+		}
+		j.MCPsUsed = orEmpty(m.MCPServers)
+	}
 	if j.UserTask == "" {
 		j.UserTask = h.Task
 	}
@@ -149,6 +162,9 @@ type statsJSON struct {
 	To        time.Time     `json:"to"`
 	By        string        `json:"by,omitempty"`
 	Summaries []summaryJSON `json:"summaries"`
+	// HistoryOff is set when hegel.history is false: runs that end are
+	// not recorded, so the summaries miss them.
+	HistoryOff bool `json:"history_off,omitempty"`
 }
 
 // summaryJSON is a summary in schema 1: the daily summary layout earlier
@@ -206,6 +222,8 @@ type statsJSON2 struct {
 	To        time.Time      `json:"to"`
 	By        string         `json:"by,omitempty"`
 	Summaries []summaryJSON2 `json:"summaries"`
+	// HistoryOff: as in statsJSON.
+	HistoryOff bool `json:"history_off,omitempty"`
 }
 
 type summaryJSON2 struct {

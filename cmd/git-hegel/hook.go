@@ -122,6 +122,11 @@ func (hr *hookRun) run() error {
 	if !(&engine.State{Status: hr.cache.Status}).Active() {
 		return nil // a finished or stashed task records nothing
 	}
+	if len(h.Edits) > 0 {
+		// An edit about to run: refused when another open task locked
+		// the file. Nothing is journaled (the PostToolUse would count it).
+		return hr.checkLocks()
+	}
 	for i := range h.Events {
 		h.Events[i].Task = hr.cache.Task
 	}
@@ -372,4 +377,39 @@ func (hr *hookRun) resumeContext() (string, error) {
 	fmt.Fprintf(&b, "Current node: %s\n\nPrompt:\n%s\n\n", st.CurrentNode, trimNL(v.Prompt))
 	b.WriteString("When this node's work is done, run `git hegel next` (or `git hegel next <claim>`); `git hegel status` shows where the task stands.")
 	return b.String(), nil
+}
+
+// checkLocks refuses, in the agent's own format, an edit about to run on
+// a file another open task has locked, naming the file and that task. It
+// opens the repository: locks are in every task's state, and another
+// task (or clone, after a fetch) may take one at any time.
+func (hr *hookRun) checkLocks() error {
+	_, e, err := hr.open()
+	if err != nil {
+		return err
+	}
+	states, err := e.OpenStates()
+	if err != nil {
+		return err
+	}
+	var reasons []string
+	for _, f := range hr.h.Edits {
+		if hs := engine.LockedBy(states, hr.cache.Task, f); len(hs) > 0 {
+			reasons = append(reasons, engine.LockMessage(f, hs[0]))
+		}
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	out := hr.h.Deny(strings.Join(reasons, "\n"))
+	if out == nil {
+		return nil
+	}
+	ev := agent.Event{Time: hr.now.UTC(), Kind: agent.EventViolation, Hook: hr.h.Name, Agent: hr.h.Agent,
+		Session: hr.h.Session, Task: hr.cache.Task, Node: hr.cache.Node, Rule: engine.RuleLockedFiles, Detail: reasons[0]}
+	if err := hr.journal().Append(ev); err != nil {
+		hr.c.warn(err.Error())
+	}
+	_, err = hr.c.Stdout.Write(out)
+	return err
 }

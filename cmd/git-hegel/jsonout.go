@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"sort"
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
@@ -41,6 +44,9 @@ type statusRest struct {
 	TotalSteps  int      `json:"total_steps,omitempty"`
 	CurrentStep string   `json:"current_step,omitempty"`
 	Run         *runJSON `json:"run,omitempty"`
+	// RollbackAvailable says whether the task has a checkpoint to go
+	// back to (false without a task).
+	RollbackAvailable bool `json:"rollback_available"`
 }
 
 // runJSON describes the git hegel run that drives a task, or the one a
@@ -82,9 +88,11 @@ type damagedJSON struct {
 }
 
 type workflowJSON struct {
-	Task           string     `json:"task"`
-	Workflow       string     `json:"workflow"`
-	Mode           string     `json:"mode"`
+	Task     string `json:"task"`
+	Workflow string `json:"workflow"`
+	Mode     string `json:"mode"`
+	// ArtifactDir is the task's folder for its files ({{task.dir}}).
+	ArtifactDir    string     `json:"artifact_dir"`
 	Status         string     `json:"status"`
 	CurrentNode    string     `json:"current_node"`
 	History        []string   `json:"history"`
@@ -101,6 +109,7 @@ type workflowJSON struct {
 	Priority        string                 `json:"priority"`
 	UpdatedAt       time.Time              `json:"updated_at"`
 	Worktree        string                 `json:"worktree"` // the owner's path; "" when parked
+	OwnerEmail      string                 `json:"owner_email,omitempty"`
 	Archived        bool                   `json:"archived,omitempty"`
 	Attempt         int                    `json:"attempt"`
 	MaxAttempts     int                    `json:"max_attempts,omitempty"`
@@ -120,6 +129,41 @@ type workflowJSON struct {
 	Overrides       []engine.Override      `json:"overrides,omitempty"`
 	// Cancelled: the task's last git hegel run was cancelled.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// FilesLocked are the paths the task has locked (an open task's).
+	FilesLocked []engine.FileLock `json:"files_locked,omitempty"`
+	// NodeMoves are the nodes set by hand (git hegel goto).
+	NodeMoves []engine.NodeMove `json:"node_moves,omitempty"`
+	// Subphase is where the task is within its node's sub-phases.
+	Subphase string `json:"subphase,omitempty"`
+	// Rounds are each node's entries and how each ended (engine.Rounds).
+	Rounds map[string][]engine.Round `json:"rounds,omitempty"`
+	// complete becomes one "<node>_complete" key per node entered
+	// (MarshalJSON).
+	complete map[string]bool
+}
+
+// MarshalJSON adds the "<node>_complete" booleans (from completed_nodes)
+// after the fixed fields, sorted by node. No fixed key ends in
+// "_complete", so a node's name cannot collide with one.
+func (w workflowJSON) MarshalJSON() ([]byte, error) {
+	type plain workflowJSON
+	b, err := json.Marshal(plain(w))
+	if err != nil || len(w.complete) == 0 {
+		return b, err
+	}
+	var buf bytes.Buffer
+	buf.Write(b[:len(b)-1])
+	nodes := make([]string, 0, len(w.complete))
+	for n := range w.complete {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		k, _ := json.Marshal(n + "_complete")
+		fmt.Fprintf(&buf, ",%s:%t", k, w.complete[n])
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // taskJSON is the task part of status and show --json in schema.
@@ -129,15 +173,16 @@ func taskJSON(st *engine.State, now time.Time, schema int) *workflowJSON {
 		priority = engine.PriorityNormal
 	}
 	j := &workflowJSON{
-		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status,
+		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status, ArtifactDir: engine.TaskDir(st),
 		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,
 		StartedAt: st.StartedAt, PhaseStartedAt: st.PhaseStartTime, EndedAt: st.EndedAt,
 		TaskType: st.TaskType, Description: st.Description, Priority: priority, UpdatedAt: st.UpdatedAt,
-		Worktree: st.Worktree, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
+		Worktree: st.Worktree, OwnerEmail: st.OwnerEmail, Attempt: max(st.Attempt, 1), LastFailure: st.LastFailure, Retries: st.Retries, Error: st.Error,
 		CompletedNodes: st.CompletedNodes, SkippedNodes: st.SkippedNodes, FailedNodes: st.FailedNodes,
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
-		Cancelled: st.Cancelled,
+		Cancelled: st.Cancelled, FilesLocked: st.FilesLocked, NodeMoves: st.NodeMoves,
+		Subphase: st.Subphase, Rounds: engine.Rounds(st, nil), complete: engine.NodesComplete(st),
 	}
 	if schema >= 2 {
 		j.TimeInPhaseMS = ptr(st.TimeInPhase(now).Milliseconds())
@@ -173,6 +218,7 @@ type taskLineJSON struct {
 	Mine        bool      `json:"mine"`     // owned by this worktree
 	Current     bool      `json:"current"`  // this worktree's active task
 	Archived    bool      `json:"archived"`
+	OwnerEmail  string    `json:"owner_email,omitempty"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	// Damaged says why the task could not be read; the other fields are
 	// then empty.
@@ -188,6 +234,12 @@ type showJSON struct {
 	CheckpointsError string                     `json:"checkpoints_error,omitempty"`
 	StepResults      map[string]json.RawMessage `json:"step_results"`
 	Problems         []string                   `json:"problems"`
+	// Warnings: artifacts that changed after they were approved.
+	Warnings []string `json:"warnings"`
+	// Metadata is what the run used so far (null when it cannot be
+	// read: MetadataError says why).
+	Metadata      *engine.RunMetadata `json:"metadata"`
+	MetadataError string              `json:"metadata_error,omitempty"`
 }
 
 type artifactJSON struct {
@@ -195,7 +247,17 @@ type artifactJSON struct {
 	Path    string `json:"path"`
 	Present bool   `json:"present"`
 	Size    int64  `json:"size"`
-	Skipped bool   `json:"skipped"` // the node was skipped
+	Skipped bool   `json:"skipped"` // the node was skipped, or the task's type skips it
+	Pending bool   `json:"pending"` // the node has not ended yet
+	// Submitted is the copy the node left in the task's ref when it
+	// ended; null when there is none.
+	Submitted *submittedJSON `json:"submitted"`
+}
+
+type submittedJSON struct {
+	Blob string    `json:"blob"`
+	Size int64     `json:"size"`
+	At   time.Time `json:"at"`
 }
 
 type deletedJSON struct {
@@ -241,7 +303,9 @@ type nodeJSON struct {
 	Transitions []transitionJSON `json:"transitions"`
 	DisplayName string           `json:"display_name,omitempty"`
 	Description string           `json:"description,omitempty"`
-	Artifact    string           `json:"artifact,omitempty"`
+	Artifact    string           `json:"artifact,omitempty"`  // the first of artifacts
+	Artifacts   []string         `json:"artifacts,omitempty"` // as written, task fields not filled in
+	Produces    []string         `json:"produces,omitempty"`  // kept like artifacts, not required
 	Requires    []string         `json:"requires,omitempty"`
 	Conditional bool             `json:"conditional,omitempty"`
 	SkipFor     []string         `json:"skip_for,omitempty"`
@@ -341,15 +405,28 @@ type syncCountsJSON struct {
 }
 
 type syncTaskJSON struct {
-	Task   string        `json:"task"`
-	Change string        `json:"change"`          // added, fast-forwarded, diverged
-	Stash  string        `json:"stash,omitempty"` // diverged: the stash holding the remote's version
-	Held   *syncHeldJSON `json:"held,omitempty"`
+	Task   string `json:"task"`
+	Change string `json:"change"` // added, fast-forwarded, merged, conflicted
+	// FromOurs and FromTheirs: for a merged task, the fields each side
+	// brought; Conflicts the fields both changed differently, Resolved
+	// the side they were taken from ("" when the task stopped).
+	FromOurs   []string           `json:"from_ours,omitempty"`
+	FromTheirs []string           `json:"from_theirs,omitempty"`
+	Conflicts  []syncConflictJSON `json:"conflicts,omitempty"`
+	Resolved   string             `json:"resolved,omitempty"`
+	Held       *syncHeldJSON      `json:"held,omitempty"`
 	// Archived: the change was to the task's archive ref (it finished).
 	Archived bool `json:"archived,omitempty"`
 	// Definition: the fetch brought a task this clone holds a workflow
 	// definition it did not have.
 	Definition *syncDefinitionJSON `json:"definition,omitempty"`
+}
+
+// syncConflictJSON is one field both sides of a task changed differently.
+type syncConflictJSON struct {
+	Field  string `json:"field"`
+	Ours   string `json:"ours"`
+	Theirs string `json:"theirs"`
 }
 
 // syncDefinitionJSON is a workflow definition a fetch brought: its blob

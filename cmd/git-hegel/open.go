@@ -3,11 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // readOnly reports a command (or verb) that writes nothing to the
@@ -82,17 +85,28 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Warn:            c.warn,
 		Files:           r.Files(),
 		MaxAttempts:     int(cfg.Int("hegel", "maxattempts", workflow.DefaultMaxAttempts)),
+		ArtifactDir:     configValue(cfg, "artifactdir"),
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
 		Snapshots:       c.snapshots(r),
 		Parking:         c.snapshots(r),
 		// hegel.checkpoints=off: building the snapshots (ignore rules, the
 		// GC setting) would be most of a transition's own cost.
 		NoAutoCheckpoints: !cfg.Bool("hegel", "checkpoints", true),
+		// checkEngineConfig refuses a bad interval before a command that
+		// changes anything runs; here it only has to be read.
+		CheckpointInterval: int(max(cfg.Int("hegel", "checkpointinterval", 1), 1)),
+		HistoryOff:         !cfg.Bool("hegel", "history", true),
+		Version:            version,
 		User: func() string {
 			n, _ := cfg.Get("user", "", "name")
 			return n
 		},
-		Confirm: c.confirmTransition,
+		Email: func() string {
+			m, _ := cfg.Get("user", "", "email")
+			return m
+		},
+		ApprovalOtherPerson: otherPerson(cfg),
+		Confirm:             c.confirmTransition,
 	}
 	if cfg.Bool("hegel", "commitguard", true) {
 		e.CommitTimes = r.CommitTimes
@@ -103,6 +117,21 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}
 	return e
+}
+
+// otherPerson reads hegel.approval.otherPerson (git's subsection syntax:
+// [hegel "approval"] otherPerson = true); a value that is no boolean
+// counts as true, so a typo never turns the check off.
+func otherPerson(cfg *gitdir.Config) bool {
+	v, ok := cfg.Get("hegel", "approval", "otherperson")
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "no", "off", "false", "0":
+		return false
+	}
+	return true
 }
 
 // guideSource is where prompts take their guides from: the worktree's
@@ -137,13 +166,38 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkEngineConfig(r.Config()); err != nil {
+		return nil, nil, err
+	}
 	e := c.newEngine(r)
 	if note, err := e.RecoverParking(); err != nil {
 		c.warn(err.Error())
 	} else if note != "" {
 		fmt.Fprintln(c.Stderr, note)
 	}
+	if !c.readOnly() {
+		// A task a fetch moved on gets the entry checkpoint of its new
+		// node before this command changes anything.
+		if note := e.CatchUpCheckpoint(c.selected()); note != "" {
+			fmt.Fprintln(c.Stderr, note)
+		}
+	}
 	return e, r, nil
+}
+
+// checkEngineConfig refuses settings the engine cannot read, in one line
+// that says how to fix them, before the command changes anything.
+func checkEngineConfig(cfg *gitdir.Config) error {
+	if v, ok := cfg.Get("hegel", "", "checkpointinterval"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return fmt.Errorf("bad hegel.checkpointInterval '%s': it counts node entries between automatic checkpoints, 1 or more (turn them off with 'git config hegel.checkpoints off')", v)
+		}
+	}
+	if _, err := cfg.StrictBool("hegel", "history", true); err != nil {
+		return err
+	}
+	return nil
 }
 
 // loadRegistry loads the workflows with the repository's settings: strict
@@ -173,4 +227,10 @@ func loadRegistry(r *gitstore.Repo, s *gitstore.Sessions) (*workflow.Registry, e
 		UserTemplates: templates,
 		Unreadable:    unreadable,
 	}), nil
+}
+
+// configValue is hegel.<key>, or "" when unset.
+func configValue(cfg *gitdir.Config, key string) string {
+	v, _ := cfg.Get("hegel", "", key)
+	return v
 }

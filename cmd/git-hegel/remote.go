@@ -148,7 +148,7 @@ func (c *cmdCtx) mergePlainFetched(r *gitstore.Repo) {
 			if s := rep.FetchSummary(); s != "" {
 				fmt.Fprintf(c.Stderr, "From %s (git fetch): %s\n", rep.Remote, s)
 			}
-			for _, n := range append(append(rep.DivergedNotes(), rep.HeldNotes()...), rep.CheckpointNotes()...) {
+			for _, n := range append(append(append(rep.MergeNotes(), rep.ConflictNotes()...), rep.HeldNotes()...), rep.CheckpointNotes()...) {
 				fmt.Fprintln(c.Stderr, n)
 			}
 			for _, n := range c.newEngine(r).DefinitionNotes(rep) {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -48,7 +49,7 @@ func runFlags(fs *pflag.FlagSet) {
 	valueName(fs, "on-complete", "CMD")
 }
 
-var varKeyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varKeyRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 func runRun(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 1); err != nil {
@@ -72,7 +73,7 @@ func runRun(c *cmdCtx, args []string) error {
 	sets, _ := c.flags.GetStringArray("set")
 	for _, kv := range sets {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !varKeyRe.MatchString(k) {
+		if !ok || !varKeyRe().MatchString(k) {
 			return usagef(c.name, "--set wants KEY=VALUE with a KEY of letters, digits and '_', got '%s'", kv)
 		}
 		if o.Vars == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/rollback"
 )
 
 func runStatus(c *cmdCtx, args []string) error {
@@ -71,6 +72,7 @@ func statusOnce(c *cmdCtx) error {
 		if t != nil {
 			task = taskJSON(t.State, c.Now(), schema)
 			task.Archived = t.Archived
+			out.RollbackAvailable = !t.Archived && hasCheckpoint(r, t.State.Task)
 			if st := t.State; st.Attempt > 1 || st.Status == engine.StatusFailed {
 				task.MaxAttempts = maxAttempts(e, t)
 			}
@@ -156,6 +158,15 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	if st.TaskType != "" {
 		fmt.Fprintf(w, "Type: %s\n", st.TaskType)
 	}
+	if st.Subphase != "" {
+		// Only a node with sub-phases sets one, so only then is the
+		// definition read.
+		if wf, err := engine.TaskWorkflow(t); err == nil {
+			if line := engine.SubphaseLine(st, wf); line != "" {
+				fmt.Fprintf(w, "Sub-phase: %s\n", line)
+			}
+		}
+	}
 	if st.Attempt > 1 {
 		line := fmt.Sprintf("Attempt %d of %d", st.Attempt, maxAttempts(e, t))
 		if st.LastFailure != "" {
@@ -188,6 +199,7 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	for _, s := range st.SkippedNodes {
 		fmt.Fprintf(w, "Skipped: %s (%s)\n", s.Node, s.Reason)
 	}
+	c.printLocks(st)
 	if st.Cancelled && st.Active() {
 		fmt.Fprintf(w, "Cancelled: its last run was cancelled ('git hegel run --task %s' continues it)\n", st.Task)
 	}
@@ -200,4 +212,12 @@ func maxAttempts(e *engine.Engine, t *engine.Task) int {
 		return v.MaxAttempts
 	}
 	return max(e.MaxAttempts, workflow.DefaultMaxAttempts)
+}
+
+// hasCheckpoint reports whether task has a checkpoint to roll back to: its
+// chain's ref exists (dropping the last checkpoint removes it). It reads
+// one ref, so status stays cheap.
+func hasCheckpoint(r *gitstore.Repo, task string) bool {
+	_, err := r.ReadRef(rollback.RefPrefix + task)
+	return err == nil
 }

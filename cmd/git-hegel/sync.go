@@ -18,6 +18,10 @@ import (
 func syncFlags(fs *pflag.FlagSet) {
 	fs.Bool("checkpoints", false, "also carry checkpoints (refs/hegel/checkpoints/*), which hold uncommitted files and can be large")
 	fs.Bool("strict", false, "exit with status 1 when a remote ref was skipped (a name git-hegel never writes)")
+	fs.StringArray("ours", nil, "merge `TASK` taking this clone's value of every field both sides changed differently (repeatable)")
+	fs.StringArray("theirs", nil, "merge `TASK` taking the remote's value of every field both sides changed differently (repeatable)")
+	completeValues(fs, "ours", kindAnyTask)
+	completeValues(fs, "theirs", kindAnyTask)
 	jsonFlagSaying("print what moved, merged, and was refused as JSON")(fs)
 	progressFlags(fs)
 }
@@ -38,6 +42,9 @@ func (c *cmdCtx) syncSetup(args []string) (*gitstore.Repo, *gitstore.Remote, git
 	}
 	o.GitProgress = c.gitProgress()
 	o.Checkpoints = c.boolFlag("checkpoints")
+	if o.Resolve, err = c.resolutions(); err != nil {
+		return nil, nil, o, err
+	}
 	if o.Checkpoints {
 		// Only rollback knows the checkpoint chain's format.
 		o.MergeCheckpoints = func(task string, _ []plumbing.Hash, local, remote plumbing.Hash) (plumbing.Hash, engine.MergeCounts, error) {
@@ -45,6 +52,31 @@ func (c *cmdCtx) syncSetup(args []string) (*gitstore.Repo, *gitstore.Remote, git
 		}
 	}
 	return r, rem, o, nil
+}
+
+// resolutions reads --ours and --theirs: the side each named task's
+// conflicting fields are taken from.
+func (c *cmdCtx) resolutions() (map[string]engine.Side, error) {
+	out := map[string]engine.Side{}
+	for _, f := range []struct {
+		flag string
+		side engine.Side
+	}{{"ours", engine.SideOurs}, {"theirs", engine.SideTheirs}} {
+		names, _ := c.flags.GetStringArray(f.flag)
+		for _, n := range names {
+			if !engine.ValidTaskName(n) {
+				return nil, usagef(c.name, "--%s: '%s' is not a task name", f.flag, n)
+			}
+			if prev, ok := out[n]; ok && prev != f.side {
+				return nil, usagef(c.name, "task %s is named by both --ours and --theirs", n)
+			}
+			out[n] = f.side
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }
 
 func runFetch(c *cmdCtx, args []string) error {
@@ -117,6 +149,8 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 			return &silentError{code: exitFailed}
 		case err != nil:
 			return err
+		case rep != nil && len(rep.ConflictNotes()) > 0:
+			return &silentError{code: exitFailed}
 		case rep != nil && len(rep.Skipped) > 0 && c.boolFlag("strict"):
 			return &silentError{code: exitFailed}
 		}
@@ -142,6 +176,10 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 		for _, sk := range rep.Skipped {
 			c.warn(fmt.Sprintf("skipped %s from %s: %s", sk.Ref, rep.Remote, sk.Reason))
 		}
+		conflicts := rep.ConflictNotes()
+		for _, n := range conflicts {
+			fmt.Fprintln(c.Stderr, "error: "+n)
+		}
 		if isRefused {
 			removed := false
 			for _, x := range rep.Refused {
@@ -156,6 +194,9 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 	}
 	if err != nil {
 		return err
+	}
+	if rep != nil && len(rep.ConflictNotes()) > 0 {
+		return &silentError{code: exitFailed}
 	}
 	if rep != nil && len(rep.Skipped) > 0 && c.boolFlag("strict") {
 		return &silentError{code: exitFailed}
@@ -174,7 +215,7 @@ func (c *cmdCtx) printFetched(rep *engine.SyncReport, none string, e *engine.Eng
 	} else if none != "" {
 		fmt.Fprintln(c.Stdout, none)
 	}
-	for _, n := range rep.DivergedNotes() {
+	for _, n := range rep.MergeNotes() {
 		fmt.Fprintln(c.Stdout, n)
 	}
 	for _, n := range rep.HeldNotes() {
@@ -241,7 +282,11 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp, e *engine.Engine) 
 	j.OK = err == nil
 	j.Merged.Stashes, j.Merged.History, j.Merged.Checkpoints = counts(rep.Stashes), counts(rep.History), counts(rep.Checkpoints)
 	for _, t := range rep.Tasks {
-		tj := syncTaskJSON{Task: t.Task, Change: string(t.Change), Stash: t.StashID, Archived: t.Archived}
+		tj := syncTaskJSON{Task: t.Task, Change: string(t.Change), Archived: t.Archived,
+			FromOurs: t.FromOurs, FromTheirs: t.FromTheirs, Resolved: string(t.Resolved)}
+		for _, f := range t.Conflicts {
+			tj.Conflicts = append(tj.Conflicts, syncConflictJSON{Field: f.Field, Ours: f.Ours, Theirs: f.Theirs})
+		}
 		if h := t.Held; h != nil {
 			tj.Held = &syncHeldJSON{Worktree: h.Worktree, WorktreeID: h.WorktreeID, Node: h.Node, Status: h.Status,
 				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == "" && !t.Archived,
@@ -262,7 +307,8 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp, e *engine.Engine) 
 		j.Skipped = append(j.Skipped, syncIssueJSON{Ref: x.Ref, Reason: x.Reason})
 	}
 	j.Warnings = append(j.Warnings, rep.Warnings...)
-	j.Notes = append(j.Notes, rep.DivergedNotes()...)
+	j.Notes = append(j.Notes, rep.MergeNotes()...)
+	j.Notes = append(j.Notes, rep.ConflictNotes()...)
 	j.Notes = append(j.Notes, rep.HeldNotes()...)
 	j.Notes = append(j.Notes, rep.CheckpointNotes()...)
 	if e != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 )
@@ -129,7 +130,7 @@ func usageFlags(fs *pflag.FlagSet, sub *subcommand) []*pflag.Flag {
 }
 
 // placeholder is {name} or {...} in a form.
-var placeholder = regexp.MustCompile(`\{([a-z][a-z0-9-]*|\.\.\.)\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([a-z][a-z0-9-]*|\.\.\.)\}`) })
 
 // renderForms turns a command's (or verb's) forms into usage text after
 // "git hegel <name>": each {flag} is replaced by its spelling, and the
@@ -148,7 +149,7 @@ func renderForms(forms []string, fs *pflag.FlagSet, sub *subcommand) []string {
 	hasRest := strings.Contains(forms[restForm], "{...}")
 	named := map[string]bool{}
 	for i, form := range forms {
-		for _, m := range placeholder.FindAllStringSubmatchIndex(form, -1) {
+		for _, m := range placeholder().FindAllStringSubmatchIndex(form, -1) {
 			name := form[m[2]:m[3]]
 			if name != "..." && (i == restForm || m[0] == 0 || form[m[0]-1] != '[') {
 				named[name] = true
@@ -177,7 +178,7 @@ func renderForms(forms []string, fs *pflag.FlagSet, sub *subcommand) []string {
 		if i == restForm && !hasRest && restText != "" {
 			form = strings.TrimSpace(form + " {...}")
 		}
-		out[i] = placeholder.ReplaceAllStringFunc(form, func(m string) string {
+		out[i] = placeholder().ReplaceAllStringFunc(form, func(m string) string {
 			name := m[1 : len(m)-1]
 			if name == "..." {
 				return restText

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
@@ -23,7 +25,7 @@ func runTasks(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	list, err := e.ListTasks(engine.ListOptions{All: c.boolFlag("all"), Archived: c.boolFlag("archived")})
+	list, err := e.ListTasks(engine.ListOptions{All: c.boolFlag("all"), Archived: c.boolFlag("archived"), Mine: c.boolFlag("mine")})
 	if err != nil {
 		return err
 	}
@@ -37,6 +39,7 @@ func runTasks(c *cmdCtx, args []string) error {
 				st := t.State
 				j.Workflow, j.Mode, j.CurrentNode, j.Status = st.Workflow, st.Mode, st.CurrentNode, st.Status
 				j.TaskType, j.Priority, j.Description, j.Worktree, j.UpdatedAt = st.TaskType, priorityOf(st), st.Description, st.Worktree, st.UpdatedAt
+				j.OwnerEmail = st.OwnerEmail
 			}
 			out.Tasks = append(out.Tasks, j)
 		}
@@ -48,6 +51,10 @@ func runTasks(c *cmdCtx, args []string) error {
 	}
 	if len(list) == 0 {
 		hint := ""
+		if c.boolFlag("mine") {
+			fmt.Fprintln(c.Stdout, "No tasks held here ('git hegel tasks' lists them all; 'git hegel claim <task>' takes one)")
+			return nil
+		}
 		if !c.boolFlag("archived") {
 			hint = " (finished tasks are archived: 'git hegel tasks --archived')"
 		}
@@ -129,7 +136,7 @@ func runShow(c *cmdCtx, args []string) error {
 	}
 	if schema := c.jsonSchema(); schema > 0 {
 		out := showJSON{Schema: schema, Task: taskJSON(st, c.Now(), schema), Artifacts: []artifactJSON{},
-			StepResults: st.StepResults, Problems: nonNil(problems)}
+			StepResults: st.StepResults, Problems: nonNil(problems), Warnings: nonNil(d.Warnings)}
 		out.Task.Archived = d.Archived
 		if v, err := e.ViewOf(d.Task); err == nil {
 			out.Task.MaxAttempts = v.MaxAttempts
@@ -139,7 +146,11 @@ func runShow(c *cmdCtx, args []string) error {
 		}
 		for _, a := range d.Artifacts {
 			_, sk := skipped[a.Node]
-			out.Artifacts = append(out.Artifacts, artifactJSON{Node: a.Node, Path: a.Path, Present: a.Present, Size: a.Size, Skipped: sk})
+			aj := artifactJSON{Node: a.Node, Path: a.Path, Present: a.Present, Size: a.Size, Skipped: sk || a.Skipped, Pending: a.Pending}
+			if s := a.Submitted; s != nil {
+				aj.Submitted = &submittedJSON{Blob: s.Blob, Size: s.Size, At: s.At}
+			}
+			out.Artifacts = append(out.Artifacts, aj)
 		}
 		// Checkpoints that cannot be read are not "none": the error says
 		// why, and schema 2 gives null instead of an empty list.
@@ -151,6 +162,11 @@ func runShow(c *cmdCtx, args []string) error {
 		}
 		for _, cp := range cps {
 			out.Checkpoints = append(out.Checkpoints, c.checkpointJSON(cp))
+		}
+		if m, err := e.Metadata(d.Task); err != nil {
+			out.MetadataError = firstLineOf(err.Error())
+		} else {
+			out.Metadata = m
 		}
 		return writeJSON(c.Stdout, out)
 	}
@@ -194,10 +210,16 @@ func runShow(c *cmdCtx, args []string) error {
 		line("Paused", st.PauseReason)
 	}
 	line("Owner", c.ownerLabel(e, st)+ownerPath(e, st))
+	if st.OwnerEmail != "" {
+		line("Owned by", text.Printable(st.OwnerEmail, 200)+" (as the task says)")
+	}
 	line("Started", c.stamp(st.StartedAt))
 	line("Updated", c.stamp(st.UpdatedAt))
 	if st.EndedAt != nil {
 		line("Ended", c.stamp(*st.EndedAt))
+	}
+	if m, err := e.Metadata(d.Task); err == nil {
+		printMetadata(line, m)
 	}
 	if st.PausedAt != nil {
 		line("Paused at", c.stamp(*st.PausedAt))
@@ -245,6 +267,34 @@ func runShow(c *cmdCtx, args []string) error {
 		}
 		line("Rollback", s)
 	}
+	rounds := engine.Rounds(st, nil)
+	for _, node := range sortedRoundNodes(rounds) {
+		for _, r := range rounds[node] {
+			if r.Outcome != engine.RoundSentBack {
+				continue
+			}
+			s := fmt.Sprintf("%s round %d of %d sent back to %s, %s", node, r.Number, len(rounds[node]), r.To, c.stamp(*r.EndedAt))
+			if r.Reason != "" {
+				s += ": " + firstLineOf(r.Reason)
+			}
+			line("Round", s)
+		}
+	}
+	for _, m := range st.NodeMoves {
+		s := fmt.Sprintf("%s -> %s by hand, %s", m.From, m.To, c.stamp(m.At))
+		if m.By != "" {
+			s += " by " + m.By
+		}
+		if m.Reason != "" {
+			s += ": " + firstLineOf(m.Reason)
+		}
+		line("Goto", s)
+	}
+	for _, l := range st.FilesLocked {
+		if st.Active() {
+			line("Locked", fmt.Sprintf("%s, %s", l.Path, c.stamp(l.At)))
+		}
+	}
 	for _, o := range st.Overrides {
 		line("Forced", fmt.Sprintf("%s at %s, %s: %s", o.What, o.Node, c.stamp(o.At), firstLineOf(o.Reason)))
 	}
@@ -261,17 +311,24 @@ func runShow(c *cmdCtx, args []string) error {
 		for _, a := range d.Artifacts {
 			state := "missing"
 			switch {
-			case skipped[a.Node] != "":
+			case a.Submitted != nil:
+				state = fmt.Sprintf("%s, submitted %s (blob %s)", text.Plural(int(a.Submitted.Size), "byte", "bytes"), c.stamp(a.Submitted.At), engine.ShortID(a.Submitted.Blob))
+			case skipped[a.Node] != "" || a.Skipped:
 				state = "skipped"
 				if a.Present {
 					state = fmt.Sprintf("skipped (%s present, %s)", text.Plural(int(a.Size), "byte", "bytes"), where)
 				}
 			case a.Present:
 				state = fmt.Sprintf("%s, %s", text.Plural(int(a.Size), "byte", "bytes"), where)
+			case a.Pending:
+				state = "not written yet"
 			}
 			fmt.Fprintf(tw, "  %-12s\t%-24s\t%s\n", a.Node, a.Path, state)
 		}
 		tw.Flush()
+	}
+	for _, warn := range d.Warnings {
+		fmt.Fprintf(w, "Warning:      %s\n", warn)
 	}
 	if len(st.StepResults) > 0 {
 		fmt.Fprintf(w, "Results:      ('git hegel result NODE --task %s' prints one)\n", st.Task)
@@ -451,6 +508,57 @@ func (c *cmdCtx) resultLine(st *engine.State, node string) string {
 	}
 	if len(m.Files) > 0 {
 		s += "; files: " + strings.Join(m.Files, ", ")
+	}
+	return s
+}
+
+// sortedRoundNodes lists the nodes entered more than once, by name.
+func sortedRoundNodes(r map[string][]engine.Round) []string {
+	var out []string
+	for n, rs := range r {
+		if len(rs) > 1 {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// printMetadata prints what the run used: the agents (with their
+// models), the MCP servers, and the estimate. Names come from hook
+// payloads, possibly another clone's: one that a terminal would read as
+// more than text is quoted.
+func printMetadata(line func(k, v string), m *engine.RunMetadata) {
+	for _, a := range m.Agents {
+		v := printable(a.Name)
+		if len(a.Models) > 0 {
+			ms := make([]string, len(a.Models))
+			for i, x := range a.Models {
+				ms[i] = printable(x)
+			}
+			v += " (" + strings.Join(ms, ", ") + ")"
+		}
+		line("Agent", v)
+	}
+	if len(m.MCPServers) > 0 {
+		ss := make([]string, len(m.MCPServers))
+		for i, x := range m.MCPServers {
+			ss[i] = printable(x)
+		}
+		line("MCP servers", strings.Join(ss, ", "))
+	}
+	if m.EstimatedDurationMS != nil {
+		line("Estimate", text.HumanDuration(time.Duration(*m.EstimatedDurationMS)*time.Millisecond)+" (median of the last completed runs of the workflow)")
+	}
+}
+
+// printable is s, or s quoted when it holds a character that is not
+// printable text (a terminal escape, a newline).
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return text.Quote(s)
+		}
 	}
 	return s
 }

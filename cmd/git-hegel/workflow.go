@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -56,6 +57,7 @@ func runStart(c *cmdCtx, args []string) error {
 	}
 	c.printParked(v)
 	fmt.Fprintf(c.Stdout, "Task: %s\n", v.Task)
+	fmt.Fprintf(c.Stdout, "Task files: %s/\n", engine.TaskDir(v.State))
 	c.printView(v)
 	return nil
 }
@@ -89,22 +91,31 @@ func (c *cmdCtx) force(args []string) (engine.Force, []string, error) {
 	for _, v := range vals {
 		switch {
 		case v == forceAll:
-			if len(args) > 0 && contains(workflow.RuleTypes, args[0]) {
+			if len(args) > 0 && contains(forceRuleTypes(), args[0]) {
 				f.Rules = append(f.Rules, args[0])
 				args = args[1:]
 			} else {
 				f.All = true
 			}
-		case contains(workflow.RuleTypes, v):
+		case contains(forceRuleTypes(), v):
 			f.Rules = append(f.Rules, v)
 		default:
-			return f, nil, usagef(c.name, "unknown rule type '%s' for --force (one of %s)", v, strings.Join(workflow.RuleTypes, ", "))
+			return f, nil, usagef(c.name, "unknown rule type '%s' for --force (one of %s)", v, strings.Join(forceRuleTypes(), ", "))
 		}
 	}
 	return f, args, nil
 }
 
+// forceRuleTypes are the guard rule types --force can name: the workflow
+// file's, and locked_files, which every node has.
+func forceRuleTypes() []string {
+	return append(append([]string(nil), workflow.RuleTypes...), engine.RuleLockedFiles)
+}
+
 func runNext(c *cmdCtx, args []string) error {
+	if c.boolFlag("sub") {
+		return runNextSub(c, args)
+	}
 	force, args, err := c.force(args)
 	if err != nil {
 		return err
@@ -198,6 +209,22 @@ func runPrev(c *cmdCtx, args []string) error {
 
 func runRestart(c *cmdCtx, args []string) error {
 	return c.move(args, (*engine.Engine).Restart)
+}
+
+func runGoto(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 1); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, err := e.Goto(engine.GotoOptions{Task: c.selected(), Node: args[0], Reason: c.stringFlag("message"), Force: c.boolFlag("force")})
+	if err != nil {
+		return err
+	}
+	c.printView(v)
+	return nil
 }
 
 func runRepeat(c *cmdCtx, args []string) error {
@@ -334,4 +361,61 @@ func trimNL(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// runNextSub is `next --sub`: the node's next sub-phase.
+func runNextSub(c *cmdCtx, args []string) error {
+	if len(args) > 0 || c.flags.Changed("force") || c.flags.Changed("yes") {
+		return usagef(c.name, "--sub takes no claim, --force or -y")
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, err := e.NextSubphase(engine.TaskOptions{Task: c.selected()})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\nSub-phase: %s\n", v.Mode, c.paint(c.Stdout, "node", v.Node), v.State.Subphase)
+	fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+	return nil
+}
+
+func runClaim(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, 1); err != nil {
+		return err
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	v, prev, err := e.ClaimTask(args[0])
+	if err != nil {
+		return err
+	}
+	if prev == nil {
+		fmt.Fprintf(c.Stdout, "Task %s is already this worktree's\n", args[0])
+	} else {
+		fmt.Fprintf(c.Stdout, "Claimed task %s %s\n", args[0], formerOwner(e, prev))
+	}
+	c.printParked(v)
+	c.printView(v)
+	return nil
+}
+
+// formerOwner says whose a claimed task was: the person its state named
+// and the place, for display only (both arrived with the task, so they
+// are cut to one printable line).
+func formerOwner(e *engine.Engine, prev *engine.State) string {
+	where := e.OwnerLabel(prev)
+	if where == "-" {
+		return "(it was parked: nobody held it)"
+	}
+	if where == "another clone" && prev.Worktree != "" {
+		where += ", " + text.Printable(prev.Worktree, 200)
+	}
+	if who := text.Printable(prev.OwnerEmail, 200); who != "" {
+		return fmt.Sprintf("from %s (%s)", who, where)
+	}
+	return fmt.Sprintf("from %s", where)
 }

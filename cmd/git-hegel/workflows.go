@@ -89,9 +89,12 @@ func defJSON(wf *workflow.Definition, maxAttempts int) workflowDefJSON {
 	for _, name := range wf.Order {
 		n := wf.Nodes[name]
 		nj := nodeJSON{Name: name, Summary: n.Summary, Transitions: []transitionJSON{},
-			DisplayName: n.DisplayName, Description: n.Description, Artifact: n.Artifact, Requires: n.Requires,
+			DisplayName: n.DisplayName, Description: n.Description, Artifacts: n.Artifacts, Produces: n.Produces, Requires: n.Requires,
 			Conditional: n.Conditional, SkipFor: n.SkipFor, Gate: n.Gate, Approvers: n.Approvers,
 			MaxAttempts: wf.Attempts(name, maxAttempts), Terminal: n.Terminal, Rules: []ruleJSON{}, Checks: []string{}}
+		if len(n.Artifacts) > 0 {
+			nj.Artifact = n.Artifacts[0]
+		}
 		if h := n.Run; h != nil {
 			nj.Run = &handlerJSON{Kind: h.Kind, Adapter: h.Adapter, Text: h.Text}
 			if h.Timeout > 0 {
@@ -140,8 +143,11 @@ func printWorkflow(c *cmdCtx, wf *workflow.Definition) {
 		if n.Summary != "" {
 			fmt.Fprintf(w, "    %s\n", n.Summary)
 		}
-		if n.Artifact != "" {
-			fmt.Fprintf(w, "    artifact: %s\n", n.Artifact)
+		if len(n.Artifacts) > 0 {
+			fmt.Fprintf(w, "    artifact: %s\n", strings.Join(n.Artifacts, ", "))
+		}
+		if len(n.Produces) > 0 {
+			fmt.Fprintf(w, "    produces: %s\n", strings.Join(n.Produces, ", "))
 		}
 		if len(n.Requires) > 0 {
 			fmt.Fprintf(w, "    requires: %s\n", strings.Join(n.Requires, ", "))

@@ -57,6 +57,29 @@ func hookSpecific(event, text string) any {
 	return map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": text}}
 }
 
+// Deny renders the answer that refuses a tool call about to run (a
+// PreToolUse), with reason for the agent: Claude Code and Codex read
+// hookSpecificOutput.permissionDecision "deny" and show the reason to the
+// model; Cursor's before-hooks read {"permission": "deny"} with a message
+// for the user and one for the agent. nil when the event cannot refuse.
+func (h *Hook) Deny(reason string) []byte {
+	if h.Kind != EventPreTool || reason == "" {
+		return nil
+	}
+	var out any
+	if h.Agent == Cursor {
+		out = map[string]string{"permission": "deny", "user_message": reason, "agent_message": reason}
+	} else {
+		out = map[string]any{"hookSpecificOutput": map[string]string{
+			"hookEventName": h.Name, "permissionDecision": "deny", "permissionDecisionReason": reason}}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(out)
+	return buf.Bytes()
+}
+
 // Reports says whether a violation found on this hook can reach the agent
 // (otherwise it is left for a later hook to report).
 func (h *Hook) Reports() bool {
@@ -70,5 +93,8 @@ func (h *Hook) Reports() bool {
 func (h *Hook) Relativize(root string) {
 	for i := range h.Events {
 		h.Events[i].File = relPath(h.Events[i].File, root)
+	}
+	for i := range h.Edits {
+		h.Edits[i] = relPath(h.Edits[i], root)
 	}
 }

@@ -60,6 +60,10 @@ type Hook struct {
 	// Calls about to run (PreToolUse) are not journaled: the matching
 	// PostToolUse counts them.
 	Events []Event
+	// Edits are the files a tool call about to run (PreToolUse) would
+	// write, relative to the worktree once Relativize ran: the hook may
+	// deny the call (a locked file). Never journaled.
+	Edits []string
 	// Again is set when the agent is already continuing because of a
 	// stop hook (Claude's stop_hook_active, Cursor's loop_count): it must
 	// not be asked to continue once more.
@@ -143,6 +147,13 @@ func ParseHook(in HookInput) (*Hook, error) {
 		base.Session = h.Session
 		h.Kind = claudeKind(name)
 		h.Events = claudeEvents(&p, base, h.Kind, in.Root)
+	}
+	if h.Kind == EventPreTool && p.ToolName != "" {
+		for _, ev := range toolEvents(p.ToolName, p.ToolInput, base, in.Root) {
+			if ev.Action == ActionEdit && ev.File != "" {
+				h.Edits = append(h.Edits, ev.File)
+			}
+		}
 	}
 	for i := range h.Events {
 		h.Events[i].PayloadCut = in.Cut

@@ -33,26 +33,33 @@ type Settings struct {
 	// Project and User are the settings file, relative to the work
 	// tree's top and to the home directory.
 	Project, User string
-	// Events are the hook events git-hegel uses. PreToolUse is not among
-	// them: the matching PostToolUse records the call, and a hook process
-	// before every tool call would only cost time.
+	// Events are the hook events git-hegel uses. PreToolUse is installed
+	// for the file-editing tools only (a locked file is refused before
+	// the edit); every other call is recorded by its PostToolUse, so a
+	// process before each of them would only cost time.
 	Events []string
-	// matcher marks the events whose entries take a tool matcher.
-	matcher map[string]bool
+	// matcher is the tool matcher of the events whose entries take one.
+	matcher map[string]string
 	// flat is Cursor's format: {"hooks": {EVENT: [{"command"}]},
 	// "version": 1}, where Claude Code and Codex wrap each command in a
 	// group: {"hooks": {EVENT: [{"hooks": [{"type", "command"}]}]}}.
 	flat bool
 }
 
+// EditMatcher selects the tools that write files (every agent's names),
+// for the PreToolUse hook that refuses an edit of a locked file. Claude
+// Code and Codex both read it as a regular expression.
+const EditMatcher = "^(Edit|MultiEdit|Write|NotebookEdit|apply_patch)$"
+
 var allSettings = []*Settings{
 	{Agent: Claude, Project: ".claude/settings.json", User: ".claude/settings.json",
-		Events:  []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"},
-		matcher: map[string]bool{"PostToolUse": true}},
+		Events:  []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"},
+		matcher: map[string]string{"PreToolUse": EditMatcher, "PostToolUse": "*"}},
 	// Codex reads matchers as regular expressions and runs a group
 	// without one for every tool.
 	{Agent: Codex, Project: ".codex/hooks.json", User: ".codex/hooks.json",
-		Events: []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}},
+		Events:  []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"},
+		matcher: map[string]string{"PreToolUse": EditMatcher}},
 	{Agent: Cursor, Project: ".cursor/hooks.json", User: ".cursor/hooks.json",
 		Events: []string{"sessionStart", "beforeSubmitPrompt", "afterShellExecution", "afterFileEdit", "afterMCPExecution", "stop"},
 		flat:   true},
@@ -132,8 +139,8 @@ func (s *Settings) group(event string) node {
 		return object(cmd)
 	}
 	hooks := field{"hooks", array(object(field{"type", str("command")}, cmd))}
-	if s.matcher[event] {
-		return object(field{"matcher", str("*")}, hooks)
+	if m := s.matcher[event]; m != "" {
+		return object(field{"matcher", str(m)}, hooks)
 	}
 	return object(hooks)
 }

@@ -91,7 +91,7 @@ func TestSettingsInstallLayout(t *testing.T) {
 	if !strings.HasPrefix(string(ed.Out), want) {
 		t.Errorf("got\n%s", ed.Out)
 	}
-	if !slices.Equal(ed.Events, []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}) {
+	if !slices.Equal(ed.Events, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}) {
 		t.Errorf("added %v", ed.Events)
 	}
 }

@@ -74,7 +74,7 @@ func NewTasks() *Tasks {
 
 // putDirs are the directories a save may put entries in, as in the git
 // store's task trees.
-var putDirs = []string{"results", "inputs"}
+var putDirs = map[string]int{"results": 1, "inputs": 1, "submitted": 2, "logs": 1}
 
 func copyTask(t *engine.Task) *engine.Task {
 	return &engine.Task{State: t.State.Clone(), Definition: slices.Clone(t.Definition), Rev: t.Rev, Archived: t.Archived}
@@ -159,11 +159,21 @@ func (s *Tasks) SaveTask(t *engine.Task, msg string) (string, error) {
 		// copies stay behind.
 		expect, snap.files = "", nil
 	}
-	for p, b := range t.Put {
-		dir, file, ok := strings.Cut(p, "/")
-		if !ok || file == "" || strings.Contains(file, "/") || !slices.Contains(putDirs, dir) {
+	for p := range t.Put {
+		parts := strings.Split(p, "/")
+		if depth, ok := putDirs[parts[0]]; !ok || len(parts) != depth+1 || slices.Contains(parts, "") {
 			return "", fmt.Errorf("cannot store %q in a task's tree", p)
 		}
+		if parts[0] == "submitted" {
+			// A node's submitted folder is written whole.
+			for q := range snap.entries {
+				if strings.HasPrefix(q, parts[0]+"/"+parts[1]+"/") {
+					delete(snap.entries, q)
+				}
+			}
+		}
+	}
+	for p, b := range t.Put {
 		snap.entries[p] = slices.Clone(b)
 	}
 	where, what := s.live, "task"

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Plural counts things in words: "1 stash", "2 stashes", "0 files". Every
@@ -124,4 +126,24 @@ func HumanDuration(d time.Duration) string {
 		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
 	}
 	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
+}
+
+// Printable keeps text read from elsewhere (a fetched task's fields) to
+// one line of at most max bytes, cut at a character, without control
+// characters: an escape sequence in it must not reach a terminal.
+func Printable(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

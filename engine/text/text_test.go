@@ -40,3 +40,19 @@ func TestQuotePath(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintable(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"ann@example.com", 64, "ann@example.com"},
+		{"ann\x1b[31m@ex\nample.com", 64, "ann[31m@example.com"},
+		{"ééééé", 5, "éé…"},
+	} {
+		if got := Printable(c.in, c.max); got != c.want {
+			t.Errorf("Printable(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+}

@@ -33,6 +33,7 @@ var taskFieldEnv = map[string]string{
 	"description": "HEGEL_TASK_DESCRIPTION",
 	"type":        "HEGEL_TASK_TYPE",
 	"priority":    "HEGEL_TASK_PRIORITY",
+	"dir":         "HEGEL_TASK_DIR",
 }
 
 // EnvName maps a name (a --set key, a node) into the part of a variable

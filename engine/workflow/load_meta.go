@@ -16,7 +16,7 @@ import (
 // Keys this file adds to the lists load.go checks against.
 var (
 	metaTopKeys        = []string{"task_types", "default_task_type"}
-	metaNodeKeys       = []string{"display_name", "description", "artifact", "requires", "conditional", "skip_for", "gate", "approvers", "max_attempts"}
+	metaNodeKeys       = []string{"display_name", "description", "artifact", "produces", "requires", "conditional", "skip_for", "gate", "approvers", "max_attempts", "subphases"}
 	metaTransitionKeys = []string{"confirm"}
 )
 
@@ -78,10 +78,24 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 		if s, err = p.scalar(f.value, prefix, f.name); err == nil {
 			m.Description = trimText(s)
 		}
-	case "artifact":
-		if m.Artifact, err = p.line(f.value, prefix, f.name, true); err == nil {
-			if perr := CheckArtifactPath(m.Artifact); perr != nil {
-				err = p.errAt(f.value, "%sartifact %v", prefix, perr)
+	case "artifact", "produces":
+		var items []string
+		var pos []*yaml.Node
+		if items, pos, err = p.stringList(f.value, prefix, f.name); err == nil {
+			for i, it := range items {
+				if perr := CheckArtifactPattern(it); perr != nil {
+					return p.errAt(pos[i], "%s%s %v", prefix, f.name, perr)
+				}
+				// The task's tree keeps a node's artifacts by file name.
+				n := ArtifactName(it)
+				if slices.ContainsFunc(append(slices.Clone(m.Artifacts), m.Produces...), func(o string) bool { return ArtifactName(o) == n }) {
+					return p.errAt(pos[i], "%s%s %s: another artifact of this node has the file name %s", prefix, f.name, text.Quote(it), text.Quote(n))
+				}
+				if f.name == "artifact" {
+					m.Artifacts = append(m.Artifacts, it)
+				} else {
+					m.Produces = append(m.Produces, it)
+				}
 			}
 		}
 	case "requires":
@@ -89,7 +103,7 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 		var pos []*yaml.Node
 		if items, pos, err = p.stringList(f.value, prefix, f.name); err == nil {
 			for i, it := range items {
-				if perr := CheckArtifactPath(it); perr != nil {
+				if perr := CheckArtifactPattern(it); perr != nil {
 					return p.errAt(pos[i], "%srequires: %v", prefix, perr)
 				}
 			}
@@ -112,6 +126,8 @@ func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {
 		m.Approvers, _, err = p.stringList(f.value, prefix, f.name)
 	case "max_attempts":
 		m.MaxAttempts, err = p.attemptsValue(f.value, prefix, f.name)
+	case "subphases":
+		m.Subphases, _, err = p.nameList(f.value, prefix, f.name, "sub-phase")
 	}
 	return err
 }

@@ -53,7 +53,7 @@ func TestParseStageMetadata(t *testing.T) {
 	}
 	spec, plan := w.Nodes["spec"], w.Nodes["plan"]
 	if spec.DisplayName != "Specification" || spec.Description != "Decide what to build.\nThen build it." ||
-		spec.Artifact != "SPEC.md" || spec.Gate != GateApproval || !slices.Equal(spec.Approvers, []string{"Ann", "Bob"}) {
+		!slices.Equal(spec.Artifacts, []string{"SPEC.md"}) || spec.Gate != GateApproval || !slices.Equal(spec.Approvers, []string{"Ann", "Bob"}) {
 		t.Errorf("spec = %+v", spec.StageMeta)
 	}
 	if !spec.Transitions[0].Confirm {
@@ -160,14 +160,17 @@ func TestPipelineSkipsTable(t *testing.T) {
 			t.Errorf("%s skips %v, want %v", typ, got[typ], nodes)
 		}
 	}
-	wantArtifacts := []string{"SPEC.md", "DESIGN.md", "PREFLIGHT_REPORT.md", "DEVELOPMENT.md", "MIGRATION_REPORT.md", "TEST_PLAN.md",
+	wantArtifacts := []string{"SPEC.md", "PLAN.md", "DESIGN.md", "PREFLIGHT_REPORT.md", "DEVELOPMENT.md", "MIGRATION_REPORT.md", "TEST_PLAN.md",
 		"CONTRACT_REPORT.md", "QA_REPORT.md", "BENCHMARK_REPORT.md", "SECURITY_CHECKLIST.md", "REVIEW_NOTES.md", "DOCS_REPORT.md"}
+	for i, a := range wantArtifacts {
+		wantArtifacts[i] = "{{task.dir}}/" + a
+	}
 	if a := w.Artifacts(); !slices.Equal(a, wantArtifacts) {
 		t.Errorf("artifacts %v", a)
 	}
 	for _, n := range w.Order {
 		node := w.Nodes[n]
-		if node.DisplayName == "" || node.Description == "" || node.Summary == "" || node.Artifact == "" {
+		if node.DisplayName == "" || node.Description == "" || node.Summary == "" || len(node.Artifacts) == 0 {
 			t.Errorf("node %s lacks metadata: %+v", n, node.StageMeta)
 		}
 	}

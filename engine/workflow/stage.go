@@ -22,12 +22,18 @@ const DefaultMaxAttempts = 3
 type StageMeta struct {
 	DisplayName string // shown instead of the node name where people read it
 	Description string // longer than Summary; may span lines
-	// Artifact is the file the stage must produce, slash-separated and
-	// relative to the top of the worktree. `next` refuses while it is
-	// missing or empty.
-	Artifact string
+	// Artifacts are the files the stage must produce (artifact: one path
+	// or a list), slash-separated and relative to the top of the
+	// worktree; each may name task fields (artifact_path.go). `next`
+	// refuses while one is missing or empty. No two share a file name.
+	Artifacts []string
+	// Produces are files the stage writes that are kept with the task as
+	// its artifacts are (submitted when the node ends, archived when the
+	// task ends) but whose absence does not stop `next`.
+	Produces []string
 	// Requires are files of earlier stages the stage reads; entering the
-	// stage warns about those that are missing.
+	// stage warns about those that are missing. They may name task
+	// fields as artifacts do.
 	Requires []string
 	// Conditional stages may be skipped with `git hegel skip`.
 	Conditional bool
@@ -39,6 +45,9 @@ type StageMeta struct {
 	Approvers []string
 	// MaxAttempts bounds `git hegel fail` at this node (0: the default).
 	MaxAttempts int
+	// Subphases are the steps within the node, in order (`git hegel next
+	// --sub` moves from one to the next); the node starts at the first.
+	Subphases []string
 }
 
 // Label is the node's display name, or its name.
@@ -85,22 +94,32 @@ func (w *Definition) Attempts(node string, def int) int {
 	return DefaultMaxAttempts
 }
 
-// Artifacts returns every file the workflow names as an artifact, in node
-// order, each once.
+// Kept returns the files node n keeps with the task: its artifacts,
+// then the files it produces.
+func (n *Node) Kept() []string {
+	return append(slices.Clone(n.Artifacts), n.Produces...)
+}
+
+// Artifacts returns every file the workflow's nodes keep with the task
+// (artifact: and produces:), as written (task fields not filled in), in
+// node order, each once.
 func (w *Definition) Artifacts() []string {
 	var out []string
 	for _, name := range w.Order {
-		if a := w.Nodes[name].Artifact; a != "" && !slices.Contains(out, a) {
-			out = append(out, a)
+		for _, a := range w.Nodes[name].Kept() {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
 		}
 	}
 	return out
 }
 
-// Producer returns the node whose artifact is path, or "".
+// Producer returns the first node that names artifact path (as
+// written), or "".
 func (w *Definition) Producer(path string) string {
 	for _, name := range w.Order {
-		if w.Nodes[name].Artifact == path {
+		if slices.Contains(w.Nodes[name].Kept(), path) {
 			return name
 		}
 	}

@@ -43,7 +43,8 @@ import (
 //	{{prompt}}            the prompt a run was given (git hegel run -p)
 //	{{context}}           the context a run was given (--context)
 //	{{results.NODE}}      the stored result of an earlier step
-//	{{task.FIELD}}        name, description, type, workflow, mode, node, priority
+//	{{task.FIELD}}        name, description, type, workflow, mode, node, priority,
+//	                      dir (the task's folder for its files)
 //	{{vars.KEY}}          a run's --set KEY=VALUE
 //	{{> name}}            a partial: .hegel/guides/partials/<name>.hbs, else .hegel/guides/<name>.hbs
 //	{{templates/name}}    an include: .hegel/guides/templates/<name>.md
@@ -62,7 +63,7 @@ const (
 )
 
 // taskFields are the fields {{task.FIELD}} may name.
-var taskFields = []string{"name", "description", "type", "workflow", "mode", "node", "priority"}
+var taskFields = []string{"name", "description", "type", "workflow", "mode", "node", "priority", "dir"}
 
 // builtinHelpers are raymond's helpers; their names are not data.
 var builtinHelpers = []string{"if", "unless", "each", "with", "lookup", "log", "equal", "eq"}

@@ -68,7 +68,7 @@ func TestTemplateParseErrors(t *testing.T) {
 	}{
 		{"Write it.\n{{foo}}", false, "line 2: unknown name {{foo}}: write {{?foo}} for optional context or {{NAME}} (upper case) for a guide"},
 		{"${{ secrets.TOKEN }}", false, "line 1: unknown name {{secrets.TOKEN}}: write {{?secrets.TOKEN}} for optional context or {{NAME}} (upper case) for a guide"},
-		{"{{task.owner}}", false, "line 1: unknown name \"task.owner\" (task fields: name, description, type, workflow, mode, node, priority)"},
+		{"{{task.owner}}", false, "line 1: unknown name \"task.owner\" (task fields: name, description, type, workflow, mode, node, priority, dir)"},
 		{"{{results}}", true, "line 1: write {{results.NODE}} to use an earlier step's result"},
 		{"{{GUIDE.part}}", false, `line 1: guide "GUIDE" has no fields: write {{GUIDE}}`},
 		{"a\nb\n{{#if x}}\nc", true, "line 4: template syntax: Expecting OpenEndBlock, got: 'EOF'"},

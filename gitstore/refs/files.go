@@ -284,14 +284,14 @@ func (r *Files) List(prefix string) ([]Ref, error) {
 }
 
 func (r *Files) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]plumbing.Hash) error {
-	entries, err := r.fs.ReadDir(filepath.FromSlash(dir))
+	direct := r.plainDir(dir)
+	entries, err := r.readDir(dir, direct)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 			return nil // no such directory, or a ref file where the prefix expected a directory
 		}
 		return fmt.Errorf("list refs: read directory %s: %w", r.display(dir), err)
 	}
-	direct := r.plainDir(dir)
 	for _, e := range entries {
 		full := dir + "/" + e.Name()
 		if e.IsDir() {
@@ -310,7 +310,7 @@ func (r *Files) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]p
 		if CheckName(name) != nil {
 			continue // git ignores files whose names are not ref names
 		}
-		h, ok, err := r.readLooseEntry(full, e, direct)
+		h, ok, err := r.readLooseEntry(full, e.Type(), direct)
 		if err != nil {
 			return fmt.Errorf("list refs: %w", err)
 		}

@@ -63,6 +63,42 @@ func RunTaskFiles(t *testing.T, newStore func(t *testing.T) TaskFiles) {
 		read(t, s, "t1", engine.ResultPath("spec"), "second output")
 		read(t, s, "t1", "inputs/topic", "auth")
 	})
+	t.Run("submitted artifacts", func(t *testing.T) {
+		// A node's folder under submitted/ holds what it submitted last,
+		// nothing older; other nodes' folders stay.
+		s := newStore(t)
+		first := task("t1")
+		first.Put = map[string][]byte{engine.SubmittedPath("spec", "SPEC.md"): []byte("v1"), engine.SubmittedPath("spec", "a.txt"): []byte("a")}
+		if _, err := s.SaveTask(first, "next: spec ends"); err != nil {
+			t.Fatal(err)
+		}
+		read(t, s, "t1", "submitted/spec/SPEC.md", "v1")
+		read(t, s, "t1", "submitted/spec/a.txt", "a")
+		cur, _ := s.LoadTask("t1")
+		cur.State.CurrentNode = "plan"
+		cur.Put = map[string][]byte{engine.SubmittedPath("plan", "PLAN.md"): []byte("p")}
+		if _, err := s.SaveTask(cur, "next: plan ends"); err != nil {
+			t.Fatal(err)
+		}
+		cur, _ = s.LoadTask("t1")
+		cur.State.Attempt = 2
+		cur.Put = map[string][]byte{engine.SubmittedPath("spec", "SPEC.md"): []byte("v2")}
+		if _, err := s.SaveTask(cur, "next: spec ends again"); err != nil {
+			t.Fatal(err)
+		}
+		read(t, s, "t1", "submitted/spec/SPEC.md", "v2")
+		read(t, s, "t1", "submitted/spec/a.txt", "")
+		read(t, s, "t1", "submitted/plan/PLAN.md", "p")
+		read(t, s, "t1", "submitted/spec", "")
+		for _, bad := range []string{"submitted/SPEC.md", "submitted/a/b/c", "submitted//x", "results/a/b"} {
+			cur, _ = s.LoadTask("t1")
+			cur.State.Attempt = 3
+			cur.Put = map[string][]byte{bad: []byte("x")}
+			if _, err := s.SaveTask(cur, "bad put"); err == nil {
+				t.Errorf("Put %q was saved", bad)
+			}
+		}
+	})
 	t.Run("refused path", func(t *testing.T) {
 		s := newStore(t)
 		if _, err := s.SaveTask(task("t1"), "start"); err != nil {

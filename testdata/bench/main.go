@@ -48,6 +48,9 @@ type bench struct {
 	features  map[string]bool // git-hegel subcommands that exist
 	rows      []row
 	details   []*detail
+	// notes are printed after the tables (the startup scenario's init
+	// trace).
+	notes []string
 
 	// against is a second git-hegel binary (-against): every round is run
 	// once more with it, right after (or before) the first, and twins
@@ -215,6 +218,11 @@ func (b *bench) setup(workdir, prebuilt string) error {
 	}
 	if err := b.buildNoop(bin); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: no empty-program reference row: %v\n", err)
+	}
+	floor := exec.Command("go", "build", "-o", filepath.Join(bin, "git-benchfloor"), "./testdata/bench/startupfloor")
+	floor.Dir = root
+	if out, err := floor.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: no dependency-floor row: go build: %v: %s\n", err, out)
 	}
 	// Which of the commands being built exist in this binary?
 	for _, sub := range []string{"stash", "checkpoint", "rollback", "hook", "remote", "tasks", "log", "run"} {

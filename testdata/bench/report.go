@@ -174,6 +174,10 @@ func (b *bench) print(w io.Writer, skipped []string) {
 			fmtDur(d.s.median()), fmtDur(d.s.min()), fmtKiB(d.s.peakRSS())})
 	}
 	table(w, header, cells)
+	for _, n := range b.notes {
+		fmt.Fprintln(w)
+		fmt.Fprint(w, n)
+	}
 }
 
 // table prints a Markdown table with aligned columns.

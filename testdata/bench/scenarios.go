@@ -60,6 +60,8 @@ var scenarios = []scenario{
 		doc: "SIGINT to exit of a running git hegel run: under 1 s when the step obeys SIGTERM, under 6 s when it ignores it"},
 	{name: "many-tasks", needs: "tasks", run: runManyTasks,
 		doc: "status and next with 1,000 tasks stored vs none (within 10%), and status vs git hegel version (≤1.15×)"},
+	{name: "sync-scale", needs: "remote", run: runSyncScale,
+		doc: "git hegel sync bringing 1 task changed upstream, 10,000 tasks stored (pushed by 10 clones) vs git fetch of the same refspecs (≤1.5×); 10,000 vs 100 stored (within 10%); peak RSS ≤ 100 MiB"},
 }
 
 // sized is one repository of a size-dependent scenario.
@@ -195,6 +197,10 @@ const rollbackBound = 1.0
 
 func hegelCmd(args ...string) []string { return append([]string{"git", "hegel"}, args...) }
 
+// startupBound is the startup row's target: `git-hegel version` at most
+// this many times an empty Go program built by the same toolchain.
+const startupBound = 3.2
+
 func runStartup(b *bench) ([]row, error) {
 	dir, err := b.repo(std(1000))
 	if err != nil {
@@ -207,10 +213,16 @@ func runStartup(b *bench) ([]row, error) {
 		timed("git rev-parse HEAD", dir, revParse...),
 	}
 	noop := filepath.Join(filepath.Dir(b.bin), "git-benchnoop")
-	if _, err := os.Stat(noop); err == nil {
+	floor := filepath.Join(filepath.Dir(b.bin), "git-benchfloor")
+	_, noopErr := os.Stat(noop)
+	_, floorErr := os.Stat(floor)
+	if noopErr == nil {
 		round = append(round,
 			timed("empty Go program", dir, noop),
 			timed("git benchnoop (empty Go program)", dir, "git", "benchnoop"))
+		if floorErr == nil {
+			round = append(round, timed("dependency floor (startupfloor)", dir, floor))
+		}
 	}
 	ss, err := b.measure(round, b.runs, measureOpts{rotate: true})
 	if err != nil {
@@ -221,11 +233,20 @@ func runStartup(b *bench) ([]row, error) {
 		timeRow("startup: git hegel version", "1k", ss[0], ss[3], 0),
 		timeRow("startup: git-hegel version (no git)", "1k", ss[1], ss[3], 0),
 	}
-	if len(ss) == 6 {
+	if len(ss) >= 6 {
 		rows = append(rows,
 			timeRow("startup: empty Go program", "1k", ss[4], ss[3], 0),
-			timeRow("startup: git benchnoop (empty Go program)", "1k", ss[5], ss[3], 0))
+			timeRow("startup: git benchnoop (empty Go program)", "1k", ss[5], ss[3], 0),
+			timeRow("startup: git-hegel version vs empty Go program", "1k", ss[1], ss[4], startupBound))
 	}
+	if len(ss) == 7 {
+		rows = append(rows, timeRow("startup: dependency floor vs empty Go program", "1k", ss[6], ss[4], 0))
+	}
+	inits, err := b.initTrace(dir, b.runs)
+	if err != nil {
+		return nil, err
+	}
+	b.notes = append(b.notes, inits)
 	return append(rows, timeRow("startup: git version", "1k", ss[2], ss[3], 0)), nil
 }
 

@@ -46,6 +46,8 @@ const finishedShown = 60
 // columnOf is the column a task's status puts it in.
 func columnOf(st *engine.State) string {
 	switch st.Status {
+	case engine.StatusInitializing:
+		return engine.StatusActive // setting up, about to run: with the running ones
 	case engine.StatusActive, engine.StatusAwaitingApproval, engine.StatusAwaitingAnswer, engine.StatusPaused, engine.StatusFailed, engine.StatusStashed:
 		return st.Status
 	}

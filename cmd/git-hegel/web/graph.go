@@ -181,8 +181,8 @@ func LayoutWorkflow(wf *workflow.Definition, marks *GraphMarks) *Graph {
 			if node.Summary != "" {
 				tip = append(tip, node.Summary)
 			}
-			if node.Artifact != "" {
-				tip = append(tip, "produces "+node.Artifact)
+			if k := node.Kept(); len(k) > 0 {
+				tip = append(tip, "produces "+strings.Join(k, ", "))
 			}
 			if node.Terminal {
 				n.Class += " terminal"

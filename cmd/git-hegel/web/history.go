@@ -41,7 +41,7 @@ type historyRow struct {
 // historyStatuses are the statuses the filter offers: the finished ones
 // history entries have, then the open ones.
 var historyStatuses = []string{engine.StatusCompleted, engine.StatusFailed, engine.StatusAborted, engine.StatusRolledBack,
-	engine.StatusActive, engine.StatusAwaitingApproval, engine.StatusAwaitingAnswer, engine.StatusPaused}
+	engine.StatusInitializing, engine.StatusActive, engine.StatusAwaitingApproval, engine.StatusAwaitingAnswer, engine.StatusPaused}
 
 func (s *Server) history(req *request) (string, any, error) {
 	q := req.URL.Query()

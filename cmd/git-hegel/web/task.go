@@ -159,19 +159,21 @@ func (s *Server) task(req *request) (string, any, error) {
 		skipped[sk.Node] = true
 	}
 	for _, a := range d.Artifacts {
-		row := artifactRow{Node: a.Node, Path: a.Path, Present: a.Present}
+		row := artifactRow{Node: a.Node, Path: a.Path, Present: a.Present || a.Submitted != nil}
 		switch {
+		case a.Submitted != nil:
+			row.State = text.Plural(int(a.Submitted.Size), "byte", "bytes") + ", submitted " + a.Submitted.At.Format("2006-01-02 15:04") + " (blob " + engine.ShortID(a.Submitted.Blob) + ")"
 		case a.Present && d.Archived:
 			row.State = text.Plural(int(a.Size), "byte", "bytes") + ", archived copy"
 		case a.Present:
 			row.State = text.Plural(int(a.Size), "byte", "bytes") + ", in the worktree"
-		case skipped[a.Node]:
+		case skipped[a.Node] || a.Skipped:
 			row.State = "skipped"
 		default:
 			row.State = "missing"
 		}
-		if a.Present {
-			row.Href = "/task/" + url.PathEscape(st.Task) + "/artifact/" + escapePath(a.Path)
+		if row.Present {
+			row.Href = "/task/" + url.PathEscape(st.Task) + "/artifact/" + escapePath(a.Path) + "?node=" + url.QueryEscape(a.Node)
 		}
 		td.Artifacts = append(td.Artifacts, row)
 	}
@@ -347,16 +349,20 @@ func (s *Server) artifact(req *request) (string, any, error) {
 		return "", nil, err
 	}
 	p := req.PathValue("path")
-	data, err := req.repo.Engine.Artifact(d.Task, p)
+	a, err := req.repo.Engine.Artifact(d.Task, p, req.URL.Query().Get("node"))
 	if errors.Is(err, engine.ErrNotFound) {
 		return "", nil, notFound("Task %s has no artifact %s", d.State.Task, p)
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	ad := artifactData{pageData: s.base(req, p+" — "+d.State.Task), Task: d.State.Task, Path: p, Where: "in this worktree"}
+	data := a.Data
+	ad := artifactData{pageData: s.base(req, p+" — "+d.State.Task), Task: d.State.Task, Path: a.Path, Where: "in this worktree (node " + a.Node + " has not submitted it)"}
 	ad.Nav = "board"
-	if d.Archived {
+	switch a.From {
+	case "submitted":
+		ad.Where = "as node " + a.Node + " submitted it (refs/hegel/tasks/" + d.State.Task + ", blob " + engine.ShortID(a.Blob) + ")"
+	case "archive":
 		ad.Where = "archived copy (refs/hegel/archive/" + d.State.Task + ")"
 	}
 	if strings.EqualFold(path.Ext(p), ".md") || strings.EqualFold(path.Ext(p), ".markdown") {

@@ -84,7 +84,7 @@ func nodeRows(wf *workflow.Definition, defAttempts int) []nodeRow {
 	var out []nodeRow
 	for _, name := range wf.Order {
 		n := wf.Nodes[name]
-		r := nodeRow{Name: name, Label: wf.Label(name), Summary: n.Summary, Artifact: n.Artifact, Gate: n.Gate,
+		r := nodeRow{Name: name, Label: wf.Label(name), Summary: n.Summary, Artifact: strings.Join(n.Kept(), ", "), Gate: n.Gate,
 			Requires: strings.Join(n.Requires, ", "), SkipFor: strings.Join(n.SkipFor, ", "), Conditional: n.Conditional,
 			Terminal: n.Terminal, MaxAttempts: wf.Attempts(name, defAttempts)}
 		if len(n.Approvers) > 0 {

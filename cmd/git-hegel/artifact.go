@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// artifactJSONOut is what `git hegel artifact --json` prints.
+type artifactJSONOut struct {
+	Schema int    `json:"schema"`
+	Task   string `json:"task"`
+	Node   string `json:"node"`
+	Path   string `json:"path"`
+	// From is where the content was read: "submitted" (the task's ref),
+	// "archive", or "worktree" for a node that has not ended yet.
+	From    string `json:"from"`
+	Blob    string `json:"blob"`
+	Size    int    `json:"size"`
+	Content string `json:"content"`
+}
+
+// runArtifact prints one artifact of a task as its node submitted it into
+// the task's ref. It writes only to standard output: nothing read from a
+// ref decides where a file goes.
+func runArtifact(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 2, 2); err != nil {
+		return err
+	}
+	if err := engine.CheckTaskName(args[0]); err != nil {
+		return engine.BadName(err)
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return err
+	}
+	t, err := e.Lookup(args[0])
+	if err != nil {
+		return err
+	}
+	a, err := e.Artifact(t, args[1], c.stringFlag("node"))
+	if err != nil {
+		if errors.Is(err, engine.ErrNotFound) {
+			return errors.New(firstLineOf(err.Error()))
+		}
+		return err
+	}
+	if schema := c.jsonSchema(); schema > 0 {
+		return writeJSON(c.Stdout, artifactJSONOut{Schema: schema, Task: t.State.Task, Node: a.Node, Path: a.Path,
+			From: a.From, Blob: a.Blob, Size: len(a.Data), Content: string(a.Data)})
+	}
+	if a.From == "worktree" {
+		c.warn("node " + a.Node + " has not submitted " + a.Path + " yet; this is the file in this worktree")
+	}
+	_, err = c.Stdout.Write(a.Data)
+	return err
+}
+
+// artifactNames are the artifacts task has submitted, for completion.
+func artifactNames(e *engine.Engine, task string) []candidate {
+	t, err := e.Lookup(task)
+	if err != nil {
+		return nil
+	}
+	var out []candidate
+	seen := map[string]bool{}
+	for node, list := range t.State.Submitted {
+		for _, s := range list {
+			if !seen[s.Name()] {
+				seen[s.Name()] = true
+				out = append(out, candidate{s.Name(), "from " + node + ", " + engine.Size(s.Size)})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
+)
+
+// `git hegel lock <path>...` and `git hegel unlock <path>... | --all`:
+// the files a task owns (engine/locks.go).
+
+func lockFlags(fs *pflag.FlagSet) {
+	fs.Bool("force", false, "take over a lock another task holds (recorded in that task)")
+}
+
+func unlockFlags(fs *pflag.FlagSet) {
+	fs.Bool("all", false, "remove every lock of the task")
+}
+
+func runLock(c *cmdCtx, args []string) error {
+	if err := c.wantArgs(args, 1, math.MaxInt); err != nil {
+		return err
+	}
+	e, r, err := c.engine()
+	if err != nil {
+		return err
+	}
+	paths, err := c.lockPaths(r, args)
+	if err != nil {
+		return err
+	}
+	res, err := e.Lock(engine.TaskOptions{Task: c.selected()}, paths, c.boolFlag("force"))
+	if err != nil {
+		return err
+	}
+	for _, p := range res.Added {
+		line := fmt.Sprintf("Locked '%s' for task %s", p, res.State.Task)
+		if from := res.TakenFrom[p]; len(from) > 0 {
+			line += fmt.Sprintf(" (taken over from task %s)", strings.Join(from, ", "))
+		}
+		fmt.Fprintln(c.Stdout, line)
+	}
+	for _, p := range res.Held {
+		fmt.Fprintf(c.Stdout, "Task %s holds '%s' already\n", res.State.Task, p)
+	}
+	return nil
+}
+
+func runUnlock(c *cmdCtx, args []string) error {
+	all := c.boolFlag("all")
+	switch {
+	case all && len(args) > 0:
+		return usagef(c.name, "--all takes no paths")
+	case !all:
+		// No paths: the usage line shows both forms.
+		if err := c.wantArgs(args, 1, math.MaxInt); err != nil {
+			return err
+		}
+	}
+	e, r, err := c.engine()
+	if err != nil {
+		return err
+	}
+	paths, err := c.lockPaths(r, args)
+	if err != nil {
+		return err
+	}
+	st, removed, err := e.Unlock(engine.TaskOptions{Task: c.selected()}, paths, all)
+	if err != nil {
+		return err
+	}
+	for _, p := range removed {
+		fmt.Fprintf(c.Stdout, "Unlocked '%s' for task %s\n", p, st.Task)
+	}
+	return nil
+}
+
+// lockPaths makes the command line's paths relative to the top of the
+// worktree, as locks store them: a path is read from the current
+// directory as git reads pathspecs, an existing directory gets a trailing
+// slash (it locks what is under it), and a path outside the worktree is
+// refused (exit 2) before anything changes.
+func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string) ([]string, error) {
+	top := r.WorkTree
+	if t, err := filepath.EvalSymlinks(top); err == nil {
+		top = t
+	}
+	dir := c.Dir
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if a == "" {
+			return nil, usagef(c.name, "an empty path names no file")
+		}
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		rel, err := filepath.Rel(top, filepath.Clean(p))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, usagef(c.name, "'%s' is outside the worktree", a)
+		}
+		rel = filepath.ToSlash(rel)
+		if fi, err := os.Stat(filepath.Join(top, rel)); err == nil && fi.IsDir() && rel != "." {
+			rel += "/"
+		}
+		if err := engine.CheckLockPath(rel); err != nil {
+			return nil, usagef(c.name, "%v", err)
+		}
+		out = append(out, rel)
+	}
+	return out, nil
+}
+
+// printLocks lists a task's locks in status and show.
+func (c *cmdCtx) printLocks(st *engine.State) {
+	if len(st.FilesLocked) == 0 || !st.Active() {
+		return
+	}
+	paths := make([]string, len(st.FilesLocked))
+	for i, l := range st.FilesLocked {
+		paths[i] = l.Path
+	}
+	fmt.Fprintf(c.Stdout, "Locked files: %s\n", strings.Join(paths, ", "))
+}
