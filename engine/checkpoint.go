@@ -86,6 +86,23 @@ func (c *Checkpoint) Describe() string {
 	return "enter " + c.Node
 }
 
+// IsStart reports whether a checkpoint of kind taken with history is
+// its task's start: the one taken as the task entered its first node.
+func IsStart(kind string, history []string) bool {
+	return kind == CheckpointEnter && len(history) == 1
+}
+
+// PinStart reports whether the checkpoint of kind about to be taken for
+// st is its run's start, which no bound may evict while the task lives:
+// taken on entering the first node for the first time (prev back to it
+// later takes an ordinary one).
+func PinStart(st *State, kind string) bool {
+	return IsStart(kind, st.History) && len(st.PhaseLog) <= 1
+}
+
+// Start reports whether c is its task's start checkpoint.
+func (c *Checkpoint) Start() bool { return IsStart(c.Kind, c.History) }
+
 // EvictionNotice is the line that reports a checkpoint the FIFO bound
 // evicted.
 func EvictionNotice(c *Checkpoint) string {
@@ -256,5 +273,9 @@ func (e *Engine) PreviewRestore(cp *Checkpoint) (*RestorePlan, error) {
 	if e.Snapshots == nil {
 		return nil, ErrNoWorktree
 	}
-	return e.Snapshots.PlanRestore(cp, RestoreOptions{Preview: true})
+	p, err := e.Snapshots.PlanRestore(cp, RestoreOptions{Preview: true})
+	if err == nil {
+		e.nameLeavingCommits(p)
+	}
+	return p, err
 }

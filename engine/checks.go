@@ -58,6 +58,7 @@ var ErrInterrupted = errors.New("Interrupted")
 
 // checkRun is one check's outcome before it is recorded.
 type checkRun struct {
+	index   int // of the node's checks, from 0
 	command string
 	res     *ProcessResult
 	output  string
@@ -92,7 +93,7 @@ func (e *Engine) runChecks(ctx context.Context, t *Task, wf *workflow.Definition
 	if log == nil {
 		log = &logBuffer{}
 	}
-	for _, c := range n.Checks {
+	for i, c := range n.Checks {
 		cmd := c.Command
 		if out != nil {
 			fmt.Fprintf(out, "check: %s\n", cmd)
@@ -104,8 +105,7 @@ func (e *Engine) runChecks(ctx context.Context, t *Task, wf *workflow.Definition
 			return nil, ErrInterrupted
 		}
 		if !res.OK() {
-			fmt.Fprintf(log, "check %s\n", exitWhy(res))
-			return &checkRun{command: cmd, res: res, output: tail.String(), log: log.Bytes()}, nil
+			return &checkRun{index: i, command: cmd, res: res, output: tail.String(), log: log.Bytes()}, nil
 		}
 		fmt.Fprintln(log, "check passed")
 	}

@@ -812,8 +812,29 @@ func (e *Engine) Owns(st *State) bool { return e.owns(st) }
 // OwnerLabel names the worktree that owns st for people: "this worktree",
 // "-" (parked: nobody), "another clone", the owning worktree's path, or
 // "unverified" for a state naming a worktree of this clone that this
-// clone's record does not confirm (it arrived with a fetch).
+// clone's record does not confirm (it arrived with a fetch). A finished
+// or stashed task is nobody's now: the label says who finished or parked
+// it ("finished here", "stashed in /path", "finished in another clone").
 func (e *Engine) OwnerLabel(st *State) string {
+	label := e.ownerNow(st)
+	verb := ""
+	switch {
+	case st.Status == StatusStashed:
+		verb = "stashed"
+	case st.Finished():
+		verb = "finished"
+	}
+	switch {
+	case verb == "" || label == "-" || label == OwnerUnverified:
+		return label
+	case label == "this worktree":
+		return verb + " here"
+	}
+	return verb + " in " + label
+}
+
+// ownerNow is OwnerLabel's worktree, whatever the task's status.
+func (e *Engine) ownerNow(st *State) string {
 	switch {
 	case e.owns(st):
 		return "this worktree"

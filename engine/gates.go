@@ -121,10 +121,13 @@ func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
 			return "", err
 		}
 		target := to
-		if target == "" {
-			if len(st.History) < 2 {
-				return "", fmt.Errorf("No node before '%s' to send task %s back to; name one with --to NODE (nodes: %s)", from, st.Task, text.JoinQuoted(wf.Order))
-			}
+		switch {
+		case target != "":
+		case len(st.History) < 2:
+			// The first gate: no earlier node, so the work goes back to
+			// the gate's own node, to be done again.
+			target = from
+		default:
 			target = st.History[len(st.History)-2]
 		}
 		if _, ok := wf.Nodes[target]; !ok {

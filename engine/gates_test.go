@@ -156,3 +156,21 @@ func TestAskAndAnswer(t *testing.T) {
 		t.Error("answered with no question open")
 	}
 }
+
+// TestRejectAtTheFirstGate: with no node before it, a rejection without
+// --to returns the task to the gate's own node, to be done again.
+func TestRejectAtTheFirstGate(t *testing.T) {
+	te := newGateEngine(t)
+	te.User = func() string { return "Ann" }
+	if _, err := te.Next("spec_skip"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := te.Reject(TaskOptions{}, "not yet", "")
+	if err != nil || v.Node != "spec" || v.State.Status != StatusActive || v.State.PendingClaim != "" {
+		t.Fatalf("reject at the first gate: %+v %v", v, err)
+	}
+	ev := v.State.RollbackHistory[len(v.State.RollbackHistory)-1]
+	if ev.From != "spec" || ev.To != "spec" || ev.Reason != "not yet" {
+		t.Errorf("event %+v", ev)
+	}
+}

@@ -377,3 +377,22 @@ func TestMostUsedTieBreaksByName(t *testing.T) {
 		}
 	}
 }
+
+// TestRollbackHistoryHoldsMovesBack: dev -> qa -> dev -> qa records one
+// event, the move back; going forward again is not a rollback.
+func TestRollbackHistoryHoldsMovesBack(t *testing.T) {
+	for _, tc := range []struct {
+		history  []string
+		from, to string
+		back     bool
+	}{
+		{[]string{"dev", "qa"}, "qa", "dev", true},
+		{[]string{"dev", "qa", "dev"}, "dev", "qa", false},
+		{[]string{"dev"}, "dev", "qa", false},
+		{[]string{"spec", "dev", "qa", "dev"}, "dev", "spec", true},
+	} {
+		if got := movesBack(tc.history, tc.from, tc.to); got != tc.back {
+			t.Errorf("%v %s -> %s: back %v, want %v", tc.history, tc.from, tc.to, got, tc.back)
+		}
+	}
+}

@@ -215,13 +215,14 @@ func transitionOf(wf *workflow.Definition, node, claim string) workflow.Transiti
 	return workflow.Transition{}
 }
 
-// move takes st from its node along claim to to: a node visited before
-// makes it a rollback event (a review sending the work back to coding),
+// move takes st from its node along claim to to: a move back to a node
+// first visited before this one is a rollback event (a review sending the
+// work back to coding; going forward again is not),
 // and nodes the task's type skips are passed over. It returns the history message ("a -> b
 // (claim)") and the nodes skipped.
 func (e *Engine) move(st *State, wf *workflow.Definition, claim, to, reason string) (string, []SkippedNode) {
 	from := st.CurrentNode
-	if to != from && !wf.IsTerminal(to) && slices.Contains(st.History[:len(st.History)-1], to) {
+	if to != from && !wf.IsTerminal(to) && movesBack(st.History, from, to) {
 		if reason == "" {
 			reason = claim
 		}
@@ -233,6 +234,16 @@ func (e *Engine) move(st *State, wf *workflow.Definition, claim, to, reason stri
 		msg += "; skipped " + skippedNames(skipped)
 	}
 	return msg, skipped
+}
+
+// movesBack reports whether a move from from to to goes back: to was
+// first visited before from was. dev -> qa -> dev -> qa holds one move
+// back (qa -> dev); the second dev -> qa goes forward again, though qa
+// was visited before.
+func movesBack(history []string, from, to string) bool {
+	first := func(n string) int { return slices.Index(history, n) }
+	t, f := first(to), first(from)
+	return t >= 0 && f >= 0 && t < f
 }
 
 // arrive enters node, or, when the task's type skips it, the first node

@@ -29,8 +29,9 @@ type RollbackOptions struct {
 	To string
 	// Undo restores the safety checkpoint of the last rollback.
 	Undo bool
-	// All rolls the whole workflow back to its first checkpoint (or To)
-	// and ends the task as rolled_back.
+	// All rolls the whole workflow back to its start checkpoint (or To)
+	// and ends the task as rolled_back; a task whose start checkpoint is
+	// gone is refused.
 	All bool
 	// Resume is resume --strategy from-checkpoint: back to To (the first
 	// checkpoint by default), for a paused or failed task.
@@ -135,6 +136,7 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.nameLeavingCommits(rp)
 	p := &RollbackPlan{Task: task, From: t.State.CurrentNode, Target: cp, Undo: undo, All: o.All, Restore: rp, req: req, call: call}
 	if !cp.Local && !o.Force {
 		p.NeedsForce = foreignRefusal(cp, o)
@@ -212,7 +214,7 @@ func (e *Engine) rollbackTarget(t *Task, cps []*Checkpoint, o RollbackOptions) (
 			return nil, noCheckpointf("Task %s has no checkpoints to roll back to%s", task, hint)
 		}
 		if o.To == "" {
-			return cps[0], nil
+			return startCheckpoint(t.State, cps)
 		}
 		if cp, err := FindCheckpointID(cps, o.To); err == nil && cp != nil {
 			return cp, nil
@@ -251,6 +253,25 @@ func (e *Engine) rollbackTarget(t *Task, cps []*Checkpoint, o RollbackOptions) (
 		hint += "; 'git hegel checkpoint' saves the files now, to roll back to later"
 	}
 	return nil, noCheckpointf("Task %s has no checkpoint from the start of '%s'. %s", task, node, hint)
+}
+
+// startCheckpoint is the checkpoint taken as the task's run entered its
+// first node: rollback --all goes back there, or nowhere. A chain whose
+// start is gone (dropped by hand, or evicted by a git-hegel that did not
+// keep it) is refused, naming what is missing and what is left.
+func startCheckpoint(st *State, cps []*Checkpoint) (*Checkpoint, error) {
+	for _, c := range cps {
+		if c.Start() && (c.WorkflowID == "" || c.WorkflowID == st.WorkflowID) {
+			return c, nil
+		}
+	}
+	first := st.CurrentNode
+	if len(st.History) > 0 {
+		first = st.History[0]
+	}
+	oldest := cps[0]
+	return nil, noCheckpointf("Task %s's start checkpoint (entering '%s') is gone, so the whole workflow cannot be rolled back; the oldest left is %s at '%s' (%s). Run 'git hegel rollback --to %s' to go back that far; nothing was rolled back",
+		st.Task, first, oldest.ID, oldest.Node, oldest.Describe(), oldest.ID)
 }
 
 // Rollback carries out a plan from PlanRollback: a safety checkpoint of

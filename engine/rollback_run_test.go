@@ -255,3 +255,47 @@ func TestCheckpointDescriptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRollbackAllNeedsTheStart: rollback --all goes back to the task's
+// start checkpoint, and refuses, naming what is left, when it is gone.
+func TestRollbackAllNeedsTheStart(t *testing.T) {
+	te := newTestEngine(t, nil)
+	te.walk(t, "discovery", 2)
+	st, cps, err := te.Checkpoints("")
+	if err != nil || len(cps) < 2 || !cps[0].Start() || cps[1].Start() {
+		t.Fatalf("checkpoints %v, %v", cps, err)
+	}
+	p, err := te.PlanRollback(RollbackOptions{All: true, DryRun: true})
+	if err != nil || p.Target.ID != cps[0].ID {
+		t.Fatalf("plan %+v, %v", p, err)
+	}
+	if err := te.DropCheckpoint(st, cps[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, err = te.PlanRollback(RollbackOptions{All: true, Yes: true})
+	if !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "start checkpoint (entering 'spec') is gone") ||
+		!strings.Contains(err.Error(), cps[1].ID) {
+		t.Fatalf("without its start: %v", err)
+	}
+}
+
+// TestLeavingCommitsNameTheirTask: a commit is named after the one task
+// that ran on its branch when it was made.
+func TestLeavingCommitsNameTheirTask(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := t0.Add(time.Hour)
+	tasks := []ListedTask{
+		{State: &State{Task: "a", StartBranch: "main", StartedAt: t0, EndedAt: &end}},
+		{State: &State{Task: "b", StartBranch: "main", StartedAt: t0.Add(30 * time.Minute)}},
+		{State: &State{Task: "c", StartBranch: "other", StartedAt: t0}},
+	}
+	now := t0.Add(2 * time.Hour)
+	for _, tc := range []struct {
+		at   time.Duration
+		want string
+	}{{10 * time.Minute, "a"}, {40 * time.Minute, ""}, {90 * time.Minute, "b"}, {0, ""}, {3 * time.Hour, ""}} {
+		if got := taskAt(tasks, "main", t0.Add(tc.at), now); got != tc.want {
+			t.Errorf("at +%v: %q, want %q", tc.at, got, tc.want)
+		}
+	}
+}

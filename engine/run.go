@@ -202,6 +202,9 @@ func (rn *run) begin() (*Task, error) {
 		if err := rn.checkWorkflow(wf, nil); err != nil {
 			return nil, err
 		}
+		if err := firstStepRuns(wf, o.Workflow); err != nil {
+			return nil, err
+		}
 		v, err := e.StartTask(StartOptions{Workflow: o.Workflow, Task: o.Task, Initializing: true})
 		if err != nil {
 			return nil, err
@@ -344,6 +347,18 @@ func (rn *run) runnable(st *State) error {
 		return &StatusError{Task: st.Task, Status: st.Status, Command: "run", Advice: advice(st, "run") + ", then 'git hegel run'"}
 	}
 	return nil
+}
+
+// firstStepRuns refuses, before a task is created, a workflow whose
+// first step has no handler: the run would stop at once, leaving a new
+// active task behind.
+func firstStepRuns(wf *workflow.Definition, name string) error {
+	n := wf.Nodes[wf.StartNode]
+	if n == nil || n.Run != nil || wf.IsTerminal(wf.StartNode) {
+		return nil
+	}
+	return fmt.Errorf("Workflow '%s' has no step 'git hegel run' can run: its first step '%s' has no run: handler. Start it with 'git hegel start %s' and work through it yourself; nothing was created",
+		name, wf.StartNode, name)
 }
 
 // checkWorkflow checks, before the run changes anything, that every

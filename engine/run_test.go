@@ -848,3 +848,42 @@ func TestRunDefinitionErrors(t *testing.T) {
 		t.Errorf("look-alike names without commands: %v", err)
 	}
 }
+
+// TestRunRefusesAWorkflowWithNothingToRun: a workflow whose first step
+// has no handler is refused before a task exists.
+func TestRunRefusesAWorkflowWithNothingToRun(t *testing.T) {
+	re := newRunEnv(t, nil)
+	_, err := re.runner.Run(context.Background(), RunOptions{Workflow: "minimal", Task: "m"})
+	if err == nil || !strings.Contains(err.Error(), "its first step 'spec' has no run: handler") {
+		t.Fatalf("run minimal: %v", err)
+	}
+	if names, _ := re.Tasks.ListTasks(); len(names) != 0 {
+		t.Errorf("tasks left behind: %v", names)
+	}
+}
+
+// TestCheckSpendsNoAttempt: Check runs the checks as next would and
+// records nothing, pass or fail.
+func TestCheckSpendsNoAttempt(t *testing.T) {
+	re := newRunEnv(t, map[string][]byte{"c.yaml": []byte(checkWF)})
+	if _, err := re.Start("c", "", "t"); err != nil {
+		t.Fatal(err)
+	}
+	before := re.state(t)
+	re.exec.procs[`lint "$HEGEL_VAR_DIR"`] = echo("", 0)
+	re.exec.procs["test"] = echo("red\n", 1)
+	for i := 0; i < 4; i++ {
+		rep, err := re.Check(context.Background(), "", nil)
+		if err != nil || rep.Failed == nil || rep.Failed.Command != "test" || rep.Ran != 2 || rep.Checks != 2 || rep.Failed.Output != "red" {
+			t.Fatalf("check %d: %+v %v", i, rep, err)
+		}
+	}
+	re.exec.procs["test"] = echo("green\n", 0)
+	if rep, err := re.Check(context.Background(), "", nil); err != nil || rep.Failed != nil || rep.Ran != 2 {
+		t.Fatalf("green: %+v %v", rep, err)
+	}
+	st := re.state(t)
+	if st.Attempt != before.Attempt || st.LastFailure != "" || st.UpdatedAt != before.UpdatedAt {
+		t.Errorf("the task changed: attempt %d, last failure %q", st.Attempt, st.LastFailure)
+	}
+}

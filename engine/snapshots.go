@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Snapshots are the snapshots of this worktree's files, index and HEAD
@@ -99,6 +100,21 @@ type BranchMove struct {
 	// MovedOn: the branch has moved on since the checkpoint (the safety
 	// checkpoint keeps From reachable).
 	MovedOn bool
+	// Leaving are the commits the move leaves behind, newest first: at
+	// most ten of LeavingCount (LeavingMore: at least that many).
+	Leaving      []LeavingCommit
+	LeavingCount int
+	LeavingMore  bool
+}
+
+// LeavingCommit is a commit a rollback takes off a branch.
+type LeavingCommit struct {
+	ID      string // full hex
+	Subject string
+	When    time.Time
+	// Task is the task that made it, when exactly one task ran on the
+	// branch at that time ("" when unknown).
+	Task string
 }
 
 // FileChange is one working-tree path a restore changes.

@@ -50,6 +50,12 @@ type BranchMove struct {
 	// MovedOn: the branch is not checked out and has moved since the
 	// checkpoint; the safety checkpoint keeps From reachable.
 	MovedOn bool
+	// Leaving are the commits the move leaves behind (reachable from From,
+	// not To), newest first, at most ten of LeavingCount; LeavingMore says
+	// the count stopped at its bound.
+	Leaving      []LeavingCommit
+	LeavingCount int
+	LeavingMore  bool
 }
 
 // ErrBranch reports a rollback refused because of a branch: one it would

@@ -82,6 +82,11 @@ type Checkpoint struct {
 	// sets them again.
 	AssumeUnchanged []string `json:"assume_unchanged,omitempty"`
 	IntentToAdd     []string `json:"intent_to_add,omitempty"`
+	// Pinned checkpoints are never evicted by the bounds (nor counted by
+	// them): the caller's start of a chain. Dropping one by hand still
+	// works. It is left out of the id's digest: it decides only what the
+	// bounds keep, and ids stay what they were before it existed.
+	Pinned bool `json:"pinned,omitempty"`
 
 	// Meta is the caller's part of checkpoint.json.
 	Meta Meta `json:"-"`
@@ -112,7 +117,7 @@ type SkippedFile struct {
 var ownKeys = map[string]bool{
 	"id": true, "kind": true, "created_at": true, "previous": true, "branch": true, "head": true,
 	"files_changed": true, "files_changed_count": true, "skipped": true, "moved": true,
-	"chain_before": true, "assume_unchanged": true, "intent_to_add": true,
+	"chain_before": true, "assume_unchanged": true, "intent_to_add": true, "pinned": true,
 }
 
 // encodeMeta is checkpoint.json for c.
@@ -181,8 +186,9 @@ type Manager struct {
 
 	// MaxCheckpoints bounds the automatic checkpoints of each chain: those
 	// of KindEnter and the safety checkpoints of earlier restores
-	// (hegel.maxCheckpoints, default 5, at least 1). The newest safety
-	// checkpoint is kept besides: the last restore stays undoable.
+	// (hegel.maxCheckpoints, default 15, at least 1). The newest safety
+	// checkpoint is kept besides: the last restore stays undoable; so are
+	// pinned checkpoints, and those that record nothing new.
 	MaxCheckpoints int
 	// MaxManual bounds the checkpoints taken by hand
 	// (hegel.maxManualCheckpoints, default 20, at least 1); they are kept
@@ -198,7 +204,10 @@ type Manager struct {
 
 // Defaults for the hegel.* settings.
 const (
-	DefaultMaxCheckpoints = 5
+	// DefaultMaxCheckpoints covers one pass through the longest built-in
+	// workflow (pipeline: 12 nodes that take a checkpoint), with room for
+	// a loop back; a test in cmd/git-hegel/worktree keeps it so.
+	DefaultMaxCheckpoints = 15
 	DefaultMaxManual      = 20
 	DefaultMaxFileSize    = 10 << 20
 )
@@ -282,6 +291,9 @@ type Template struct {
 	// Fresh reports whether the chain starts over with this checkpoint
 	// (what the newest belongs to is over). Nil: never.
 	Fresh func(newest *Checkpoint) bool
+	// Pinned keeps the checkpoint through every eviction (see
+	// Checkpoint.Pinned).
+	Pinned bool
 }
 
 // Chain is one commit chain of checkpoints, oldest at the root, under one
@@ -330,7 +342,7 @@ func (c *Chain) Take(t Template) (cp *Checkpoint, created bool, err error) {
 
 func (m *Manager) newCheckpoint(t Template, h head, snap *snapshot) *Checkpoint {
 	cp := &Checkpoint{
-		Kind: t.Kind, Label: t.Label, Meta: Meta{}, CreatedAt: m.now().UTC(),
+		Kind: t.Kind, Label: t.Label, Meta: Meta{}, CreatedAt: m.now().UTC(), Pinned: t.Pinned,
 		Branch:    string(h.Ref),
 		Skipped:   snap.skipped,
 		IndexTree: snap.indexTree, WorkTree: snap.worktree,
@@ -485,7 +497,10 @@ func (m *Manager) filesChanged(prev, cp *Checkpoint) {
 // maxAuto checkpoints taken automatically or by earlier restores, at most
 // maxManual taken by hand, the oldest of each evicted first. The newest
 // safety checkpoint is never evicted nor counted: the last restore must
-// stay undoable, and undoing it must not cost a checkpoint. Older safety
+// stay undoable, and undoing it must not cost a checkpoint. Pinned
+// checkpoints are neither evicted nor counted either. An automatic
+// checkpoint that holds what the one before it holds records nothing new:
+// it is not counted, and goes when the one it repeats goes. Older safety
 // checkpoints go before the automatic ones (those are what restores go
 // back to; repeated undos and redos bring older safety checkpoints back
 // and would otherwise push them out).
@@ -497,10 +512,13 @@ func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*
 			break
 		}
 	}
+	// repeats[i]: chain[i] records nothing new over chain[i-1].
+	repeats := make([]bool, len(chain))
 	auto, manual := 0, 0
 	for i, c := range chain {
+		repeats[i] = i > 0 && c.Kind == KindEnter && !c.Pinned && i != newestSafety && sameSnapshot(chain[i-1], c)
 		switch {
-		case i == newestSafety:
+		case i == newestSafety || c.Pinned || repeats[i]:
 		case c.Kind == KindManual:
 			manual++
 		default:
@@ -511,7 +529,7 @@ func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*
 	for pass := 0; pass < 2; pass++ {
 		for i, c := range chain {
 			switch {
-			case i == newestSafety || drop[i]:
+			case i == newestSafety || drop[i] || c.Pinned || repeats[i]:
 			case c.Kind == KindManual:
 				if pass == 0 && manual > maxManual {
 					manual--
@@ -520,6 +538,9 @@ func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*
 			case auto > maxAuto && (pass == 1 || c.Kind == KindSafety):
 				auto--
 				drop[i] = true
+				for j := i + 1; j < len(chain) && repeats[j]; j++ {
+					drop[j] = true
+				}
 			}
 		}
 	}

@@ -23,8 +23,8 @@ func objectCount(tr *testRepo) int {
 }
 
 // TestFIFOEvictionFreesObjects takes 100 automatic checkpoints, each with
-// a file of its own: the default bound keeps the newest 5, and git gc then
-// removes everything the 95 others held. Each eviction says so.
+// a file of its own: the default bound keeps the newest
+// DefaultMaxCheckpoints, and git gc then removes everything the others held. Each eviction says so.
 func TestFIFOEvictionFreesObjects(t *testing.T) {
 	tr := newDiskRepo(t)
 	tr.write("base", "base\n")
@@ -52,7 +52,8 @@ func TestFIFOEvictionFreesObjects(t *testing.T) {
 	if len(cps) != DefaultMaxCheckpoints {
 		t.Fatalf("%d checkpoints kept, want %d", len(cps), DefaultMaxCheckpoints)
 	}
-	if len(tr.noted) != 95 || !strings.HasPrefix(tr.noted[0], "Evicted oldest snapshot (FIFO): checkpoint ") || !strings.HasSuffix(tr.noted[0], " at spec") {
+	evictedN := 100 - DefaultMaxCheckpoints
+	if len(tr.noted) != evictedN || !strings.HasPrefix(tr.noted[0], "Evicted oldest snapshot (FIFO): checkpoint ") || !strings.HasSuffix(tr.noted[0], " at spec") {
 		t.Errorf("%d eviction lines, first %q", len(tr.noted), tr.noted)
 	}
 	for i, cp := range cps {
@@ -61,20 +62,20 @@ func TestFIFOEvictionFreesObjects(t *testing.T) {
 		}
 	}
 	// The oldest checkpoint's only parent is the HEAD commit it recorded.
-	if n := strings.Count(tr.git("log", "--first-parent", "--format=%s", RefPrefix+"t1"), "checkpoint "); n != 5 {
-		t.Errorf("the chain has %d checkpoint commits, want 5", n)
+	if n := strings.Count(tr.git("log", "--first-parent", "--format=%s", RefPrefix+"t1"), "checkpoint "); n != DefaultMaxCheckpoints {
+		t.Errorf("the chain has %d checkpoint commits, want %d", n, DefaultMaxCheckpoints)
 	}
 	tr.git("gc", "-q", "--prune=now")
 	for i, b := range blobs {
 		_, err := tryGit(tr, "cat-file", "-e", b)
-		if kept := i >= 95; kept != (err == nil) {
+		if kept := i >= evictedN; kept != (err == nil) {
 			t.Errorf("blob of checkpoint %d: present=%v, want %v", i, err == nil, kept)
 		}
 	}
 	// Each kept checkpoint adds a commit, a root tree, its metadata blob,
 	// a worktree tree and its own blob (the index tree, version blob and
 	// base file are shared): at most 5 each beyond the baseline.
-	if got, limit := objectCount(tr), baseline+5*5+2; got > limit {
+	if got, limit := objectCount(tr), baseline+5*DefaultMaxCheckpoints+2; got > limit {
 		t.Errorf("%d objects after gc, want at most %d (baseline %d)", got, limit, baseline)
 	}
 	tr.git("fsck", "--strict", "--no-dangling")
@@ -97,7 +98,7 @@ func TestEvictionKeepsTheLastSafetyCheckpoint(t *testing.T) {
 	tr.write("f", "2")
 	tr.now = tr.now.Add(time.Minute)
 	res := tr.mustRollback(Request{Node: "plan"})
-	for i := 0; i < 10; i++ {
+	for i := 0; i < 2*DefaultMaxCheckpoints; i++ {
 		tr.write("f", fmt.Sprint("later ", i))
 		tr.now = tr.now.Add(time.Minute)
 		if _, _, err := tr.take(KindEnter, ""); err != nil {
@@ -115,7 +116,7 @@ func TestEvictionKeepsTheLastSafetyCheckpoint(t *testing.T) {
 	}
 	tr.mustRollback(Request{Undo: true})
 	if got := tr.files()["f"]; got != "2" {
-		t.Errorf("undo after 10 more checkpoints: f = %q, want 2", got)
+		t.Errorf("undo after %d more checkpoints: f = %q, want 2", 2*DefaultMaxCheckpoints, got)
 	}
 }
 
@@ -147,5 +148,40 @@ func TestUndoRedoKeepsTheNodeCheckpoints(t *testing.T) {
 	}
 	if len(cps) > DefaultMaxCheckpoints+1 {
 		t.Errorf("%d checkpoints, bound %d+1", len(cps), DefaultMaxCheckpoints)
+	}
+}
+
+// TestEvictionCountsOnlyNewSnapshots: a checkpoint that holds what the one
+// before it holds is not counted and leaves with it; a pinned one is never
+// evicted nor counted.
+func TestEvictionCountsOnlyNewSnapshots(t *testing.T) {
+	snap := func(id, tree string, pinned bool) *Checkpoint {
+		return &Checkpoint{ID: id, Kind: KindEnter, WorkTree: plumbing.NewHash(tree), Pinned: pinned}
+	}
+	a, b, c := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
+	ids := func(cps []*Checkpoint) string {
+		var out []string
+		for _, c := range cps {
+			out = append(out, c.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		name          string
+		chain         []*Checkpoint
+		max           int
+		kept, evicted string
+	}{
+		{"moves without edits evict nothing", []*Checkpoint{snap("s", a, true), snap("1", a, false), snap("2", a, false),
+			snap("3", a, false), snap("4", a, false), snap("5", a, false)}, 1, "s 1 2 3 4 5", ""},
+		{"the pinned start stays", []*Checkpoint{snap("s", a, true), snap("1", b, false), snap("2", c, false)}, 1, "s 2", "1"},
+		{"repeats leave with what they repeat", []*Checkpoint{snap("s", a, true), snap("1", b, false), snap("1r", b, false),
+			snap("2", c, false)}, 1, "s 2", "1 1r"},
+		{"unpinned start is counted", []*Checkpoint{snap("0", a, false), snap("1", b, false), snap("2", c, false)}, 2, "1 2", "0"},
+	} {
+		kept, evicted := evictOldest(tc.chain, tc.max, 20)
+		if ids(kept) != tc.kept || ids(evicted) != tc.evicted {
+			t.Errorf("%s: kept %q evicted %q, want %q and %q", tc.name, ids(kept), ids(evicted), tc.kept, tc.evicted)
+		}
 	}
 }

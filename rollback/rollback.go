@@ -270,6 +270,12 @@ func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
 	if to.Ref == "" {
 		p.HeadRef = ""
 	}
+	for i := range p.Branches {
+		b := &p.Branches[i]
+		if !b.To.IsZero() {
+			b.Leaving, b.LeavingCount, b.LeavingMore = m.leaving(b.From, b.To)
+		}
+	}
 	return p, nil
 }
 

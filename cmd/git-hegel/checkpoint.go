@@ -231,6 +231,17 @@ type branchMoveJSON struct {
 	From    string `json:"from"` // "" when the rollback creates it
 	To      string `json:"to"`   // "" when it deletes it
 	MovedOn bool   `json:"moved_on,omitempty"`
+	// Leaving are the commits the move takes off the branch, newest
+	// first (at most ten of leaving_count).
+	Leaving      []leavingJSON `json:"leaving"`
+	LeavingCount int           `json:"leaving_count"`
+	LeavingMore  bool          `json:"leaving_more,omitempty"`
+}
+
+type leavingJSON struct {
+	Commit  string `json:"commit"`
+	Subject string `json:"subject"`
+	Task    string `json:"task,omitempty"`
 }
 
 type submoduleJSON struct {
@@ -244,7 +255,12 @@ func planJSON(p *engine.RestorePlan) rollbackPlanJSON {
 	out := rollbackPlanJSON{HeadRef: p.HeadRef, HeadFrom: p.HeadFrom, HeadTo: p.HeadTo,
 		CheckedOut: p.CheckedOut, Branches: []branchMoveJSON{}, Files: p.Files, Kept: p.Kept, IndexPaths: p.IndexPaths, Refused: p.Refused}
 	for _, b := range p.Branches {
-		out.Branches = append(out.Branches, branchMoveJSON{Name: b.Name, From: b.From, To: b.To, MovedOn: b.MovedOn})
+		bm := branchMoveJSON{Name: b.Name, From: b.From, To: b.To, MovedOn: b.MovedOn,
+			Leaving: []leavingJSON{}, LeavingCount: b.LeavingCount, LeavingMore: b.LeavingMore}
+		for _, l := range b.Leaving {
+			bm.Leaving = append(bm.Leaving, leavingJSON{Commit: l.ID, Subject: l.Subject, Task: l.Task})
+		}
+		out.Branches = append(out.Branches, bm)
 	}
 	if out.Files == nil {
 		out.Files = []engine.FileChange{}
@@ -404,6 +420,7 @@ func (c *cmdCtx) printPlan(p *engine.RestorePlan, limit int) {
 		default:
 			fmt.Fprintf(w, "  move %s from %s to %s\n", b.Name, commitLabel(b.From), commitLabel(b.To))
 		}
+		c.printLeaving(b)
 	}
 	stays := ""
 	if p.CheckedOut != "" {
@@ -450,6 +467,35 @@ func (c *cmdCtx) printPlan(p *engine.RestorePlan, limit int) {
 	}
 	for _, s := range p.Submodules {
 		fmt.Fprintf(w, "  %s\n", c.submoduleLine(s, p.Recurse))
+	}
+}
+
+// printLeaving lists the commits a branch move takes off the branch
+// (the safety checkpoint keeps them reachable), with the task that made
+// each when it is known.
+func (c *cmdCtx) printLeaving(b engine.BranchMove) {
+	if b.LeavingCount == 0 {
+		return
+	}
+	more := ""
+	if b.LeavingMore {
+		more = " or more"
+	}
+	verb := "leave"
+	if b.LeavingCount == 1 && !b.LeavingMore {
+		verb = "leaves"
+	}
+	fmt.Fprintf(c.Stdout, "    %s%s %s %s (the safety checkpoint keeps them):\n",
+		text.Plural(b.LeavingCount, "commit", "commits"), more, verb, b.Name)
+	for _, l := range b.Leaving {
+		by := ""
+		if l.Task != "" {
+			by = " (task " + l.Task + ")"
+		}
+		fmt.Fprintf(c.Stdout, "      %s %s%s\n", commitLabel(l.ID), l.Subject, by)
+	}
+	if rest := b.LeavingCount - len(b.Leaving); rest > 0 {
+		fmt.Fprintf(c.Stdout, "      ... and %d more\n", rest)
 	}
 }
 

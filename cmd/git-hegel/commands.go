@@ -134,6 +134,8 @@ func init() {
 			setFlags: flags(nextFlags, func(fs *pflag.FlagSet) {
 				fs.Bool("sub", false, "move to the node's next sub-phase instead of leaving the node")
 			}, taskFlag), run: runNext, operands: []valueKind{kindClaim}},
+		{name: "check", readOnly: true, summary: "Run the current node's checks and print the result, without spending an attempt", group: "Workflows",
+			setFlags: checkFlags, run: runCheck},
 		{name: "done", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
 			setFlags: flags(nextFlags, taskFlag), run: runDone},
 		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runPrev},
@@ -158,7 +160,7 @@ func init() {
 		{name: "checkpoint", summary: "Save the files, index and HEAD now, or list and show the saved checkpoints", group: "Workflows",
 			setFlags: flags(checkpointFlags, taskFlag, func(fs *pflag.FlagSet) { altFlags(fs, "json", "null") }), subs: checkpointSubs, defaultSub: ""},
 		{name: "rollback", args: "[<node> | {to}]",
-			alt:     []string{"{all} [{yes}] [{message}] [{task}]", "{undo} [{yes}] [{dry-run}] [{recurse-submodules}] [{task}]"},
+			alt:     []string{"{all} [{yes}] [{dry-run}] [{message}] [{task}]", "{undo} [{yes}] [{dry-run}] [{recurse-submodules}] [{task}]"},
 			summary: "Go back to the start of a node, or the whole workflow: files, index, HEAD and workflow state", group: "Workflows",
 			setFlags: flags(rollbackFlags, taskFlag, func(fs *pflag.FlagSet) {
 				valueName(fs, "to", "ID")

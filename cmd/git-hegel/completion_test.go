@@ -120,7 +120,7 @@ func completionCases(ids []string) []completionCase {
 		{"hegel status -", append([]string{"--interval=", "--json", "--task=", "--verbose", "--watch"}, common...)},
 		{"hegel status --color=", []string{"--color=always", "--color=auto", "--color=never"}},
 		{"hegel completion ", []string{"bash", "fish", "zsh"}},
-		{"hegel help ch", []string{"checkpoint"}},
+		{"hegel help che", []string{"check", "checkpoint"}},
 		{"hegel bogus ", nil},
 	}
 }

@@ -74,7 +74,11 @@ func runReject(c *cmdCtx, args []string) error {
 		return c.atNoGate(e, err)
 	}
 	ev := v.State.RollbackHistory[len(v.State.RollbackHistory)-1]
-	fmt.Fprintf(c.Stdout, "Rejected at %s; sent back to %s\n\n", ev.From, ev.To)
+	if ev.From == ev.To {
+		fmt.Fprintf(c.Stdout, "Rejected at %s; back to work at %s\n\n", ev.From, ev.To)
+	} else {
+		fmt.Fprintf(c.Stdout, "Rejected at %s; sent back to %s\n\n", ev.From, ev.To)
+	}
 	c.printView(v)
 	return nil
 }

@@ -35,6 +35,9 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	if err := c.useConfig(r.Config()); err != nil {
 		return nil, err
 	}
+	if err := checkSettings(r.Config()); err != nil {
+		return nil, err
+	}
 	r.Now = c.Now
 	c.repo = r
 	r.Warn = c.warn

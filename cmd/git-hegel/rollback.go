@@ -21,7 +21,7 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	valueName(fs, "message", "REASON")
 	fs.Bool("force", false, "roll back past the loop guard, or to a checkpoint this clone did not take")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
-	fs.Bool("all", false, "roll the whole workflow back to its first checkpoint and end it (rolled_back)")
+	fs.Bool("all", false, "roll the whole workflow back to its start checkpoint and end it (rolled_back)")
 	fs.Bool("recurse-submodules", false, "also check out, in each submodule, the commit the checkpoint recorded")
 	progressFlags(fs)
 }
@@ -46,8 +46,8 @@ func runRollback(c *cmdCtx, args []string) error {
 		return usagef("rollback", "give a node or --to <checkpoint>, not both")
 	case o.Undo && (o.Node != "" || o.To != "" || o.All):
 		return usagef("rollback", "--undo takes no node, no --to and no --all")
-	case o.All && (o.Node != "" || o.To != "" || o.DryRun):
-		return usagef("rollback", "--all takes no node, no --to and no --dry-run")
+	case o.All && (o.Node != "" || o.To != ""):
+		return usagef("rollback", "--all takes no node and no --to")
 	case c.boolFlag("null") && !o.DryRun:
 		return usagef("rollback", "-z needs --dry-run")
 	}
@@ -66,7 +66,7 @@ func runRollback(c *cmdCtx, args []string) error {
 	if rec, err := e.InterruptedRollback(); err != nil {
 		return err
 	} else if rec != nil {
-		if o.All {
+		if o.All || o.DryRun {
 			return rec.InterruptedError()
 		}
 		return c.recoverRollback(e, rec, o)
@@ -132,7 +132,10 @@ func (c *cmdCtx) printRollbackDone(res *engine.RollbackResult) {
 
 func (c *cmdCtx) printRollbackPlan(p *engine.RollbackPlan, dryRun bool) {
 	what := fmt.Sprintf("Rolling back to %s (checkpoint %s, taken %s)", p.Target.Node, p.Target.ID, c.age(p.Target.CreatedAt))
-	if p.Undo {
+	if p.All {
+		what = fmt.Sprintf("Rolling back the whole workflow to its start, %s (checkpoint %s, taken %s), and ending task %s as rolled_back", p.Target.Node, p.Target.ID, c.age(p.Target.CreatedAt), p.Task)
+	}
+	if p.Undo && !p.All {
 		what = fmt.Sprintf("Undoing the last rollback: back to %s as it was (safety checkpoint %s, taken %s)", p.Target.Node, p.Target.ID, c.age(p.Target.CreatedAt))
 	}
 	if dryRun {

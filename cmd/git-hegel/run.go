@@ -103,8 +103,8 @@ func runRun(c *cmdCtx, args []string) error {
 	}
 	// A workflow that needs a context and was given none reads it from
 	// standard input, when that is not a terminal: `git diff | git hegel
-	// run summarize`.
-	if o.Workflow != "" && o.Context == nil && o.Prompt == nil && !c.inputIsTerminal() && c.Stdin != nil {
+	// run summarize`, with -p or without.
+	if o.Workflow != "" && o.Context == nil && !c.inputIsTerminal() && c.Stdin != nil {
 		if reg, err := e.Workflows(); err == nil {
 			if wf, ok := reg.Get(o.Workflow); ok && wf.Needs("context") {
 				in, err := c.readContext("-", &stdinUsed)

@@ -124,7 +124,7 @@ func TestWorkflowTemplateErrorsHaveFileLines(t *testing.T) {
 func TestBuiltinGuides(t *testing.T) {
 	want := []string{"ARCHITECTURE_WRITING", "CLAUDE_CUSTOMIZATION", "CODE_MAP_WRITING", "HANDOFF_WRITING",
 		"KICKOFF_WRITING", "KNOWLEDGE_CAPTURE", "LEARNINGS_WRITING", "LEXICON", "PLAN_WRITING",
-		"QUESTION_TRACKING", "README_WRITING", "SPEC_WRITING", "STUDY_PLANNING", "VISION_WRITING"}
+		"QUESTION_TRACKING", "README_WRITING", "REVIEW_WRITING", "SPEC_WRITING", "STUDY_PLANNING", "VISION_WRITING"}
 	got := BuiltinGuideNames()
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("built-in guides %v", got)

@@ -159,7 +159,9 @@ func template(st *engine.State, kind, message, rollbackTo string) rollback.Templ
 		meta.Set(keyRollbackTo, rollbackTo)
 	}
 	desc := &engine.Checkpoint{Node: st.CurrentNode, Kind: kind, Message: message, RollbackTo: rollbackTo}
-	return rollback.Template{Kind: kind, Label: desc.Describe(), Meta: meta}
+	// The task's start is what rollback --all goes back to: no bound
+	// evicts it while the task lives.
+	return rollback.Template{Kind: kind, Label: desc.Describe(), Meta: meta, Pinned: engine.PinStart(st, kind)}
 }
 
 // Checkpoints implements engine.Snapshots.
@@ -231,7 +233,12 @@ func planOf(p *rollback.Plan) *engine.RestorePlan {
 		Kept: p.Kept, Recurse: p.Recurse, IndexPaths: p.IndexPaths, Refused: p.Refused, Handle: p,
 	}
 	for _, b := range p.Branches {
-		out.Branches = append(out.Branches, engine.BranchMove{Name: b.Name, From: hexOf(b.From), To: hexOf(b.To), MovedOn: b.MovedOn})
+		bm := engine.BranchMove{Name: b.Name, From: hexOf(b.From), To: hexOf(b.To), MovedOn: b.MovedOn,
+			LeavingCount: b.LeavingCount, LeavingMore: b.LeavingMore}
+		for _, c := range b.Leaving {
+			bm.Leaving = append(bm.Leaving, engine.LeavingCommit{ID: c.Hash.String(), Subject: c.Subject, When: c.When})
+		}
+		out.Branches = append(out.Branches, bm)
 	}
 	out.Files = make([]engine.FileChange, len(p.Files))
 	for i, f := range p.Files {
