@@ -105,6 +105,7 @@ func (e *Engine) runChecks(ctx context.Context, t *Task, wf *workflow.Definition
 			return nil, ErrInterrupted
 		}
 		if !res.OK() {
+			fmt.Fprintf(log, "check %s\n", exitWhy(res))
 			return &checkRun{index: i, command: cmd, res: res, output: tail.String(), log: log.Bytes()}, nil
 		}
 		fmt.Fprintln(log, "check passed")
