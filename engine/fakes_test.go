@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,8 +28,8 @@ type fakeTaskStore struct {
 	archived []string // archive messages, in order
 	// beforeSave, if set, runs before each save (to inject races).
 	beforeSave func()
-	// entries are the tree entries saves Put (results, inputs), per task
-	// name, live or archived alike.
+	// entries are the tree entries (results, inputs, submitted, logs) of
+	// each revision, as a commit's tree holds them.
 	entries map[string]map[string][]byte
 }
 
@@ -38,7 +41,8 @@ type deletedFake struct {
 
 func newFakeTaskStore() *fakeTaskStore {
 	return &fakeTaskStore{tasks: map[string]*Task{}, archive: map[string]*Task{}, files: map[string][]ArchivedFile{},
-		deleted: map[string]*deletedFake{}, cps: map[string]string{}, parents: map[string][]string{}}
+		deleted: map[string]*deletedFake{}, cps: map[string]string{}, parents: map[string][]string{},
+		entries: map[string]map[string][]byte{}}
 }
 
 func copyTask(t *Task) *Task {
@@ -86,15 +90,22 @@ func (f *fakeTaskStore) SaveTask(t *Task, msg string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	name := t.State.Task
+	entries, err := f.nextEntries(t)
+	if err != nil {
+		return "", err
+	}
 	if t.Archived && t.State.Finished() {
 		cur, ok := f.archive[name]
 		if !ok || cur.Rev != t.Rev {
 			return "", fmt.Errorf("archive %s: %w", name, ErrConflict)
 		}
+		if f.unchanged(cur, t, entries) {
+			return t.Rev, nil
+		}
 		rev := f.newRev(t.Rev)
 		f.archive[name] = &Task{State: t.State.Clone(), Definition: t.Definition, Rev: rev, Archived: true}
 		f.log = append(f.log, msg)
-		f.putEntries(name, t.Put)
+		f.entries[rev] = entries
 		return rev, nil
 	}
 	cur, ok := f.tasks[name]
@@ -105,11 +116,55 @@ func (f *fakeTaskStore) SaveTask(t *Task, msg string) (string, error) {
 	if (ok && cur.Rev != expect) || (!ok && expect != "") {
 		return "", fmt.Errorf("task %s: %w", name, ErrConflict)
 	}
+	if ok && f.unchanged(cur, t, entries) {
+		return t.Rev, nil
+	}
 	rev := f.newRev(t.Rev)
 	f.tasks[name] = &Task{State: t.State.Clone(), Definition: t.Definition, Rev: rev}
 	f.log = append(f.log, msg)
-	f.putEntries(name, t.Put)
+	f.entries[rev] = entries
 	return rev, nil
+}
+
+// unchanged reports whether saving t over cur would write nothing new:
+// the same state, definition and entries (the caller holds f.mu).
+func (f *fakeTaskStore) unchanged(cur, t *Task, entries map[string][]byte) bool {
+	a, errA := json.Marshal(cur.State)
+	b, errB := json.Marshal(t.State)
+	return errA == nil && errB == nil && string(a) == string(b) && string(cur.Definition) == string(t.Definition) &&
+		maps.EqualFunc(f.entries[cur.Rev], entries, func(x, y []byte) bool { return string(x) == string(y) })
+}
+
+// putDirs are the directories a save may put entries in, with the depth
+// of a path below each, as in the git store's task trees.
+var putDirs = map[string]int{"results": 1, "inputs": 1, "submitted": 2, "logs": 1}
+
+// nextEntries returns the entries t's save leaves in the task's tree:
+// those of the revision it continues (none for a new task) with t.Put
+// applied; a node's submitted folder is replaced whole. A path outside
+// the task tree's folders is refused (the caller holds f.mu).
+func (f *fakeTaskStore) nextEntries(t *Task) (map[string][]byte, error) {
+	out := maps.Clone(f.entries[t.Rev])
+	if out == nil {
+		out = map[string][]byte{}
+	}
+	for p := range t.Put {
+		parts := strings.Split(p, "/")
+		if depth, ok := putDirs[parts[0]]; !ok || len(parts) != depth+1 || slices.Contains(parts, "") {
+			return nil, fmt.Errorf("cannot store %q in a task's tree", p)
+		}
+		if parts[0] == "submitted" {
+			for q := range out {
+				if strings.HasPrefix(q, "submitted/"+parts[1]+"/") {
+					delete(out, q)
+				}
+			}
+		}
+	}
+	for p, b := range t.Put {
+		out[p] = slices.Clone(b)
+	}
+	return out, nil
 }
 
 func (f *fakeTaskStore) ListTasks() ([]string, error) {
@@ -158,10 +213,12 @@ func (f *fakeTaskStore) ArchiveTask(t *Task, files []ArchivedFile, msg string, d
 		}
 		rev = f.newRev(parents...)
 		f.archive[name] = &Task{State: t.State.Clone(), Definition: t.Definition, Rev: rev, Archived: true}
+		f.entries[rev] = maps.Clone(f.entries[t.Rev])
 		kept := make([]ArchivedFile, len(files))
 		for i, x := range files {
 			kept[i] = ArchivedFile{Path: x.Path, Size: int64(len(x.Data)), Data: append([]byte(nil), x.Data...)}
 		}
+		sort.Slice(kept, func(i, j int) bool { return kept[i].Path < kept[j].Path })
 		f.files[name] = kept
 		f.archived = append(f.archived, msg)
 	}
@@ -179,7 +236,7 @@ func (f *fakeTaskStore) ReadArchivedFile(name, path string, limit int64) ([]byte
 	defer f.mu.Unlock()
 	for _, x := range f.files[name] {
 		if x.Path == path {
-			if int64(len(x.Data)) > limit {
+			if limit > 0 && int64(len(x.Data)) > limit {
 				return nil, fmt.Errorf("%s is too large", path)
 			}
 			return x.Data, nil
@@ -289,13 +346,17 @@ func (f *fakeTaskStore) ExpireDeleted(before time.Time) (int, error) {
 
 // fakeSessionStore keeps the session in memory; corrupt simulates a file
 // that no longer parses; failWrite makes the next write fail after fn
-// ran (a full disk).
+// ran (a full disk). A new session gets the next id and starts at now
+// (the zero time's successor when now is nil), as the git-backed store
+// gives each session its own id and start time.
 type fakeSessionStore struct {
 	mu        sync.Mutex
 	s         *Session
 	corrupt   bool
 	locked    bool
 	failWrite bool
+	now       func() time.Time
+	ids       int
 }
 
 func (f *fakeSessionStore) LoadSession() (*Session, error) {
@@ -317,9 +378,16 @@ func (f *fakeSessionStore) UpdateSession(fn func(*Session) error) (*Session, err
 	if f.locked {
 		return nil, errors.New(".hegel/state.json is locked by another git-hegel")
 	}
-	s := Session{SessionID: "fake"}
+	var s Session
 	if f.s != nil && !f.corrupt {
 		s = *f.s
+	} else {
+		f.ids++
+		s.SessionID = fmt.Sprintf("fake-%d", f.ids)
+		s.StartedAt = time.Unix(1, 0).UTC()
+		if f.now != nil {
+			s.StartedAt = f.now()
+		}
 	}
 	if err := fn(&s); err != nil {
 		return nil, err
@@ -347,16 +415,40 @@ func (f fakeFiles) get(p string) (string, bool) {
 	if d, ok := f[p]; ok {
 		return d, true
 	}
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		// Nothing exists below a file.
+		if _, ok := f[p[:i]]; ok {
+			return "", false
+		}
+	}
 	if d, ok := f[anyTaskFile]; ok && strings.HasPrefix(p, "hegel-tasks/") {
 		return d, true
 	}
 	return "", false
 }
 
+// isDir reports whether p is a directory: some file lies below it.
+func (f fakeFiles) isDir(p string) bool {
+	for k := range f {
+		if strings.HasPrefix(k, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Ignored marks a file whose value starts "ignored:", or that a line of
+// the top-level .gitignore names exactly.
 func (f fakeFiles) Ignored(paths []string) (map[string]bool, error) {
+	listed := map[string]bool{}
+	for _, line := range strings.Split(f[".gitignore"], "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			listed[line] = true
+		}
+	}
 	out := map[string]bool{}
 	for _, p := range paths {
-		if strings.HasPrefix(f[p], "ignored:") {
+		if _, exists := f.get(p); exists && (strings.HasPrefix(f[p], "ignored:") || listed[p]) {
 			out[p] = true
 		}
 	}
@@ -364,6 +456,9 @@ func (f fakeFiles) Ignored(paths []string) (map[string]bool, error) {
 }
 
 func (f fakeFiles) Size(p string) (int64, error) {
+	if f.isDir(p) {
+		return 0, fmt.Errorf("%s is a directory", p)
+	}
 	d, ok := f.get(p)
 	if !ok {
 		return 0, fmt.Errorf("%s: %w", p, ErrNotFound)
@@ -372,11 +467,14 @@ func (f fakeFiles) Size(p string) (int64, error) {
 }
 
 func (f fakeFiles) ReadFile(p string, limit int64) ([]byte, error) {
+	if f.isDir(p) {
+		return nil, fmt.Errorf("%s is a directory", p)
+	}
 	d, ok := f.get(p)
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", p, ErrNotFound)
 	}
-	if int64(len(d)) > limit {
+	if limit > 0 && int64(len(d)) > limit {
 		return nil, fmt.Errorf("%s is too large", p)
 	}
 	return []byte(d), nil
@@ -516,27 +614,20 @@ func (f *fakeSnapshots) Interrupted() (*RollbackRecord, error) {
 	return f.journal, nil
 }
 
-// putEntries stores a save's Put entries (the caller holds f.mu).
-func (f *fakeTaskStore) putEntries(name string, put map[string][]byte) {
-	if len(put) == 0 {
-		return
-	}
-	if f.entries == nil {
-		f.entries = map[string]map[string][]byte{}
-	}
-	if f.entries[name] == nil {
-		f.entries[name] = map[string][]byte{}
-	}
-	for p, b := range put {
-		f.entries[name][p] = append([]byte(nil), b...)
-	}
-}
-
-// ReadTaskFile implements TaskFileReader.
+// ReadTaskFile implements TaskFileReader: the entry in the tree of the
+// task's current revision, live or archived.
 func (f *fakeTaskStore) ReadTaskFile(task, path string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	b, ok := f.entries[task][path]
+	t := f.tasks[task]
+	if t == nil {
+		t = f.archive[task]
+	}
+	var b []byte
+	ok := false
+	if t != nil {
+		b, ok = f.entries[t.Rev][path]
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s:%s: %w", task, path, ErrNotFound)
 	}

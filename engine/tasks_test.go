@@ -322,8 +322,9 @@ func TestArchiveOnFinish(t *testing.T) {
 	if a.State.Status != StatusCompleted {
 		t.Errorf("archived %s", a.State.Status)
 	}
+	// Listed in path order, as the git store lists a tree.
 	files, _ := te.tasks.ArchivedFiles("p")
-	if len(files) != 13 || files[0].Path != "hegel-tasks/p/SPEC.md" || files[0].Size != int64(len("# SPEC.md\n")) {
+	if len(files) != 13 || files[11].Path != "hegel-tasks/p/SPEC.md" || files[11].Size != int64(len("# SPEC.md\n")) {
 		t.Errorf("artifact copies %+v", files)
 	}
 	if _, ok := te.tasks.cps["p"]; ok {
