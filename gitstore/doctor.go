@@ -333,7 +333,7 @@ type Repair struct {
 
 // readReflog reads ref's reflog, oldest first (none on memory storage).
 func (r *Repo) readReflog(ref plumbing.ReferenceName) []refs.ReflogEntry {
-	fr, ok := r.refs.(*refs.Files)
+	fr, ok := r.fileRefs()
 	if !ok {
 		return nil
 	}

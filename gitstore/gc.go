@@ -539,7 +539,7 @@ func (r *Repo) gcStashes(o GCOptions, rep *GCReport) error {
 // longer exist (refs.Files keeps them when a ref is deleted) once their
 // last entry is older than the cutoff.
 func (r *Repo) gcReflogs(o GCOptions, rep *GCReport) error {
-	fr, ok := r.refs.(*refs.Files)
+	fr, ok := r.fileRefs()
 	if !ok || !fr.Logged() {
 		return nil
 	}
@@ -560,7 +560,7 @@ func (r *Repo) gcReflogs(o GCOptions, rep *GCReport) error {
 
 // dropReflog removes ref's reflog (1 when there was one).
 func (r *Repo) dropReflog(ref plumbing.ReferenceName) int {
-	fr, ok := r.refs.(*refs.Files)
+	fr, ok := r.fileRefs()
 	if !ok || !fr.Logged() || !fr.DropReflog(ref) {
 		return 0
 	}

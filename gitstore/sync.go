@@ -168,6 +168,7 @@ func (s *syncer) refusedErr() error {
 // Refs whose data fails a check are left out and the rest goes on; the
 // error is then a *RefusedError, and the report lists them.
 func (r *Repo) Fetch(ctx context.Context, rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
+	defer r.listOnce(rem)()
 	s := r.newSyncer(rem, o)
 	validated, err := s.fetch(ctx)
 	if err != nil {
@@ -183,6 +184,7 @@ func (r *Repo) Fetch(ctx context.Context, rem *Remote, o SyncOptions) (*engine.S
 // MergeTracking merges refs/hegel-remotes/<remote>/* into the local refs
 // without touching the network: the second half of Fetch.
 func (r *Repo) MergeTracking(rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
+	defer r.listOnce(rem)()
 	s := r.newSyncer(rem, o)
 	if err := s.merge(nil); err != nil {
 		return s.rep, err
@@ -193,6 +195,7 @@ func (r *Repo) MergeTracking(rem *Remote, o SyncOptions) (*engine.SyncReport, er
 
 // Push pushes the local refs to the remote (see the package comment).
 func (r *Repo) Push(ctx context.Context, rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
+	defer r.listOnce(rem)()
 	s := r.newSyncer(rem, o)
 	if err := s.push(ctx); err != nil {
 		return s.rep, err
@@ -204,6 +207,7 @@ func (r *Repo) Push(ctx context.Context, rem *Remote, o SyncOptions) (*engine.Sy
 
 // Sync fetches, merges and pushes.
 func (r *Repo) Sync(ctx context.Context, rem *Remote, o SyncOptions) (*engine.SyncReport, error) {
+	defer r.listOnce(rem)()
 	s := r.newSyncer(rem, o)
 	validated, err := s.fetch(ctx)
 	if err != nil {
