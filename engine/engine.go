@@ -57,6 +57,9 @@ type Engine struct {
 	// back (parking.go). Nil: stash push --files refuses, and so does
 	// popping a stash that parked files.
 	Parking Parking
+	// Actions keeps the snapshots taken around agent tool calls and
+	// restores their paths (actions.go). Nil: undo refuses.
+	Actions ActionStore
 	// NoAutoCheckpoints is hegel.checkpoints=off: no checkpoint is taken
 	// when a node is entered (by hand and safety ones still are).
 	NoAutoCheckpoints bool

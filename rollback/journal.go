@@ -44,6 +44,9 @@ type Journal struct {
 	Moves     []journalMove `json:"moves,omitempty"`
 	// Recurse: submodules' checkouts are restored too.
 	Recurse bool `json:"recurse_submodules,omitempty"`
+	// Only limits the restore to these paths (PlanOptions.Only); absent:
+	// every path.
+	Only []string `json:"only,omitempty"`
 	// PID is the process that wrote the journal; while it runs, nobody
 	// else may finish or undo the restore. Host and BootID tell a
 	// process of this machine since its last boot from a recycled pid.
@@ -64,7 +67,7 @@ type Journal struct {
 var journalKeys = map[string]bool{
 	"version": true, "chain": true, "target_id": true, "target_commit": true, "safety_id": true, "safety_commit": true,
 	"head_ref": true, "head_from": true, "head_to": true, "head_to_ref": true, "moves": true,
-	"recurse_submodules": true, "pid": true, "host": true, "boot_id": true, "step": true,
+	"recurse_submodules": true, "only": true, "pid": true, "host": true, "boot_id": true, "step": true,
 }
 
 const (

@@ -39,6 +39,12 @@ type PlanOptions struct {
 	// Recurse also checks out, in each submodule, the commit the
 	// checkpoint recorded (git's --recurse-submodules).
 	Recurse bool
+	// Only, when not nil, limits the restore to these paths (files and
+	// index entries); every other path is left as it is, and HEAD and the
+	// branches stay where they are. The chain is not cut back either: a
+	// partial restore does not make the target the present. An undo of
+	// agent actions restores only what the actions touched.
+	Only []string
 }
 
 // Plan is what a restore will change. Nothing has changed when it is
@@ -81,6 +87,7 @@ type Plan struct {
 	wt, ix []change
 	sparse map[string]bool   // new index entries outside the sparse checkout
 	subs   []SubmoduleChange // the checkouts Recurse makes
+	only   []string          // PlanOptions.Only
 	j      *Journal          // from Begin
 }
 
@@ -191,13 +198,16 @@ func (c *Chain) Plan(target *Checkpoint, o PlanOptions) (*Plan, error) {
 	if op := m.w.operationInProgress(); op != "" {
 		return nil, fmt.Errorf("%s is in progress; finish or abort it before rolling back", op)
 	}
-	return c.plan(target, o.Store, o.Recurse)
+	if o.Only != nil && len(o.Only) == 0 {
+		return nil, ErrNothingToRestore
+	}
+	return c.plan(target, o.Store, o.Recurse, o.Only)
 }
 
 // plan snapshots the working tree and diffs it with the checkpoint.
-func (c *Chain) plan(cp *Checkpoint, store, recurse bool) (*Plan, error) {
+func (c *Chain) plan(cp *Checkpoint, store, recurse bool, only []string) (*Plan, error) {
 	m := c.m
-	p, err := m.planFiles(cp, store, true)
+	p, err := m.planFilesOnly(cp, store, true, only)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +232,12 @@ func (c *Chain) plan(cp *Checkpoint, store, recurse bool) (*Plan, error) {
 // to delete, or that another worktree has checked out) is an error;
 // without, it is reported in Plan.Refused.
 func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
+	return m.planFilesOnly(cp, store, strict, nil)
+}
+
+// planFilesOnly is planFiles limited to the paths only names (nil: all);
+// with a limit, HEAD and the branches stay.
+func (m *Manager) planFilesOnly(cp *Checkpoint, store, strict bool, only []string) (*Plan, error) {
 	m.w.trace("prepare")
 	idx, err := m.w.readIndex()
 	if err != nil {
@@ -233,6 +249,9 @@ func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
 	}
 	refused := ""
 	to, moves, err := m.w.planRefs(h, cp)
+	if only != nil {
+		to, moves, err = h, nil, nil
+	}
 	if err != nil {
 		if strict || !errors.Is(err, ErrBranch) {
 			return nil, err
@@ -248,6 +267,9 @@ func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
 	wt, ix, err := m.w.diffs(snap.worktree, snap.indexTree, orEmpty(cp.WorkTree), orEmpty(cp.IndexTree))
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s cannot be restored: %w", cp.ID, err)
+	}
+	if only != nil {
+		wt, ix = onlyPaths(wt, only), onlyPaths(ix, only)
 	}
 	wt = skipWorktree(wt, idx)
 	wt, subs := m.w.splitSubmodules(wt, idx)
@@ -265,7 +287,7 @@ func (m *Manager) planFiles(cp *Checkpoint, store, strict bool) (*Plan, error) {
 		Branches:   branchMoves(h, moves, cp),
 		Files:      summarize(wt), Kept: kept, IndexPaths: len(ix), Submodules: subs,
 		Refused: refused,
-		snap:    snap, head: h, to: to, moves: moves, wt: wt, ix: ix, sparse: sparse,
+		snap:    snap, head: h, to: to, moves: moves, wt: wt, ix: ix, sparse: sparse, only: only,
 	}
 	if to.Ref == "" {
 		p.HeadRef = ""
@@ -327,7 +349,7 @@ func (p *Plan) Begin(safety Template, record Meta) (*Checkpoint, error) {
 	if !p.snap.stored || m.w.indexChanged(p.snap.idx) {
 		// Asked first, or the index changed since: take the snapshot
 		// again, so the safety checkpoint holds things as they are now.
-		np, err := c.plan(p.Target, true, p.Recurse)
+		np, err := c.plan(p.Target, true, p.Recurse, p.only)
 		if err != nil {
 			return nil, err
 		}
@@ -354,7 +376,7 @@ func (p *Plan) Begin(safety Template, record Meta) (*Checkpoint, error) {
 		HeadRef: string(h.Ref), HeadFrom: hexOf(h.Commit), HeadTo: hexOf(p.to.Commit), HeadToRef: string(p.to.Ref),
 		Moves: journalMoves(p.moves),
 		PID:   os.Getpid(), Host: hostName(), BootID: bootID(), Step: stepStarted,
-		Recurse: p.Recurse,
+		Recurse: p.Recurse, Only: p.only,
 	}
 	if err := m.w.saveJournal(j); err != nil {
 		return nil, fmt.Errorf("%w; nothing was changed", err)
@@ -424,7 +446,7 @@ func (m *Manager) restoreFiles(r restore) error {
 func (c *Chain) Settle(j *Journal, restored bool) error {
 	m := c.m
 	defer m.w.unlockIndex()
-	if restored {
+	if restored && j.Only == nil {
 		if err := c.cutChain(j.TargetID, j.SafetyID); err != nil {
 			m.warn("could not drop the checkpoints after " + j.TargetID + ": " + err.Error())
 		}
@@ -572,6 +594,9 @@ func (m *Manager) replayAs(from, to *Checkpoint, j *Journal, back bool, msg, wha
 	if err != nil {
 		return err
 	}
+	if j.Only != nil {
+		wt = onlyPaths(wt, j.Only)
+	}
 	idx, err := m.w.readIndex()
 	if err != nil {
 		return err
@@ -583,6 +608,9 @@ func (m *Manager) replayAs(from, to *Checkpoint, j *Journal, back bool, msg, wha
 	_, ix, err := m.w.diffs(plumbing.ZeroHash, cur, plumbing.ZeroHash, orEmpty(to.IndexTree))
 	if err != nil {
 		return err
+	}
+	if j.Only != nil {
+		ix = onlyPaths(ix, j.Only)
 	}
 	wt = skipWorktree(wt, idx)
 	wt, subs := m.w.splitSubmodules(wt, idx)

@@ -50,6 +50,9 @@ type Snapshots struct {
 	r *gitstore.Repo
 	o Options
 	m *rollback.Manager
+	// am is the Manager of the agent-action chains (actions.go), whose
+	// bound is hegel.agent.keepActions.
+	am *rollback.Manager
 
 	parked *rollback.Parked // between Park and Clean or Release
 }
@@ -91,6 +94,10 @@ func (s *Snapshots) Close() {
 	if s.m != nil {
 		s.m.Close()
 		s.m = nil
+	}
+	if s.am != nil {
+		s.am.Close()
+		s.am = nil
 	}
 }
 
