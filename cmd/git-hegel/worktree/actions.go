@@ -1,0 +1,168 @@
+package worktree
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/rollback"
+)
+
+// Agent-action snapshots are rollback chains too, one per task under
+// ActionsRefPrefix, taken and restored by the same snapshot engine as
+// checkpoints; only their metadata differs (docs/storage.md).
+
+// ActionsRefPrefix is where the action chains live.
+const ActionsRefPrefix = "refs/hegel/actions/"
+
+// DefaultKeepActions is hegel.agent.keepActions' default: how many
+// actions a task's chain keeps.
+const DefaultKeepActions = 200
+
+// The fields of an action snapshot's checkpoint.json that are ours.
+const (
+	keyPhase   = "phase"
+	keySession = "session"
+	keyAgent   = "agent"
+	keyTool    = "tool"
+	keyInput   = "input"
+	keyAction  = "action"
+	keyPaths   = "paths"
+)
+
+var _ engine.ActionStore = (*Snapshots)(nil)
+
+// actionManager is a Manager whose bound is the actions': each action
+// is two snapshots (before and after).
+func (s *Snapshots) actionManager() *rollback.Manager {
+	if s.am == nil {
+		keep := int(s.r.Config().Int("hegel", "agent.keepactions", DefaultKeepActions))
+		if keep < 1 {
+			keep = DefaultKeepActions
+		}
+		s.am = rollback.New(s.r, rollback.Options{
+			Getenv: s.o.Getenv, Now: s.o.Now, Warn: s.o.Warn, QuotePath: s.o.QuotePath,
+			Check: checkActionMeta,
+		})
+		s.am.MaxCheckpoints = 2 * keep
+	}
+	return s.am
+}
+
+// checkActionMeta refuses an action snapshot whose phase is unknown: it
+// is skipped as damaged.
+func checkActionMeta(cp *rollback.Checkpoint) error {
+	switch cp.Meta.String(keyPhase) {
+	case engine.ActionBefore, engine.ActionAfter, engine.ActionUndo, engine.ActionRedo:
+		return nil
+	}
+	return errors.New("damaged checkpoint.json (no action phase)")
+}
+
+func (s *Snapshots) actionChain(task string) *rollback.Chain {
+	return s.actionManager().Chain(ActionsRefPrefix+task, "the agent actions of task "+task)
+}
+
+// ActionSnapshots implements engine.ActionStore.
+func (s *Snapshots) ActionSnapshots(task string) ([]*engine.ActionSnapshot, error) {
+	cps, err := s.actionChain(task).List()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*engine.ActionSnapshot, 0, len(cps))
+	for _, cp := range cps {
+		out = append(out, s.actionSnapshot(cp))
+	}
+	return out, nil
+}
+
+func (s *Snapshots) actionSnapshot(cp *rollback.Checkpoint) *engine.ActionSnapshot {
+	a := &engine.ActionSnapshot{
+		ID: cp.ID, Phase: cp.Meta.String(keyPhase), CreatedAt: cp.CreatedAt,
+		Session: cp.Meta.String(keySession), Agent: cp.Meta.String(keyAgent), Tool: cp.Meta.String(keyTool),
+		Input: cp.Meta.String(keyInput), Action: cp.Meta.String(keyAction),
+		Local: s.actionManager().Local(cp), Handle: cp,
+	}
+	cp.Meta.Get(keyPaths, &a.Paths)
+	return a
+}
+
+func actionMeta(task string, a engine.ActionSnapshot) rollback.Meta {
+	meta := rollback.Meta{}
+	meta.Set(keyTask, task)
+	meta.Set(keyPhase, a.Phase)
+	for k, v := range map[string]string{keySession: a.Session, keyAgent: a.Agent, keyTool: a.Tool, keyInput: a.Input, keyAction: a.Action} {
+		if v != "" {
+			meta.Set(k, v)
+		}
+	}
+	if a.Paths != nil {
+		meta.Set(keyPaths, a.Paths)
+	}
+	return meta
+}
+
+func actionLabel(a engine.ActionSnapshot) string {
+	switch a.Phase {
+	case engine.ActionBefore:
+		return "before " + a.Tool
+	case engine.ActionAfter:
+		return "after " + a.Tool
+	}
+	return a.Phase
+}
+
+// TakeActionSnapshot implements engine.ActionStore.
+func (s *Snapshots) TakeActionSnapshot(task string, a engine.ActionSnapshot) error {
+	_, _, err := s.actionChain(task).Take(rollback.Template{Kind: rollback.KindEnter, Label: actionLabel(a), Meta: actionMeta(task, a)})
+	return s.convert(err)
+}
+
+// CurrentSnapshot implements engine.ActionStore.
+func (s *Snapshots) CurrentSnapshot() (*engine.ActionSnapshot, error) {
+	cp, err := s.actionManager().Current()
+	if err != nil {
+		return nil, s.convert(err)
+	}
+	return &engine.ActionSnapshot{ID: "now", Local: true, Handle: cp}, nil
+}
+
+// ChangedPaths implements engine.ActionStore.
+func (s *Snapshots) ChangedPaths(a, b *engine.ActionSnapshot) ([]string, error) {
+	ca, ok1 := a.Handle.(*rollback.Checkpoint)
+	cb, ok2 := b.Handle.(*rollback.Checkpoint)
+	if !ok1 || !ok2 {
+		return nil, errors.New("the snapshot was not read from this repository")
+	}
+	return s.actionManager().ChangedPaths(ca, cb)
+}
+
+// RestorePaths implements engine.ActionStore: plan limited to paths,
+// safety snapshot and journal, files and index, journal removed. A failed
+// write is undone from the safety snapshot before the error returns.
+func (s *Snapshots) RestorePaths(task string, target *engine.ActionSnapshot, paths []string, safety engine.ActionSnapshot) error {
+	cp, ok := target.Handle.(*rollback.Checkpoint)
+	if !ok {
+		return errors.New("the snapshot was not read from this repository")
+	}
+	c := s.actionChain(task)
+	p, err := c.Plan(cp, rollback.PlanOptions{Store: true, Only: paths})
+	if err != nil {
+		return s.convert(err)
+	}
+	rec := rollback.Meta{}
+	rec.Set(keyTask, task)
+	rec.Set(keyPhase, safety.Phase)
+	if _, err := p.Begin(rollback.Template{Label: actionLabel(safety), Meta: actionMeta(task, safety)}, rec); err != nil {
+		return s.convert(err)
+	}
+	msg := fmt.Sprintf("hegel %s: back to snapshot %s", safety.Phase, cp.ID)
+	if err := p.Restore(msg); err != nil {
+		if rerr := s.actionManager().Replay(p.Journal(), false, msg); rerr != nil {
+			return fmt.Errorf("%v; putting the files back failed too (%v): 'git hegel rollback --abort' finishes it", err, rerr)
+		}
+		_ = c.Settle(p.Journal(), false)
+		return fmt.Errorf("%v; nothing was changed", err)
+	}
+	return c.Settle(p.Journal(), true)
+}
