@@ -85,6 +85,29 @@ type Action struct {
 // ErrNoActions reports a task with no action left to undo or redo.
 var ErrNoActions = errors.New("no agent action to undo")
 
+// RecordAction takes the snapshot of an agent tool call for task (which
+// the caller found active): s says its phase and attribution. An
+// ActionAfter closes the chain's newest snapshot when that is the
+// ActionBefore of the same session; otherwise (its PreToolUse took no
+// snapshot) there is nothing to close and nothing is taken.
+func (e *Engine) RecordAction(task string, s ActionSnapshot) error {
+	if e.Actions == nil {
+		return ErrNoWorktree
+	}
+	if s.Phase == ActionAfter {
+		chain, err := e.Actions.ActionSnapshots(task)
+		if err != nil {
+			return err
+		}
+		n := len(chain)
+		if n == 0 || chain[n-1].Phase != ActionBefore || chain[n-1].Session != s.Session {
+			return nil
+		}
+		s.Action = chain[n-1].ID
+	}
+	return e.Actions.TakeActionSnapshot(task, s)
+}
+
 // actionTimeline is a chain read as actions: undone actions (those an
 // undo went back over, which the chain keeps only behind the undo's
 // safety snapshot) and the undo and redo snapshots are left out.

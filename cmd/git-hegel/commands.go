@@ -167,6 +167,9 @@ func init() {
 				nestFlag(fs, "dry-run", "null")
 			}), aliases: map[string]string{"reason": "message"},
 			run: runRollback, operands: []valueKind{kindRollbackNode}},
+		{name: "undo", args: "[<n>]", alt: []string{"{redo} [{yes}] [{dry-run}] [{force}] [{task}]", "{list} [{json}] [{task}]"},
+			summary: "Put back what the last agent actions changed (shell commands too), and nothing else", group: "Workflows",
+			setFlags: flags(undoFlags, taskFlag, jsonFlag), run: runUndo},
 		{name: "fetch", args: "[<remote>]", summary: "Fetch refs/hegel/* from a remote and merge them into yours", group: "Workflows",
 			setFlags: syncFlags, run: runFetch, operands: []valueKind{kindRemote}},
 		{name: "push", args: "[<remote>]", summary: "Push refs/hegel/* to a remote, fast-forward only", group: "Workflows",

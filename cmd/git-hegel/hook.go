@@ -122,6 +122,7 @@ func (hr *hookRun) run() error {
 	if !(&engine.State{Status: hr.cache.Status}).Active() {
 		return nil // a finished or stashed task records nothing
 	}
+	hr.snapshotAction()
 	if len(h.Edits) > 0 {
 		// An edit about to run: refused when another open task locked
 		// the file. Nothing is journaled (the PostToolUse would count it).

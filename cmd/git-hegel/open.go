@@ -89,6 +89,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		KeepCheckpoints: cfg.Bool("hegel", "keepcheckpointsondone", false),
 		Snapshots:       c.snapshots(r),
 		Parking:         c.snapshots(r),
+		Actions:         c.snapshots(r),
 		// hegel.checkpoints=off: building the snapshots (ignore rules, the
 		// GC setting) would be most of a transition's own cost.
 		NoAutoCheckpoints: !cfg.Bool("hegel", "checkpoints", true),

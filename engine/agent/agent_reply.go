@@ -97,4 +97,7 @@ func (h *Hook) Relativize(root string) {
 	for i := range h.Edits {
 		h.Edits[i] = relPath(h.Edits[i], root)
 	}
+	if h.Call != nil && h.Call.File {
+		h.Call.Input = relPath(h.Call.Input, root)
+	}
 }

@@ -70,6 +70,9 @@ type Hook struct {
 	Again bool
 	// CursorRoots are Cursor's workspace_roots.
 	CursorRoots []string
+	// Call is the tool call of a PreToolUse or PostToolUse (nil for other
+	// hooks, and when the payload names no tool).
+	Call *ToolCall
 }
 
 // payload is the union of the fields the three agents send.
@@ -155,6 +158,7 @@ func ParseHook(in HookInput) (*Hook, error) {
 			}
 		}
 	}
+	h.Call = toolCall(&p, h.Kind)
 	for i := range h.Events {
 		h.Events[i].PayloadCut = in.Cut
 	}

@@ -3,6 +3,8 @@ package worktree
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/rollback"
@@ -36,9 +38,11 @@ var _ engine.ActionStore = (*Snapshots)(nil)
 // is two snapshots (before and after).
 func (s *Snapshots) actionManager() *rollback.Manager {
 	if s.am == nil {
-		keep := int(s.r.Config().Int("hegel", "agent.keepactions", DefaultKeepActions))
-		if keep < 1 {
-			keep = DefaultKeepActions
+		keep := DefaultKeepActions
+		if v, ok := s.r.Config().Get("hegel", "agent", "keepactions"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+				keep = n
+			}
 		}
 		s.am = rollback.New(s.r, rollback.Options{
 			Getenv: s.o.Getenv, Now: s.o.Now, Warn: s.o.Warn, QuotePath: s.o.QuotePath,

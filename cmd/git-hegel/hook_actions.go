@@ -1,0 +1,75 @@
+package main
+
+import (
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/agent"
+	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
+)
+
+// Agent-action snapshots: on PreToolUse of a tool that may change files,
+// a snapshot of the worktree and the index for the active task; on its
+// PostToolUse, another, which closes it (git hegel undo, docs/agents.md).
+// A snapshot that fails never fails the agent's call: the hook warns on
+// stderr (which the agent shows as a hook message, not as a refusal) and
+// carries on.
+
+// actionSettings are the hegel.agent.* keys the hook reads.
+type actionSettings struct {
+	on    bool     // hegel.agent.snapshots (default on)
+	tools []string // hegel.agent.snapshotTools (nil: agent.DefaultSnapshotTools)
+}
+
+func readActionSettings(cfg *gitdir.Config) actionSettings {
+	s := actionSettings{on: true}
+	if v, ok := cfg.Get("hegel", "agent", "snapshots"); ok {
+		switch v {
+		case "off", "false", "no", "0":
+			s.on = false
+		}
+	}
+	if v, ok := cfg.Get("hegel", "agent", "snapshottools"); ok {
+		s.tools = agent.ParseToolList(v)
+	}
+	return s
+}
+
+// snapshotAction takes the action snapshot h's tool call asks for, if
+// any.
+func (hr *hookRun) snapshotAction() {
+	h := hr.h
+	if h.Call == nil || (h.Kind != agent.EventPreTool && h.Kind != agent.EventPostTool) {
+		return
+	}
+	cfg, err := hr.config()
+	if err != nil {
+		hr.c.warn("no snapshot of this action: " + err.Error())
+		return
+	}
+	set := readActionSettings(cfg)
+	if !set.on || !agent.SnapshotsTool(h.Call.Tool, set.tools) {
+		return
+	}
+	_, e, err := hr.open()
+	if err != nil {
+		hr.c.warn("no snapshot of this action: " + err.Error())
+		return
+	}
+	phase := engine.ActionBefore
+	if h.Kind == agent.EventPostTool {
+		phase = engine.ActionAfter
+	}
+	s := engine.ActionSnapshot{Phase: phase, Session: h.Session, Agent: h.Agent, Tool: h.Call.Tool, Input: h.Call.Input}
+	if err := e.RecordAction(hr.cache.Task, s); err != nil {
+		hr.c.warn("no snapshot of this action: " + err.Error())
+	}
+}
+
+// config is the repository's configuration: the open repository's, or
+// read from the layout without opening it.
+func (hr *hookRun) config() (*gitdir.Config, error) {
+	if hr.repo != nil {
+		return hr.repo.Config(), nil
+	}
+	return gitstore.LayoutConfig(hr.tgt.Layout, hr.c.Getenv)
+}

@@ -1,0 +1,98 @@
+package agent
+
+import "strings"
+
+// ToolCall is a tool call about to run (PreToolUse) or that ran
+// (PostToolUse), as an action snapshot records it.
+type ToolCall struct {
+	// Tool is the agent's own name for it (Bash, Edit, apply_patch,
+	// Shell...).
+	Tool string
+	// Input is its command line (shell tools) or the file it writes
+	// (edit tools), cut to MaxInput bytes; "" when it names neither.
+	Input string
+	// File: Input is a path (relative to the worktree once Relativize
+	// ran).
+	File bool
+}
+
+// MaxInput bounds ToolCall.Input.
+const MaxInput = 512
+
+// DefaultSnapshotTools are the tools that may change files, of every
+// agent: Claude Code's Bash, Edit, MultiEdit, Write and NotebookEdit;
+// Codex's shell, local_shell and apply_patch; Cursor's Shell, StrReplace,
+// Delete and Write (its beforeShellExecution and afterFileEdit hooks
+// count as Shell and Edit).
+var DefaultSnapshotTools = []string{
+	"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit",
+	"shell", "local_shell", "apply_patch",
+	"Shell", "StrReplace", "Delete", "TabWrite",
+}
+
+// SnapshotsTool reports whether a call of tool gets an action snapshot:
+// tools is hegel.agent.snapshotTools (nil: DefaultSnapshotTools). Names
+// compare case-sensitively, as the agents send them.
+func SnapshotsTool(tool string, tools []string) bool {
+	if tools == nil {
+		tools = DefaultSnapshotTools
+	}
+	for _, t := range tools {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseToolList reads hegel.agent.snapshotTools: names separated by
+// commas or spaces. An empty value is an empty list (no tool).
+func ParseToolList(v string) []string {
+	out := []string{}
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		out = append(out, f)
+	}
+	return out
+}
+
+// toolCall is the ToolCall of a pre or post tool hook (nil for others).
+func toolCall(p *payload, kind string) *ToolCall {
+	if kind != EventPreTool && kind != EventPostTool {
+		return nil
+	}
+	tool := p.ToolName
+	var evs []Event
+	switch p.HookEventName {
+	case "beforeShellExecution", "afterShellExecution":
+		tool = "Shell"
+		return &ToolCall{Tool: tool, Input: cutInput(strings.TrimSpace(p.Command))}
+	case "afterFileEdit":
+		return &ToolCall{Tool: "Edit", Input: cutInput(p.FilePath), File: true}
+	}
+	if tool == "" {
+		return nil
+	}
+	evs = toolEvents(tool, p.ToolInput, Event{}, "")
+	c := &ToolCall{Tool: tool}
+	if len(evs) > 0 {
+		switch {
+		case evs[0].Command != "":
+			c.Input = cutInput(evs[0].Command)
+		case evs[0].File != "":
+			c.Input, c.File = cutInput(evs[0].File), true
+		}
+	}
+	return c
+}
+
+// cutInput keeps at most MaxInput bytes of s, on a character boundary.
+func cutInput(s string) string {
+	if len(s) <= MaxInput {
+		return s
+	}
+	n := MaxInput
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
