@@ -41,9 +41,9 @@ type PlanOptions struct {
 	Recurse bool
 	// Only, when not nil, limits the restore to these paths (files and
 	// index entries); every other path is left as it is, and HEAD and the
-	// branches stay where they are. The chain is not cut back either: a
-	// partial restore does not make the target the present. An undo of
-	// agent actions restores only what the actions touched.
+	// branches stay where they are. The chain is cut back as after any
+	// restore (Settle), so restoring the safety checkpoint brings it back.
+	// An undo of agent actions restores only what the actions touched.
 	Only []string
 }
 
@@ -446,7 +446,7 @@ func (m *Manager) restoreFiles(r restore) error {
 func (c *Chain) Settle(j *Journal, restored bool) error {
 	m := c.m
 	defer m.w.unlockIndex()
-	if restored && j.Only == nil {
+	if restored {
 		if err := c.cutChain(j.TargetID, j.SafetyID); err != nil {
 			m.warn("could not drop the checkpoints after " + j.TargetID + ": " + err.Error())
 		}
