@@ -737,7 +737,7 @@ func (w *workspace) newIndex(old *gitIndex, ix []change, wrote map[string]writte
 			e.Stat = statData{}
 			return
 		}
-		if prev != nil && prev.Hash == e.Hash && normMode(prev.mode()) == filemode.FileMode(e.Mode) && !racy(prev.Stat, old.ModTime) {
+		if prev != nil && prev.Hash == e.Hash && normMode(prev.mode()) == filemode.FileMode(e.Mode) && !racyForGit(prev.Stat, old.ModTime) {
 			e.Stat = prev.Stat
 			return
 		}

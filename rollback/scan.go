@@ -410,6 +410,16 @@ func racy(sd statData, t time.Time) bool {
 	return sd.MtimeSec > ts || (sd.MtimeSec == ts && sd.MtimeNsec >= tn)
 }
 
+// racyForGit is racy as a git built without nanosecond timestamps judges
+// it (the common build): an entry modified in the second the index was
+// written is racy. Stat data carried from the old index into a new one
+// must pass this test: in the old index git would have compared such a
+// file's content, but in the new one (written a second later) it would
+// trust the stat data, and miss a same-size edit made in that second.
+func racyForGit(sd statData, t time.Time) bool {
+	return t.IsZero() || sd.MtimeSec >= uint32(t.Unix())
+}
+
 func displayDir(d string) string {
 	if d == "" {
 		return "."
