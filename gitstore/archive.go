@@ -198,10 +198,13 @@ func (s Tasks) ArchiveTask(t *engine.Task, files []engine.ArchivedFile, msg stri
 		return rev.String(), describeRefError(TaskRef(name), err)
 	}
 	if dropCheckpoints {
-		cref := plumbing.ReferenceName(CheckpointRefPrefix + name)
-		if cp, err := readRefOrZero(r.refs, cref); err == nil && !cp.IsZero() {
-			if err := r.refs.Update(cref, cp, plumbing.ZeroHash); err != nil && !errors.Is(err, ErrConflict) {
-				return rev.String(), describeRefError(cref, err)
+		// The agent-action snapshots go with the checkpoints: an undo
+		// works on an active task only.
+		for _, cref := range []plumbing.ReferenceName{plumbing.ReferenceName(CheckpointRefPrefix + name), plumbing.ReferenceName(ActionsRefPrefix + name)} {
+			if cp, err := readRefOrZero(r.refs, cref); err == nil && !cp.IsZero() {
+				if err := r.refs.Update(cref, cp, plumbing.ZeroHash); err != nil && !errors.Is(err, ErrConflict) {
+					return rev.String(), describeRefError(cref, err)
+				}
 			}
 		}
 	}

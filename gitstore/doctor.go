@@ -29,7 +29,7 @@ import (
 // RefProblem is one problem doctor found below refs/hegel/.
 type RefProblem struct {
 	Ref     string
-	Kind    string // "task", "archive", "stashes", "history", "checkpoints", "deleted", "unknown", "entry"
+	Kind    string // "task", "archive", "stashes", "history", "checkpoints", "actions", "deleted", "unknown", "entry"
 	Problem string
 	// Entry names a damaged entry inside the ref's tree (history, stash).
 	Entry string
@@ -69,7 +69,7 @@ func (r *Repo) CheckRefs() ([]RefProblem, int, error) {
 				add(err)
 				out = append(out, ps...)
 			}
-		case "checkpoints":
+		case "checkpoints", "actions":
 			add(r.checkCheckpointChain(ref.Hash))
 		case "deleted":
 			_, err := r.readDeleted(name, ref.Hash)
@@ -105,6 +105,8 @@ func refKind(rel string) string {
 		return "archive"
 	case strings.HasPrefix(rel, relCheckpoints):
 		return "checkpoints"
+	case strings.HasPrefix(rel, relActions):
+		return "actions"
 	case strings.HasPrefix(rel, "deleted/"):
 		return "deleted"
 	case strings.HasPrefix(rel, "damaged/"):
@@ -374,7 +376,7 @@ func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 		}
 	case "deleted":
 		valid = func(h plumbing.Hash) error { _, err := r.readDeleted(ref, h); return err }
-	case "checkpoints":
+	case "checkpoints", "actions":
 		return r.repairCheckpoints(ref, now)
 	default:
 		return nil, fmt.Errorf("%s is not a ref doctor repairs", name)

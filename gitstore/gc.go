@@ -304,6 +304,11 @@ func (r *Repo) gcArchivedTask(name string, live *engine.Task, rep *GCReport) err
 			}
 		}
 		rep.Reflogs += r.dropReflog(cref)
+		aref := plumbing.ReferenceName(ActionsRefPrefix + name)
+		if ac, err := readRefOrZero(r.refs, aref); err == nil && !ac.IsZero() {
+			_ = r.refs.UpdateMsg(aref, ac, plumbing.ZeroHash, refs.Reflog{Msg: "gc: expired with its task"})
+		}
+		rep.Reflogs += r.dropReflog(aref)
 		_ = r.common.Remove(adoptedPath(name))
 		return nil
 	}

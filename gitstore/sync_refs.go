@@ -17,6 +17,7 @@ const (
 	relHistory       = "history"
 	relTasks         = "tasks/"
 	relCheckpoints   = "checkpoints/"
+	relActions       = "actions/"
 	historyRefSuffix = relHistory
 )
 
@@ -25,6 +26,11 @@ const HistoryRef = plumbing.ReferenceName(hegelPrefix + historyRefSuffix)
 
 // CheckpointRefPrefix is where each task's checkpoints are kept.
 const CheckpointRefPrefix = hegelPrefix + relCheckpoints
+
+// ActionsRefPrefix is where each task's agent-action snapshots are kept
+// (one rollback chain per task). Sync never carries them: they are this
+// worktree's undo history, and hold its uncommitted files.
+const ActionsRefPrefix = hegelPrefix + relActions
 
 // syncKind is what a ref under refs/hegel/ holds. It decides how the
 // report counts what a merge did; how the ref is checked and merged is in

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore"
 	"github.com/git-hegel/git-hegel/rollback"
 )
 
@@ -15,7 +16,7 @@ import (
 // checkpoints; only their metadata differs (docs/storage.md).
 
 // ActionsRefPrefix is where the action chains live.
-const ActionsRefPrefix = "refs/hegel/actions/"
+const ActionsRefPrefix = gitstore.ActionsRefPrefix
 
 // DefaultKeepActions is hegel.agent.keepActions' default: how many
 // actions a task's chain keeps.
