@@ -124,7 +124,20 @@ func (c *cmdCtx) webHandler(addr, title string) (http.Handler, string, error) {
 				defer rc.closeSnapshots() // the pack files it opened
 				return rc.snapshots(r).Checkpoints(task)
 			}
-			return &web.Repo{Engine: e, Git: r, Checkpoints: checkpoints}, nil
+			actions := func(task string) ([]*engine.Action, error) {
+				defer rc.closeSnapshots()
+				_, acts, err := e.ListActions(task)
+				return acts, err
+			}
+			undo := func(task string, o engine.UndoOptions) (*engine.UndoPlan, error) {
+				defer rc.closeSnapshots()
+				p, err := e.PlanUndo(task, o)
+				if err != nil {
+					return nil, err
+				}
+				return p, e.Undo(p)
+			}
+			return &web.Repo{Engine: e, Git: r, Checkpoints: checkpoints, Actions: actions, Undo: undo}, nil
 		},
 	})
 	if err != nil {

@@ -42,6 +42,13 @@ type Repo struct {
 	Git    *gitstore.Repo
 	// Checkpoints lists a task's checkpoints, oldest first.
 	Checkpoints func(task string) ([]*engine.Checkpoint, error)
+	// Actions lists a task's agent actions, oldest first (nil: none are
+	// shown).
+	Actions func(task string) ([]*engine.Action, error)
+	// Undo plans and carries out an undo (or redo) of a task's agent
+	// actions, as git hegel undo -y does; the plan is returned when it
+	// refuses too.
+	Undo func(task string, o engine.UndoOptions) (*engine.UndoPlan, error)
 }
 
 // Options configure a Server.
@@ -125,6 +132,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /task/{name}/approve", s.action(s.approve))
 	m.HandleFunc("POST /task/{name}/reject", s.action(s.reject))
 	m.HandleFunc("POST /task/{name}/answer", s.action(s.answer))
+	m.HandleFunc("POST /task/{name}/undo", s.action(s.undo))
 	m.HandleFunc("GET /workflows", s.page(s.workflows))
 	m.HandleFunc("GET /workflow/{name}", s.page(s.workflow))
 	m.HandleFunc("GET /history", s.page(s.history))

@@ -42,6 +42,9 @@ type taskData struct {
 	Unplaced                                                          *visitRow
 	Checkpoints                                                       []checkpointRow
 	CheckpointErr                                                     string
+	Actions                                                           []actionRow
+	ActionErr                                                         string
+	CanUndo                                                           bool
 	Results                                                           []resultRow
 	Artifacts                                                         []artifactRow
 	Log                                                               []logRow
@@ -151,6 +154,10 @@ func (s *Server) task(req *request) (string, any, error) {
 		td.Unplaced = &u
 	}
 	td.Checkpoints, td.CheckpointErr = s.checkpoints(req, st.Task, now)
+	if !td.Archived {
+		td.Actions, td.ActionErr = s.actions(req, st.Task, now)
+		td.CanUndo = req.repo.Undo != nil && st.Active()
+	}
 	for _, n := range resultOrder(st.StepResults, wf.Order) {
 		td.Results = append(td.Results, resultRow{Node: n, JSON: prettyJSON(st.StepResults[n])})
 	}
