@@ -34,9 +34,10 @@ type Settings struct {
 	// tree's top and to the home directory.
 	Project, User string
 	// Events are the hook events git-hegel uses. PreToolUse is installed
-	// for the file-editing tools only (a locked file is refused before
-	// the edit); every other call is recorded by its PostToolUse, so a
-	// process before each of them would only cost time.
+	// for the tools that may change files only (a locked file is refused
+	// before the edit, and an action snapshot is taken before the edit or
+	// the shell command); every other call is recorded by its
+	// PostToolUse, so a process before each of them would only cost time.
 	Events []string
 	// matcher is the tool matcher of the events whose entries take one.
 	matcher map[string]string
@@ -51,15 +52,20 @@ type Settings struct {
 // Code and Codex both read it as a regular expression.
 const EditMatcher = "^(Edit|MultiEdit|Write|NotebookEdit|apply_patch)$"
 
+// PreToolMatcher selects the tools the PreToolUse hook runs for: the
+// file-editing tools (EditMatcher) and the shell tools, whose commands
+// may change files too (an action snapshot is taken before each).
+const PreToolMatcher = "^(Bash|Edit|MultiEdit|Write|NotebookEdit|apply_patch|shell|local_shell)$"
+
 var allSettings = []*Settings{
 	{Agent: Claude, Project: ".claude/settings.json", User: ".claude/settings.json",
 		Events:  []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"},
-		matcher: map[string]string{"PreToolUse": EditMatcher, "PostToolUse": "*"}},
+		matcher: map[string]string{"PreToolUse": PreToolMatcher, "PostToolUse": "*"}},
 	// Codex reads matchers as regular expressions and runs a group
 	// without one for every tool.
 	{Agent: Codex, Project: ".codex/hooks.json", User: ".codex/hooks.json",
 		Events:  []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"},
-		matcher: map[string]string{"PreToolUse": EditMatcher}},
+		matcher: map[string]string{"PreToolUse": PreToolMatcher}},
 	{Agent: Cursor, Project: ".cursor/hooks.json", User: ".cursor/hooks.json",
 		Events: []string{"sessionStart", "beforeSubmitPrompt", "afterShellExecution", "afterFileEdit", "afterMCPExecution", "stop"},
 		flat:   true},
