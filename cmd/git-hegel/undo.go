@@ -52,6 +52,13 @@ func runUndo(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	// An interrupted undo is taken back first; an interrupted rollback
+	// stops here, as it stops every restore.
+	if rec, err := e.InterruptedRollback(); err != nil {
+		return err
+	} else if rec != nil {
+		return rec.InterruptedError()
+	}
 	if list {
 		st, actions, err := e.ListActions(c.selected())
 		if err != nil {

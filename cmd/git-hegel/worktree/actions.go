@@ -171,3 +171,21 @@ func (s *Snapshots) RestorePaths(task string, target *engine.ActionSnapshot, pat
 	}
 	return c.Settle(p.Journal(), true)
 }
+
+// takeBackUndo ends an undo (or redo) of agent actions that was killed
+// midway: the paths it restores are put back as its safety snapshot holds
+// them, so the files are as they were before it, and its journal goes.
+// A path edited since stops it, changing nothing (rollback's replay).
+func (s *Snapshots) takeBackUndo(j *rollback.Journal) error {
+	am := s.actionManager()
+	task := strings.TrimPrefix(j.Chain, ActionsRefPrefix)
+	if err := am.Replay(j, false, "hegel undo: taken back after an interruption"); err != nil {
+		return fmt.Errorf("an interrupted undo of agent actions could not be taken back: %w", err)
+	}
+	if err := s.actionChain(task).Settle(j, false); err != nil {
+		return err
+	}
+	s.o.Note("An interrupted undo of agent actions was taken back: the files it was restoring are as they were before it")
+	return nil
+}
+

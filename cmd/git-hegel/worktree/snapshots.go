@@ -352,6 +352,11 @@ func (s *Snapshots) Interrupted() (*engine.RollbackRecord, error) {
 	if err != nil || j == nil {
 		return nil, s.convert(err)
 	}
+	if strings.HasPrefix(j.Chain, ActionsRefPrefix) {
+		// An undo of agent actions, not a rollback: it has no task
+		// state to record, so it is taken back here (actions.go).
+		return nil, s.takeBackUndo(j)
+	}
 	rec := recordOf(j)
 	if _, safety, err := m.Checkpoints(j); err == nil {
 		safety.Meta.Get(keyHistory, &rec.SafetyHistory)
