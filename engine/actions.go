@@ -71,6 +71,23 @@ type ActionStore interface {
 	// holds them, after storing safety (its Phase and Paths) in the chain;
 	// no other path, nor HEAD, changes.
 	RestorePaths(task string, target *ActionSnapshot, paths []string, safety ActionSnapshot) error
+	// TakeBackUndo ends an undo that was interrupted by putting its
+	// paths back as they were before it; taken is false when there was
+	// none.
+	TakeBackUndo() (taken bool, err error)
+}
+
+// ErrUndoInterrupted reports an undo of agent actions that did not
+// finish: snapshots and restores wait until git hegel undo takes it back.
+var ErrUndoInterrupted = errors.New("an undo of agent actions was interrupted; run 'git hegel undo --list' to take it back, then undo again")
+
+// RecoverUndo takes back an undo that was interrupted (see
+// ActionStore.TakeBackUndo); every undo command runs it first.
+func (e *Engine) RecoverUndo() (bool, error) {
+	if e.Actions == nil {
+		return false, nil
+	}
+	return e.Actions.TakeBackUndo()
 }
 
 // Action is one tool call: its snapshot before, and after (nil when the

@@ -36,6 +36,8 @@ func (f *fakeActions) TakeActionSnapshot(_ string, s ActionSnapshot) error {
 	return nil
 }
 
+func (f *fakeActions) TakeBackUndo() (bool, error) { return false, nil }
+
 func (f *fakeActions) CurrentSnapshot() (*ActionSnapshot, error) { return f.snap("now"), nil }
 
 func (f *fakeActions) ChangedPaths(a, b *ActionSnapshot) ([]string, error) {

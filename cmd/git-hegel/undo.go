@@ -54,6 +54,9 @@ func runUndo(c *cmdCtx, args []string) error {
 	}
 	// An interrupted undo is taken back first; an interrupted rollback
 	// stops here, as it stops every restore.
+	if _, err := e.RecoverUndo(); err != nil {
+		return err
+	}
 	if rec, err := e.InterruptedRollback(); err != nil {
 		return err
 	} else if rec != nil {

@@ -131,6 +131,9 @@ func (c *cmdCtx) webHandler(addr, title string) (http.Handler, string, error) {
 			}
 			undo := func(task string, o engine.UndoOptions) (*engine.UndoPlan, error) {
 				defer rc.closeSnapshots()
+				if _, err := e.RecoverUndo(); err != nil {
+					return nil, err
+				}
 				p, err := e.PlanUndo(task, o)
 				if err != nil {
 					return nil, err

@@ -172,10 +172,23 @@ func (s *Snapshots) RestorePaths(task string, target *engine.ActionSnapshot, pat
 	return c.Settle(p.Journal(), true)
 }
 
-// takeBackUndo ends an undo (or redo) of agent actions that was killed
-// midway: the paths it restores are put back as its safety snapshot holds
-// them, so the files are as they were before it, and its journal goes.
-// A path edited since stops it, changing nothing (rollback's replay).
+// TakeBackUndo implements engine.ActionStore: an undo (or redo) of agent
+// actions that was killed midway is ended backwards: the paths it
+// restores are put back as its safety snapshot holds them, so the files
+// are as they were before it, and its journal goes. A path edited since
+// stops it, changing nothing (rollback's replay).
+func (s *Snapshots) TakeBackUndo() (bool, error) {
+	if !rollback.MayBeInterrupted(s.r) {
+		return false, nil
+	}
+	am := s.actionManager()
+	j, err := am.Interrupted()
+	if err != nil || j == nil || !strings.HasPrefix(j.Chain, ActionsRefPrefix) {
+		return false, nil // nothing, or a rollback's: not ours to end
+	}
+	return true, s.takeBackUndo(j)
+}
+
 func (s *Snapshots) takeBackUndo(j *rollback.Journal) error {
 	am := s.actionManager()
 	task := strings.TrimPrefix(j.Chain, ActionsRefPrefix)

@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,9 +59,16 @@ func TestInterruptedUndoIsTakenBack(t *testing.T) {
 	tr.open()
 	tr.e.Actions = tr.s
 
-	got, err := tr.e.InterruptedRollback()
-	if err != nil || got != nil {
-		t.Fatalf("InterruptedRollback = %v, %v; want the undo taken back", got, err)
+	// A rollback (or status) sees it and leaves it to undo.
+	if rec, err := tr.e.InterruptedRollback(); !errors.Is(err, engine.ErrUndoInterrupted) || rec != nil {
+		t.Fatalf("InterruptedRollback = %v, %v", rec, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(tr.dir, "a.txt")); string(b) != "a1\n" {
+		t.Fatalf("seeing the interrupted undo changed a.txt: %q", b)
+	}
+	taken, err := tr.e.RecoverUndo()
+	if err != nil || !taken {
+		t.Fatalf("RecoverUndo = %v, %v", taken, err)
 	}
 	for name, want := range map[string]string{"a.txt": "a2\n", "b.txt": "b2\n", "user.txt": "mine\n"} {
 		if b, _ := os.ReadFile(filepath.Join(tr.dir, name)); string(b) != want {

@@ -354,8 +354,8 @@ func (s *Snapshots) Interrupted() (*engine.RollbackRecord, error) {
 	}
 	if strings.HasPrefix(j.Chain, ActionsRefPrefix) {
 		// An undo of agent actions, not a rollback: it has no task
-		// state to record, so it is taken back here (actions.go).
-		return nil, s.takeBackUndo(j)
+		// state to record; git hegel undo takes it back (actions.go).
+		return nil, engine.ErrUndoInterrupted
 	}
 	rec := recordOf(j)
 	if _, safety, err := m.Checkpoints(j); err == nil {
