@@ -201,4 +201,3 @@ func (s *Snapshots) takeBackUndo(j *rollback.Journal) error {
 	s.o.Note("An interrupted undo of agent actions was taken back: the files it was restoring are as they were before it")
 	return nil
 }
-
