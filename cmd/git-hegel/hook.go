@@ -122,12 +122,17 @@ func (hr *hookRun) run() error {
 	if !(&engine.State{Status: hr.cache.Status}).Active() {
 		return nil // a finished or stashed task records nothing
 	}
-	hr.snapshotAction()
 	if len(h.Edits) > 0 {
 		// An edit about to run: refused when another open task locked
 		// the file. Nothing is journaled (the PostToolUse would count it).
-		return hr.checkLocks()
+		// A refused edit changes nothing: no snapshot either.
+		denied, err := hr.checkLocks()
+		if err == nil && !denied {
+			hr.snapshotAction()
+		}
+		return err
 	}
+	hr.snapshotAction()
 	for i := range h.Events {
 		h.Events[i].Task = hr.cache.Task
 	}
@@ -384,14 +389,14 @@ func (hr *hookRun) resumeContext() (string, error) {
 // a file another open task has locked, naming the file and that task. It
 // opens the repository: locks are in every task's state, and another
 // task (or clone, after a fetch) may take one at any time.
-func (hr *hookRun) checkLocks() error {
+func (hr *hookRun) checkLocks() (denied bool, err error) {
 	_, e, err := hr.open()
 	if err != nil {
-		return err
+		return false, err
 	}
 	states, err := e.OpenStates()
 	if err != nil {
-		return err
+		return false, err
 	}
 	var reasons []string
 	for _, f := range hr.h.Edits {
@@ -400,11 +405,11 @@ func (hr *hookRun) checkLocks() error {
 		}
 	}
 	if len(reasons) == 0 {
-		return nil
+		return false, nil
 	}
 	out := hr.h.Deny(strings.Join(reasons, "\n"))
 	if out == nil {
-		return nil
+		return false, nil
 	}
 	ev := agent.Event{Time: hr.now.UTC(), Kind: agent.EventViolation, Hook: hr.h.Name, Agent: hr.h.Agent,
 		Session: hr.h.Session, Task: hr.cache.Task, Node: hr.cache.Node, Rule: engine.RuleLockedFiles, Detail: reasons[0]}
@@ -412,5 +417,5 @@ func (hr *hookRun) checkLocks() error {
 		hr.c.warn(err.Error())
 	}
 	_, err = hr.c.Stdout.Write(out)
-	return err
+	return true, err
 }
