@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
 )
 
@@ -44,4 +45,30 @@ func (s *Sessions) WorkflowFilesAll() (files map[string][]byte, unreadable map[s
 		out[p] = b
 	}
 	return out, unreadable
+}
+
+// WorkflowFile reads the worktree's own file for workflow name,
+// .hegel/workflows/<name>.yaml (else .yml, as the registry picks it): its
+// path relative to the top of the work tree and its bytes. No such file is
+// an error wrapping engine.ErrNotFound. A file larger than a task may
+// store as its definition (hegel.syncMaxBlobSize) is a *TooLargeError and
+// is not read: status compares this file on every call, and a task could
+// not carry it anyway.
+func (s *Sessions) WorkflowFile(name string) (string, []byte, error) {
+	for _, ext := range []string{".yaml", ".yml"} {
+		p := path.Join(s.dir, "workflows", name+ext)
+		fi, err := s.r.worktree.Stat(p)
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		if limit := s.r.docLimit(); limit > 0 && fi.Size() > limit {
+			return p, nil, &TooLargeError{What: text.QuotePath(p, true), Size: fi.Size(), Limit: limit, Key: "syncMaxBlobSize"}
+		}
+		b, err := readFile(s.r.worktree, p)
+		if err != nil {
+			return p, nil, fmt.Errorf("cannot read %s: %s", text.QuotePath(p, true), oneLine(err.Error()))
+		}
+		return p, b, nil
+	}
+	return "", nil, fmt.Errorf("no file for workflow %s: %w", name, engine.ErrNotFound)
 }

@@ -175,6 +175,8 @@ func init() {
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
 		{name: "trust", args: "[<task>] {...}", alt: []string{"{list} [{json}]"}, summary: "Review what differs in a task's workflow definition and trust it on this machine, so it may run commands and instruct your agent", group: "Workflows",
 			setFlags: flags(trustFlags, func(fs *pflag.FlagSet) { altFlags(fs, "yes", "dry-run") }), run: runTrust, operands: []valueKind{kindAnyTask}},
+		{name: "upgrade", args: "[<task>]", summary: "Show how the worktree's workflow file differs from the definition a running task holds, and adopt it", group: "Workflows",
+			setFlags: flags(upgradeFlags, func(fs *pflag.FlagSet) { altFlags(fs, "yes", "dry-run") }), run: runUpgrade, operands: []valueKind{kindTask}},
 
 		{name: "run", args: "[<workflow>]",
 			summary: "Run a workflow's steps through their handlers (adapters, commands), or continue the active task's run", group: "Running steps",
@@ -251,7 +253,9 @@ func init() {
 			}, taskFlag),
 			run: runStatus},
 		{name: "workflows", readOnly: true, args: "[<name>]", summary: "List the workflows you can start, or show one", group: "Inspect",
-			setFlags: jsonFlag, run: runWorkflows, operands: []valueKind{kindWorkflow}},
+			setFlags: flags(jsonFlag, func(fs *pflag.FlagSet) {
+				fs.Bool("yaml", false, "print the workflow's definition as it is stored, built-ins too, to start a customisation from")
+			}), run: runWorkflows, operands: []valueKind{kindWorkflow}},
 		{name: "log", readOnly: true, args: "[<task>]",
 			summary: "List the runs that ended (and the open ones), newest first; or one task's operations", group: "Inspect",
 			setFlags: logFlags, run: runLog, operands: []valueKind{kindAnyTask}},

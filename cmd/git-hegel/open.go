@@ -113,6 +113,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		e.CommitsAfter = r.CommitsAfter
 	}
 	e.Trust = r.Trust()
+	e.WorkflowFile = s.WorkflowFile
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}

@@ -147,6 +147,7 @@ func runNext(c *cmdCtx, args []string) error {
 		return c.guardFailure(err)
 	}
 	c.printView(v)
+	c.noteWorkflowChange(e, v)
 	return nil
 }
 
