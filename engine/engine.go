@@ -348,6 +348,9 @@ func (e *Engine) Prev(o TaskOptions) (*View, error) {
 			return "", fmt.Errorf("Already at the first node '%s'; nothing to go back to", st.CurrentNode)
 		}
 		from := st.CurrentNode
+		if err := e.wentBack(st, wf, from, st.History[len(st.History)-2], "prev", o.Force); err != nil {
+			return "", err
+		}
 		st.History = st.History[:len(st.History)-1]
 		st.CurrentNode = st.History[len(st.History)-1]
 		e.reopen(st, wf)
