@@ -97,3 +97,32 @@ func TestRollbackCapWorkflowKeyAndOff(t *testing.T) {
 		}
 	}
 }
+
+// TestRollbackCapRetryPrevious: resume's retry-previous is a move back
+// too: recorded, and stopped past the cap unless forced.
+func TestRollbackCapRetryPrevious(t *testing.T) {
+	te := newTestEngine(t, map[string][]byte{".hegel/workflows/one.yaml": []byte("max_rollbacks: 1\n" + capLoop)})
+	if _, err := te.Start("one", "", "t"); err != nil {
+		t.Fatal(err)
+	}
+	te.Next("")
+	if _, err := te.Pause(TaskOptions{}, "lunch"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Resume(ResumeOptions{Strategy: RetryPrevious}); err != nil {
+		t.Fatal(err)
+	}
+	st := te.state(t)
+	if st.CurrentNode != "dev" || len(st.RollbackHistory) != 1 || st.RollbackHistory[0].Reason != "retry-previous" {
+		t.Fatalf("retry-previous: node %s, events %+v", st.CurrentNode, st.RollbackHistory)
+	}
+	te.Next("")
+	te.Pause(TaskOptions{}, "lunch")
+	var capErr *RollbackCapError
+	if _, err := te.Resume(ResumeOptions{Strategy: RetryPrevious}); !errors.As(err, &capErr) {
+		t.Fatalf("retry-previous past the cap: %v", err)
+	}
+	if _, err := te.Resume(ResumeOptions{Strategy: RetryPrevious, Force: true}); err != nil {
+		t.Fatalf("forced: %v", err)
+	}
+}

@@ -108,6 +108,12 @@ func ownerForce(fs *pflag.FlagSet) {
 	fs.Bool("force", false, "change a task another worktree owns (recorded in the task)")
 }
 
+// backForce is --force on a command that moves a task back: past its
+// max_rollbacks, or on a task another worktree owns.
+func backForce(fs *pflag.FlagSet) {
+	fs.Bool("force", false, "go back past the task's max_rollbacks, or change a task another worktree owns (recorded in the task)")
+}
+
 // messageFlag is -m/--message, the one spelling of a reason or comment;
 // value names it in the usage line (REASON, COMMENT).
 func messageFlag(value, usage string) func(*pflag.FlagSet) {
@@ -138,7 +144,7 @@ func init() {
 			setFlags: checkFlags, run: runCheck},
 		{name: "done", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
 			setFlags: flags(nextFlags, taskFlag), run: runDone},
-		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runPrev},
+		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(backForce, taskFlag), run: runPrev},
 		{name: "repeat", summary: "Show the current node's prompt again", group: "Workflows", setFlags: taskFlag, run: runRepeat},
 		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runRestart},
 		{name: "skip", summary: "Skip the current node when it is conditional or the task type skips it", group: "Workflows",
@@ -147,7 +153,7 @@ func init() {
 			}, taskFlag), run: runSkip},
 		{name: "goto", args: "<node>", summary: "Set the task's node by hand (recorded, with the entry checkpoint)", group: "Workflows",
 			setFlags: flags(messageFlag("REASON", "why (kept in the task)"), func(fs *pflag.FlagSet) {
-				fs.Bool("force", false, "move a task that waits at a gate or failed, or another worktree's task (recorded)")
+				fs.Bool("force", false, "move a task that waits at a gate or failed, back past its max_rollbacks, or another worktree's task (recorded)")
 			}, taskFlag), run: runGoto, operands: []valueKind{kindTaskNode}},
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
@@ -199,7 +205,7 @@ func init() {
 				fs.String("to", "", "the node to send the task back to (default: the node before)")
 				valueName(fs, "to", "NODE")
 				completeValues(fs, "to", kindTaskNode)
-				fs.Bool("force", false, "decide although the node names other approvers (recorded)")
+				fs.Bool("force", false, "decide although the node names other approvers, or go back past the task's max_rollbacks (recorded)")
 			}, taskFlag), run: runReject},
 		{name: "ask", args: "<question>", summary: "Ask the human a question; the task waits for the answer", group: "Failures and gates",
 			setFlags: flags(ownerForce, taskFlag), run: runAsk},
@@ -215,7 +221,7 @@ func init() {
 				valueName(fs, "checkpoint", "ID")
 				completeValues(fs, "checkpoint", kindCheckpoint)
 				fs.BoolP("yes", "y", false, "do not ask before rolling back to the checkpoint")
-			}, messageFlag("REASON", "why (kept with a skip)"), ownerForce, taskFlag), run: runResume},
+			}, messageFlag("REASON", "why (kept with a skip)"), backForce, taskFlag), run: runResume},
 
 		{name: "tasks", readOnly: true, summary: "List the repository's tasks", group: "Tasks",
 			setFlags: flags(func(fs *pflag.FlagSet) {
