@@ -272,6 +272,8 @@ func init() {
 			setFlags: jsonFlag, run: runGuides, operands: []valueKind{kindGuide}},
 		{name: "metrics", readOnly: true, alt: []string{"{graph} [{task}]"}, summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
 			setFlags: metricsFlags, run: runMetrics},
+		{name: "mcp", summary: "Serve the Model Context Protocol on stdin and stdout, so a coding agent drives the workflow through typed tools", group: "Agents",
+			run: runMCP},
 		{name: "gc", summary: "Remove history entries, archived tasks and dropped stashes older than the retention, so git gc reclaims them", group: "Maintenance",
 			setFlags: gcFlags, run: runGC},
 		{name: "doctor", readOnly: true, writeFlag: "fix", summary: "Check refs/hegel/, the session file, locks, rollbacks and task owners; --fix repairs what it can", group: "Maintenance",
