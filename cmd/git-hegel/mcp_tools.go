@@ -78,7 +78,9 @@ var mcpTools = []mcpTool{
 	actionTool("fail", "Record a failed attempt at the current node, with why.",
 		func(in mcpFailIn) []string { return messageArg(withTask([]string{"fail"}, in.Task), in.Reason) }),
 	actionTool("checkpoint", "Save the working tree, index and HEAD now, so a rollback can come back to this point.",
-		func(in mcpCheckpointIn) []string { return messageArg(withTask([]string{"checkpoint"}, in.Task), in.Message) }),
+		func(in mcpCheckpointIn) []string {
+			return messageArg(withTask([]string{"checkpoint"}, in.Task), in.Message)
+		}),
 	actionTool("rollback", "Go back to the start of a node (default: the current one), a checkpoint (to), or the whole workflow (all): files, index, HEAD and workflow state. A dry run listing what would change unless confirm is true; a real one always saves a safety checkpoint first, which undo restores.",
 		func(in mcpRollbackIn) []string {
 			args := withTask([]string{"rollback"}, in.Task)
@@ -202,8 +204,10 @@ func jsonTool[In any](name, desc string, out any, argv func(In) []string) mcpToo
 		schema := mustSchema(reflect.TypeOf(out))
 		t := &mcp.Tool{Name: name, Description: desc, OutputSchema: schema,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}}
-		mcp.AddTool(s.server, t, func(_ context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, json.RawMessage, error) {
-			args := append(argv(in), "--json=2")
+		mcp.AddTool(s.server, t, func(_ context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+			args := argv(in)
+			// The schema goes before any "--" that ends the flags.
+			args = append([]string{args[0], "--json=2"}, args[1:]...)
 			stdout, stderr, err := s.call(args...)
 			if err != nil {
 				return toolError(err, stderr), nil, nil
@@ -224,7 +228,7 @@ func actionTool[In any](name, desc string, argv func(In) []string) mcpTool {
 		schema.Properties["status"] = mustSchema(reflect.TypeOf(statusJSON2{}))
 		t := &mcp.Tool{Name: name, Description: desc, OutputSchema: schema,
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(name == "rollback"), OpenWorldHint: ptr(false)}}
-		mcp.AddTool(s.server, t, func(_ context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, *mcpActionOut, error) {
+		mcp.AddTool(s.server, t, func(_ context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 			stdout, stderr, err := s.call(argv(in)...)
 			if err != nil {
 				return toolError(err, stderr), nil, nil
@@ -296,4 +300,3 @@ func openObjects(s *jsonschema.Schema) {
 		openObjects(d)
 	}
 }
-
