@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/git-hegel/git-hegel/engine"
@@ -42,7 +43,7 @@ func (s *mcpServer) addPrompts() {
 		func(_ context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			v, err := s.view()
 			if err != nil {
-				return nil, err
+				return nil, rpcFailure(err)
 			}
 			return &mcp.GetPromptResult{Description: fmt.Sprintf("Task %s, %s at %s", v.Task, v.Mode, v.Node),
 				Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: viewText(v)}}}}, nil
@@ -81,13 +82,26 @@ func artifactOfURI(uri string) (task, name string, err error) {
 		return "", "", mcp.ResourceNotFoundError(uri)
 	}
 	if err := engine.CheckTaskName(task); err != nil {
-		return "", "", err
+		return "", "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	return task, name, nil
 }
 
-func (s *mcpServer) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
+// rpcFailure is a command's failure as a JSON-RPC error: its one line.
+func rpcFailure(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+func (s *mcpServer) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	res, err := s.readResourceOf(req.Params.URI)
+	var rpc *jsonrpc.Error
+	if err != nil && !errors.As(err, &rpc) {
+		err = rpcFailure(err)
+	}
+	return res, err
+}
+
+func (s *mcpServer) readResourceOf(uri string) (*mcp.ReadResourceResult, error) {
 	kind, err := s.resourceKind(uri)
 	if err != nil {
 		return nil, err

@@ -52,7 +52,6 @@ func mcpClient(t *testing.T, dir string, env []string) (*mcp.ClientSession, chan
 	return cs, updates
 }
 
-
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
