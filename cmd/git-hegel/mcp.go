@@ -56,6 +56,8 @@ type mcpServer struct {
 	// watch is the poller that tells subscribers the task moved
 	// (mcp_watch.go).
 	watch *taskWatch
+	// toolsOnce registers the tools on the first tools/ request.
+	toolsOnce sync.Once
 }
 
 func newMCPServer(env *Env) *mcpServer {
@@ -73,9 +75,23 @@ func newMCPServer(env *Env) *mcpServer {
 			Prompts:   &mcp.PromptCapabilities{},
 		},
 	})
-	for _, t := range mcpTools {
-		t.add(s)
-	}
+	// The tools' schemas are built from the --json types by reflection,
+	// which takes longer than the rest of start-up together (16 ms against
+	// a few): they are built when the client first asks about tools, not
+	// before the initialize reply. The capability is declared above, so
+	// the client knows there are tools.
+	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "tools/") {
+				s.toolsOnce.Do(func() {
+					for _, t := range mcpTools {
+						t.add(s)
+					}
+				})
+			}
+			return next(ctx, method, req)
+		}
+	})
 	s.addResources()
 	s.addPrompts()
 	return s
