@@ -36,7 +36,8 @@ func runMCP(c *cmdCtx, args []string) error {
 	defer cancel()
 	defer srv.stopWatching()
 	d := newMCPDrain()
-	t := &mcp.IOTransport{Reader: &drainReader{d: d, in: in, r: bufio.NewReader(in)}, Writer: &drainWriter{d: d, w: c.Stdout}}
+	w := &drainWriter{d: d, w: c.Stdout}
+	t := &mcp.IOTransport{Reader: &drainReader{d: d, in: in, r: bufio.NewReader(in), w: w}, Writer: w}
 	err := srv.server.Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "closed") {
 		// The client closed its end: the session is over.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // A client that writes its requests and closes its end (a script, `git
@@ -61,22 +63,67 @@ func (d *mcpDrain) wait() {
 }
 
 // drainReader hands the SDK the client's input line by line, counting
-// requests, and gives it the input's end once they are all answered.
+// requests, and gives it the input's end once they are all answered. A
+// line that is no JSON-RPC message is answered here with the error the
+// protocol names (the SDK would end the session on it), and dropped.
 type drainReader struct {
 	d   *mcpDrain
 	in  io.Closer
 	r   *bufio.Reader
+	w   *drainWriter // where a refused line's error goes
 	buf []byte
+}
+
+// refuse answers a line the SDK cannot read: "" when it can.
+func refuse(line []byte) []byte {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 {
+		return nil
+	}
+	code, msg := 0, ""
+	switch {
+	case !json.Valid(t):
+		code, msg = jsonrpc.CodeParseError, "Parse error: the line is not JSON"
+	case t[0] == '[':
+		code, msg = jsonrpc.CodeInvalidRequest, "Invalid request: batches are not supported"
+	default:
+		if _, err := jsonrpc.DecodeMessage(t); err != nil {
+			code, msg = jsonrpc.CodeInvalidRequest, "Invalid request: "+err.Error()
+		}
+	}
+	if code == 0 {
+		return nil
+	}
+	var h rpcHead
+	id := json.RawMessage("null")
+	if json.Unmarshal(t, &h) == nil && len(h.ID) > 0 && (h.ID[0] == '"' || h.ID[0] == '-' || (h.ID[0] >= '0' && h.ID[0] <= '9')) {
+		id = h.ID
+	}
+	out, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: int64(code), Message: msg}})
+	return append(out, '\n')
 }
 
 func (r *drainReader) Read(p []byte) (int, error) {
 	if len(r.buf) == 0 {
 		line, err := r.r.ReadBytes('\n')
+		if answer := refuse(line); answer != nil {
+			if _, werr := r.w.writeOwn(answer); werr != nil {
+				return 0, werr
+			}
+			line = nil
+		}
 		if len(line) > 0 {
 			if req, _ := lineKind(line); req {
 				r.d.add(1)
 			}
 			r.buf = line
+		}
+		if len(r.buf) == 0 && err == nil {
+			return r.Read(p)
 		}
 		if len(r.buf) == 0 {
 			if err == io.EOF {
@@ -95,11 +142,21 @@ func (r *drainReader) Close() error { return r.in.Close() }
 // drainWriter passes the SDK's output on, counting the responses in it.
 type drainWriter struct {
 	d    *mcpDrain
+	mu   sync.Mutex // the SDK's messages and refused lines' errors, whole
 	w    io.Writer
 	part []byte // a line not yet ended
 }
 
+// writeOwn writes a message the server makes itself.
+func (w *drainWriter) writeOwn(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
 func (w *drainWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	n, err := w.w.Write(p)
 	w.part = append(w.part, p[:n]...)
 	for {
