@@ -59,6 +59,9 @@ type mcpServer struct {
 	watch *taskWatch
 	// toolsOnce registers the tools on the first tools/ request.
 	toolsOnce sync.Once
+	// artifacts are the artifact resources listed last (mcp_resources.go).
+	artifactsMu sync.Mutex
+	artifacts   map[string]bool
 }
 
 func newMCPServer(env *Env) *mcpServer {
@@ -83,6 +86,9 @@ func newMCPServer(env *Env) *mcpServer {
 	// the client knows there are tools.
 	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "resources/list" {
+				s.listArtifacts()
+			}
 			if strings.HasPrefix(method, "tools/") {
 				s.toolsOnce.Do(func() {
 					for _, t := range mcpTools {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/url"
 	"errors"
 	"fmt"
 	"strings"
@@ -78,7 +79,10 @@ func (s *mcpServer) resourceKind(uri string) (mcpResourceKind, error) {
 func artifactOfURI(uri string) (task, name string, err error) {
 	rest := strings.TrimPrefix(uri, mcpArtifactPre)
 	task, name, ok := strings.Cut(rest, "/artifacts/")
-	if !ok || name == "" || strings.Contains(name, "/") {
+	if ok {
+		name, err = url.PathUnescape(name)
+	}
+	if !ok || err != nil || name == "" || strings.Contains(name, "/") {
 		return "", "", mcp.ResourceNotFoundError(uri)
 	}
 	if err := engine.CheckTaskName(task); err != nil {
@@ -180,6 +184,50 @@ func viewText(v *engine.View) string {
 		fmt.Fprintf(&b, "\n%s has no prompt: 'git hegel run' runs its step\n", v.Node)
 	}
 	return b.String()
+}
+
+// listArtifacts makes the active task's artifacts resources of their
+// own, so resources/list names each (the template reaches any task's).
+// It runs before each resources/list; what is no longer there goes.
+func (s *mcpServer) listArtifacts() {
+	want := map[string]*mcp.Resource{}
+	_ = s.withCommand("artifact", func(c *cmdCtx) error {
+		e, _, err := c.engine()
+		if err != nil {
+			return err
+		}
+		t, err := e.Current("")
+		if err != nil {
+			return err
+		}
+		task := t.State.Task
+		for _, a := range artifactNames(e, task) {
+			uri := mcpArtifactPre + task + "/artifacts/" + url.PathEscape(a.word)
+			want[uri] = &mcp.Resource{URI: uri, Name: a.word, Title: a.word + " (task " + task + ")",
+				Description: "Artifact " + a.word + " of task " + task + ", " + a.desc}
+		}
+		return nil
+	})
+	s.artifactsMu.Lock()
+	defer s.artifactsMu.Unlock()
+	var gone []string
+	for uri := range s.artifacts {
+		if want[uri] == nil {
+			gone = append(gone, uri)
+		}
+	}
+	if len(gone) > 0 {
+		s.server.RemoveResources(gone...)
+	}
+	for uri, r := range want {
+		if !s.artifacts[uri] {
+			s.server.AddResource(r, s.readResource)
+		}
+	}
+	s.artifacts = map[string]bool{}
+	for uri := range want {
+		s.artifacts[uri] = true
+	}
 }
 
 // withCommand runs f as the command name would run, in this process: its
