@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"net/url"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
