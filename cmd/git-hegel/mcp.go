@@ -39,7 +39,7 @@ func runMCP(c *cmdCtx, args []string) error {
 	w := &drainWriter{d: d, w: c.Stdout}
 	t := &mcp.IOTransport{Reader: &drainReader{d: d, in: in, r: bufio.NewReader(in), w: w}, Writer: w}
 	err := srv.server.Run(ctx, t)
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "closed") {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		// The client closed its end: the session is over.
 		return nil
 	}
