@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
 	"slices"
@@ -268,5 +269,23 @@ func TestMCPStdio(t *testing.T) {
 	}
 	if err := cs.Close(); err != nil {
 		t.Fatalf("close: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestMCPLockedTask: a call while another process holds the task's ref
+// is a tool error with the command's line, and the server goes on.
+func TestMCPLockedTask(t *testing.T) {
+	dir, env := loopRepo(t)
+	cs, _ := mcpClient(t, dir, env)
+	head := strings.TrimSpace(mustSh(t, env, dir, "git", "rev-parse", "refs/hegel/tasks/race"))
+	tx := prepareGitTransaction(t, env, dir, "update refs/hegel/tasks/race "+head+" "+head)
+	res := callTool(t, cs, "next", map[string]any{"claim": "again"})
+	if !res.IsError || !strings.HasPrefix(toolText(res), "error: ") || !strings.Contains(toolText(res), "lock") {
+		t.Fatalf("next under another process's lock: %s", toolText(res))
+	}
+	fmt.Fprintln(tx.in, "abort")
+	tx.expect(t, "abort: ok")
+	if res := callTool(t, cs, "next", map[string]any{"claim": "again"}); res.IsError {
+		t.Fatalf("next once the lock is gone: %s", toolText(res))
 	}
 }
