@@ -225,7 +225,9 @@ func jsonTool[In any](name, desc string, out any, argv func(In) []string) mcpToo
 func actionTool[In any](name, desc string, argv func(In) []string) mcpTool {
 	return mcpTool{name: name, add: func(s *mcpServer) {
 		schema := mustSchema(reflect.TypeOf(mcpActionOut{}))
-		schema.Properties["status"] = mustSchema(reflect.TypeOf(statusJSON2{}))
+		status := mustSchema(reflect.TypeOf(statusJSON2{}))
+		status.Type, status.Types = "", []string{"null", "object"} // null when it cannot be read
+		schema.Properties["status"] = status
 		t := &mcp.Tool{Name: name, Description: desc, OutputSchema: schema,
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(name == "rollback"), OpenWorldHint: ptr(false)}}
 		mcp.AddTool(s.server, t, func(_ context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
