@@ -111,6 +111,9 @@ type State struct {
 	Subphase string `json:"subphase,omitempty"`
 	// NodeMoves records every node set by hand (goto.go).
 	NodeMoves []NodeMove `json:"node_moves,omitempty"`
+	// AwayLog records when the task left its worktree (stashed, parked)
+	// and came back (away.go), oldest first: metrics leave that time out.
+	AwayLog []AwayEvent `json:"away_log,omitempty"`
 }
 
 // PhaseVisit is one entry into a node.
@@ -274,6 +277,7 @@ func (s *State) Clone() *State {
 	c.PhaseLog = cloneSlice(s.PhaseLog)
 	c.FilesLocked = cloneSlice(s.FilesLocked)
 	c.NodeMoves = cloneSlice(s.NodeMoves)
+	c.AwayLog = cloneSlice(s.AwayLog)
 	c.PausedAt = clonePtr(s.PausedAt)
 	c.ResumedAt = clonePtr(s.ResumedAt)
 	if s.Questions != nil {
