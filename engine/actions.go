@@ -58,6 +58,9 @@ type ActionSnapshot struct {
 type ActionStore interface {
 	// ActionSnapshots returns a task's action snapshots, oldest first.
 	ActionSnapshots(task string) ([]*ActionSnapshot, error)
+	// NewestActionSnapshot returns the newest of them only (nil: none),
+	// without reading the others.
+	NewestActionSnapshot(task string) (*ActionSnapshot, error)
 	// TakeActionSnapshot snapshots the working tree and the index and
 	// appends s (its Phase and attribution) to the task's chain; the
 	// chain's bound applies.
@@ -112,15 +115,14 @@ func (e *Engine) RecordAction(task string, s ActionSnapshot) error {
 		return ErrNoWorktree
 	}
 	if s.Phase == ActionAfter {
-		chain, err := e.Actions.ActionSnapshots(task)
+		newest, err := e.Actions.NewestActionSnapshot(task)
 		if err != nil {
 			return err
 		}
-		n := len(chain)
-		if n == 0 || chain[n-1].Phase != ActionBefore || chain[n-1].Session != s.Session {
+		if newest == nil || newest.Phase != ActionBefore || newest.Session != s.Session {
 			return nil
 		}
-		s.Action = chain[n-1].ID
+		s.Action = newest.ID
 	}
 	return e.Actions.TakeActionSnapshot(task, s)
 }

@@ -36,6 +36,13 @@ func (f *fakeActions) TakeActionSnapshot(_ string, s ActionSnapshot) error {
 	return nil
 }
 
+func (f *fakeActions) NewestActionSnapshot(string) (*ActionSnapshot, error) {
+	if len(f.chain) == 0 {
+		return nil, nil
+	}
+	return f.chain[len(f.chain)-1], nil
+}
+
 func (f *fakeActions) TakeBackUndo() (bool, error) { return false, nil }
 
 func (f *fakeActions) CurrentSnapshot() (*ActionSnapshot, error) { return f.snap("now"), nil }

@@ -849,6 +849,24 @@ func (c *Chain) List() ([]*Checkpoint, error) {
 	return chain, err
 }
 
+// Newest returns the chain's newest checkpoint, reading that one only
+// (nil when the chain is empty, or its tip is damaged).
+func (c *Chain) Newest() (*Checkpoint, error) {
+	tip, err := c.m.r.ReadRef(c.ref)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cp, _, err := c.m.readCheckpoint(tip)
+	var bad *damagedCheckpoint
+	if errors.As(err, &bad) {
+		return nil, nil
+	}
+	return cp, err
+}
+
 // Drop removes checkpoint id from the chain (compare-and-swap, retried):
 // the chain is rewritten without it, so its snapshot becomes unreachable
 // and git gc reclaims it.

@@ -81,6 +81,15 @@ func (s *Snapshots) ActionSnapshots(task string) ([]*engine.ActionSnapshot, erro
 	return out, nil
 }
 
+// NewestActionSnapshot implements engine.ActionStore.
+func (s *Snapshots) NewestActionSnapshot(task string) (*engine.ActionSnapshot, error) {
+	cp, err := s.actionChain(task).Newest()
+	if err != nil || cp == nil || checkActionMeta(cp) != nil {
+		return nil, err
+	}
+	return s.actionSnapshot(cp), nil
+}
+
 func (s *Snapshots) actionSnapshot(cp *rollback.Checkpoint) *engine.ActionSnapshot {
 	a := &engine.ActionSnapshot{
 		ID: cp.ID, Phase: cp.Meta.String(keyPhase), CreatedAt: cp.CreatedAt,
