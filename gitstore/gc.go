@@ -51,6 +51,9 @@ type GCReport struct {
 	SummaryDays    int // days whose statistics now live in summaries/
 	Archived       []string
 	Checkpoints    []string // checkpoint refs removed with their archived task
+	// Actions names the tasks whose agent-action chains went: no action
+	// recorded since the cutoff, or no task of that name left.
+	Actions        []string
 	DroppedStashes int
 	DeletedRecords []string // `git hegel delete` records past their window
 	Rerooted       []string // refs whose chains were rewritten
@@ -61,13 +64,14 @@ type GCReport struct {
 
 // Empty reports whether gc found nothing to remove.
 func (rep *GCReport) Empty() bool {
-	return rep.HistoryEntries == 0 && len(rep.Archived) == 0 && rep.DroppedStashes == 0 && len(rep.DeletedRecords) == 0
+	return rep.HistoryEntries == 0 && len(rep.Archived) == 0 && rep.DroppedStashes == 0 && len(rep.DeletedRecords) == 0 &&
+		len(rep.Actions) == 0
 }
 
 // GC removes what ended before o.Before (see above).
 func (r *Repo) GC(o GCOptions) (*GCReport, error) {
 	rep := &GCReport{Before: o.Before, DryRun: o.DryRun}
-	steps := []func(GCOptions, *GCReport) error{r.gcHistory, r.gcArchive, r.gcDeleted, r.gcStashes}
+	steps := []func(GCOptions, *GCReport) error{r.gcHistory, r.gcArchive, r.gcDeleted, r.gcStashes, r.gcActions}
 	if !o.DryRun {
 		steps = append(steps, r.gcReflogs)
 	}
@@ -570,4 +574,47 @@ func (r *Repo) dropReflog(ref plumbing.ReferenceName) int {
 		return 0
 	}
 	return 1
+}
+
+// gcActions removes the agent-action chains that ended before the cutoff
+// (their newest snapshot is older: the undo history of work long done)
+// and those of names with no live task (the task was deleted or its
+// archive went). The bound hegel.agent.keepActions applies as they grow;
+// this is the bound by age.
+func (r *Repo) gcActions(o GCOptions, rep *GCReport) error {
+	if o.Before.IsZero() {
+		return nil // a retention of 0 keeps everything
+	}
+	list, err := r.refs.List(ActionsRefPrefix)
+	if err != nil {
+		return err
+	}
+	var errs []string
+	for _, ref := range list {
+		name := strings.TrimPrefix(string(ref.Name), ActionsRefPrefix)
+		live, err := readRefOrZero(r.refs, TaskRef(name))
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		if !live.IsZero() {
+			c, err := object.GetCommit(r.storage, ref.Hash)
+			if err == nil && !c.Committer.When.Before(o.Before) {
+				continue
+			}
+		}
+		rep.Actions = append(rep.Actions, name)
+		if o.DryRun {
+			continue
+		}
+		if err := r.refs.UpdateMsg(ref.Name, ref.Hash, plumbing.ZeroHash, refs.Reflog{Msg: "gc: expired"}); err != nil && !errors.Is(err, ErrConflict) {
+			errs = append(errs, describeRefError(ref.Name, err).Error())
+			continue
+		}
+		rep.Reflogs += r.dropReflog(ref.Name)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
 }

@@ -108,6 +108,9 @@ func printGC(w io.Writer, rep *gitstore.GCReport, days int) {
 	if rep.DroppedStashes > 0 {
 		fmt.Fprintf(w, "%s %s\n", verb, text.Plural(rep.DroppedStashes, "dropped stash", "dropped stashes"))
 	}
+	if n := len(rep.Actions); n > 0 {
+		fmt.Fprintf(w, "%s the agent-action snapshots of %s: %s\n", verb, text.Plural(n, "task", "tasks"), strings.Join(rep.Actions, ", "))
+	}
 	if n := len(rep.DeletedRecords); n > 0 {
 		fmt.Fprintf(w, "%s the %s of deleted %s: %s\n", verb, plural(n, "record", "records"), plural(n, "task", "tasks"), strings.Join(rep.DeletedRecords, ", "))
 	}
@@ -147,6 +150,7 @@ type gcJSON struct {
 	SummaryDays    int      `json:"summary_days"`
 	Archived       []string `json:"archived"`
 	Checkpoints    []string `json:"checkpoints,omitempty"`
+	Actions        []string `json:"actions,omitempty"`
 	DroppedStashes int      `json:"dropped_stashes"`
 	DeletedRecords []string `json:"deleted_records"`
 	Rerooted       []string `json:"rerooted"`
@@ -162,7 +166,7 @@ func gcReportJSON(rep *gitstore.GCReport, days int) gcJSON {
 		return s
 	}
 	return gcJSON{Schema: jsonSchemaVersion, DryRun: rep.DryRun, RetentionDays: days, Before: rep.Before.UTC().Format(time.RFC3339),
-		HistoryEntries: rep.HistoryEntries, SummaryDays: rep.SummaryDays, Archived: nonNil(rep.Archived), Checkpoints: rep.Checkpoints,
+		HistoryEntries: rep.HistoryEntries, SummaryDays: rep.SummaryDays, Archived: nonNil(rep.Archived), Checkpoints: rep.Checkpoints, Actions: rep.Actions,
 		DroppedStashes: rep.DroppedStashes, DeletedRecords: nonNil(rep.DeletedRecords), Rerooted: nonNil(rep.Rerooted),
 		Reflogs: rep.Reflogs, Kept: nonNil(rep.Kept)}
 }
