@@ -111,6 +111,11 @@ type State struct {
 	Subphase string `json:"subphase,omitempty"`
 	// NodeMoves records every node set by hand (goto.go).
 	NodeMoves []NodeMove `json:"node_moves,omitempty"`
+	// MetaMode names the meta-mode (a workflow of workflows, meta.go) the
+	// task was started in; "" when it was started on its own. It is set
+	// when the task starts and says which workflows are offered when it
+	// is done; it never starts anything by itself.
+	MetaMode string `json:"meta_mode,omitempty"`
 }
 
 // PhaseVisit is one entry into a node.
