@@ -82,7 +82,12 @@ func (e *Engine) Meta(o TaskOptions) (*MetaView, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := t.State
+	return e.MetaOf(t.State)
+}
+
+// MetaOf tells the meta-mode of st and what follows it. A meta_mode that
+// is not a name (a hostile task's) is reported as not defined.
+func (e *Engine) MetaOf(st *State) (*MetaView, error) {
 	v := &MetaView{Task: st, Name: st.MetaMode}
 	if st.MetaMode == "" || !workflow.ValidMetaModeName(st.MetaMode) {
 		return v, nil
@@ -117,7 +122,7 @@ func (e *Engine) DeclareMeta(name string, o StartOptions) (*View, error) {
 		return nil, err
 	case cur.State.Active():
 		st := cur.State
-		return nil, fmt.Errorf("Cannot declare meta-mode '%s': task %s is mid-workflow (%s at '%s', %s), and a new sequence would lose the place it has in its own; finish it ('git hegel done'), abort it or stash it first",
+		return nil, fmt.Errorf("Cannot declare meta-mode '%s': task %s is mid-workflow (%s at '%s', %s), and changing the sequence under a running workflow would lose its place in it; finish it ('git hegel done'), abort it or stash it first",
 			m.Name, st.Task, st.Workflow, st.CurrentNode, st.Status)
 	}
 	o.Workflow, o.MetaMode, o.Node = m.Start, m.ModeFor(m.Start), ""

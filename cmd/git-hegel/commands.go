@@ -76,6 +76,9 @@ type cmdCtx struct {
 	repo *gitstore.Repo
 	// sub is the verb run (stash pop), "" for a command without verbs.
 	sub string
+	// eng is the engine the command opened (nil if none), for what
+	// follows a printed view (a meta-mode's next workflow, meta.go).
+	eng *engine.Engine
 	// meter draws progress (progress.go), made on first use.
 	meter *progressMeter
 	// worktreeID is the repository's gitstore.WorktreeID, read by openRepo.
@@ -149,6 +152,10 @@ func init() {
 			setFlags: flags(messageFlag("REASON", "why (kept in the task)"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "move a task that waits at a gate or failed, or another worktree's task (recorded)")
 			}, taskFlag), run: runGoto, operands: []valueKind{kindTaskNode}},
+		{name: "meta", args: "[<meta-mode>]", summary: "Declare a meta-mode (a workflow of workflows) and start its first workflow; alone, show the current one and what comes next", group: "Workflows",
+			setFlags: metaFlags, run: runMeta, operands: []valueKind{kindMetaMode}},
+		{name: "next-workflow", args: "[<workflow>]", summary: "Start the workflow that follows a done task in its meta-mode", group: "Workflows",
+			run: runNextWorkflow, operands: []valueKind{kindNextWorkflow}},
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},

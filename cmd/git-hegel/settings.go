@@ -32,6 +32,11 @@ func checkSettings(cfg *gitdir.Config) error {
 			}
 		}
 	}
+	if v, ok := cfg.Get("hegel", "meta", "auto"); ok {
+		if _, ok := gitdir.ParseBool(v); !ok {
+			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad boolean config value '%s' for 'hegel.meta.auto'", v)}
+		}
+	}
 	for _, key := range boolSettings {
 		if _, err := cfg.StrictBool("hegel", key, false); err != nil {
 			v, _ := cfg.Get("hegel", "", key)

@@ -158,6 +158,14 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	if st.TaskType != "" {
 		fmt.Fprintf(w, "Type: %s\n", st.TaskType)
 	}
+	if st.MetaMode != "" {
+		fmt.Fprintf(w, "Meta-mode: %s\n", metaModeName(st.MetaMode))
+		if mv, err := e.MetaOf(st); err == nil && mv.Done {
+			if line := metaNextLine(mv); line != "" {
+				fmt.Fprintln(w, line)
+			}
+		}
+	}
 	if st.Subphase != "" {
 		// Only a node with sub-phases sets one, so only then is the
 		// definition read.
