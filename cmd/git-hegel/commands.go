@@ -155,7 +155,7 @@ func init() {
 		{name: "meta", args: "[<meta-mode>]", summary: "Declare a meta-mode (a workflow of workflows) and start its first workflow; alone, show the current one and what comes next", group: "Workflows",
 			setFlags: metaFlags, run: runMeta, operands: []valueKind{kindMetaMode}},
 		{name: "next-workflow", args: "[<workflow>]", summary: "Start the workflow that follows a done task in its meta-mode", group: "Workflows",
-			run: runNextWorkflow, operands: []valueKind{kindNextWorkflow}},
+			setFlags: quietFlag, run: runNextWorkflow, operands: []valueKind{kindNextWorkflow}},
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},
