@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
+	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // `git hegel meta [<name>]` and `git hegel next-workflow [<workflow>]`:
@@ -45,6 +48,15 @@ func runMeta(c *cmdCtx, args []string) error {
 		}
 	}
 	e, _, err := c.engine()
+	if list && (errors.Is(err, gitdir.ErrNotRepo) || errors.Is(err, gitstore.ErrNoWorkTree)) {
+		// Like workflows, the built-ins list anywhere.
+		where := "not in a git repository"
+		if errors.Is(err, gitstore.ErrNoWorkTree) {
+			where = "not in a work tree"
+		}
+		c.hint(where + ": only the built-in meta-modes are listed")
+		return c.printMetaList(&engine.Engine{})
+	}
 	if err != nil {
 		return err
 	}
