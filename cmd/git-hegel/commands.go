@@ -152,7 +152,7 @@ func init() {
 			setFlags: flags(messageFlag("REASON", "why (kept in the task)"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "move a task that waits at a gate or failed, or another worktree's task (recorded)")
 			}, taskFlag), run: runGoto, operands: []valueKind{kindTaskNode}},
-		{name: "meta", args: "[<meta-mode>]", summary: "Declare a meta-mode (a workflow of workflows) and start its first workflow; alone, show the current one and what comes next", group: "Workflows",
+		{name: "meta", args: "[<meta-mode>]", summary: "Start a meta-mode (a workflow of workflows), or show the current one and what comes next", group: "Workflows",
 			setFlags: metaFlags, run: runMeta, operands: []valueKind{kindMetaMode}},
 		{name: "next-workflow", args: "[<workflow>]", summary: "Start the workflow that follows a done task in its meta-mode", group: "Workflows",
 			setFlags: quietFlag, run: runNextWorkflow, operands: []valueKind{kindNextWorkflow}},
@@ -535,11 +535,19 @@ func (c *cmdCtx) stringFlag(name string) string {
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "usage: git hegel <command> [<args>]\n\n")
 	fmt.Fprint(w, "Stage-gated workflows whose state lives in this repository under refs/hegel/*.\n")
+	// The names' column fits the longest, so a long name never pushes
+	// its summary out of line.
+	width := 12
+	for _, c := range commands {
+		if !c.hidden {
+			width = max(width, len(c.name))
+		}
+	}
 	for _, g := range groups {
 		fmt.Fprintf(w, "\n%s:\n", g)
 		for _, c := range commands {
 			if c.group == g && !c.hidden {
-				fmt.Fprintf(w, "   %-12s %s\n", c.name, c.summary)
+				fmt.Fprintf(w, "   %-*s %s\n", width, c.name, c.summary)
 			}
 		}
 	}
