@@ -58,6 +58,7 @@ fuzz: ## Fuzz the workflow YAML loader, the log's state reader, the agents' sett
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkflow -fuzztime 60s ./engine/workflow/
 	$(GO) test -run '^$$' -fuzz FuzzChainStateOf -fuzztime 60s ./gitstore/
 	$(GO) test -run '^$$' -fuzz FuzzSettingsRoundTrip -fuzztime 60s ./engine/agent/
+	$(GO) test -run '^$$' -fuzz FuzzMCPConfigRoundTrip -fuzztime 60s ./engine/agent/
 	$(GO) test -run '^$$' -fuzz '^FuzzShellCommand$$' -fuzztime 60s ./engine/workflow/
 	$(GO) test -run '^$$' -fuzz '^FuzzCommandValues$$' -fuzztime 60s ./cmd/git-hegel/runexec/
 

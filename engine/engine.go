@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	crand "crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -127,6 +128,14 @@ type Engine struct {
 	// only a trusted definition runs commands or shows its prompt. Nil:
 	// every definition is trusted (the in-memory test stores).
 	Trust TrustStore
+	// WorkflowFile reads the worktree's own file for a workflow
+	// (upgrade.go). Nil: the worktree's definitions are not compared
+	// with the tasks', and upgrade refuses.
+	WorkflowFile WorkflowFileReader
+	// MaxRollbacks is hegel.maxRollbacks: moves back to an earlier node a
+	// task may make before the next one needs --force, when its workflow
+	// does not say (0: DefaultMaxRollbacks; negative: no cap).
+	MaxRollbacks int
 
 	// warnedDamaged: refs this command warned about already.
 	warnedDamaged map[string]bool
@@ -203,6 +212,8 @@ type View struct {
 	// Rollback is the rollback the command made first (resume --strategy
 	// from-checkpoint).
 	Rollback *RollbackResult
+	// Definition is the workflow definition the task runs, as stored.
+	Definition []byte
 }
 
 var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })
@@ -343,6 +354,9 @@ func (e *Engine) Prev(o TaskOptions) (*View, error) {
 			return "", fmt.Errorf("Already at the first node '%s'; nothing to go back to", st.CurrentNode)
 		}
 		from := st.CurrentNode
+		if err := e.wentBack(st, wf, from, st.History[len(st.History)-2], "prev", o.Force); err != nil {
+			return "", err
+		}
 		st.History = st.History[:len(st.History)-1]
 		st.CurrentNode = st.History[len(st.History)-1]
 		e.reopen(st, wf)
@@ -469,6 +483,11 @@ type updateOpts struct {
 	wf *workflow.Definition
 	// put are tree entries written in the same commit (Task.Put).
 	put map[string][]byte
+	// adopt, if set, replaces the task's definition (upgrade.go) in the
+	// same commit, when the task still holds adoptFrom: the new state is
+	// settled and checked against it.
+	adopt     *workflow.Definition
+	adoptFrom []byte
 }
 
 // update applies fn to the task o selects with compare-and-swap,
@@ -514,10 +533,20 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *workflow.D
 		if err != nil {
 			return nil, nil, err
 		}
+		base := t
+		if o.adopt != nil {
+			if !bytes.Equal(t.Definition, o.adoptFrom) {
+				return nil, nil, fmt.Errorf("The definition of task '%s' %w (another command or a fetch wrote it); nothing changed, run 'git hegel upgrade' again", name, ErrUpgradeChanged)
+			}
+			base = &Task{State: t.State, Definition: o.adopt.Raw, Rev: t.Rev, Archived: t.Archived}
+		}
 		st := t.State.Clone()
 		msg, err := fn(st, wf)
 		if err != nil {
 			return nil, nil, err
+		}
+		if o.adopt != nil {
+			wf = o.adopt
 		}
 		e.settle(st, wf)
 		now := e.now()
@@ -526,7 +555,7 @@ func (e *Engine) updateTask(cur *Task, o updateOpts, fn func(*State, *workflow.D
 				Reason: fmt.Sprintf("changed from %s while %s owns it", e.Worktree, ownerOf(t.State)), At: now})
 		}
 		st.UpdatedAt = now
-		nt, err := e.saveWith(t, st, wf, msg, o.put)
+		nt, err := e.saveWith(base, st, wf, msg, o.put)
 		if err == nil {
 			return nt.State, wf, nil
 		}
@@ -691,7 +720,7 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 // starts with why the last attempt failed, so an agent trying again knows
 // what went wrong.
 func (e *Engine) view(st *State, wf *workflow.Definition) *View {
-	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode,
+	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Definition: wf.Raw,
 		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
 	if n := wf.Nodes[st.CurrentNode]; n != nil {
 		v.Step = n.Run != nil

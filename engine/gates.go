@@ -133,6 +133,9 @@ func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
 		if _, ok := wf.Nodes[target]; !ok {
 			return "", fmt.Errorf("Workflow '%s' has no node '%s' (nodes: %s)", wf.Name, target, text.JoinQuoted(wf.Order))
 		}
+		if err := e.capMove(st, wf, target, o.Force); err != nil {
+			return "", err
+		}
 		now := e.now().UTC()
 		st.Approvals = append(st.Approvals, Approval{Node: from, By: user, At: now, Comment: reason, Rejected: true, Artifacts: approvedArtifacts(st, from)})
 		st.RollbackHistory = appendEvent(st.RollbackHistory, RollbackEvent{Timestamp: now, From: from, To: target, Reason: reason})

@@ -59,6 +59,14 @@ func (e *Engine) Goto(o GotoOptions) (*View, error) {
 			forced = true
 		}
 		from := st.CurrentNode
+		reason := strings.TrimSpace(o.Reason)
+		why := "goto"
+		if reason != "" {
+			why += ": " + firstLine(reason)
+		}
+		if err := e.wentBack(st, wf, from, o.Node, why, o.Force); err != nil {
+			return "", err
+		}
 		wasCompleted := slices.Contains(st.CompletedNodes, from)
 		e.enter(st, wf, o.Node)
 		if !wasCompleted {
@@ -69,7 +77,6 @@ func (e *Engine) Goto(o GotoOptions) (*View, error) {
 			st.CompletedNodes = nil
 		}
 		now := e.now()
-		reason := strings.TrimSpace(o.Reason)
 		st.NodeMoves = append(st.NodeMoves, NodeMove{From: from, To: o.Node, By: e.lockUser(), Reason: reason, At: now, Forced: forced})
 		if forced {
 			st.Overrides = append(st.Overrides, Override{Node: from, What: "goto", Reason: fmt.Sprintf("moved to %s while %s", o.Node, strings.ReplaceAll(st.Status, "_", " ")), At: now})

@@ -21,6 +21,9 @@ func MetricsRun(st *State, now time.Time) agent.Run {
 	if len(r.Phases) == 0 {
 		r.Phases = []agent.Phase{{Node: st.CurrentNode, Start: st.PhaseStartTime}}
 	}
+	for _, a := range st.AwayIntervals(r.End) {
+		r.Away = append(r.Away, agent.Interval{From: a.From, To: a.To})
+	}
 	for _, o := range st.Overrides {
 		r.Bypasses = append(r.Bypasses, agent.Bypass{Node: o.Node, What: o.What, At: o.At})
 	}

@@ -150,6 +150,11 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		if err != nil {
 			return "", err
 		}
+		// A move back counts towards the task's cap, gate or not: the
+		// move is asked for here.
+		if err := e.capBack(st, wf, t, o.Force.All); err != nil {
+			return "", err
+		}
 		e.submit(st, wf, f, put)
 		if checkLog != nil && f == from {
 			put[LogPath(f, cur.State.Attempt)] = checkLog

@@ -123,6 +123,9 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 			if len(st.History) < 2 {
 				return "", fmt.Errorf("No node before '%s' to go back to; use another strategy (%s)", node, joinStrategies(", "))
 			}
+			if err := e.wentBack(st, wf, node, st.History[len(st.History)-2], "retry-previous", o.Force); err != nil {
+				return "", err
+			}
 			st.History = st.History[:len(st.History)-1]
 			st.CurrentNode = st.History[len(st.History)-1]
 			e.reopen(st, wf)

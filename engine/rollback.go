@@ -54,6 +54,9 @@ type RollbackRequest struct {
 	Undo   bool
 	Reason string
 	Force  bool
+	// Whole is rollback --all, which ends the run: the cap on moves back
+	// (rollback_cap.go) does not stop it.
+	Whole bool `json:",omitempty"`
 	// At is the event's time (zero: now). Replaying an interrupted
 	// rollback passes the original time, so the event is recorded once.
 	At time.Time
@@ -164,6 +167,11 @@ func (e *Engine) applyRollback(st *State, wf *workflow.Definition, req *Rollback
 	if !req.Undo && !req.Force {
 		if n := recentRollbacks(st.RollbackHistory, req.Node, at); n >= LoopGuardLimit {
 			return "", &LoopError{Node: req.Node, Count: n}
+		}
+	}
+	if !req.Undo && !req.Whole && !wf.IsTerminal(req.Node) {
+		if err := e.capMove(st, wf, req.Node, req.Force); err != nil {
+			return "", err
 		}
 	}
 	from := st.CurrentNode

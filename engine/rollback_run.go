@@ -124,7 +124,7 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 		reason = "undo"
 	}
 	req := RollbackRequest{Task: task, Node: cp.Node, History: cp.History, Undo: undo, Reason: reason,
-		Force: o.Force, At: e.now().UTC()}
+		Force: o.Force, Whole: o.All, At: e.now().UTC()}
 	if _, err := e.CheckRollback(call, &req); err != nil {
 		if o.Node == "" && errors.Is(err, ErrBadName) {
 			// The node came from the checkpoint, not the command line.

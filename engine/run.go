@@ -853,6 +853,9 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 			gate = gateView(wf, st)
 			return fmt.Sprintf("run: %s awaits approval to go to %s (%s)%s%s", node, to, claim, how, forced), nil
 		}
+		if err := e.capBack(st, wf, to, false); err != nil {
+			return "", err
+		}
 		msg, _ := e.move(st, wf, claim, to, "")
 		return "run: " + msg + how + forced, nil
 	})
@@ -918,6 +921,9 @@ func (rn *run) confirmWaiting(ctx context.Context, t *Task) bool {
 	nst, _, err := rn.e.updateTask(t, updateOpts{wf: wf}, func(st *State, wf *workflow.Definition) (string, error) {
 		if st.CurrentNode != node || st.Status != StatusAwaitingApproval || st.PendingClaim != claim {
 			return "", fmt.Errorf("Task '%s' changed while it waited for confirmation (now %s at '%s'); run it again", st.Task, st.Status, st.CurrentNode)
+		}
+		if err := rn.e.capBack(st, wf, to, false); err != nil {
+			return "", err
 		}
 		msg, _ := rn.e.move(st, wf, claim, to, "")
 		return "run: " + msg + "; confirmed", nil

@@ -390,6 +390,9 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 		if err := e.Claim(st); err != nil {
 			return nil, nil, err
 		}
+		// Away from its push until now (away.go).
+		st.leave(ent.Timestamp, AwayStashed)
+		st.comeBack(e.now())
 		st.UpdatedAt = e.now()
 		_, err = e.save(base, st, wf, fmt.Sprintf("stash %s: restored from %s", op, ent.ID))
 		if err == nil {

@@ -266,6 +266,8 @@ func TestStashRoundTrip(t *testing.T) {
 	want := before.State.Clone()
 	want.Worktree = "/wt/b"
 	want.UpdatedAt = env.clock
+	// Away from the push until the pop, for its metrics (away.go).
+	want.AwayLog = []AwayEvent{{At: got.Timestamp.UTC(), Event: AwayStashed}, {At: env.clock.UTC(), Event: AwayBack}}
 	if !reflect.DeepEqual(after.State, want) {
 		t.Fatalf("restored state differs:\n got %+v\nwant %+v", after.State, want)
 	}
@@ -675,6 +677,7 @@ func TestStashCarriesGatesAndFailures(t *testing.T) {
 	want := before.State.Clone()
 	want.Worktree = "/wt/b"
 	want.UpdatedAt = env.clock
+	want.AwayLog = []AwayEvent{{At: env.clock.UTC(), Event: AwayStashed}, {At: env.clock.UTC(), Event: AwayBack}}
 	if !reflect.DeepEqual(after.State, want) {
 		t.Fatalf("restored state differs:\n got %+v\nwant %+v", after.State, want)
 	}

@@ -111,6 +111,9 @@ type State struct {
 	Subphase string `json:"subphase,omitempty"`
 	// NodeMoves records every node set by hand (goto.go).
 	NodeMoves []NodeMove `json:"node_moves,omitempty"`
+	// AwayLog records when the task left its worktree (stashed, parked)
+	// and came back (away.go), oldest first: metrics leave that time out.
+	AwayLog []AwayEvent `json:"away_log,omitempty"`
 	// MetaMode names the meta-mode (a workflow of workflows, meta.go) the
 	// task was started in; "" when it was started on its own. It is set
 	// when the task starts and says which workflows are offered when it
@@ -279,6 +282,7 @@ func (s *State) Clone() *State {
 	c.PhaseLog = cloneSlice(s.PhaseLog)
 	c.FilesLocked = cloneSlice(s.FilesLocked)
 	c.NodeMoves = cloneSlice(s.NodeMoves)
+	c.AwayLog = cloneSlice(s.AwayLog)
 	c.PausedAt = clonePtr(s.PausedAt)
 	c.ResumedAt = clonePtr(s.ResumedAt)
 	if s.Questions != nil {

@@ -80,6 +80,7 @@ var stateRules = map[string]fieldRule{
 	"completed_nodes":  ruleUnion,
 	"failed_nodes":     ruleUnion,
 	"node_moves":       ruleUnion,
+	"away_log":         ruleUnion,
 	"questions":        ruleQuestions,
 	"retries":          ruleCounterMap,
 	"node_attempts":    ruleCounterMap,
@@ -558,6 +559,10 @@ func tidyMerged(st *State) {
 		st.PhaseLog = slices.Clone(st.PhaseLog[n-MaxPhaseLog:])
 	}
 	sort.SliceStable(st.Overrides, func(i, j int) bool { return st.Overrides[i].At.Before(st.Overrides[j].At) })
+	sort.SliceStable(st.AwayLog, func(i, j int) bool { return st.AwayLog[i].At.Before(st.AwayLog[j].At) })
+	if n := len(st.AwayLog); n > MaxAwayLog {
+		st.AwayLog = slices.Clone(st.AwayLog[n-MaxAwayLog:])
+	}
 	sort.SliceStable(st.SkippedNodes, func(i, j int) bool { return st.SkippedNodes[i].At.Before(st.SkippedNodes[j].At) })
 	sort.SliceStable(st.Questions, func(i, j int) bool { return st.Questions[i].AskedAt.Before(st.Questions[j].AskedAt) })
 	if st.History == nil {

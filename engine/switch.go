@@ -77,6 +77,7 @@ func (e *Engine) takeOver(task, verb string) (*View, *State, error) {
 		if err := e.Claim(st); err != nil {
 			return "", err
 		}
+		st.comeBack(e.now())
 		return fmt.Sprintf("%s: taken over from %s", verb, from), nil
 	})
 	if err != nil {
@@ -105,6 +106,7 @@ func (e *Engine) park(cur *Task, next string) error {
 			return "", fmt.Errorf("it is %s now", st.Status)
 		}
 		st.Worktree, st.WorktreeID, st.OwnerEmail = "", "", ""
+		st.leave(e.now(), AwayParked)
 		return fmt.Sprintf("switch: parked (its worktree went on to %s)", next), nil
 	})
 	return err

@@ -345,6 +345,8 @@ func TestStashEngineRoundTrip(t *testing.T) {
 		must(t, err)
 		want := before.State.Clone()
 		want.Worktree, want.UpdatedAt = "/wt/two", clock.now()
+		// Away from the push until the pop, for its metrics.
+		want.AwayLog = []engine.AwayEvent{{At: ent.Timestamp.UTC(), Event: engine.AwayStashed}, {At: clock.now().UTC(), Event: engine.AwayBack}}
 		if !reflect.DeepEqual(normState(after.State), normState(want)) {
 			t.Fatalf("restored state:\n got %+v\nwant %+v", after.State, want)
 		}

@@ -2,10 +2,14 @@ package gitstore
 
 import (
 	"fmt"
+	"io"
 	"path"
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
+
+	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
 )
 
@@ -55,4 +59,61 @@ func (s *Sessions) yamlFiles(folder string) (files map[string][]byte, unreadable
 		out[p] = b
 	}
 	return out, unreadable
+}
+
+// WorkflowFile reads the worktree's own file for workflow name,
+// .hegel/workflows/<name>.yaml (else .yml, as the registry picks it): its
+// path relative to the top of the work tree and its bytes. No such file is
+// an error wrapping engine.ErrNotFound. A file larger than a task may
+// store as its definition (hegel.syncMaxBlobSize) is a *TooLargeError and
+// is not read: status compares this file on every call, and a task could
+// not carry it anyway.
+func (s *Sessions) WorkflowFile(name string) (string, []byte, error) {
+	for _, ext := range []string{".yaml", ".yml"} {
+		p := path.Join(s.dir, "workflows", name+ext)
+		fi, err := s.r.worktree.Stat(p)
+		if err != nil {
+			if _, lerr := s.r.worktree.Lstat(p); lerr == nil {
+				// There, but a link that leads nowhere it may go.
+				return p, nil, fmt.Errorf("cannot read %s: %s", text.QuotePath(p, true), oneLine(err.Error()))
+			}
+			continue
+		}
+		if fi.IsDir() {
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			// A device or a pipe (through a link) would never end.
+			return p, nil, fmt.Errorf("%s is not a regular file", text.QuotePath(p, true))
+		}
+		limit := s.r.docLimit()
+		if limit > 0 && fi.Size() > limit {
+			return p, nil, &TooLargeError{What: text.QuotePath(p, true), Size: fi.Size(), Limit: limit, Key: "syncMaxBlobSize"}
+		}
+		b, err := readFileLimit(s.r.worktree, p, limit)
+		if err != nil {
+			return p, nil, fmt.Errorf("cannot read %s: %s", text.QuotePath(p, true), oneLine(err.Error()))
+		}
+		return p, b, nil
+	}
+	return "", nil, fmt.Errorf("no file for workflow %s: %w", name, engine.ErrNotFound)
+}
+
+// readFileLimit reads a file of at most limit bytes (0: no limit); one
+// that grew past it since it was measured is an error.
+func readFileLimit(fs billy.Filesystem, name string, limit int64) ([]byte, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if limit > 0 {
+		r = io.LimitReader(f, limit+1)
+	}
+	b, err := io.ReadAll(r)
+	if err == nil && limit > 0 && int64(len(b)) > limit {
+		return nil, fmt.Errorf("it grew past %d bytes while it was read", limit)
+	}
+	return b, err
 }

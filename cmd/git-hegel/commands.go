@@ -111,6 +111,12 @@ func ownerForce(fs *pflag.FlagSet) {
 	fs.Bool("force", false, "change a task another worktree owns (recorded in the task)")
 }
 
+// backForce is --force on a command that moves a task back: past its
+// max_rollbacks, or on a task another worktree owns.
+func backForce(fs *pflag.FlagSet) {
+	fs.Bool("force", false, "go back past the task's max_rollbacks, or change a task another worktree owns (recorded in the task)")
+}
+
 // messageFlag is -m/--message, the one spelling of a reason or comment;
 // value names it in the usage line (REASON, COMMENT).
 func messageFlag(value, usage string) func(*pflag.FlagSet) {
@@ -141,7 +147,7 @@ func init() {
 			setFlags: checkFlags, run: runCheck},
 		{name: "done", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
 			setFlags: flags(nextFlags, taskFlag), run: runDone},
-		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runPrev},
+		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(backForce, taskFlag), run: runPrev},
 		{name: "repeat", summary: "Show the current node's prompt again", group: "Workflows", setFlags: taskFlag, run: runRepeat},
 		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runRestart},
 		{name: "skip", summary: "Skip the current node when it is conditional or the task type skips it", group: "Workflows",
@@ -150,7 +156,7 @@ func init() {
 			}, taskFlag), run: runSkip},
 		{name: "goto", args: "<node>", summary: "Set the task's node by hand (recorded, with the entry checkpoint)", group: "Workflows",
 			setFlags: flags(messageFlag("REASON", "why (kept in the task)"), func(fs *pflag.FlagSet) {
-				fs.Bool("force", false, "move a task that waits at a gate or failed, or another worktree's task (recorded)")
+				fs.Bool("force", false, "move a task that waits at a gate or failed, back past its max_rollbacks, or another worktree's task (recorded)")
 			}, taskFlag), run: runGoto, operands: []valueKind{kindTaskNode}},
 		{name: "meta", args: "[<meta-mode>]", summary: "Start a meta-mode (a workflow of workflows), or show the current one and what comes next", group: "Workflows",
 			setFlags: metaFlags, run: runMeta, operands: []valueKind{kindMetaMode}},
@@ -182,6 +188,8 @@ func init() {
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
 		{name: "trust", args: "[<task>] {...}", alt: []string{"{list} [{json}]"}, summary: "Review what differs in a task's workflow definition and trust it on this machine, so it may run commands and instruct your agent", group: "Workflows",
 			setFlags: flags(trustFlags, func(fs *pflag.FlagSet) { altFlags(fs, "yes", "dry-run") }), run: runTrust, operands: []valueKind{kindAnyTask}},
+		{name: "upgrade", args: "[<task>]", summary: "Show how the worktree's workflow file differs from the definition a running task holds, and adopt it", group: "Workflows",
+			setFlags: flags(upgradeFlags, func(fs *pflag.FlagSet) { altFlags(fs, "yes", "dry-run") }), run: runUpgrade, operands: []valueKind{kindTask}},
 
 		{name: "run", args: "[<workflow>]",
 			summary: "Run a workflow's steps through their handlers (adapters, commands), or continue the active task's run", group: "Running steps",
@@ -204,7 +212,7 @@ func init() {
 				fs.String("to", "", "the node to send the task back to (default: the node before)")
 				valueName(fs, "to", "NODE")
 				completeValues(fs, "to", kindTaskNode)
-				fs.Bool("force", false, "decide although the node names other approvers (recorded)")
+				fs.Bool("force", false, "decide although the node names other approvers, or go back past the task's max_rollbacks (recorded)")
 			}, taskFlag), run: runReject},
 		{name: "ask", args: "<question>", summary: "Ask the human a question; the task waits for the answer", group: "Failures and gates",
 			setFlags: flags(ownerForce, taskFlag), run: runAsk},
@@ -220,7 +228,7 @@ func init() {
 				valueName(fs, "checkpoint", "ID")
 				completeValues(fs, "checkpoint", kindCheckpoint)
 				fs.BoolP("yes", "y", false, "do not ask before rolling back to the checkpoint")
-			}, messageFlag("REASON", "why (kept with a skip)"), ownerForce, taskFlag), run: runResume},
+			}, messageFlag("REASON", "why (kept with a skip)"), backForce, taskFlag), run: runResume},
 
 		{name: "tasks", readOnly: true, summary: "List the repository's tasks", group: "Tasks",
 			setFlags: flags(func(fs *pflag.FlagSet) {
@@ -258,7 +266,9 @@ func init() {
 			}, taskFlag),
 			run: runStatus},
 		{name: "workflows", readOnly: true, args: "[<name>]", summary: "List the workflows you can start, or show one", group: "Inspect",
-			setFlags: jsonFlag, run: runWorkflows, operands: []valueKind{kindWorkflow}},
+			setFlags: flags(jsonFlag, func(fs *pflag.FlagSet) {
+				fs.Bool("yaml", false, "print the workflow's definition as it is stored, built-ins too, to start a customisation from")
+			}), run: runWorkflows, operands: []valueKind{kindWorkflow}},
 		{name: "log", readOnly: true, args: "[<task>]",
 			summary: "List the runs that ended (and the open ones), newest first; or one task's operations", group: "Inspect",
 			setFlags: logFlags, run: runLog, operands: []valueKind{kindAnyTask}},
@@ -269,16 +279,18 @@ func init() {
 			setFlags: webFlags, run: runWeb},
 		{name: "hook", args: "<EventName>", summary: "Record one coding-agent hook event (JSON on stdin); agents run this", group: "Agents",
 			setFlags: hookFlags, run: runHook, operands: []valueKind{kindHookEvent}},
-		{name: "hooks", summary: "Install or remove git-hegel's hooks in Claude Code, Codex or Cursor", group: "Agents",
+		{name: "hooks", summary: "Install or remove git-hegel's hooks and MCP server in Claude Code, Codex or Cursor", group: "Agents",
 			setFlags: flags(hooksFlags, func(fs *pflag.FlagSet) { altFlags(fs, "project", "user") }), defaultSub: "status", subs: []*subcommand{
 				{name: "status", flags: []string{"agent", "project", "user"}, run: runHooksStatus},
-				{name: "install", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksInstall},
-				{name: "uninstall", flags: []string{"agent", "project", "user", "dry-run"}, run: runHooksUninstall},
+				{name: "install", flags: []string{"agent", "project", "user", "dry-run", "no-mcp"}, run: runHooksInstall},
+				{name: "uninstall", flags: []string{"agent", "project", "user", "dry-run", "no-mcp"}, run: runHooksUninstall},
 			}},
 		{name: "guides", readOnly: true, args: "[<name>]", summary: "List the prompt guides, or print one", group: "Agents",
 			setFlags: jsonFlag, run: runGuides, operands: []valueKind{kindGuide}},
 		{name: "metrics", readOnly: true, alt: []string{"{graph} [{task}]"}, summary: "Per-phase time, tool calls, commands, edits, tokens, commits and rule violations", group: "Agents",
 			setFlags: metricsFlags, run: runMetrics},
+		{name: "mcp", summary: "Serve the Model Context Protocol on stdin and stdout, so a coding agent drives the workflow through typed tools", group: "Agents",
+			run: runMCP},
 		{name: "gc", summary: "Remove history entries, archived tasks and dropped stashes older than the retention, so git gc reclaims them", group: "Maintenance",
 			setFlags: gcFlags, run: runGC},
 		{name: "doctor", readOnly: true, writeFlag: "fix", summary: "Check refs/hegel/, the session file, locks, rollbacks and task owners; --fix repairs what it can", group: "Maintenance",

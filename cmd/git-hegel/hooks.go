@@ -26,6 +26,7 @@ func hooksFlags(fs *pflag.FlagSet) {
 	fs.Bool("project", false, "the repository's settings (the default): .claude/settings.json, .codex/hooks.json, .cursor/hooks.json")
 	fs.Bool("user", false, "your settings for every repository: ~/.claude/settings.json, ~/.codex/hooks.json, ~/.cursor/hooks.json")
 	fs.BoolP("dry-run", "n", false, "show the change as a diff and write nothing")
+	fs.Bool("no-mcp", false, "the hooks only: leave the agent's MCP server registration (git hegel mcp) as it is")
 }
 
 func runHooksStatus(c *cmdCtx, args []string) error    { return c.runHooks("status") }
@@ -53,20 +54,36 @@ func (c *cmdCtx) runHooks(sub string) error {
 			if err := noLinkBelow(base, a.Project); err != nil {
 				return err
 			}
+			if err := noLinkBelow(base, agent.MCPConfigOf(a.Agent).Project); err != nil {
+				return err
+			}
 		}
 	}
+	withMCP := !c.boolFlag("no-mcp")
 	for _, a := range agents {
 		path := filepath.Join(base, a.Project)
 		if scope == "user" {
-			path = filepath.Join(base, a.UserPath(c.Getenv))
+			path = userFile(base, a.UserPath(c.Getenv))
 		}
 		shown := c.displayPath(path, base, scope)
+		m := agent.MCPConfigOf(a.Agent)
+		mpath := filepath.Join(base, m.Project)
+		if scope == "user" {
+			mpath = userFile(base, m.UserPath(c.Getenv))
+		}
+		mshown := c.displayPath(mpath, base, scope)
 		switch sub {
 		case "status":
 			c.hooksStatus(a, path, shown)
+			c.mcpStatus(m, mpath, mshown)
 		default:
 			if err := c.editHooks(a, sub == "install", path, shown, dry); err != nil {
 				return err
+			}
+			if withMCP {
+				if err := c.editMCP(m, sub == "install", mpath, mshown, dry); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -74,6 +91,15 @@ func (c *cmdCtx) runHooks(sub string) error {
 		fmt.Fprintln(c.Stdout, "Dry run: nothing changed")
 	}
 	return nil
+}
+
+// userFile is an agent's user file: relative to the home directory, or
+// where an absolute CODEX_HOME says.
+func userFile(home, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(home, p)
 }
 
 // hooksBase is the directory settings paths are relative to: the work
@@ -284,4 +310,87 @@ func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
 		_ = os.Remove(tmp.Name())
 	}
 	return err
+}
+
+// editMCP registers git-hegel's MCP server with the agent, or removes that
+// entry, in one file.
+func (c *cmdCtx) editMCP(m *agent.MCPConfig, install bool, path, shown string, dry bool) error {
+	data, mode, err := readSettings(path)
+	var ed *agent.Edit
+	if err == nil {
+		if install {
+			ed, err = m.Install(data)
+		} else {
+			ed, err = m.Uninstall(data)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("cannot update %s: %v; fix the file first, nothing more was changed", shown, err)
+	}
+	if ed.Note != "" {
+		fmt.Fprintf(c.Stderr, "note: %s: %s\n", shown, ed.Note)
+	}
+	if len(ed.Events) == 0 {
+		switch {
+		case ed.Note != "":
+		case install:
+			fmt.Fprintf(c.Stdout, "%s: %s already registers git-hegel's MCP server\n", m.Agent, shown)
+		default:
+			fmt.Fprintf(c.Stdout, "%s: no git-hegel MCP server in %s\n", m.Agent, shown)
+		}
+		return nil
+	}
+	if dry {
+		after := string(ed.Out)
+		from, to := "a/"+shown, "b/"+shown
+		if data == nil {
+			from = "/dev/null"
+		}
+		if ed.Remove {
+			after, to = "", "/dev/null"
+		}
+		unifiedDiff(c.Stdout, from, to, string(data), after)
+	} else {
+		if ed.Remove {
+			err = os.Remove(path)
+		} else {
+			err = writeFileAtomic(path, ed.Out, mode)
+		}
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %v", shown, err)
+		}
+	}
+	switch {
+	case install && dry:
+		fmt.Fprintf(c.Stdout, "Would register git-hegel's MCP server (git hegel mcp) for %s in %s\n", m.Agent, shown)
+	case install:
+		fmt.Fprintf(c.Stdout, "Registered git-hegel's MCP server (git hegel mcp) for %s in %s\n", m.Agent, shown)
+	case dry:
+		fmt.Fprintf(c.Stdout, "Would remove git-hegel's MCP server for %s from %s\n", m.Agent, shown)
+	default:
+		fmt.Fprintf(c.Stdout, "Removed git-hegel's MCP server for %s from %s\n", m.Agent, shown)
+	}
+	if ed.Remove && !dry {
+		fmt.Fprintf(c.Stdout, "%s had nothing else in it and was removed\n", shown)
+	}
+	return nil
+}
+
+// mcpStatus prints whether the agent has git-hegel's MCP server.
+func (c *cmdCtx) mcpStatus(m *agent.MCPConfig, path, shown string) {
+	data, _, err := readSettings(path)
+	st := agent.MCPMissing
+	if err == nil {
+		st, err = m.Status(data)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(c.Stdout, "%-7s %s: unreadable (%v)\n", m.Agent, shown, err)
+	case st == agent.MCPRegistered:
+		fmt.Fprintf(c.Stdout, "%-7s %s: MCP server registered\n", m.Agent, shown)
+	case st == agent.MCPChanged:
+		fmt.Fprintf(c.Stdout, "%-7s %s: MCP server entry of your own (left as it is)\n", m.Agent, shown)
+	default:
+		fmt.Fprintf(c.Stdout, "%-7s %s: MCP server not registered\n", m.Agent, shown)
+	}
 }

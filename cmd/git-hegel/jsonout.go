@@ -47,6 +47,10 @@ type statusRest struct {
 	// RollbackAvailable says whether the task has a checkpoint to go
 	// back to (false without a task).
 	RollbackAvailable bool `json:"rollback_available"`
+	// WorkflowFileChanged says whether the worktree's definition of the
+	// task's workflow differs from the one the task runs (git hegel
+	// upgrade adopts it); false without a task.
+	WorkflowFileChanged bool `json:"workflow_file_changed"`
 }
 
 // runJSON describes the git hegel run that drives a task, or the one a

@@ -93,11 +93,11 @@ func (c *cmdCtx) printMetrics(m *agent.TaskMetrics) {
 		if p.Current {
 			cur = ", current"
 		}
-		fmt.Fprintf(c.Stdout, "\n%s  %s%s (from %s)\n", c.highlight(p.Node), text.HumanDuration(p.Duration()), cur, p.Start.UTC().Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(c.Stdout, "\n%s  %s%s%s (from %s)\n", c.highlight(p.Node), text.HumanDuration(p.Duration()), awayText(&p), cur, p.Start.UTC().Format("2006-01-02 15:04:05"))
 		c.printPhaseBody(&p)
 	}
 	if len(m.Phases) > 1 {
-		fmt.Fprintf(c.Stdout, "\nTotal  %s\n", text.HumanDuration(m.Total.Duration()))
+		fmt.Fprintf(c.Stdout, "\nTotal  %s%s\n", text.HumanDuration(m.Total.Duration()), awayText(&m.Total))
 		c.printPhaseBody(&m.Total)
 	}
 }
@@ -177,12 +177,16 @@ type metricsJSON struct {
 }
 
 type phaseMetricsJSON struct {
-	Node         string        `json:"node"`
-	StartedAt    time.Time     `json:"started_at"`
-	EndedAt      time.Time     `json:"ended_at"`
-	Current      bool          `json:"current"`
-	Seconds      *int64        `json:"seconds,omitempty"` // schema 1
-	TimeMS       *int64        `json:"time_ms,omitempty"` // schema 2
+	Node      string    `json:"node"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	Current   bool      `json:"current"`
+	Seconds   *int64    `json:"seconds,omitempty"` // schema 1
+	TimeMS    *int64    `json:"time_ms,omitempty"` // schema 2
+	// AwaySeconds and AwayMS are the time within the phase the task was
+	// stashed or parked, which seconds and time_ms leave out.
+	AwaySeconds  *int64        `json:"away_seconds,omitempty"` // schema 1
+	AwayMS       *int64        `json:"away_ms,omitempty"`      // schema 2
 	ToolCalls    int           `json:"tool_calls"`
 	Tools        []agent.Count `json:"tools"`
 	Commands     []agent.Count `json:"commands"`
@@ -210,9 +214,9 @@ func metricsToJSON(m *agent.TaskMetrics, schema int) metricsJSON {
 			TokensCached: p.TokensCached, Commits: p.Commits, Violations: nz(p.Violations), Bypasses: nz(p.Bypasses),
 		}
 		if schema >= 2 {
-			j.TimeMS = ptr(p.Duration().Milliseconds())
+			j.TimeMS, j.AwayMS = ptr(p.Duration().Milliseconds()), ptr(p.Away.Milliseconds())
 		} else {
-			j.Seconds = ptr(int64(p.Duration().Seconds()))
+			j.Seconds, j.AwaySeconds = ptr(int64(p.Duration().Seconds())), ptr(int64(p.Away.Seconds()))
 		}
 		return j
 	}
@@ -222,4 +226,13 @@ func metricsToJSON(m *agent.TaskMetrics, schema int) metricsJSON {
 	}
 	out.Total = conv(&m.Total)
 	return out
+}
+
+// awayText says how long the task was away within a phase, which its
+// time leaves out ("" when it never was).
+func awayText(p *agent.PhaseMetrics) string {
+	if p.Away <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %s away: stashed or parked)", text.HumanDuration(p.Away))
 }

@@ -117,6 +117,9 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		e.CommitsAfter = r.CommitsAfter
 	}
 	e.Trust = r.Trust()
+	e.WorkflowFile = s.WorkflowFile
+	// checkSettings refused a bad value before the engine was made.
+	e.MaxRollbacks, _ = maxRollbacksSetting(cfg)
 	// Checks (check: on a node) run through os/exec in the worktree's
 	// top directory, for next and done as for run.
 	e.Exec = &runexec.Executor{Dir: r.WorkTree, Env: os.Environ()}

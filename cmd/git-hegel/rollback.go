@@ -19,7 +19,7 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.BoolP("null", "z", false, "with --dry-run: list the files as NUL-terminated records, paths unquoted (see the manual)")
 	fs.StringP("message", "m", "", "why, kept in the task's rollback history (--reason is the same)")
 	valueName(fs, "message", "REASON")
-	fs.Bool("force", false, "roll back past the loop guard, or to a checkpoint this clone did not take")
+	fs.Bool("force", false, "roll back past the loop guard or the task's max_rollbacks, or to a checkpoint this clone did not take")
 	fs.Bool("undo", false, "undo the last rollback (its safety checkpoint is restored)")
 	fs.Bool("all", false, "roll the whole workflow back to its start checkpoint and end it (rolled_back)")
 	fs.Bool("recurse-submodules", false, "also check out, in each submodule, the commit the checkpoint recorded")

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
@@ -37,6 +38,9 @@ func checkSettings(cfg *gitdir.Config) error {
 			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad boolean config value '%s' for 'hegel.meta.auto'", v)}
 		}
 	}
+	if _, err := maxRollbacksSetting(cfg); err != nil {
+		return err
+	}
 	for _, key := range boolSettings {
 		if _, err := cfg.StrictBool("hegel", key, false); err != nil {
 			v, _ := cfg.Get("hegel", "", key)
@@ -64,4 +68,22 @@ func parseConfigInt(v string) (int64, bool) {
 		return 0, false
 	}
 	return n * mult, true
+}
+
+// maxRollbacksSetting reads hegel.maxRollbacks: the cap on a task's moves
+// back to an earlier node when its workflow's max_rollbacks does not set
+// one, 1 to workflow.MaxRollbacksLimit, or "off" (-1). Unset is 0: the
+// default.
+func maxRollbacksSetting(cfg *gitdir.Config) (int, error) {
+	v, ok := cfg.Get("hegel", "", "maxrollbacks")
+	if !ok {
+		return 0, nil
+	}
+	if strings.EqualFold(strings.TrimSpace(v), "off") {
+		return -1, nil
+	}
+	if n, ok := parseConfigInt(v); ok && n >= 1 && n <= workflow.MaxRollbacksLimit {
+		return int(n), nil
+	}
+	return 0, &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad config value '%s' for 'hegel.maxRollbacks': moves back a task may make, 1 to %d, or off", v, workflow.MaxRollbacksLimit)}
 }

@@ -73,6 +73,7 @@ func statusOnce(c *cmdCtx) error {
 			task = taskJSON(t.State, c.Now(), schema)
 			task.Archived = t.Archived
 			out.RollbackAvailable = !t.Archived && hasCheckpoint(r, t.State.Task)
+			_, out.WorkflowFileChanged = e.WorkflowFileChanged(t)
 			if st := t.State; st.Attempt > 1 || st.Status == engine.StatusFailed {
 				task.MaxAttempts = maxAttempts(e, t)
 			}
@@ -119,6 +120,9 @@ func statusOnce(c *cmdCtx) error {
 	fmt.Fprintf(c.Stdout, "Time in phase: %s\n", text.HumanDuration(st.TimeInPhase(c.Now())))
 	fmt.Fprintf(c.Stdout, "Branch: %s\n", branchLine(head))
 	fmt.Fprintf(c.Stdout, "Task: %s\n", st.Task)
+	if src, changed := e.WorkflowFileChanged(t); changed {
+		fmt.Fprintln(c.Stdout, engine.WorkflowChangeNote(st.Task, st.Workflow, src))
+	}
 	if uncommitted != nil {
 		fmt.Fprintf(c.Stdout, "Uncommitted files: %d\n", *uncommitted)
 	}

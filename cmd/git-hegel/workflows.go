@@ -15,6 +15,10 @@ func runWorkflows(c *cmdCtx, args []string) error {
 	if err := c.wantArgs(args, 0, 1); err != nil {
 		return err
 	}
+	asYAML := c.boolFlag("yaml")
+	if asYAML && (len(args) == 0 || c.boolFlag("json")) {
+		return usagef(c.name, "--yaml prints one workflow: git hegel workflows <name> --yaml (without --json)")
+	}
 	reg, where, err := c.workflowRegistry()
 	if err != nil {
 		return err
@@ -30,6 +34,12 @@ func runWorkflows(c *cmdCtx, args []string) error {
 		}
 		if !ok {
 			return engine.BadName(fmt.Errorf("Unknown workflow '%s'. Run 'git hegel workflows' to list them", args[0]))
+		}
+		if asYAML {
+			// The definition exactly as loaded: what a task started from it
+			// stores, and what a copy in .hegel/workflows/ starts from.
+			_, err := c.Stdout.Write(wf.Raw)
+			return err
 		}
 		if c.boolFlag("json") {
 			return writeJSON(c.Stdout, workflowJSONOne{Schema: c.jsonSchema(), Workflow: defJSON(wf, c.maxAttempts())})

@@ -37,10 +37,14 @@ type PhaseMetrics struct {
 	Commits      int
 	Violations   []Count // by rule type
 	Bypasses     []Count // overrides by what was bypassed
+	// Away is the time within the phase the task was stashed or parked
+	// (its worktree worked on something else); Duration leaves it out.
+	Away time.Duration
 }
 
-// Duration is the phase's length.
-func (p *PhaseMetrics) Duration() time.Duration { return max(p.End.Sub(p.Start), 0) }
+// Duration is the time the task spent in the phase: its length less the
+// time it was away.
+func (p *PhaseMetrics) Duration() time.Duration { return max(p.End.Sub(p.Start)-p.Away, 0) }
 
 // TaskMetrics is a task's run, phase by phase.
 type TaskMetrics struct {
@@ -64,6 +68,40 @@ type Run struct {
 	Open bool
 	// Bypasses are the overrides recorded in the task.
 	Bypasses []Bypass
+	// Away are the spans the task was stashed or parked, oldest first:
+	// their time and the commits made in them are not the task's.
+	Away []Interval
+}
+
+// Interval is a span of time, From inclusive, To exclusive.
+type Interval struct{ From, To time.Time }
+
+// overlap is how much of [from, to) lies in the intervals.
+func overlap(iv []Interval, from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, a := range iv {
+		s, e := a.From, a.To
+		if s.Before(from) {
+			s = from
+		}
+		if e.After(to) {
+			e = to
+		}
+		if e.After(s) {
+			d += e.Sub(s)
+		}
+	}
+	return d
+}
+
+// within reports whether t lies in one of the intervals.
+func within(iv []Interval, t time.Time) bool {
+	for _, a := range iv {
+		if !t.Before(a.From) && t.Before(a.To) {
+			return true
+		}
+	}
+	return false
 }
 
 // Phase is one visit to a node: the node, and when it was entered.
@@ -90,13 +128,14 @@ func ComputeMetrics(r Run, events []Event, commits []time.Time) *TaskMetrics {
 		if i+1 < len(visits) {
 			pe = visits[i+1].Start
 		}
-		acc[i] = newPhaseAcc(PhaseMetrics{Node: v.Node, Start: v.Start, End: pe, Current: i == len(visits)-1 && r.Open})
+		acc[i] = newPhaseAcc(PhaseMetrics{Node: v.Node, Start: v.Start, End: pe, Current: i == len(visits)-1 && r.Open,
+			Away: overlap(r.Away, v.Start, pe)})
 	}
 	// A task that ended at done or aborted: that last visit is no phase.
 	if n := len(acc); n > 1 && (visits[n-1].Node == workflow.NodeDone || visits[n-1].Node == workflow.NodeAborted) {
 		acc = acc[:n-1]
 	}
-	total := newPhaseAcc(PhaseMetrics{Node: "total", Start: visits[0].Start, End: end})
+	total := newPhaseAcc(PhaseMetrics{Node: "total", Start: visits[0].Start, End: end, Away: overlap(r.Away, visits[0].Start, end)})
 	for _, ev := range events {
 		if i := phaseOf(acc, ev.Time, ev.Node); i >= 0 {
 			acc[i].add(&ev)
@@ -104,6 +143,9 @@ func ComputeMetrics(r Run, events []Event, commits []time.Time) *TaskMetrics {
 		}
 	}
 	for _, c := range commits {
+		if within(r.Away, c) {
+			continue // made while another task had the worktree
+		}
 		if i := phaseOf(acc, c, ""); i >= 0 && c.Before(acc[i].p.End.Add(time.Second)) {
 			acc[i].p.Commits++
 			total.p.Commits++

@@ -124,7 +124,7 @@ func TestHegelFormatUnknownKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		`typos.yaml:4: unknown top-level key "descripton" ignored (expected one of name, mode, start_node, nodes, task_types, default_task_type)`,
+		`typos.yaml:4: unknown top-level key "descripton" ignored (expected one of name, mode, start_node, nodes, task_types, default_task_type, max_rollbacks)`,
 		`typos.yaml:7: node "only": unknown key "summery" ignored (did you mean "summary"?)`,
 		`typos.yaml:11: node "only": rule phase_timeout: unknown field "max_duraton" ignored (did you mean "max_duration"?)`,
 		`typos.yaml:16: node "only": unknown transition key "note" ignored (expected one of when, to, confirm)`,
@@ -140,7 +140,7 @@ func TestHegelFormatUnknownKeys(t *testing.T) {
 		t.Errorf("rules = %+v", r)
 	}
 	_, err = ParseWith("typos", "typos.yaml", data, ParseOptions{Strict: true})
-	if err == nil || err.Error() != `typos.yaml:4: unknown top-level key "descripton" (expected one of name, mode, start_node, nodes, task_types, default_task_type)` {
+	if err == nil || err.Error() != `typos.yaml:4: unknown top-level key "descripton" (expected one of name, mode, start_node, nodes, task_types, default_task_type, max_rollbacks)` {
 		t.Errorf("strict: %v", err)
 	}
 }

@@ -82,6 +82,7 @@ func ParseWith(name, filename string, data []byte, opts ParseOptions) (*Definiti
 		w.Mode = d.mode
 	}
 	w.TaskTypes, w.DefaultTaskType = d.meta.types, d.meta.defaultType
+	w.MaxRollbacks = d.meta.maxRollbacks
 	for _, dn := range d.nodes {
 		w.Nodes[dn.node.Name] = dn.node
 		w.Order = append(w.Order, dn.node.Name)

@@ -15,7 +15,7 @@ import (
 
 // Keys this file adds to the lists load.go checks against.
 var (
-	metaTopKeys        = []string{"task_types", "default_task_type"}
+	metaTopKeys        = []string{"task_types", "default_task_type", "max_rollbacks"}
 	metaNodeKeys       = []string{"display_name", "description", "artifact", "produces", "requires", "conditional", "skip_for", "gate", "approvers", "max_attempts", "subphases"}
 	metaTransitionKeys = []string{"confirm"}
 )
@@ -33,6 +33,8 @@ type draftMeta struct {
 	typesKey    *yaml.Node
 	defaultType string
 	defaultPos  *yaml.Node
+	// maxRollbacks is max_rollbacks (0: not given).
+	maxRollbacks int
 }
 
 // nodeMetaPos remembers where a node's metadata was written, for the
@@ -61,8 +63,25 @@ func (p *parser) topMeta(d *draft, f field) error {
 		if d.meta.defaultType, err = p.line(f.value, "", "default_task_type", true); err == nil && !validName(d.meta.defaultType) {
 			err = p.errAt(f.value, "invalid task type %s: %s", text.Quote(d.meta.defaultType), nameRule)
 		}
+	case "max_rollbacks":
+		d.meta.maxRollbacks, err = p.rollbacksValue(f.value)
 	}
 	return err
+}
+
+// rollbacksValue reads max_rollbacks: a whole number from 1 to
+// MaxRollbacksLimit, or "off" (-1) for no cap.
+func (p *parser) rollbacksValue(n *yaml.Node) (int, error) {
+	d := deref(n)
+	if d.Kind == yaml.ScalarNode && d.ShortTag() == "!!str" && d.Value == "off" {
+		return -1, nil
+	}
+	if d.Kind == yaml.ScalarNode && d.ShortTag() == "!!int" {
+		if v, err := strconv.Atoi(d.Value); err == nil && v >= 1 && v <= MaxRollbacksLimit {
+			return v, nil
+		}
+	}
+	return 0, p.errAt(n, "%q must be a whole number from 1 to %d, or off, got %s", "max_rollbacks", MaxRollbacksLimit, describe(d))
 }
 
 func (p *parser) nodeMeta(dn *draftNode, f field, prefix string) error {

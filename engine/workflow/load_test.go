@@ -62,9 +62,9 @@ func TestParseWorkflowErrors(t *testing.T) {
 		// Top level.
 		{"unknown key typo", edit(2, "nodse:"), `wf.yaml:2: unknown top-level key "nodse" (did you mean "nodes"?)`},
 		{"unknown key", y(append([]string{"color: red"}, twoNodes...)...),
-			`wf.yaml:1: unknown top-level key "color" (expected one of name, mode, start_node, nodes, task_types, default_task_type)`},
+			`wf.yaml:1: unknown top-level key "color" (expected one of name, mode, start_node, nodes, task_types, default_task_type, max_rollbacks)`},
 		{"long unknown key is shortened", y(append([]string{strings.Repeat("x", 200) + ": 1"}, twoNodes...)...),
-			`wf.yaml:1: unknown top-level key "` + strings.Repeat("x", 80) + `"... (expected one of name, mode, start_node, nodes, task_types, default_task_type)`},
+			`wf.yaml:1: unknown top-level key "` + strings.Repeat("x", 80) + `"... (expected one of name, mode, start_node, nodes, task_types, default_task_type, max_rollbacks)`},
 		{"complex key", y(append([]string{"? [a, b]", ": c"}, twoNodes...)...),
 			`wf.yaml:1: top-level key must be a string, got a list`},
 		{"merge key", y(append([]string{"<<: {mode: x}"}, twoNodes...)...),

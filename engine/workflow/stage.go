@@ -16,6 +16,17 @@ const GateApproval = "approval"
 // max_attempts nor hegel.maxAttempts says otherwise.
 const DefaultMaxAttempts = 3
 
+// DefaultMaxRollbacks is how many moves back to an earlier node a task
+// may make before the next one needs --force, when neither the
+// workflow's max_rollbacks nor hegel.maxRollbacks says otherwise: enough
+// for a few honest review rounds on every gate of the pipeline, few
+// enough to stop an agent bouncing between two nodes for ever.
+const DefaultMaxRollbacks = 10
+
+// MaxRollbacksLimit is the largest cap: a task keeps its last 50 moves
+// back (engine's MaxRollbackEvents), which is what the cap counts.
+const MaxRollbacksLimit = 50
+
 // StageMeta is what a workflow file may say about a node besides its
 // prompt and transitions: stage metadata, gates and retries.
 // Every field is optional.

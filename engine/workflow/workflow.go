@@ -69,6 +69,10 @@ type Definition struct {
 	// no --type); DefaultTaskType is used when start names none.
 	TaskTypes       []string
 	DefaultTaskType string
+	// MaxRollbacks is max_rollbacks: moves back to an earlier node a task
+	// may make before the next needs --force (0: not given, the setting
+	// or DefaultMaxRollbacks decides; -1: off).
+	MaxRollbacks int
 }
 
 // IsTerminal reports whether reaching node ends the run: the implicit

@@ -225,7 +225,7 @@ func (b *bench) setup(workdir, prebuilt string) error {
 		fmt.Fprintf(os.Stderr, "bench: no dependency-floor row: go build: %v: %s\n", err, out)
 	}
 	// Which of the commands being built exist in this binary?
-	for _, sub := range []string{"stash", "checkpoint", "rollback", "hook", "remote", "tasks", "log", "run"} {
+	for _, sub := range []string{"stash", "checkpoint", "rollback", "hook", "remote", "tasks", "log", "run", "mcp"} {
 		c := exec.Command(b.bin, "help", sub)
 		c.Env = b.env
 		b.features[sub] = c.Run() == nil

@@ -46,6 +46,8 @@ var scenarios = []scenario{
 		doc: "git hegel status with a remote set up for plain git fetch (100 tracked task refs, nothing new to merge) vs git hegel version (≤1.15×)"},
 	{name: "hook", needs: "hook", run: runHook,
 		doc: "git hegel hook PostToolUse with 10,000 and 10 journaled events vs git hegel version: within 1.5x, and within 10% of each other"},
+	{name: "mcp", needs: "mcp", run: runMCP,
+		doc: "git hegel mcp: a status tool call on a running server (under 5 ms), and start-up to the initialize reply vs git hegel version (≤1.5×), 1k files"},
 	{name: "fold", needs: "hook", run: runFold,
 		doc: "git hegel next folding 10,000 journaled agent events into the task's ref (checkpoints off): under 200 ms"},
 	{name: "rollback", needs: "rollback", run: runRollback,

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// getenvOf reads an environment given as KEY=VALUE lines, the last one
+// winning, as the process environment does.
+func getenvOf(env []string) func(string) string {
+	return func(key string) string {
+		v := ""
+		for _, kv := range env {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+				v = val
+			}
+		}
+		return v
+	}
+}
+
+// mcpClient connects an SDK client to a server running in this process on
+// dir, and returns its session and the resource updates it hears.
+func mcpClient(t *testing.T, dir string, env []string) (*mcp.ClientSession, chan string) {
+	t.Helper()
+	ctx := context.Background()
+	var stderr bytes.Buffer
+	srv := newMCPServer(&Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: getenvOf(env), Dir: dir,
+		Now: time.Now, Terminal: func(io.Writer) bool { return false }})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := make(chan string, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI }})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait(); srv.stopWatching() })
+	return cs, updates
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func toolText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
+// structured decodes a tool's structured output.
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+}
+
+type mcpStatus struct {
+	Task struct {
+		Task        string   `json:"task"`
+		CurrentNode string   `json:"current_node"`
+		Status      string   `json:"status"`
+		History     []string `json:"history"`
+	} `json:"task"`
+}
+
+// TestMCPTools drives every tool through the SDK's client, in process.
+func TestMCPTools(t *testing.T) {
+	dir, env := loopRepo(t)
+	cs, _ := mcpClient(t, dir, env)
+	ctx := context.Background()
+
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.OutputSchema == nil || tool.InputSchema == nil {
+			t.Errorf("tool %s: no input or output schema", tool.Name)
+		}
+		if tool.Name == "next" {
+			// The status after a writing command is null when it cannot be read.
+			b, _ := json.Marshal(tool.OutputSchema)
+			var sch struct {
+				Properties map[string]struct {
+					Type any `json:"type"`
+				} `json:"properties"`
+			}
+			json.Unmarshal(b, &sch)
+			if got := fmt.Sprint(sch.Properties["status"].Type); got != "[null object]" {
+				t.Errorf("next's status: type %s, not null or object", got)
+			}
+		}
+	}
+	slices.Sort(names)
+	want := []string{"artifact", "ask", "checkpoint", "fail", "log", "next", "result", "rollback", "show", "status", "tasks", "workflows"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v (approve, reject and answer are the person's)", names, want)
+	}
+
+	var st mcpStatus
+	structured(t, callTool(t, cs, "status", nil), &st)
+	if st.Task.Task != "race" || st.Task.CurrentNode != "a" {
+		t.Fatalf("status: %+v", st)
+	}
+	for _, name := range []string{"tasks", "show", "workflows", "log"} {
+		res := callTool(t, cs, name, nil)
+		if res.IsError || res.StructuredContent == nil {
+			t.Errorf("%s: %s", name, toolText(res))
+		}
+	}
+	var tasks struct {
+		Tasks []struct {
+			Task string `json:"task"`
+		} `json:"tasks"`
+	}
+	structured(t, callTool(t, cs, "tasks", nil), &tasks)
+	if len(tasks.Tasks) != 1 || tasks.Tasks[0].Task != "race" {
+		t.Errorf("tasks: %+v", tasks)
+	}
+
+	// Errors are the command's one line, and the server goes on.
+	if res := callTool(t, cs, "artifact", map[string]any{"task": "race", "name": "NOPE.md"}); !res.IsError || !strings.HasPrefix(toolText(res), "error: ") {
+		t.Errorf("artifact of nothing: %s", toolText(res))
+	}
+	if res := callTool(t, cs, "result", map[string]any{"node": "a"}); !res.IsError {
+		t.Errorf("result of a node without a step: %s", toolText(res))
+	}
+	if res := callTool(t, cs, "next", map[string]any{"claim": 5}); !res.IsError || !strings.Contains(toolText(res), "claim") {
+		t.Errorf("a claim of the wrong type: %s", toolText(res))
+	}
+	if res := callTool(t, cs, "show", map[string]any{"task": "../x"}); !res.IsError {
+		t.Errorf("a bad task name: %s", toolText(res))
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "approve"}); err == nil {
+		t.Errorf("approve is a tool")
+	}
+	// A claim that looks like a flag is a claim.
+	if res := callTool(t, cs, "next", map[string]any{"claim": "--force"}); !res.IsError || !strings.Contains(toolText(res), "--force") {
+		t.Errorf("claim --force: %s", toolText(res))
+	}
+
+	res := callTool(t, cs, "checkpoint", map[string]any{"message": "before"})
+	if res.IsError {
+		t.Fatalf("checkpoint: %s", toolText(res))
+	}
+	res = callTool(t, cs, "next", map[string]any{"claim": "again"})
+	var out struct {
+		Output string    `json:"output"`
+		Status mcpStatus `json:"status"`
+	}
+	structured(t, res, &out)
+	if res.IsError || !strings.Contains(out.Output, "Go round again.") || len(out.Status.Task.History) != 2 {
+		t.Fatalf("next again: %s %+v", toolText(res), out)
+	}
+
+	// rollback is a dry run unless confirmed.
+	res = callTool(t, cs, "rollback", nil)
+	if res.IsError {
+		t.Fatalf("rollback dry run: %s", toolText(res))
+	}
+	structured(t, res, &out)
+	if len(out.Status.Task.History) != 2 || out.Status.Task.Status != "active" {
+		t.Fatalf("a dry run changed the task: %+v", out)
+	}
+	res = callTool(t, cs, "rollback", map[string]any{"confirm": true, "reason": "try again"})
+	if res.IsError {
+		t.Fatalf("rollback: %s", toolText(res))
+	}
+	structured(t, res, &out)
+	if out.Status.Task.Status != "paused" {
+		t.Fatalf("after a rollback: %+v\n%s", out, toolText(res))
+	}
+	if log := mustSh(t, env, dir, "git", "hegel", "checkpoint", "list"); !strings.Contains(log, "safety") {
+		t.Errorf("no safety checkpoint:\n%s", log)
+	}
+	mustSh(t, env, dir, "git", "hegel", "resume")
+
+	res = callTool(t, cs, "fail", map[string]any{"reason": "the tests fail"})
+	if res.IsError || !strings.Contains(toolText(res), "Recorded the failure") {
+		t.Fatalf("fail: %s", toolText(res))
+	}
+	res = callTool(t, cs, "ask", map[string]any{"question": "Which way?"})
+	if res.IsError {
+		t.Fatalf("ask: %s", toolText(res))
+	}
+	// The answer is the person's; next waits for it.
+	if res := callTool(t, cs, "next", nil); !res.IsError {
+		t.Errorf("next while a question is open: %s", toolText(res))
+	}
+	mustSh(t, env, dir, "git", "hegel", "answer", "this way")
+
+	got, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpPromptURI})
+	if err != nil || !strings.Contains(got.Contents[0].Text, "Go round again.") {
+		t.Fatalf("prompt resource: %v %+v", err, got)
+	}
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: mcpPromptName})
+	if err != nil || !strings.Contains(p.Messages[0].Content.(*mcp.TextContent).Text, "Go round again.") {
+		t.Fatalf("prompt: %v %+v", err, p)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hegel://nothing"}); err == nil {
+		t.Errorf("an unknown resource was read")
+	}
+}
+
+// TestMCPSubscription: a subscriber hears of a next another process made.
+func TestMCPSubscription(t *testing.T) {
+	dir, env := loopRepo(t)
+	cs, updates := mcpClient(t, dir, env)
+	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: mcpStateURI}); err != nil {
+		t.Fatal(err)
+	}
+	mustSh(t, env, dir, "git", "hegel", "next", "again")
+	select {
+	case uri := <-updates:
+		if uri != mcpStateURI {
+			t.Fatalf("update for %s", uri)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification of the move")
+	}
+	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "hegel://tasks/-x/artifacts/a"}); err == nil {
+		t.Errorf("read an artifact of a bad task name")
+	}
+}
+
+// TestMCPStdio runs `git hegel mcp` as a process and talks to it over its
+// standard input and output.
+func TestMCPStdio(t *testing.T) {
+	dir, env := loopRepo(t)
+	cmd := exec.Command("git", "hegel", "mcp")
+	cmd.Dir, cmd.Env = dir, env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ctx := context.Background()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cs.InitializeResult().ServerInfo.Name; got != "git-hegel" {
+		t.Errorf("server %q", got)
+	}
+	if res := callTool(t, cs, "next", map[string]any{"claim": "nowhere"}); !res.IsError || !strings.HasPrefix(toolText(res), "error: ") {
+		t.Errorf("a bad claim: %s", toolText(res))
+	}
+	var st mcpStatus
+	structured(t, callTool(t, cs, "status", nil), &st)
+	if st.Task.CurrentNode != "a" {
+		t.Fatalf("status: %+v", st)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatalf("close: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestMCPLockedTask: a call while another process holds the task's ref
+// is a tool error with the command's line, and the server goes on.
+func TestMCPLockedTask(t *testing.T) {
+	dir, env := loopRepo(t)
+	cs, _ := mcpClient(t, dir, env)
+	head := strings.TrimSpace(mustSh(t, env, dir, "git", "rev-parse", "refs/hegel/tasks/race"))
+	tx := prepareGitTransaction(t, env, dir, "update refs/hegel/tasks/race "+head+" "+head)
+	res := callTool(t, cs, "next", map[string]any{"claim": "again"})
+	if !res.IsError || !strings.HasPrefix(toolText(res), "error: ") || !strings.Contains(toolText(res), "lock") {
+		t.Fatalf("next under another process's lock: %s", toolText(res))
+	}
+	fmt.Fprintln(tx.in, "abort")
+	tx.expect(t, "abort: ok")
+	if res := callTool(t, cs, "next", map[string]any{"claim": "again"}); res.IsError {
+		t.Fatalf("next once the lock is gone: %s", toolText(res))
+	}
+}
