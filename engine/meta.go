@@ -144,15 +144,15 @@ func (e *Engine) startInMeta(m *workflow.MetaMode, o StartOptions) (*View, error
 	return e.StartTask(o)
 }
 
-// MetaOffer is what follows a finished task of a meta-mode.
-type MetaOffer struct {
+// followers are what may follow a finished task of a meta-mode.
+type followers struct {
 	Mode *workflow.MetaMode
 	Next []string
 }
 
 // metaOffer returns what may follow st: nil, with the reason, when
 // nothing may be started from it now.
-func (e *Engine) metaOffer(st *State) (*MetaOffer, error) {
+func (e *Engine) metaOffer(st *State) (*followers, error) {
 	if st.MetaMode == "" {
 		return nil, fmt.Errorf("Task %s was not started in a meta-mode; declare one with 'git hegel meta <name>' ('git hegel meta --list' lists them)", st.Task)
 	}
@@ -168,7 +168,7 @@ func (e *Engine) metaOffer(st *State) (*MetaOffer, error) {
 	if len(next) == 0 {
 		return nil, fmt.Errorf("Meta-mode '%s' ends with %s: no workflow follows it; declare one with 'git hegel meta <name>'", m.Name, st.Workflow)
 	}
-	return &MetaOffer{Mode: m, Next: next}, nil
+	return &followers{Mode: m, Next: next}, nil
 }
 
 // NextWorkflow is `git hegel next-workflow [NAME]`: when this worktree's
