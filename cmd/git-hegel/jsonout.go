@@ -51,6 +51,10 @@ type statusRest struct {
 	// task's workflow differs from the one the task runs (git hegel
 	// upgrade adopts it); false without a task.
 	WorkflowFileChanged bool `json:"workflow_file_changed"`
+	// NextWorkflows are the workflows git hegel next-workflow may start:
+	// present only when the task was started in a meta-mode defined here
+	// and is done.
+	NextWorkflows []string `json:"next_workflows,omitempty"`
 }
 
 // runJSON describes the git hegel run that drives a task, or the one a

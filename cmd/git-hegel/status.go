@@ -74,6 +74,11 @@ func statusOnce(c *cmdCtx) error {
 			task.Archived = t.Archived
 			out.RollbackAvailable = !t.Archived && hasCheckpoint(r, t.State.Task)
 			_, out.WorkflowFileChanged = e.WorkflowFileChanged(t)
+			if t.State.MetaMode != "" {
+				if mv, err := e.MetaOf(t.State); err == nil && mv.Done {
+					out.NextWorkflows = mv.Next
+				}
+			}
 			if st := t.State; st.Attempt > 1 || st.Status == engine.StatusFailed {
 				task.MaxAttempts = maxAttempts(e, t)
 			}
