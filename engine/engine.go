@@ -38,6 +38,12 @@ type Engine struct {
 	// Workflows loads the registry (built-ins plus the user's files). It
 	// is called only by commands that need a definition by name.
 	Workflows func() (*workflow.Registry, error)
+	// MetaModes loads the meta-modes (built-ins plus .hegel/meta/*.yaml);
+	// nil: the built-ins only.
+	MetaModes func() (*workflow.MetaRegistry, error)
+	// MetaAuto is hegel.meta.auto: when a task of a meta-mode this
+	// worktree owns is done and one workflow follows, it starts itself.
+	MetaAuto bool
 	// Worktree is this worktree's absolute path, recorded for display.
 	Worktree string
 	// WorktreeID identifies this worktree stably ("main",

@@ -27,6 +27,8 @@ type StartOptions struct {
 	// Initializing creates the task as initializing instead of active:
 	// `git hegel run` sets it up before its first step (run.go).
 	Initializing bool
+	// MetaMode is the meta-mode the task is started in (meta.go).
+	MetaMode string
 }
 
 // Start begins workflow name at node (its start node if empty) as task
@@ -73,6 +75,9 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.MetaMode != "" && !workflow.ValidMetaModeName(o.MetaMode) {
+		return nil, badNamef("Invalid meta-mode name %s", text.Quote(o.MetaMode))
+	}
 	if o.Priority != "" && !slices.Contains(Priorities, o.Priority) {
 		return nil, badNamef("Unknown priority '%s' (use %s)", o.Priority, text.JoinQuoted(Priorities))
 	}
@@ -95,6 +100,7 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 		TaskType:        typ,
 		Description:     o.Description,
 		Priority:        o.Priority,
+		MetaMode:        o.MetaMode,
 	}
 	if st.ArtifactDir, err = e.newArtifactDir(st); err != nil {
 		return nil, err

@@ -114,6 +114,11 @@ type State struct {
 	// AwayLog records when the task left its worktree (stashed, parked)
 	// and came back (away.go), oldest first: metrics leave that time out.
 	AwayLog []AwayEvent `json:"away_log,omitempty"`
+	// MetaMode names the meta-mode (a workflow of workflows, meta.go) the
+	// task was started in; "" when it was started on its own. It is set
+	// when the task starts and says which workflows are offered when it
+	// is done; it never starts anything by itself.
+	MetaMode string `json:"meta_mode,omitempty"`
 }
 
 // PhaseVisit is one entry into a node.

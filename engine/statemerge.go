@@ -56,6 +56,7 @@ const (
 	ruleAttempt                     // the node mover's attempt, else increments add up
 	ruleNodeGroup                   // part of where the task is: merged as one value
 	ruleLocks                       // file locks by path: MergeLocks
+	ruleFixed                       // set when the run starts: a change from either side is a conflict
 )
 
 // stateRules says how each field merges; a field not listed (one a
@@ -86,6 +87,9 @@ var stateRules = map[string]fieldRule{
 	"step_results":     ruleMap,
 	"submitted":        ruleMap, // per node: what each node left is one value
 	"files_locked":     ruleLocks,
+	// meta_mode says what the run was started as; nothing changes it
+	// while the run lasts, so two sides that differ are two runs.
+	"meta_mode": ruleFixed,
 }
 
 // nodeBound are the fields that say whether the task is still at its
@@ -154,6 +158,14 @@ func MergeStates(base, ours, theirs *State, prefer Side) (StateMerge, error) {
 			}
 		case rule == ruleAttempt:
 			v = mergeAttempt(bv, ov, tv, nodeMover)
+		case rule == ruleFixed:
+			// Either side changing it is a change no command makes:
+			// it stands only when the user picks that side.
+			conflict = &FieldConflict{Field: k, Ours: display(ov), Theirs: display(tv)}
+			v = ov
+			if prefer == SideTheirs {
+				v = tv
+			}
 		case same(ov, bv):
 			v = tv
 		case same(tv, bv):

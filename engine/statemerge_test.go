@@ -23,6 +23,7 @@ func mergeBase() *State {
 		Approvals:    []Approval{{Node: "spec", By: "ann", At: t0}},
 		StepResults:  map[string]json.RawMessage{"lint": json.RawMessage(`{"ok":true}`)},
 		FilesLocked:  []FileLock{{Path: "docs/", At: t0}},
+		MetaMode:     "learning",
 	}
 }
 
@@ -141,6 +142,23 @@ func TestMergeStates(t *testing.T) {
 			}
 		},
 		fromTheirs: []string{"files_locked"},
+	}, {
+		name:      "meta_mode: fixed when the run starts, so a side that changed it conflicts",
+		ours:      func(s *State) { s.Description = "fix login and logout" },
+		theirs:    func(s *State) { s.MetaMode = "standard" },
+		conflicts: []string{"meta_mode"},
+	}, {
+		name:       "meta_mode: a conflict resolved to their side takes theirs",
+		ours:       func(s *State) { s.MetaMode = "" },
+		theirs:     func(s *State) { s.MetaMode = "standard" },
+		prefer:     SideTheirs,
+		conflicts:  []string{"meta_mode"},
+		fromTheirs: []string{"meta_mode"},
+		check: func(t *testing.T, m *State) {
+			if m.MetaMode != "standard" {
+				t.Errorf("meta_mode = %q", m.MetaMode)
+			}
+		},
 	}, {
 		name:   "lists: approvals and history events are unions, ordered by time",
 		ours:   func(s *State) { s.RollbackHistory = []RollbackEvent{{Timestamp: at(7), From: "code", To: "spec"}} },

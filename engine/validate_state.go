@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -44,6 +45,11 @@ func ValidateState(st *State, wf *workflow.Definition) error {
 		if f.v == "" {
 			add("missing '%s'", f.name)
 		}
+	}
+	// A meta_mode is only a name, but one from another clone is printed
+	// and looked up: it must be a name, not a path or a page of text.
+	if st.MetaMode != "" && !workflow.ValidMetaModeName(st.MetaMode) {
+		add("invalid meta_mode %s", text.Quote(st.MetaMode))
 	}
 	if st.Status != "" && !slices.Contains(knownStatuses, st.Status) {
 		add("unknown status '%s'", st.Status)

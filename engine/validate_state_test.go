@@ -36,6 +36,9 @@ func TestValidateStateRules(t *testing.T) {
 		{"completed not at done", func(st *State) { st.Status, st.EndedAt = StatusCompleted, &t0 }, "completed status at 'spec', not 'done'"},
 		{"awaiting answer without question", func(st *State) { st.Status = StatusAwaitingAnswer }, "awaiting_answer status requires an unanswered question"},
 		{"negative retries", func(st *State) { st.Retries = map[string]int{"spec": -1} }, "'retries' of 'spec' is negative"},
+		{"meta_mode a path", func(st *State) { st.MetaMode = "../../hooks" }, `invalid meta_mode "../../hooks"`},
+		{"meta_mode a page", func(st *State) { st.MetaMode = strings.Repeat("a", 100000) }, `invalid meta_mode "aaaa`},
+		{"meta_mode two lines", func(st *State) { st.MetaMode = "learning\nnext: run" }, `invalid meta_mode "learning\nnext: run"`},
 	}
 	for _, tc := range cases {
 		st := &State{Task: "t", Workflow: "minimal", Mode: "minimal", CurrentNode: "spec", History: []string{"spec"},

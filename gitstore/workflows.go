@@ -24,10 +24,21 @@ func (s *Sessions) WorkflowFiles() (map[string][]byte, error) {
 
 // WorkflowFilesAll is WorkflowFiles with the files that could not be read.
 func (s *Sessions) WorkflowFilesAll() (files map[string][]byte, unreadable map[string]error) {
-	dir := path.Join(s.dir, "workflows")
+	return s.yamlFiles("workflows")
+}
+
+// MetaFiles reads the user's meta-modes, .hegel/meta/*.yaml (and *.yml),
+// as WorkflowFilesAll reads workflows.
+func (s *Sessions) MetaFiles() (files map[string][]byte, unreadable map[string]error) {
+	return s.yamlFiles("meta")
+}
+
+// yamlFiles reads the YAML files of one folder of .hegel/.
+func (s *Sessions) yamlFiles(folder string) (files map[string][]byte, unreadable map[string]error) {
+	dir := path.Join(s.dir, folder)
 	infos, err := s.r.worktree.ReadDir(dir)
 	if err != nil {
-		return nil, nil // no directory: no user workflows
+		return nil, nil // no directory: no user files
 	}
 	unreadable = map[string]error{}
 	names := make([]string, 0, len(infos))

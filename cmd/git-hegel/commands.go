@@ -76,6 +76,9 @@ type cmdCtx struct {
 	repo *gitstore.Repo
 	// sub is the verb run (stash pop), "" for a command without verbs.
 	sub string
+	// eng is the engine the command opened (nil if none), for what
+	// follows a printed view (a meta-mode's next workflow, meta.go).
+	eng *engine.Engine
 	// meter draws progress (progress.go), made on first use.
 	meter *progressMeter
 	// worktreeID is the repository's gitstore.WorktreeID, read by openRepo.
@@ -155,6 +158,10 @@ func init() {
 			setFlags: flags(messageFlag("REASON", "why (kept in the task)"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "move a task that waits at a gate or failed, back past its max_rollbacks, or another worktree's task (recorded)")
 			}, taskFlag), run: runGoto, operands: []valueKind{kindTaskNode}},
+		{name: "meta", args: "[<meta-mode>]", summary: "Start a meta-mode (a workflow of workflows), or show the current one and what comes next", group: "Workflows",
+			setFlags: metaFlags, run: runMeta, operands: []valueKind{kindMetaMode}},
+		{name: "next-workflow", args: "[<workflow>]", summary: "Start the workflow that follows a done task in its meta-mode", group: "Workflows",
+			setFlags: quietFlag, run: runNextWorkflow, operands: []valueKind{kindNextWorkflow}},
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},
@@ -543,11 +550,19 @@ func (c *cmdCtx) stringFlag(name string) string {
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "usage: git hegel <command> [<args>]\n\n")
 	fmt.Fprint(w, "Stage-gated workflows whose state lives in this repository under refs/hegel/*.\n")
+	// The names' column fits the longest, so a long name never pushes
+	// its summary out of line.
+	width := 12
+	for _, c := range commands {
+		if !c.hidden {
+			width = max(width, len(c.name))
+		}
+	}
 	for _, g := range groups {
 		fmt.Fprintf(w, "\n%s:\n", g)
 		for _, c := range commands {
 			if c.group == g && !c.hidden {
-				fmt.Fprintf(w, "   %-12s %s\n", c.name, c.summary)
+				fmt.Fprintf(w, "   %-*s %s\n", width, c.name, c.summary)
 			}
 		}
 	}

@@ -63,6 +63,8 @@ const (
 	kindRunWorkflow      valueKind = "run-workflow"       // a workflow git hegel run can run
 	kindResultNode       valueKind = "result-node"        // a node with a stored result in the active task
 	kindArtifact         valueKind = "artifact"           // an artifact the task named by the operand before it submitted
+	kindMetaMode         valueKind = "meta-mode"          // a meta-mode
+	kindNextWorkflow     valueKind = "next-workflow"      // a workflow that follows the done task in its meta-mode
 )
 
 // completeAnnotation marks a flag whose value completion knows.
@@ -317,6 +319,8 @@ func (c *cmdCtx) values(kind valueKind, operands []string) []candidate {
 		return out
 	case kindWorkflow, kindNode:
 		return c.workflowValues(kind, operands)
+	case kindMetaMode, kindNextWorkflow:
+		return c.metaValues(kind)
 	case kindRunWorkflow:
 		reg, _, err := c.workflowRegistry()
 		if err != nil {

@@ -201,7 +201,7 @@ func TestCompletionKinds(t *testing.T) {
 		kindRemote: true, kindCommand: true, kindShell: true, kindWhen: true,
 		kindAnyTask: true, kindDeletedTask: true, kindTaskNode: true, kindStrategy: true, kindTaskType: true, kindPriority: true,
 		kindGuide: true, kindAgent: true, kindRuleType: true, kindGraphFormat: true, kindHookEvent: true,
-		kindAdapter: true, kindRunWorkflow: true, kindResultNode: true, kindArtifact: true}
+		kindAdapter: true, kindRunWorkflow: true, kindResultNode: true, kindArtifact: true, kindMetaMode: true, kindNextWorkflow: true}
 	check := func(where string, kinds []valueKind) {
 		for _, k := range kinds {
 			if !known[k] {

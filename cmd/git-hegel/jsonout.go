@@ -51,6 +51,10 @@ type statusRest struct {
 	// task's workflow differs from the one the task runs (git hegel
 	// upgrade adopts it); false without a task.
 	WorkflowFileChanged bool `json:"workflow_file_changed"`
+	// NextWorkflows are the workflows git hegel next-workflow may start:
+	// present only when the task was started in a meta-mode defined here
+	// and is done.
+	NextWorkflows []string `json:"next_workflows,omitempty"`
 }
 
 // runJSON describes the git hegel run that drives a task, or the one a
@@ -139,6 +143,8 @@ type workflowJSON struct {
 	NodeMoves []engine.NodeMove `json:"node_moves,omitempty"`
 	// Subphase is where the task is within its node's sub-phases.
 	Subphase string `json:"subphase,omitempty"`
+	// MetaMode is the meta-mode the task was started in.
+	MetaMode string `json:"meta_mode,omitempty"`
 	// Rounds are each node's entries and how each ended (engine.Rounds).
 	Rounds map[string][]engine.Round `json:"rounds,omitempty"`
 	// complete becomes one "<node>_complete" key per node entered
@@ -186,7 +192,7 @@ func taskJSON(st *engine.State, now time.Time, schema int) *workflowJSON {
 		PausedAt: st.PausedAt, PauseReason: st.PauseReason, ResumedAt: st.ResumedAt, PendingClaim: st.PendingClaim,
 		Approvals: st.Approvals, Questions: st.Questions, RollbackHistory: st.RollbackHistory, Overrides: st.Overrides,
 		Cancelled: st.Cancelled, FilesLocked: st.FilesLocked, NodeMoves: st.NodeMoves,
-		Subphase: st.Subphase, Rounds: engine.Rounds(st, nil), complete: engine.NodesComplete(st),
+		Subphase: st.Subphase, MetaMode: st.MetaMode, Rounds: engine.Rounds(st, nil), complete: engine.NodesComplete(st),
 	}
 	if schema >= 2 {
 		j.TimeInPhaseMS = ptr(st.TimeInPhase(now).Milliseconds())

@@ -76,6 +76,10 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Workflows: func() (*workflow.Registry, error) {
 			return loadRegistry(r, s)
 		},
+		MetaModes: func() (*workflow.MetaRegistry, error) {
+			return workflow.LoadMetaModes(s.MetaFiles()), nil
+		},
+		MetaAuto:        metaAuto(cfg),
 		Guides:          c.guideSource(r, s),
 		Events:          r.Events(),
 		Worktree:        r.WorkTree,
@@ -138,6 +142,17 @@ func otherPerson(cfg *gitdir.Config) bool {
 	return true
 }
 
+// metaAuto reads hegel.meta.auto (git's subsection syntax: [hegel "meta"]
+// auto = true); checkSettings has refused a value that is no boolean.
+func metaAuto(cfg *gitdir.Config) bool {
+	v, ok := cfg.Get("hegel", "meta", "auto")
+	if !ok {
+		return false
+	}
+	b, _ := gitdir.ParseBool(v)
+	return b
+}
+
 // guideSource is where prompts take their guides from: the worktree's
 // and the built-in ones, shortened with hegel.prompt=brief (brief.go).
 func (c *cmdCtx) guideSource(r *gitstore.Repo, s *gitstore.Sessions) workflow.GuideSource {
@@ -150,7 +165,7 @@ func (c *cmdCtx) guideSource(r *gitstore.Repo, s *gitstore.Sessions) workflow.Gu
 // selected is the task the command names with --task ("": this
 // worktree's active task). start's --task names the task it creates.
 func (c *cmdCtx) selected() string {
-	if c.name == "start" {
+	if c.name == "start" || c.name == "meta" {
 		return ""
 	}
 	return c.stringFlag("task")
@@ -174,6 +189,7 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 		return nil, nil, err
 	}
 	e := c.newEngine(r)
+	c.eng = e
 	if note, err := e.RecoverParking(); err != nil {
 		c.warn(err.Error())
 	} else if note != "" {

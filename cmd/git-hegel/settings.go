@@ -33,6 +33,11 @@ func checkSettings(cfg *gitdir.Config) error {
 			}
 		}
 	}
+	if v, ok := cfg.Get("hegel", "meta", "auto"); ok {
+		if _, ok := gitdir.ParseBool(v); !ok {
+			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad boolean config value '%s' for 'hegel.meta.auto'", v)}
+		}
+	}
 	if _, err := maxRollbacksSetting(cfg); err != nil {
 		return err
 	}

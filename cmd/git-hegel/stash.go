@@ -200,6 +200,9 @@ func runStashShow(c *cmdCtx, args []string) error {
 	fmt.Fprintf(w, "Current node: %s\n", c.highlight(st.CurrentNode))
 	fmt.Fprintf(w, "History: %s\n", historyLine(st.History))
 	fmt.Fprintf(w, "Status: %s\n", st.Status)
+	if st.MetaMode != "" {
+		fmt.Fprintf(w, "Meta-mode: %s\n", metaModeName(st.MetaMode))
+	}
 	msg := ent.Message
 	if msg == "" {
 		msg = "(none)"
@@ -316,7 +319,8 @@ type stashJSON struct {
 	Mode        string     `json:"mode,omitempty"`
 	CurrentNode string     `json:"current_node,omitempty"`
 	Status      string     `json:"status,omitempty"`
-	Files       *int       `json:"files,omitempty"` // uncommitted files parked with it (stash push --files)
+	MetaMode    string     `json:"meta_mode,omitempty"` // the meta-mode the task was started in
+	Files       *int       `json:"files,omitempty"`     // uncommitted files parked with it (stash push --files)
 }
 
 func newStashJSON(ent *engine.StashEntry) stashJSON {
@@ -330,6 +334,7 @@ func newStashJSON(ent *engine.StashEntry) stashJSON {
 	j.Message, j.CreatedAt = &msg, &at
 	j.Task, j.Worktree = ent.Task, ent.Worktree
 	j.Workflow, j.Mode, j.CurrentNode, j.Status = st.Workflow, st.Mode, st.CurrentNode, st.Status
+	j.MetaMode = st.MetaMode
 	if ent.Files != nil {
 		n := ent.Files.Count
 		j.Files = &n

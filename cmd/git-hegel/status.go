@@ -74,6 +74,11 @@ func statusOnce(c *cmdCtx) error {
 			task.Archived = t.Archived
 			out.RollbackAvailable = !t.Archived && hasCheckpoint(r, t.State.Task)
 			_, out.WorkflowFileChanged = e.WorkflowFileChanged(t)
+			if t.State.MetaMode != "" {
+				if mv, err := e.MetaOf(t.State); err == nil && mv.Done {
+					out.NextWorkflows = mv.Next
+				}
+			}
 			if st := t.State; st.Attempt > 1 || st.Status == engine.StatusFailed {
 				task.MaxAttempts = maxAttempts(e, t)
 			}
@@ -161,6 +166,14 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	w := c.Stdout
 	if st.TaskType != "" {
 		fmt.Fprintf(w, "Type: %s\n", st.TaskType)
+	}
+	if st.MetaMode != "" {
+		fmt.Fprintf(w, "Meta-mode: %s\n", metaModeName(st.MetaMode))
+		if mv, err := e.MetaOf(st); err == nil && mv.Done {
+			if line := metaNextLine(mv); line != "" {
+				fmt.Fprintln(w, line)
+			}
+		}
 	}
 	if st.Subphase != "" {
 		// Only a node with sub-phases sets one, so only then is the

@@ -177,6 +177,9 @@ func runShow(c *cmdCtx, args []string) error {
 		line("Description", strings.ReplaceAll(st.Description, "\n", "\n              "))
 	}
 	line("Workflow", fmt.Sprintf("%s (mode %s)", st.Workflow, st.Mode))
+	if st.MetaMode != "" {
+		line("Meta-mode", metaModeName(st.MetaMode))
+	}
 	line("Type", orDash(st.TaskType))
 	line("Priority", priorityOf(st))
 	status := st.Status

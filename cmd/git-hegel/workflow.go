@@ -345,6 +345,7 @@ func (c *cmdCtx) printView(v *engine.View) {
 		// A step git hegel run carries out: nothing for a person to read.
 		fmt.Fprintf(c.Stdout, "\n%s has no prompt: 'git hegel run' runs its step\n", v.Node)
 	}
+	c.printMetaAfter(v)
 }
 
 // gateText tells who may decide at an approval gate, and how.

@@ -3,7 +3,9 @@
 // transitions, stage metadata, gates, guard rules and step handlers; the
 // prompt templates and their rendering with guides, partials and
 // optional context; the built-in workflows and guides, embedded; and the
-// Registry that layers the user's files over the built-ins.
+// Registry that layers the user's files over the built-ins. Meta-modes
+// (metamode.go), workflows of workflows, are read the same way: their
+// files, built-ins and MetaRegistry.
 //
 // A Definition is what a file says, never what a task did: nothing here
 // knows a task's state. The package does no I/O (the user's files come in
