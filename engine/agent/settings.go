@@ -196,6 +196,20 @@ func (s *Settings) Install(data []byte) (*Edit, error) {
 	if !hooks.obj {
 		return nil, errors.New(`"hooks" is not a JSON object`)
 	}
+	if up, events := s.upgradeMatchers(data, hooks, f); len(events) > 0 {
+		// An earlier install's matcher is narrower than today's: it is
+		// replaced in place, then the rest is installed as usual.
+		ed, err := s.Install(up)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range events {
+			if !slices.Contains(ed.Events, ev) {
+				ed.Events = append(ed.Events, ev)
+			}
+		}
+		return ed, nil
+	}
 	var ins []insertion
 	var added []string
 	var newMembers []string
@@ -221,6 +235,47 @@ func (s *Settings) Install(data []byte) (*Edit, error) {
 	}
 	ed.Out, ed.Events = insert(data, ins), added
 	return ed, nil
+}
+
+// upgradeMatchers returns data with the matcher of each entry git-hegel
+// installed set to today's (s.matcher) where it differs, and the events
+// whose matcher changed (none: data as it is). Entries the user changed
+// beyond the matcher (whollyOurs is false) are left alone.
+func (s *Settings) upgradeMatchers(data []byte, hooks *jval, f format) ([]byte, []string) {
+	type repl struct {
+		from, to int
+		text     string
+	}
+	var rs []repl
+	var events []string
+	for _, ev := range s.Events {
+		want := s.matcher[ev]
+		list := hooks.get(ev)
+		if want == "" || list == nil || !list.arr {
+			continue
+		}
+		for _, item := range list.items {
+			m := item.get("matcher")
+			if m == nil || !whollyOurs(item) {
+				continue
+			}
+			if have, ok := m.str(); ok && have != want {
+				rs = append(rs, repl{m.start, m.end, f.render(str(want), 0)})
+				if !slices.Contains(events, ev) {
+					events = append(events, ev)
+				}
+			}
+		}
+	}
+	if len(rs) == 0 {
+		return data, nil
+	}
+	slices.SortFunc(rs, func(a, b repl) int { return b.from - a.from })
+	out := append([]byte(nil), data...)
+	for _, r := range rs {
+		out = append(out[:r.from:r.from], append([]byte(r.text), out[r.to:]...)...)
+	}
+	return out, events
 }
 
 // Uninstall takes git-hegel's entries out of data: the lists and the

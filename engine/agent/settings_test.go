@@ -250,3 +250,43 @@ func FuzzSettingsRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// An install over an earlier one whose PreToolUse matcher was narrower
+// widens it in place, and touches nothing else; a matcher the user wrote
+// on an entry of their own stays.
+func TestInstallUpgradesOurMatcher(t *testing.T) {
+	old := `{
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "^(Edit|MultiEdit|Write|NotebookEdit|apply_patch)$",
+        "hooks": [{"type": "command", "command": "git hegel hook PreToolUse"}]
+      },
+      {
+        "matcher": "Edit",
+        "hooks": [{"type": "command", "command": "my-linter"}]
+      }
+    ]
+  }
+}
+`
+	s := SettingsOf(Claude)
+	ed, err := s.Install([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(ed.Out)
+	if !strings.Contains(out, `"matcher": "`+PreToolMatcher+`"`) || strings.Contains(out, EditMatcher) {
+		t.Errorf("the matcher was not widened:\n%s", out)
+	}
+	if !strings.Contains(out, `"matcher": "Edit",`) || !strings.Contains(out, "my-linter") {
+		t.Errorf("the user's entry changed:\n%s", out)
+	}
+	if !slices.Contains(ed.Events, "PreToolUse") {
+		t.Errorf("Events = %v, want PreToolUse among them", ed.Events)
+	}
+	again, err := s.Install(ed.Out)
+	if err != nil || string(again.Out) != out || len(again.Events) != 0 {
+		t.Errorf("a second install changed something: %v %v", again.Events, err)
+	}
+}
