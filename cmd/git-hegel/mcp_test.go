@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -124,7 +126,7 @@ func TestMCPTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"artifact", "ask", "checkpoint", "fail", "log", "next", "result", "rollback", "show", "status", "tasks", "workflows"}
+	want := []string{"actions", "artifact", "ask", "checkpoint", "fail", "log", "next", "result", "rollback", "show", "status", "tasks", "undo", "workflows"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v (approve, reject and answer are the person's)", names, want)
 	}
@@ -231,6 +233,53 @@ func TestMCPTools(t *testing.T) {
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hegel://nothing"}); err == nil {
 		t.Errorf("an unknown resource was read")
+	}
+}
+
+// TestMCPUndo: the actions tool lists what the agent hooks recorded, and
+// undo is a dry run until confirmed, then puts back only what the action
+// changed.
+func TestMCPUndo(t *testing.T) {
+	dir, env := loopRepo(t)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644)
+	const call = `{"hook_event_name":"%s","session_id":"s1","tool_name":"Edit","tool_input":{"file_path":"a.txt"}}`
+	mustShIn(t, env, dir, fmt.Sprintf(call, "PreToolUse"), "git", "hegel", "hook", "PreToolUse")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644)
+	mustShIn(t, env, dir, fmt.Sprintf(call, "PostToolUse"), "git", "hegel", "hook", "PostToolUse")
+	os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("the user's\n"), 0o644)
+	cs, _ := mcpClient(t, dir, env)
+
+	var list struct {
+		Actions []struct {
+			Tool    string   `json:"tool"`
+			Changed []string `json:"changed"`
+		} `json:"actions"`
+	}
+	structured(t, callTool(t, cs, "actions", nil), &list)
+	if len(list.Actions) != 1 || list.Actions[0].Tool != "Edit" || !slices.Equal(list.Actions[0].Changed, []string{"a.txt"}) {
+		t.Fatalf("actions: %+v", list)
+	}
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return string(b)
+	}
+	if res := callTool(t, cs, "undo", nil); res.IsError || read("a.txt") != "two\n" {
+		t.Fatalf("a dry run changed a.txt (%q): %s", read("a.txt"), toolText(res))
+	}
+	if res := callTool(t, cs, "undo", map[string]any{"n": "one"}); !res.IsError {
+		t.Errorf("n of the wrong type: %s", toolText(res))
+	}
+	if res := callTool(t, cs, "undo", map[string]any{"confirm": true}); res.IsError {
+		t.Fatalf("undo: %s", toolText(res))
+	}
+	if read("a.txt") != "one\n" || read("mine.txt") != "the user's\n" {
+		t.Fatalf("after undo: a.txt %q, mine.txt %q", read("a.txt"), read("mine.txt"))
+	}
+	if res := callTool(t, cs, "undo", map[string]any{"confirm": true}); !res.IsError || !strings.HasPrefix(toolText(res), "error: ") {
+		t.Errorf("undo with nothing left: %s", toolText(res))
+	}
+	if res := callTool(t, cs, "undo", map[string]any{"redo": true, "confirm": true}); res.IsError || read("a.txt") != "two\n" {
+		t.Fatalf("redo: a.txt %q: %s", read("a.txt"), toolText(res))
 	}
 }
 

@@ -81,6 +81,22 @@ var mcpTools = []mcpTool{
 		func(in mcpCheckpointIn) []string {
 			return messageArg(withTask([]string{"checkpoint"}, in.Task), in.Message)
 		}),
+	jsonTool("actions", "The agent actions recorded for undo (newest first: time, tool, command or file, files changed, session); the data of 'git hegel undo --list --json=2'.",
+		actionListJSON{}, func(in mcpTaskIn) []string { return withTask([]string{"undo", "--list"}, in.Task) }),
+	actionTool("undo", "Put back the files the last n agent actions changed (default 1), as they were before those actions; redo brings back what the last undo took away. Refused, naming the paths, when something else changed those files later, unless force. A dry run listing what would change unless confirm is true; a real one saves a safety snapshot first.",
+		func(in mcpUndoIn) []string {
+			args := withTask([]string{"undo"}, in.Task)
+			if in.Confirm {
+				args = append(args, "--yes")
+			} else {
+				args = append(args, "--dry-run")
+			}
+			args = flagsIf(args, in.Redo, "--redo", in.Force, "--force")
+			if in.N > 0 {
+				args = append(args, "--", fmt.Sprint(in.N))
+			}
+			return args
+		}),
 	actionTool("rollback", "Go back to the start of a node (default: the current one), a checkpoint (to), or the whole workflow (all): files, index, HEAD and workflow state. A dry run listing what would change unless confirm is true; a real one always saves a safety checkpoint first, which undo restores.",
 		func(in mcpRollbackIn) []string {
 			args := withTask([]string{"rollback"}, in.Task)
@@ -105,6 +121,14 @@ var mcpTools = []mcpTool{
 
 type mcpTaskIn struct {
 	Task string `json:"task,omitempty" jsonschema:"the task to act on (default: this worktree's active one)"`
+}
+
+type mcpUndoIn struct {
+	N       int    `json:"n,omitempty" jsonschema:"how many of the newest actions to undo (default 1)"`
+	Redo    bool   `json:"redo,omitempty" jsonschema:"bring back what the last undo took away instead"`
+	Force   bool   `json:"force,omitempty" jsonschema:"undo even files something else changed after the action"`
+	Confirm bool   `json:"confirm,omitempty" jsonschema:"really change the files; without it the call is a dry run"`
+	Task    string `json:"task,omitempty" jsonschema:"the task (default: this worktree's active one)"`
 }
 
 type mcpTasksIn struct {
@@ -229,7 +253,7 @@ func actionTool[In any](name, desc string, argv func(In) []string) mcpTool {
 		status.Type, status.Types = "", []string{"null", "object"} // null when it cannot be read
 		schema.Properties["status"] = status
 		t := &mcp.Tool{Name: name, Description: desc, OutputSchema: schema,
-			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(name == "rollback"), OpenWorldHint: ptr(false)}}
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(name == "rollback" || name == "undo"), OpenWorldHint: ptr(false)}}
 		mcp.AddTool(s.server, t, func(_ context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 			stdout, stderr, err := s.call(argv(in)...)
 			if err != nil {
