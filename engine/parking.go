@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Parking parks this worktree's uncommitted files with a stash and writes
@@ -23,10 +24,12 @@ type Parking interface {
 	// Release gives up a Park whose stash was not stored.
 	Release()
 	// Unpark writes the files a stash parked back into the working tree
-	// and the index. A path that holds something else than what the
-	// parked change was made to refuses the whole of it, with nothing
+	// and the index, merging those a later commit changed too, as git
+	// stash pop does; conflicts are in the result (written with conflict
+	// markers, or left as HEAD has them). A path with uncommitted changes
+	// the stash would overwrite refuses the whole of it, with nothing
 	// changed.
-	Unpark(s *StashEntry) error
+	Unpark(s *StashEntry) (*StashUnparked, error)
 	// InterruptedParking returns the stash file operation that was cut
 	// short, or nil; one another process is running is an error.
 	InterruptedParking() (*ParkingRecord, error)
@@ -34,6 +37,51 @@ type Parking interface {
 	// UndoParking puts back what it had changed.
 	FinishParking(rec *ParkingRecord) error
 	UndoParking(rec *ParkingRecord) error
+}
+
+// StashUnparked is what writing a stash's files back did besides.
+type StashUnparked struct {
+	// Conflicts are the paths whose parked change could not be merged.
+	Conflicts []StashConflict
+	// Kept are the paths the stash holds that a stash never writes
+	// (git-hegel's and the agents' settings, hegel.stash.keep).
+	Kept []string
+}
+
+// StashConflict is one path a stash's files conflicted on: Kind is git's
+// name for it (content, add/add, modify/delete, delete/modify, binary,
+// type), What says what was left in the working tree.
+type StashConflict struct {
+	Path, Kind, What string
+}
+
+// StashConflictError ends a pop or apply whose files conflicted: the
+// workflow was restored and the files written (with conflict markers
+// where both sides changed the same lines), but the stash was kept, as
+// git stash pop keeps it, until the conflicts are resolved and it is
+// dropped.
+type StashConflictError struct {
+	Entry     *StashEntry
+	View      *View
+	Conflicts []StashConflict
+	// Pop: the stash would have been removed had there been no conflict.
+	Pop bool
+}
+
+func (e *StashConflictError) Error() string {
+	n := len(e.Conflicts)
+	s := "s"
+	if n == 1 {
+		s = ""
+	}
+	if !e.Pop {
+		return fmt.Sprintf("%d conflict%s restoring %s; resolve them", n, s, e.Entry.Ref())
+	}
+	drop := "'git hegel stash drop'"
+	if e.Entry.Index != 0 {
+		drop = fmt.Sprintf("'git hegel stash drop %d'", e.Entry.Index)
+	}
+	return fmt.Sprintf("%d conflict%s restoring %s; the stash was kept: resolve them, then %s", n, s, e.Entry.Ref(), drop)
 }
 
 // ParkingRecord is what the journal of a stash's file operation keeps for
@@ -134,3 +182,18 @@ func (e *ParkingInterruptedError) Error() string {
 
 // Is makes errors.Is match ErrParkingInterrupted.
 func (e *ParkingInterruptedError) Is(target error) bool { return target == ErrParkingInterrupted }
+
+// someOf names up to n paths, and how many more there are.
+func someOf(paths []string, n int) string {
+	if len(paths) <= n {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
+}
+
+func itOrThey(n int) string {
+	if n == 1 {
+		return "it is"
+	}
+	return "they are"
+}

@@ -14,6 +14,7 @@ type fakeParking struct {
 	files     *StashFiles // what Park finds uncommitted
 	failClean error
 	refuse    error // Unpark refuses (a local change in the way)
+	conflicts []StashConflict // Unpark's conflicts
 	journal   *ParkingRecord
 	failFix   error
 }
@@ -30,9 +31,12 @@ func (f *fakeParking) Clean(s *Stash) error {
 
 func (f *fakeParking) Release() { f.calls = append(f.calls, "release") }
 
-func (f *fakeParking) Unpark(s *StashEntry) error {
+func (f *fakeParking) Unpark(s *StashEntry) (*StashUnparked, error) {
 	f.calls = append(f.calls, "unpark "+s.ID)
-	return f.refuse
+	if f.refuse != nil {
+		return nil, f.refuse
+	}
+	return &StashUnparked{Conflicts: f.conflicts}, nil
 }
 
 func (f *fakeParking) InterruptedParking() (*ParkingRecord, error) { return f.journal, nil }
@@ -139,5 +143,38 @@ func TestRecoverParking(t *testing.T) {
 	p.journal, p.failFix = &ParkingRecord{Push: true, StashID: "s3", Label: "stash s3, x"}, errors.New("a.txt changed after the stash push was interrupted")
 	if _, err := e.RecoverParking(); err == nil || err.Error() != "The 'git hegel stash push --files' of stash s3, x was interrupted, and could not be finished: a.txt changed after the stash push was interrupted" {
 		t.Errorf("failed recovery: %v", err)
+	}
+}
+
+// TestStashPopConflictKeepsStash: a pop whose files conflicted restores
+// the workflow, keeps the stash (as git stash pop does) and says so in a
+// StashConflictError carrying the entry and the view.
+func TestStashPopConflictKeepsStash(t *testing.T) {
+	env := newStashEnv()
+	e := env.engine("/wt/a")
+	p := &fakeParking{files: &StashFiles{Tree: "abc", Count: 1}}
+	e.Parking = p
+	_, err := e.Start("discovery", "", "")
+	mustOK(t, err)
+	_, _, err = e.StashPushParking("")
+	mustOK(t, err)
+	p.conflicts = []StashConflict{{Path: "a.txt", Kind: "content", What: "both modified"}}
+	e2 := env.engine("/wt/a")
+	e2.Parking = p
+	_, _, err = e2.StashPop("", false)
+	var ce *StashConflictError
+	if !errors.As(err, &ce) || ce.Entry == nil || ce.View == nil || !ce.Pop || len(ce.Conflicts) != 1 {
+		t.Fatalf("conflicted pop: %v", err)
+	}
+	if ids, _ := env.stashes.StashIDs(); len(ids) != 1 {
+		t.Fatalf("the stash was removed: %v", ids)
+	}
+	if !strings.Contains(err.Error(), "the stash was kept: resolve them, then 'git hegel stash drop'") {
+		t.Errorf("message: %v", err)
+	}
+	cur, err := e2.Current("")
+	mustOK(t, err)
+	if cur.State.Task != ce.Entry.Task || !cur.State.Active() {
+		t.Errorf("the workflow was not restored: %+v", cur.State)
 	}
 }

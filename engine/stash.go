@@ -363,13 +363,21 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 		return nil, nil, fmt.Errorf("Cannot restore %s: its task '%s' is active again in %s; finish or abort it there first",
 			ent.Ref(), ent.Task, old.State.Worktree)
 	}
+	var unparked *StashUnparked
 	if ent.Files != nil {
 		if e.Parking == nil {
 			return nil, nil, fmt.Errorf("Cannot restore %s here: it parked files, and the working tree is not available", ent.Ref())
 		}
-		if err := e.Parking.Unpark(ent); err != nil {
+		if unparked, err = e.Parking.Unpark(ent); err != nil {
 			return nil, nil, err
 		}
+	}
+	// Conflicts keep the stash, as git stash pop keeps it: it still holds
+	// the parked versions until the conflicts are resolved and it is
+	// dropped. The workflow is restored all the same.
+	conflicted := unparked != nil && len(unparked.Conflicts) > 0
+	if unparked != nil && len(unparked.Kept) > 0 {
+		e.warn(fmt.Sprintf("%s holds %s, which a stash never writes (git-hegel's and the agents' settings, hegel.stash.keep): left as %s", ent.Ref(), someOf(unparked.Kept, 3), itOrThey(len(unparked.Kept))))
 	}
 	const attempts = 20
 	for i := 0; ; i++ {
@@ -417,7 +425,7 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 	if err := e.touchSession(func(s *Session) { s.ActiveTask = ent.Task }); err != nil {
 		return nil, nil, err
 	}
-	if !keep {
+	if !keep && !conflicted {
 		err := e.Stashes.RemoveStash(ent.ID, StashOpPop, ent.Label())
 		if err != nil && !errors.Is(err, ErrNotFound) { // gone already: nothing left to remove
 			return nil, nil, err
@@ -425,6 +433,9 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 	}
 	v := e.view(ent.State, wf)
 	v.Parked = parked
+	if conflicted {
+		return ent, v, &StashConflictError{Entry: ent, View: v, Conflicts: unparked.Conflicts, Pop: !keep}
+	}
 	return ent, v, nil
 }
 

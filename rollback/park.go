@@ -39,6 +39,9 @@ type Parked struct {
 	Count  int
 	Branch string
 	Head   string
+	// Kept lists the uncommitted paths left in place because a stash
+	// never parks them (StashKeep).
+	Kept []string
 
 	head   head
 	base   plumbing.Hash // HEAD's tree (zero: unborn)
@@ -48,6 +51,9 @@ type Parked struct {
 	// The snapshot parked: its trees and intent-to-add entries.
 	worktree, indexTree plumbing.Hash
 	ita                 []string
+	// What cleaning leaves: HEAD's tree with the kept paths as they are.
+	cleanWT, cleanIX plumbing.Hash
+	keptITA          []string
 }
 
 // Park snapshots the uncommitted files and stores them (t says what the
@@ -55,7 +61,7 @@ type Parked struct {
 // KindStash), and checks that the working tree can be cleaned; nothing is
 // changed yet. Call Clean once the stash that names them is stored, or
 // Release.
-func (m *Manager) Park(t Template) (*Parked, error) {
+func (m *Manager) Park(t Template, keep *StashKeep) (*Parked, error) {
 	if err := m.refuseJournal(); err != nil {
 		return nil, err
 	}
@@ -65,7 +71,7 @@ func (m *Manager) Park(t Template) (*Parked, error) {
 	if err := m.w.lockIndex(); err != nil {
 		return nil, err
 	}
-	pk, err := m.park(t)
+	pk, err := m.park(t, keep)
 	if err != nil {
 		m.w.unlockIndex()
 		return nil, err
@@ -73,7 +79,7 @@ func (m *Manager) Park(t Template) (*Parked, error) {
 	return pk, nil
 }
 
-func (m *Manager) park(t Template) (*Parked, error) {
+func (m *Manager) park(t Template, keep *StashKeep) (*Parked, error) {
 	idx, err := m.w.readIndex()
 	if err != nil {
 		return nil, err
@@ -109,7 +115,23 @@ func (m *Manager) park(t Template) (*Parked, error) {
 	}
 	wt = skipWorktree(wt, idx)
 	wt, _ = m.w.splitSubmodules(wt, idx)
-	if len(wt) == 0 && len(ix) == 0 && len(snap.intentToAdd) == 0 {
+	// The paths a stash keeps (git-hegel's and the agents' settings) are
+	// neither parked nor cleaned: the parked trees have them as HEAD
+	// does, and cleaning leaves them as they are.
+	keptWT, wt := splitKept(wt, keep)
+	keptIX, ix := splitKept(ix, keep)
+	var ita []string
+	for _, p := range snap.intentToAdd {
+		if !keep.Match(p) {
+			ita = append(ita, p)
+		} else {
+			pk.keptITA = append(pk.keptITA, p)
+		}
+	}
+	for _, c := range append(append([]change(nil), keptWT...), keptIX...) {
+		pk.Kept = appendOnce(pk.Kept, c.path)
+	}
+	if len(wt) == 0 && len(ix) == 0 && len(ita) == 0 {
 		return pk, nil
 	}
 	if err := m.w.conflicts(wt); err != nil {
@@ -119,8 +141,23 @@ func (m *Manager) park(t Template) (*Parked, error) {
 		return nil, err
 	}
 	pk.wt, pk.ix = wt, ix
+	parked := *snap
+	parked.intentToAdd = ita
+	if parked.worktree, err = m.overlay(orEmpty(snap.worktree), keptWT); err != nil {
+		return nil, err
+	}
+	if parked.indexTree, err = m.overlay(orEmpty(snap.indexTree), keptIX); err != nil {
+		return nil, err
+	}
+	// Where cleaning goes: HEAD's tree, with the kept paths as they are.
+	if pk.cleanWT, err = m.overlay(base, flip(keptWT)); err != nil {
+		return nil, err
+	}
+	if pk.cleanIX, err = m.overlay(base, flip(keptIX)); err != nil {
+		return nil, err
+	}
 	t.Kind = KindStash
-	cp := m.newCheckpoint(t, h, snap)
+	cp := m.newCheckpoint(t, h, &parked)
 	cp.ID = "stash"
 	root, err := m.writeParkedRoot(cp, base)
 	if err != nil {
@@ -130,7 +167,7 @@ func (m *Manager) park(t Template) (*Parked, error) {
 	for _, c := range append(append([]change(nil), wt...), ix...) {
 		changed[c.path] = true
 	}
-	for _, p := range snap.intentToAdd {
+	for _, p := range ita {
 		changed[p] = true
 	}
 	pk.Tree, pk.Count, pk.Branch, pk.Head = root.String(), len(changed), cp.Branch, cp.Head
@@ -190,10 +227,10 @@ func (m *Manager) Clean(pk *Parked, record Meta) error {
 	if pk.Tree == "" {
 		return nil
 	}
-	target := &Checkpoint{AssumeUnchanged: pk.assume}
+	target := &Checkpoint{AssumeUnchanged: pk.assume, IntentToAdd: pk.keptITA}
 	j := &ParkJournal{Op: ParkClean, Record: record, HeadRef: string(pk.head.Ref), Head: hexOf(pk.head.Commit),
 		From: parkSide{WorkTree: hexOf(pk.worktree), IndexTree: hexOf(pk.indexTree), AssumeUnchanged: pk.assume, IntentToAdd: pk.ita},
-		To:   parkSide{WorkTree: hexOf(pk.base), IndexTree: hexOf(pk.base), AssumeUnchanged: pk.assume}}
+		To:   parkSide{WorkTree: hexOf(pk.cleanWT), IndexTree: hexOf(pk.cleanIX), AssumeUnchanged: pk.assume, IntentToAdd: pk.keptITA}}
 	if err := m.saveParkJournal(j); err != nil {
 		return err
 	}
@@ -206,43 +243,69 @@ func (m *Manager) Clean(pk *Parked, record Meta) error {
 // ErrLocalChanges reports files that popping a stash would overwrite.
 var ErrLocalChanges = errors.New("local changes in the way")
 
+// UnparkResult is what Unpark did besides writing the parked files back.
+type UnparkResult struct {
+	// Conflicts are the paths whose parked change could not be merged
+	// with HEAD's: written with conflict markers, or left as HEAD has
+	// them (Kind says which). The stash still holds its version.
+	Conflicts []UnparkConflict
+	// Kept are the paths the stash holds that a stash never writes
+	// (StashKeep): left as they are.
+	Kept []string
+}
+
 // Unpark writes the files a stash parked back into the working tree and
-// the index. A path already as the stash has it is left alone (running it
-// twice is harmless); one that differs from what the stash's changes were
-// made to (local changes, staged or not, or a file no checkpoint holds) is
-// refused before anything changes. tree is the parked tree; label names
-// the stash in messages. Writing the files back is journaled (ParkJournal,
-// with record): if it is cut short, UndoParking puts back what it had
-// written; the files are still in the stash.
-func (m *Manager) Unpark(tree, label string, record Meta) error {
+// the index, as git stash pop does. A path already as the stash has it is
+// left alone (running it twice is harmless); one still as the stash's
+// base (HEAD when it was parked) gets the parked version. One that HEAD
+// changed since, with no uncommitted change of its own, is merged three
+// ways (base, HEAD, parked): the result is written to the working tree,
+// with conflict markers where both changed the same lines, and the index
+// keeps HEAD's version; conflicts are listed in the result. One with
+// uncommitted changes (staged or not, or an untracked file) that the
+// stash would overwrite is refused before anything changes. Paths keep
+// matches are never written, and are listed. tree is the parked tree;
+// label names the stash in messages. Writing the files back is journaled
+// (ParkJournal, with record): if it is cut short, UndoParking puts back
+// what it had written; the files are still in the stash.
+func (m *Manager) Unpark(tree, label string, keep *StashKeep, record Meta) (*UnparkResult, error) {
+	res := &UnparkResult{}
 	if tree == "" {
-		return nil
+		return res, nil
 	}
 	if err := m.refuseJournal(); err != nil {
-		return err
+		return nil, err
 	}
 	if !plumbing.IsHash(tree) {
-		return fmt.Errorf("Cannot restore %s: its files are damaged (%q is not an object id)", label, tree)
+		return nil, fmt.Errorf("Cannot restore %s: its files are damaged (%q is not an object id)", label, tree)
 	}
 	if err := m.w.lockIndex(); err != nil {
-		return err
+		return nil, err
 	}
 	defer m.w.unlockIndex()
 	cp, base, err := m.readParked(plumbing.NewHash(tree))
 	if err != nil {
-		return fmt.Errorf("Cannot restore %s: its files are damaged: %v", label, err)
+		return nil, fmt.Errorf("Cannot restore %s: its files are damaged: %v", label, err)
 	}
 	idx, err := m.w.readIndex()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	h, err := m.w.readHead()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var headTree plumbing.Hash
+	if !h.Commit.IsZero() {
+		c, err := m.commit(h.Commit)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read HEAD's commit %s: %w", h.Commit, err)
+		}
+		headTree = orEmpty(c.TreeHash)
 	}
 	snap, err := m.snapshotter().take(idx, true) // stored: the journal's side to go back to
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m.w.attrSeen = snap.attributes
 	checked := &treeReader{o: m.w.obj, strict: true, foldCase: m.w.folds()}
@@ -250,99 +313,106 @@ func (m *Manager) Unpark(tree, label string, record Meta) error {
 	// The parked changes, path by path: base -> parked.
 	pwt, err := diffTrees(trusted, checked, base, orEmpty(cp.WorkTree))
 	if err != nil {
-		return fmt.Errorf("Cannot restore %s: %w", label, err)
+		return nil, fmt.Errorf("Cannot restore %s: %w", label, err)
 	}
 	pix, err := diffTrees(trusted, checked, base, orEmpty(cp.IndexTree))
 	if err != nil {
-		return fmt.Errorf("Cannot restore %s: %w", label, err)
+		return nil, fmt.Errorf("Cannot restore %s: %w", label, err)
 	}
-	// What the working tree and the index hold now, where they differ
-	// from the parked state.
-	nowWT, err := diffTrees(trusted, trusted, snap.worktree, orEmpty(cp.WorkTree))
-	if err != nil {
-		return err
+	// A stash fetched from elsewhere decides nothing about git-hegel's and
+	// the agents' settings: those paths are never written.
+	keptWT, pwt := splitKept(pwt, keep)
+	keptIX, pix := splitKept(pix, keep)
+	for _, c := range append(keptWT, keptIX...) {
+		res.Kept = appendOnce(res.Kept, c.path)
 	}
-	nowIdx, err := diffTrees(trusted, trusted, snap.indexTree, orEmpty(cp.IndexTree))
-	if err != nil {
-		return err
-	}
-	wt, busyWT := unparkChanges(pwt, nowWT)
-	ix, busyIdx := unparkChanges(pix, nowIdx)
-	if len(busyWT)+len(busyIdx) > 0 {
-		what := "local changes"
-		if len(busyWT) == 0 {
-			what, busyWT = "staged changes", busyIdx
-		}
-		if len(busyWT) == 1 {
-			what = "has " + what
+	var parkedITA []string
+	for _, p := range cp.IntentToAdd {
+		if keep.Match(p) {
+			res.Kept = appendOnce(res.Kept, p)
 		} else {
-			what = "have " + what
+			parkedITA = append(parkedITA, p)
 		}
-		return userErr(ErrLocalChanges, "Cannot restore %s: %s %s; commit or stash them first (nothing was changed)", label, listSome(busyWT, 3, m.quote), what)
+	}
+	// Each path's other versions, where they differ from the parked
+	// state (a path missing from a map is as parked): the working tree
+	// and the index now, and HEAD; and what is uncommitted.
+	var nowWT, nowIdx, headWT, localWT, localIdx []change
+	for _, d := range []struct {
+		out  *[]change
+		a, b plumbing.Hash
+	}{
+		{&nowWT, orEmpty(snap.worktree), orEmpty(cp.WorkTree)},
+		{&nowIdx, orEmpty(snap.indexTree), orEmpty(cp.IndexTree)},
+		{&headWT, headTree, orEmpty(cp.WorkTree)},
+		{&localWT, orEmpty(snap.worktree), headTree},
+		{&localIdx, orEmpty(snap.indexTree), headTree},
+	} {
+		if *d.out, err = diffTrees(trusted, trusted, d.a, d.b); err != nil {
+			return nil, err
+		}
+	}
+	pl := planUnpark(pwt, pix, fromSides(nowWT), fromSides(nowIdx), fromSides(headWT), pathsOf(localWT), pathsOf(localIdx))
+	if len(pl.busyWT)+len(pl.busyIdx) > 0 {
+		what, busy := "local changes to", pl.busyWT
+		if len(busy) == 0 {
+			what, busy = "staged changes to", pl.busyIdx
+		}
+		return nil, userErr(ErrLocalChanges, "Cannot restore %s: your %s %s would be overwritten; commit or stash them first (nothing was changed)", label, what, listSome(busy, 3, m.quote))
+	}
+	wt, ix := pl.wt, pl.ix
+	for _, mg := range pl.merge {
+		c, conflict, err := m.mergeParked(mg)
+		if err != nil {
+			return nil, fmt.Errorf("Cannot restore %s: %v (nothing was changed)", label, err)
+		}
+		if c != nil {
+			wt = append(wt, *c)
+		}
+		if conflict != "" {
+			res.Conflicts = append(res.Conflicts, UnparkConflict{Path: mg.path, Kind: conflict})
+		}
 	}
 	wt = skipWorktree(wt, idx)
 	wt, _ = m.w.splitSubmodules(wt, idx)
 	for _, list := range [][]change{wt, ix} {
 		for _, c := range list {
 			if err := checkPath(c.path); err != nil {
-				return fmt.Errorf("Cannot restore %s: %w", label, err)
+				return nil, fmt.Errorf("Cannot restore %s: %w", label, err)
 			}
 			if c.to.mode != 0 && c.to.mode != filemode.Submodule && !m.w.obj.has(c.to.hash) {
-				return fmt.Errorf("Cannot restore %s: its files are incomplete: object %s (%s) is missing", label, c.to.hash, quotePath(c.path))
+				return nil, fmt.Errorf("Cannot restore %s: its files are incomplete: object %s (%s) is missing", label, c.to.hash, quotePath(c.path))
 			}
 		}
 	}
 	if err := m.w.conflicts(wt); err != nil {
-		return err
+		return nil, err
 	}
 	if err := m.w.checkWritable(wt); err != nil {
-		return err
+		return nil, err
 	}
-	target := &Checkpoint{AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: append(append([]string(nil), snap.intentToAdd...), cp.IntentToAdd...)}
-	if len(wt) == 0 && len(ix) == 0 && len(cp.IntentToAdd) == 0 {
-		return nil // all as the stash has it already
+	target := &Checkpoint{AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: append(append([]string(nil), snap.intentToAdd...), parkedITA...)}
+	if len(wt) == 0 && len(ix) == 0 && len(parkedITA) == 0 {
+		return res, nil // all as the stash has it already, or HEAD's kept
 	}
 	postWT, err := m.overlay(orEmpty(snap.worktree), wt)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	postIdx, err := m.overlay(orEmpty(snap.indexTree), ix)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	j := &ParkJournal{Op: ParkUnpark, Record: record, HeadRef: string(h.Ref), Head: hexOf(h.Commit),
 		From: parkSide{WorkTree: hexOf(orEmpty(snap.worktree)), IndexTree: hexOf(orEmpty(snap.indexTree)), AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: snap.intentToAdd},
 		To:   parkSide{WorkTree: hexOf(postWT), IndexTree: hexOf(postIdx), AssumeUnchanged: target.AssumeUnchanged, IntentToAdd: target.IntentToAdd}}
 	if err := m.saveParkJournal(j); err != nil {
-		return err
+		return nil, err
 	}
 	if err := m.restoreFiles(restore{cur: h, to: h, wt: wt, idx: snap.idx, ix: ix, target: target}); err != nil {
-		return err
+		return nil, err
 	}
-	return m.w.parkJournal.remove()
-}
-
-// unparkChanges turns the parked changes (base -> parked) into changes of
-// the current state (now: where it differs from parked, its side in
-// from): a path as parked needs nothing, one as in base gets the parked
-// version, anything else is busy.
-func unparkChanges(parked, now []change) (out []change, busy []string) {
-	cur := make(map[string]leaf, len(now))
-	for _, c := range now {
-		cur[c.path] = c.from
-	}
-	for _, c := range parked {
-		got, differs := cur[c.path]
-		switch {
-		case !differs:
-			// already as parked
-		case got.mode == c.from.mode && got.hash == c.from.hash:
-			out = append(out, change{path: c.path, from: got, to: c.to})
-		default:
-			busy = append(busy, c.path)
-		}
-	}
-	return out, busy
+	return res, m.w.parkJournal.remove()
 }
 
 // readParked reads a parked tree: its checkpoint.json and its base tree.

@@ -70,7 +70,7 @@ func (tr *testRepo) dieWithLock() {
 func TestParkingCutShortIsFinished(t *testing.T) {
 	tr := parkedRepo(t)
 	before := tr.fingerprint()
-	pk, err := tr.m.Park(tr.template(KindStash, "", ""))
+	pk, err := tr.m.Park(tr.template(KindStash, "", ""), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestParkingCutShortIsFinished(t *testing.T) {
 		t.Error("index.lock is left")
 	}
 	// The files come back whole from the parked tree.
-	if err := tr.m.Unpark(pk.Tree, "stash@{0}", tr.parkMeta()); err != nil {
+	if _, err := tr.m.Unpark(pk.Tree, "stash@{0}", nil, tr.parkMeta()); err != nil {
 		t.Fatal(err)
 	}
 	if got := tr.fingerprint(); got != before {
@@ -126,7 +126,7 @@ func TestParkingCutShortIsFinished(t *testing.T) {
 func TestUnparkingCutShortIsUndone(t *testing.T) {
 	tr := parkedRepo(t)
 	before := tr.fingerprint()
-	pk, err := tr.m.Park(tr.template(KindStash, "", ""))
+	pk, err := tr.m.Park(tr.template(KindStash, "", ""), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestUnparkingCutShortIsUndone(t *testing.T) {
 	tr.write("unrelated.txt", "a local change the pop leaves alone\n")
 	popFrom := tr.fingerprint()
 	pre := tr.snapshot()
-	if err := tr.m.Unpark(pk.Tree, "stash@{0}", tr.parkMeta()); err != nil {
+	if _, err := tr.m.Unpark(pk.Tree, "stash@{0}", nil, tr.parkMeta()); err != nil {
 		t.Fatal(err)
 	}
 	post := tr.snapshot()
@@ -173,7 +173,7 @@ func TestUnparkingCutShortIsUndone(t *testing.T) {
 		t.Fatalf("undone:\n%s", diffLines(popFrom, got))
 	}
 	// And popped again, whole.
-	if err := tr.m.Unpark(pk.Tree, "stash@{0}", tr.parkMeta()); err != nil {
+	if _, err := tr.m.Unpark(pk.Tree, "stash@{0}", nil, tr.parkMeta()); err != nil {
 		t.Fatal(err)
 	}
 	tr.remove("unrelated.txt")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -223,7 +224,10 @@ func runStashPop(c *cmdCtx, args []string, keep bool) error {
 		return err
 	}
 	ent, v, err := e.StashPop(optArg(args), keep)
-	if err != nil {
+	var conflict *engine.StashConflictError
+	if errors.As(err, &conflict) {
+		ent, v = conflict.Entry, conflict.View
+	} else if err != nil {
 		return err
 	}
 	c.printParked(v)
@@ -231,8 +235,17 @@ func runStashPop(c *cmdCtx, args []string, keep bool) error {
 	if ent.Files != nil {
 		fmt.Fprintf(c.Stdout, "Restored the %s it parked\n", text.Plural(ent.Files.Count, "file", "files"))
 	}
+	if conflict != nil {
+		// As git stash pop prints them: one line a path.
+		for _, cf := range conflict.Conflicts {
+			fmt.Fprintf(c.Stdout, "CONFLICT (%s): %s: %s\n", cf.Kind, c.quotePath(cf.Path), cf.What)
+		}
+	}
 	fmt.Fprintln(c.Stdout)
 	c.printView(v)
+	if conflict != nil {
+		return conflict
+	}
 	return nil
 }
 

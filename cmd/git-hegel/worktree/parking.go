@@ -3,6 +3,7 @@ package worktree
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/rollback"
@@ -16,11 +17,18 @@ const (
 
 // Park implements engine.Parking.
 func (s *Snapshots) Park(st *engine.State) (*engine.StashFiles, error) {
-	pk, err := s.Manager().Park(template(st, rollback.KindStash, "", ""))
+	keep, err := s.stashKeep()
+	if err != nil {
+		return nil, err
+	}
+	pk, err := s.Manager().Park(template(st, rollback.KindStash, "", ""), keep)
 	if err != nil {
 		return nil, s.convert(err)
 	}
 	s.parked = pk
+	if len(pk.Kept) > 0 {
+		s.o.Note(fmt.Sprintf("Left %s in place: a stash never parks git-hegel's or the agents' settings (hegel.stash.keep adds paths)", listPaths(s.quoteAll(pk.Kept), 3)))
+	}
 	if pk.Tree == "" {
 		return nil, nil
 	}
@@ -46,11 +54,43 @@ func (s *Snapshots) Release() {
 }
 
 // Unpark implements engine.Parking.
-func (s *Snapshots) Unpark(ent *engine.StashEntry) error {
+func (s *Snapshots) Unpark(ent *engine.StashEntry) (*engine.StashUnparked, error) {
 	if ent.Files == nil {
-		return nil
+		return &engine.StashUnparked{}, nil
 	}
-	return s.convert(s.Manager().Unpark(ent.Files.Tree, ent.Ref(), parkMeta(ent.ID, ent.Label())))
+	keep, err := s.stashKeep()
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Manager().Unpark(ent.Files.Tree, ent.Ref(), keep, parkMeta(ent.ID, ent.Label()))
+	if err != nil {
+		return nil, s.convert(err)
+	}
+	// Kept paths are named to people: quoted, since a hostile stash
+	// chooses them.
+	out := &engine.StashUnparked{}
+	for _, p := range res.Kept {
+		out.Kept = append(out.Kept, s.quote(p))
+	}
+	for _, c := range res.Conflicts {
+		out.Conflicts = append(out.Conflicts, engine.StashConflict{Path: c.Path, Kind: c.Kind, What: c.Describe()})
+	}
+	return out, nil
+}
+
+// stashKeep is the paths a stash leaves alone: git-hegel's and the
+// agents' settings, and hegel.stash.keep (a bad value is an error naming
+// it, before anything changes).
+func (s *Snapshots) stashKeep() (*rollback.StashKeep, error) {
+	return rollback.NewStashKeep(s.r.Config().All("hegel", "stash", "keep"))
+}
+
+// listPaths names up to n paths, and how many more there are.
+func listPaths(paths []string, n int) string {
+	if len(paths) <= n {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
 }
 
 func parkMeta(id, label string) rollback.Meta {
@@ -96,4 +136,19 @@ func (s *Snapshots) UndoParking(rec *engine.ParkingRecord) error {
 		return errors.New("the stash's journal is not known")
 	}
 	return s.convert(s.Manager().UndoParking(j, "the stash pop"))
+}
+
+func (s *Snapshots) quote(p string) string {
+	if s.o.QuotePath == nil {
+		return p
+	}
+	return s.o.QuotePath(p)
+}
+
+func (s *Snapshots) quoteAll(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = s.quote(p)
+	}
+	return out
 }

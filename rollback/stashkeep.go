@@ -1,0 +1,180 @@
+package rollback
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Paths a stash never parks and never writes back: git-hegel's own
+// directory (custom workflows, guides, the session) and the settings of
+// the coding agents (their hooks call git-hegel), with the MCP servers'
+// configuration. Parking them would make custom workflows and agent hooks
+// vanish until the pop; writing them from a stash fetched from a remote
+// would let someone else's ref decide which hooks run here. Instruction
+// files (CLAUDE.md, AGENTS.md, …) are the project's content, parked like
+// any other file.
+var DefaultStashKeep = []string{".hegel", ".claude", ".cursor", ".codex", ".gemini", ".windsurf", ".mcp.json"}
+
+// StashKeep matches the paths a stash leaves alone: DefaultStashKeep and
+// the patterns of hegel.stash.keep.
+type StashKeep struct {
+	prefixes []string
+	globs    []*regexp.Regexp
+}
+
+// NewStashKeep builds the matcher of DefaultStashKeep plus patterns, git
+// pathspecs in their default form: a path, which matches itself and
+// everything under it, or a pattern with *, ? or [...], matched against
+// the whole path (a * matches across slashes, as in git's pathspecs) and
+// against each leading directory. A pattern that is empty, absolute, goes
+// up (..), uses pathspec magic (a leading ':') or has an unclosed [ is an
+// error naming it.
+func NewStashKeep(patterns []string) (*StashKeep, error) {
+	k := &StashKeep{prefixes: append([]string(nil), DefaultStashKeep...)}
+	for _, p := range patterns {
+		if err := k.add(p); err != nil {
+			return nil, fmt.Errorf("bad hegel.stash.keep '%s': %v (it takes a path or a pattern inside the repository, such as 'notes/' or '*.local.json')", p, err)
+		}
+	}
+	return k, nil
+}
+
+func (k *StashKeep) add(p string) error {
+	p = strings.TrimSpace(p)
+	for strings.HasPrefix(p, "./") {
+		p = p[2:]
+	}
+	p = strings.TrimRight(p, "/")
+	switch {
+	case p == "" || p == ".":
+		return fmt.Errorf("it is empty")
+	case strings.HasPrefix(p, ":"):
+		return fmt.Errorf("pathspec magic is not supported")
+	case strings.HasPrefix(p, "/"):
+		return fmt.Errorf("it is absolute")
+	case strings.Contains(p, "\\"):
+		return fmt.Errorf("it has a backslash")
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." || c == "" {
+			return fmt.Errorf("it is not a plain relative path")
+		}
+	}
+	if !strings.ContainsAny(p, "*?[") {
+		k.prefixes = append(k.prefixes, p)
+		return nil
+	}
+	re, err := globRegexp(p)
+	if err != nil {
+		return err
+	}
+	k.globs = append(k.globs, re)
+	return nil
+}
+
+// globRegexp turns a pathspec glob into an anchored regexp.
+func globRegexp(p string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString(`\A(?:`)
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '*':
+			b.WriteString(`.*`)
+		case '?':
+			b.WriteString(`[^/]`)
+		case '[':
+			j := strings.IndexByte(p[i+1:], ']')
+			if j < 0 || (j == 0 && !strings.Contains(p[i+2:], "]")) {
+				return nil, fmt.Errorf("it has an unclosed [")
+			}
+			if j == 0 { // "[]...]": the first ] is a member
+				j = 1 + strings.IndexByte(p[i+2:], ']')
+			}
+			set := p[i+1 : i+1+j]
+			neg := strings.HasPrefix(set, "!") || strings.HasPrefix(set, "^")
+			if neg {
+				set = set[1:]
+			}
+			b.WriteByte('[')
+			if neg {
+				b.WriteByte('^')
+			}
+			for _, r := range set {
+				if r == '-' {
+					b.WriteByte('-')
+				} else {
+					b.WriteString(regexp.QuoteMeta(string(r)))
+				}
+			}
+			b.WriteByte(']')
+			i += 1 + j
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString(`)\z`)
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, fmt.Errorf("it is not a valid pattern")
+	}
+	return re, nil
+}
+
+// Match reports whether a stash leaves path p (slash-separated, relative
+// to the top of the working tree) alone.
+func (k *StashKeep) Match(p string) bool {
+	if k == nil {
+		k = defaultStashKeep
+	}
+	for _, pre := range k.prefixes {
+		if p == pre || strings.HasPrefix(p, pre+"/") {
+			return true
+		}
+	}
+	for _, re := range k.globs {
+		for q := p; ; {
+			if re.MatchString(q) {
+				return true
+			}
+			i := strings.LastIndexByte(q, '/')
+			if i < 0 {
+				break
+			}
+			q = q[:i]
+		}
+	}
+	return false
+}
+
+var defaultStashKeep = &StashKeep{prefixes: DefaultStashKeep}
+
+// splitKept separates the changes to paths k keeps from the others.
+func splitKept(cs []change, k *StashKeep) (kept, rest []change) {
+	for _, c := range cs {
+		if k.Match(c.path) {
+			kept = append(kept, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	return kept, rest
+}
+
+// flip swaps each change's sides.
+func flip(cs []change) []change {
+	out := make([]change, len(cs))
+	for i, c := range cs {
+		out[i] = change{path: c.path, from: c.to, to: c.from}
+	}
+	return out
+}
+
+func appendOnce(list []string, p string) []string {
+	for _, q := range list {
+		if q == p {
+			return list
+		}
+	}
+	return append(list, p)
+}
