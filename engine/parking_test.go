@@ -13,7 +13,7 @@ type fakeParking struct {
 	calls     []string
 	files     *StashFiles // what Park finds uncommitted
 	failClean error
-	refuse    error // Unpark refuses (a local change in the way)
+	refuse    error           // Unpark refuses (a local change in the way)
 	conflicts []StashConflict // Unpark's conflicts
 	journal   *ParkingRecord
 	failFix   error
