@@ -251,7 +251,7 @@ func TestNewStashKeep(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "/etc", "../x", "a/../b", ":(glob)x", "[ab", "a\\b"} {
-		if _, err := NewStashKeep([]string{bad}); err == nil || !strings.Contains(err.Error(), "bad hegel.stash.keep '"+bad+"'") {
+		if _, err := NewStashKeep([]string{bad}); err == nil || !strings.Contains(err.Error(), "bad config value '"+bad+"' for 'hegel.stash.keep'") {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}

@@ -34,10 +34,17 @@ func NewStashKeep(patterns []string) (*StashKeep, error) {
 	k := &StashKeep{prefixes: append([]string(nil), DefaultStashKeep...)}
 	for _, p := range patterns {
 		if err := k.add(p); err != nil {
-			return nil, fmt.Errorf("bad hegel.stash.keep '%s': %v (it takes a path or a pattern inside the repository, such as 'notes/' or '*.local.json')", p, err)
+			return nil, fmt.Errorf("bad config value '%s' for 'hegel.stash.keep': %v (it takes a path or a pattern inside the repository, such as 'notes/' or '*.local.json')", p, err)
 		}
 	}
 	return k, nil
+}
+
+// CheckStashKeep says what is wrong with one value of hegel.stash.keep
+// (nil: nothing).
+func CheckStashKeep(p string) error {
+	_, err := NewStashKeep([]string{p})
+	return err
 }
 
 func (k *StashKeep) add(p string) error {

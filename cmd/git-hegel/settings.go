@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-hegel/git-hegel/cmd/git-hegel/worktree"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
@@ -40,6 +41,9 @@ func checkSettings(cfg *gitdir.Config) error {
 	}
 	if _, err := maxRollbacksSetting(cfg); err != nil {
 		return err
+	}
+	if err := worktree.CheckStashKeep(cfg); err != nil {
+		return &gitdir.UnsupportedError{Reason: err.Error()}
 	}
 	for _, key := range boolSettings {
 		if _, err := cfg.StrictBool("hegel", key, false); err != nil {
