@@ -16,9 +16,11 @@ import (
 // entry names it and the stash list keeps it reachable, and the working
 // tree and the index go back to HEAD, as git stash -u leaves them (ignored
 // files and submodules' checkouts untouched). Popping or applying the
-// stash writes the parked changes back over a working tree that has none
-// of its own on those paths, and refuses, with nothing changed, when it
-// has.
+// stash writes the parked changes back, merging a file a later commit
+// changed too (park_merge.go), and refuses, with nothing changed, over
+// uncommitted changes to those paths. Paths a StashKeep matches
+// (git-hegel's and the agents' settings) are neither parked nor written
+// back.
 //
 // The parked tree is a checkpoint's root tree (checkpoint.json, version,
 // index/, worktree/) plus base/, HEAD's tree when the files were parked:
