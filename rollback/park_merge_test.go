@@ -256,3 +256,63 @@ func TestNewStashKeep(t *testing.T) {
 		}
 	}
 }
+
+// TestMergedUnparkJournal: the journal of a pop that merged names a
+// state whose merged files are stored, so a pop cut short can be carried
+// to its end or undone from it.
+func TestMergedUnparkJournal(t *testing.T) {
+	tr := newDiskRepo(t)
+	tr.write("f", "1\n2\n3\n4\n5\n")
+	tr.add("f")
+	tr.commit("base")
+	tr.start("minimal")
+	tr.write("f", "S\n2\n3\n4\n5\n")
+	pk, err := tr.m.Park(tr.template(KindStash, "", ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.m.Clean(pk, tr.parkMeta()); err != nil {
+		t.Fatal(err)
+	}
+	tr.write("f", "1\n2\n3\n4\nH\n")
+	tr.git("commit", "-q", "-am", "later")
+	pre, preFP := tr.snapshot(), tr.fingerprint()
+	if _, err := tr.m.Unpark(pk.Tree, "stash@{0}", nil, tr.parkMeta()); err != nil {
+		t.Fatal(err)
+	}
+	post, postFP := tr.snapshot(), tr.fingerprint()
+	if tr.read("f") != "S\n2\n3\n4\nH\n" {
+		t.Fatalf("merged %q", tr.read("f"))
+	}
+	head := strings.TrimSpace(tr.git("rev-parse", "HEAD"))
+	cut := func() {
+		j := &ParkJournal{Op: ParkUnpark, Record: tr.parkMeta(), HeadRef: "refs/heads/main", Head: head,
+			From: parkSide{WorkTree: hexOf(orEmpty(pre.worktree)), IndexTree: hexOf(orEmpty(pre.indexTree))},
+			To:   parkSide{WorkTree: hexOf(orEmpty(post.worktree)), IndexTree: hexOf(orEmpty(post.indexTree))}}
+		if err := tr.m.saveParkJournal(j); err != nil {
+			t.Fatal(err)
+		}
+		tr.dieWithLock()
+	}
+	// Cut short before the file was written: carried on, it is merged.
+	tr.git("checkout", "-q", "--", "f")
+	cut()
+	j, _ := tr.m.InterruptedParking()
+	if err := tr.m.FinishParking(j, "the stash pop"); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.fingerprint(); got != postFP {
+		t.Fatalf("finished:\n%s", diffLines(postFP, got))
+	}
+	// Cut short after: undone, it is as before the pop.
+	tr.m = newTestManager(tr)
+	cut()
+	j, _ = tr.m.InterruptedParking()
+	if err := tr.m.UndoParking(j, "the stash pop"); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.fingerprint(); got != preFP {
+		t.Fatalf("undone:\n%s", diffLines(preFP, got))
+	}
+	tr.git("fsck", "--strict", "--no-dangling")
+}
