@@ -338,7 +338,10 @@ func (e *Engine) StashFind(sel, verb string) (*StashEntry, error) {
 // (compare-and-swap on its current revision), a task active here is
 // parked (View.Parked), the session points at the restored
 // task, and only then, unless keep (apply), is the entry removed. A crash
-// in between leaves a duplicate, never a loss.
+// in between leaves a duplicate, never a loss. Files that conflicted
+// (written with markers, or left as HEAD has them) keep the entry, as
+// git stash pop keeps it: the error is a *StashConflictError, with the
+// entry and the view of the restored workflow.
 func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
