@@ -242,6 +242,7 @@ func TestNewStashKeep(t *testing.T) {
 	for p, want := range map[string]bool{
 		".hegel/workflows/x.yaml": true, ".claude/settings.json": true, ".mcp.json": true, ".cursor": true,
 		"CLAUDE.md": false, "AGENTS.md": false, ".hegelx": false, "src/.claude/x": false,
+		".Claude/settings.json": true, ".HEGEL/hooks": true, ".claude./x": true, ".MCP.json": true,
 		"docs/private": true, "docs/private/a": true, "docs/privateer": false,
 		"a.secret": true, "deep/dir/b.secret": true, "a.secret.txt": false,
 		"tmp/a1.txt": true, "tmp/c1.txt": false, "tmp/a12.txt": false,

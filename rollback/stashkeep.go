@@ -31,7 +31,7 @@ type StashKeep struct {
 // up (..), uses pathspec magic (a leading ':') or has an unclosed [ is an
 // error naming it.
 func NewStashKeep(patterns []string) (*StashKeep, error) {
-	k := &StashKeep{prefixes: append([]string(nil), DefaultStashKeep...)}
+	k := &StashKeep{}
 	for _, p := range patterns {
 		if err := k.add(p); err != nil {
 			return nil, fmt.Errorf("bad config value '%s' for 'hegel.stash.keep': %v (it takes a path or a pattern inside the repository, such as 'notes/' or '*.local.json')", p, err)
@@ -134,6 +134,9 @@ func (k *StashKeep) Match(p string) bool {
 	if k == nil {
 		k = defaultStashKeep
 	}
+	if isDefaultKept(p) {
+		return true
+	}
 	for _, pre := range k.prefixes {
 		if p == pre || strings.HasPrefix(p, pre+"/") {
 			return true
@@ -154,7 +157,23 @@ func (k *StashKeep) Match(p string) bool {
 	return false
 }
 
-var defaultStashKeep = &StashKeep{prefixes: DefaultStashKeep}
+var defaultStashKeep = &StashKeep{}
+
+// isDefaultKept matches DefaultStashKeep on the path's first component as
+// a case-insensitive filesystem (macOS, Windows) would resolve it:
+// ignoring case, and on Windows trailing dots and spaces too, so a stash
+// fetched from elsewhere cannot write .Claude/settings.json or
+// ".hegel. /x" into the directory the list protects.
+func isDefaultKept(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	first = strings.TrimRight(first, ". ")
+	for _, d := range DefaultStashKeep {
+		if strings.EqualFold(first, d) {
+			return true
+		}
+	}
+	return false
+}
 
 // splitKept separates the changes to paths k keeps from the others.
 func splitKept(cs []change, k *StashKeep) (kept, rest []change) {
