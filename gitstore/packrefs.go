@@ -13,7 +13,7 @@ import (
 // a first sync writes 20,000 (each task and its tracking ref). A sync
 // that brings a few changes stays below the threshold and leaves its
 // refs loose, as git fetch does, until git gc packs them.
-const packRefsAfter = 1000
+var packRefsAfter = 1000 // a variable: tests lower it
 
 // packRefsTimeout bounds the pack: it is an optimisation, and a sync's
 // work is done by then.

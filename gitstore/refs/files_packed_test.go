@@ -141,7 +141,9 @@ func TestFileRefsConcurrentWithPackRefs(t *testing.T) {
 	for i, c := range commits {
 		index[c] = i
 	}
-	name := func(i int) plumbing.ReferenceName { return plumbing.ReferenceName(fmt.Sprintf("refs/hegel/tasks/t%d", i)) }
+	name := func(i int) plumbing.ReferenceName {
+		return plumbing.ReferenceName(fmt.Sprintf("refs/hegel/tasks/t%d", i))
+	}
 	shared := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
 	for i := range refsN {
 		if err := shared.Update(name(i), plumbing.ZeroHash, commits[0]); err != nil {
