@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -270,21 +269,37 @@ func (r *Files) List(prefix string) ([]Ref, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range packed.entries {
-		if !strings.HasPrefix(string(e.name), prefix) {
+	loose := make([]Ref, 0, len(found))
+	for n, h := range found {
+		loose = append(loose, Ref{Name: n, Hash: h})
+	}
+	slices.SortFunc(loose, compareRefs)
+	return mergeRefs(loose, packed.under(prefix)), nil
+}
+
+func compareRefs(a, b Ref) int { return strings.Compare(string(a.Name), string(b.Name)) }
+
+// mergeRefs merges two lists sorted by name; a loose ref hides the packed
+// entry of the same name (and a name packed twice counts once).
+func mergeRefs(loose, packed []Ref) []Ref {
+	out := make([]Ref, 0, len(loose)+len(packed))
+	i, j := 0, 0
+	for i < len(loose) || j < len(packed) {
+		var next Ref
+		switch {
+		case j == len(packed) || i < len(loose) && loose[i].Name < packed[j].Name:
+			next, i = loose[i], i+1
+		case i == len(loose) || packed[j].Name < loose[i].Name:
+			next, j = packed[j], j+1
+		default: // the same name: the loose ref
+			next, i, j = loose[i], i+1, j+1
+		}
+		if k := len(out); k > 0 && out[k-1].Name == next.Name {
 			continue
 		}
-		if _, ok := found[e.name]; !ok {
-			found[e.name] = e.hash
-		}
+		out = append(out, next)
 	}
-
-	refs := make([]Ref, 0, len(found))
-	for n, h := range found {
-		refs = append(refs, Ref{Name: n, Hash: h})
-	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
-	return refs, nil
+	return out
 }
 
 func (r *Files) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]plumbing.Hash) error {

@@ -92,3 +92,27 @@ func (p *packedRefs) conflict(name plumbing.ReferenceName) (string, bool) {
 	}
 	return "", false
 }
+
+// under returns the packed refs whose names start with prefix, sorted by
+// name: a slice of the file's entries when it is sorted (with 20,000
+// refs packed, listing refs/hegel/ sorted them all again, and went
+// through a map).
+func (p *packedRefs) under(prefix string) []Ref {
+	var out []Ref
+	if p.sorted {
+		i, _ := slices.BinarySearchFunc(p.entries, prefix, func(e packedEntry, n string) int { return strings.Compare(string(e.name), n) })
+		for ; i < len(p.entries) && strings.HasPrefix(string(p.entries[i].name), prefix); i++ {
+			out = append(out, Ref{Name: p.entries[i].name, Hash: p.entries[i].hash})
+		}
+		return out
+	}
+	for _, e := range p.entries {
+		if strings.HasPrefix(string(e.name), prefix) {
+			out = append(out, Ref{Name: e.name, Hash: e.hash})
+		}
+	}
+	// Stable: of a name packed twice, the first entry comes first, and
+	// mergeRefs keeps it, as git does.
+	slices.SortStableFunc(out, compareRefs)
+	return out
+}

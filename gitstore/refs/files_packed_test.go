@@ -240,3 +240,41 @@ func TestFileRefsConcurrentWithPackRefs(t *testing.T) {
 		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}
 }
+
+// List merges loose refs with the packed ones under the prefix, sorted
+// or not: a loose ref hides its packed entry, a name packed twice is
+// listed once (its first entry), and the prefix is a string prefix.
+func TestPackedRefsList(t *testing.T) {
+	h := func(i int) string { return refsTestHash(i).String() }
+	sorted := "# pack-refs with: peeled fully-peeled sorted \n" + h(1) + " refs/hegel/a\n" + h(2) + " refs/hegel/b/x\n" +
+		h(3) + " refs/hegel/c\n" + h(4) + " refs/hegel0\n" + h(5) + " refs/tags/t\n"
+	unsorted := "# pack-refs with: peeled \n" + h(5) + " refs/tags/t\n" + h(3) + " refs/hegel/c\n" + h(1) + " refs/hegel/a\n" +
+		h(4) + " refs/hegel0\n" + h(2) + " refs/hegel/b/x\n" + h(9) + " refs/hegel/a\n"
+	for label, text := range map[string]string{"sorted": sorted, "unsorted": unsorted} {
+		for fsName, newRefs := range refsFileBackends() {
+			t.Run(label+"/"+fsName, func(t *testing.T) {
+				r := newRefs(t)
+				refsWriteFile(t, r.fs, "packed-refs", text)
+				refsWriteFile(t, r.fs, "refs/hegel/b/x", h(7)+"\n") // hides the packed one
+				refsWriteFile(t, r.fs, "refs/hegel/bb", h(8)+"\n")
+				for prefix, want := range map[string]string{
+					"refs/hegel/": fmt.Sprint([]Ref{{"refs/hegel/a", refsTestHash(1)}, {"refs/hegel/b/x", refsTestHash(7)},
+						{"refs/hegel/bb", refsTestHash(8)}, {"refs/hegel/c", refsTestHash(3)}}),
+					"refs/hegel": fmt.Sprint([]Ref{{"refs/hegel/a", refsTestHash(1)}, {"refs/hegel/b/x", refsTestHash(7)},
+						{"refs/hegel/bb", refsTestHash(8)}, {"refs/hegel/c", refsTestHash(3)}, {"refs/hegel0", refsTestHash(4)}}),
+					"refs/hegel/b": fmt.Sprint([]Ref{{"refs/hegel/b/x", refsTestHash(7)}, {"refs/hegel/bb", refsTestHash(8)}}),
+					"refs/tags/":   fmt.Sprint([]Ref{{"refs/tags/t", refsTestHash(5)}}),
+					"refs/heads/":  fmt.Sprint([]Ref{}),
+				} {
+					got, err := r.List(prefix)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fmt.Sprint(got) != want {
+						t.Errorf("List(%q) = %v\nwant %v", prefix, got, want)
+					}
+				}
+			})
+		}
+	}
+}
