@@ -3,7 +3,6 @@ package gitstore
 import (
 	"context"
 	"os"
-	"time"
 )
 
 // packRefsAfter is how many refs a fetch, push or sync writes before it
@@ -14,10 +13,6 @@ import (
 // that brings a few changes stays below the threshold and leaves its
 // refs loose, as git fetch does, until git gc packs them.
 var packRefsAfter = 1000 // a variable: tests lower it
-
-// packRefsTimeout bounds the pack: it is an optimisation, and a sync's
-// work is done by then.
-const packRefsTimeout = 2 * time.Minute
 
 // packRefs packs the repository's refs with git pack-refs --all, as git
 // gc and git clone leave them. git does it under its own locks (it writes
@@ -35,7 +30,8 @@ func (r *Repo) packRefs() {
 	if _, ok := r.fileRefs(); !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), packRefsTimeout)
-	defer cancel()
-	_, _, _ = runSyncGit(ctx, r.CommonDir, cleanGitEnv(os.Environ()), nil, "--git-dir", r.CommonDir, "pack-refs", "--all")
+	// No deadline: a git killed while it holds packed-refs.lock would
+	// leave the lock behind, and every later delete of a packed ref would
+	// fail until someone removed it.
+	_, _, _ = runSyncGit(context.Background(), r.CommonDir, cleanGitEnv(os.Environ()), nil, "--git-dir", r.CommonDir, "pack-refs", "--all")
 }
