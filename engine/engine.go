@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/git-hegel/git-hegel/engine/agent"
@@ -219,11 +217,25 @@ type View struct {
 	Definition []byte
 }
 
-var taskNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })
-
 // ValidTaskName reports whether name can be used as a task name (it becomes
-// one component of a ref name).
-func ValidTaskName(name string) bool { return taskNameRe().MatchString(name) }
+// one component of a ref name): 1 to 100 ASCII letters, digits, '_' and
+// '-', not starting with '_' or '-'. A loop, not a regular expression: a
+// sync classifies every stored ref with it, 20,000 with 10,000 tasks.
+func ValidTaskName(name string) bool {
+	if len(name) == 0 || len(name) > 100 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case (c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Current returns the task a command acts on: the one named task (--task),
 // else, when task is "", the one this worktree's session points at, or

@@ -24,12 +24,13 @@ package gitstore
 // advertises, so an incremental push costs what it sends.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -233,8 +234,8 @@ func (s *syncer) syncedRefs(prefix string) (map[string]hegelRef, map[string]plum
 	if err != nil {
 		return nil, nil, err
 	}
-	kinds := map[string]hegelRef{}
-	hashes := map[string]plumbing.Hash{}
+	kinds := make(map[string]hegelRef, len(refs))
+	hashes := make(map[string]plumbing.Hash, len(refs))
 	for _, ref := range refs {
 		rel := strings.TrimPrefix(string(ref.Name), prefix)
 		h, ok, err := classify(rel)
@@ -260,16 +261,23 @@ func (s *syncer) trackingPrefix() string { return trackingRoot + s.rem.Name + "/
 // sortedRefs orders refs as they are merged: stashes first (a diverged
 // task adds a stash entry), then history, tasks and checkpoints, by name
 // within each kind.
-func sortedRefs(m map[string]hegelRef) []hegelRef {
-	out := make([]hegelRef, 0, len(m))
-	for _, h := range m {
-		out = append(out, h)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].order != out[j].order {
-			return out[i].order < out[j].order
+func sortedRefs(m map[string]hegelRef) []hegelRef { return sortedRefsWhere(m, nil) }
+
+// sortedRefsWhere is sortedRefs of the refs keep returns true for (all,
+// if keep is nil). With 10,000 tasks stored and one changed, a step that
+// acts only on the refs that differ sorts those, not all 10,000.
+func sortedRefsWhere(m map[string]hegelRef, keep func(rel string) bool) []hegelRef {
+	out := make([]hegelRef, 0, min(len(m), 64))
+	for rel, h := range m {
+		if keep == nil || keep(rel) {
+			out = append(out, h)
 		}
-		return out[i].rel < out[j].rel
+	}
+	slices.SortFunc(out, func(a, b hegelRef) int {
+		if a.order != b.order {
+			return cmp.Compare(a.order, b.order)
+		}
+		return strings.Compare(a.rel, b.rel)
 	})
 	return out
 }

@@ -80,12 +80,13 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 	v := newValidator(objects, s.g, s.r.cfg)
 	validated := map[plumbing.ReferenceName]plumbing.Hash{}
 	var cands []candidate
-	for _, ref := range sortedRefs(remote) {
-		h := remoteHash[ref.rel]
-		if h == local[ref.rel] {
+	for rel, ref := range remote {
+		if h := remoteHash[rel]; h == local[rel] {
 			validated[ref.tracking(s.rem.Name)] = h
-			continue
 		}
+	}
+	for _, ref := range sortedRefsWhere(remote, func(rel string) bool { return remoteHash[rel] != local[rel] }) {
+		h := remoteHash[ref.rel]
 		objs, err := v.validate(ref, h, s.known(ref, local[ref.rel]))
 		if err != nil {
 			s.refuse(ref, err.Error(), "")
@@ -116,7 +117,8 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 
 	// Now the tracking refs. A tracking ref another process moved meanwhile
 	// is left to it: the merge step reads (and validates) whatever is there.
-	for _, ref := range sortedRefs(remote) {
+	moved := func(rel string) bool { return s.refused[rel] || tracking[rel] != remoteHash[rel] }
+	for _, ref := range sortedRefsWhere(remote, moved) {
 		if s.refused[ref.rel] {
 			if tracking[ref.rel] == remoteHash[ref.rel] {
 				// A plain git fetch had written the refused data.

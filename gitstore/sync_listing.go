@@ -27,6 +27,9 @@ type listedRefs struct {
 	mu    sync.Mutex
 	roots []string
 	lists map[string][]refs.Ref // root -> its refs, sorted by name
+	// written counts the refs under the roots this process wrote (each a
+	// loose ref file), deletes left out.
+	written int
 }
 
 func newListedRefs(b refs.Backend, roots ...string) *listedRefs {
@@ -91,6 +94,9 @@ func (l *listedRefs) wrote(name plumbing.ReferenceName, new plumbing.Hash, err e
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err == nil && !new.IsZero() {
+		l.written++
+	}
 	all, ok := l.lists[root]
 	if !ok {
 		return
@@ -115,13 +121,23 @@ func (l *listedRefs) wrote(name plumbing.ReferenceName, new plumbing.Hash, err e
 // listOnce makes the repository list refs/hegel/ and rem's tracking refs
 // once until the returned function is called (see listedRefs). A sync
 // runs on one goroutine, so the field can be swapped for its length.
+//
+// The returned function also packs the refs when the sync wrote many
+// (packRefsAfter): each write left a loose ref file, and every later
+// sync, and git's own fetch, reads every one of them.
 func (r *Repo) listOnce(rem *Remote) (restore func()) {
 	if _, ok := r.refs.(*listedRefs); ok {
 		return func() {}
 	}
 	b := r.refs
-	r.refs = newListedRefs(b, hegelPrefix, trackingRoot+rem.Name+"/")
-	return func() { r.refs = b }
+	l := newListedRefs(b, hegelPrefix, trackingRoot+rem.Name+"/")
+	r.refs = l
+	return func() {
+		r.refs = b
+		if l.written >= packRefsAfter {
+			r.packRefs()
+		}
+	}
 }
 
 // fileRefs returns the repository's files backend (nil, false in memory),

@@ -27,7 +27,9 @@ func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error
 	if err != nil {
 		return err
 	}
-	refs := sortedRefs(kinds)
+	// Only refs whose two sides differ have anything to merge (or to be
+	// refused here).
+	refs := sortedRefsWhere(kinds, func(rel string) bool { return local[rel] != tracking[rel] })
 	objects, release := s.r.objectReader()
 	defer release()
 	s.g.s = objects

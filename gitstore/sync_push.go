@@ -72,7 +72,7 @@ func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done bool, r
 
 	var ups []refUpdate
 	stale := false
-	for _, ref := range sortedRefs(kinds) {
+	for _, ref := range sortedRefsWhere(kinds, func(rel string) bool { return local[rel] != tracking[rel] }) {
 		if s.conflicted[ref.rel] {
 			continue // not merged: ours is not a fast-forward of theirs
 		}

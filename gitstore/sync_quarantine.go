@@ -89,7 +89,7 @@ func (q *quarantine) prepareRepo(ctx context.Context, r *Repo, seen, haves map[s
 	}
 	for _, n := range sortedNames(all) {
 		if !all[n].IsZero() {
-			fmt.Fprintf(&packed, "%s %s\n", all[n], n)
+			packed.WriteString(all[n].String() + " " + n + "\n")
 		}
 	}
 	for name, b := range map[string][]byte{"config": cfg, "HEAD": head, "packed-refs": packed.Bytes()} {

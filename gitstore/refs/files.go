@@ -10,7 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -81,6 +81,9 @@ type Files struct {
 	// owner is the process's lock owner file, linked to each lock (nil:
 	// each lock gets a marker file of its own).
 	owner *OwnerFile
+	// packed is the last packed-refs read, kept while the file is
+	// unchanged (files_packed.go).
+	packed packedCache
 }
 
 var _ Backend = (*Files)(nil)
@@ -266,21 +269,37 @@ func (r *Files) List(prefix string) ([]Ref, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range packed.entries {
-		if !strings.HasPrefix(string(e.name), prefix) {
+	loose := make([]Ref, 0, len(found))
+	for n, h := range found {
+		loose = append(loose, Ref{Name: n, Hash: h})
+	}
+	slices.SortFunc(loose, compareRefs)
+	return mergeRefs(loose, packed.under(prefix)), nil
+}
+
+func compareRefs(a, b Ref) int { return strings.Compare(string(a.Name), string(b.Name)) }
+
+// mergeRefs merges two lists sorted by name; a loose ref hides the packed
+// entry of the same name (and a name packed twice counts once).
+func mergeRefs(loose, packed []Ref) []Ref {
+	out := make([]Ref, 0, len(loose)+len(packed))
+	i, j := 0, 0
+	for i < len(loose) || j < len(packed) {
+		var next Ref
+		switch {
+		case j == len(packed) || i < len(loose) && loose[i].Name < packed[j].Name:
+			next, i = loose[i], i+1
+		case i == len(loose) || packed[j].Name < loose[i].Name:
+			next, j = packed[j], j+1
+		default: // the same name: the loose ref
+			next, i, j = loose[i], i+1, j+1
+		}
+		if k := len(out); k > 0 && out[k-1].Name == next.Name {
 			continue
 		}
-		if _, ok := found[e.name]; !ok {
-			found[e.name] = e.hash
-		}
+		out = append(out, next)
 	}
-
-	refs := make([]Ref, 0, len(found))
-	for n, h := range found {
-		refs = append(refs, Ref{Name: n, Hash: h})
-	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
-	return refs, nil
+	return out
 }
 
 func (r *Files) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]plumbing.Hash) error {
@@ -379,6 +398,9 @@ func (r *Files) parseLoose(p string, data []byte) (plumbing.Hash, bool, error) {
 type packedRefs struct {
 	lines   []string
 	entries []packedEntry
+	// sorted: entries are in byte order of their names (as git writes
+	// them), so find can search.
+	sorted bool
 }
 
 type packedEntry struct {
@@ -388,6 +410,15 @@ type packedEntry struct {
 }
 
 func (p *packedRefs) find(name plumbing.ReferenceName) (packedEntry, bool) {
+	if p.sorted {
+		i, ok := slices.BinarySearchFunc(p.entries, name, func(e packedEntry, n plumbing.ReferenceName) int {
+			return strings.Compare(string(e.name), string(n))
+		})
+		if ok {
+			return p.entries[i], true
+		}
+		return packedEntry{}, false
+	}
 	for _, e := range p.entries {
 		if e.name == name {
 			return e, true
@@ -396,12 +427,12 @@ func (p *packedRefs) find(name plumbing.ReferenceName) (packedEntry, bool) {
 	return packedEntry{}, false
 }
 
-// readPacked parses packed-refs; a missing file is an empty one.
-func (r *Files) readPacked() (*packedRefs, error) {
+// readPackedFile parses packed-refs; a missing file is an empty one.
+func (r *Files) readPackedFile() (*packedRefs, error) {
 	f, err := r.fs.Open(packedRefsFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return &packedRefs{}, nil
+			return &packedRefs{sorted: true}, nil
 		}
 		return nil, fmt.Errorf("read %s: %w", r.display(packedRefsFile), err)
 	}
@@ -410,7 +441,7 @@ func (r *Files) readPacked() (*packedRefs, error) {
 }
 
 func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
-	p := &packedRefs{}
+	p := &packedRefs{sorted: true}
 	sc := bufio.NewScanner(rd)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -429,6 +460,9 @@ func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
 			h, hexOK := objects.ParseHex(hexPart)
 			if !ok || !hexOK || name == "" {
 				return nil, fmt.Errorf("%s line %d is malformed: %q", display, n+1, line)
+			}
+			if k := len(p.entries); k > 0 && string(p.entries[k-1].name) >= name {
+				p.sorted = false
 			}
 			p.entries = append(p.entries, packedEntry{name: plumbing.ReferenceName(name), hash: h, line: n})
 		}
@@ -549,12 +583,8 @@ func (r *Files) makeAvailable(name plumbing.ReferenceName, refPath string) error
 	if err != nil {
 		return fmt.Errorf("update ref %s: %w", name, err)
 	}
-	s := string(name)
-	for _, e := range packed.entries {
-		en := string(e.name)
-		if strings.HasPrefix(s, en+"/") || strings.HasPrefix(en, s+"/") {
-			return fmt.Errorf("cannot create ref %s: ref %s exists", name, en)
-		}
+	if en, ok := packed.conflict(name); ok {
+		return fmt.Errorf("cannot create ref %s: ref %s exists", name, en)
 	}
 	if !r.isDir(refPath) {
 		return nil

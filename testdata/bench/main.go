@@ -34,6 +34,9 @@ type bench struct {
 	only    *regexp.Regexp
 	slow    bool
 	verbose bool
+	// looseRemote leaves sync-scale's remote with the loose refs the
+	// pushes wrote (as the figures before 2026-11-29 were measured).
+	looseRemote bool
 
 	root     string // module root
 	work     string // temporary directory: bin/, home/, repos/
@@ -75,6 +78,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print progress")
 	prebuilt := flag.String("bin", "", "time this git-hegel binary instead of building ./cmd/git-hegel")
 	against := flag.String("against", "", "also time this other git-hegel binary in the same rounds (a build to compare with)")
+	looseRemote := flag.Bool("loose-remote", false, "sync-scale: leave the remote's refs loose, as the pushes wrote them, instead of packed as a hosting server keeps them")
 	flag.Parse()
 
 	if *list {
@@ -87,7 +91,7 @@ func main() {
 		}
 		return
 	}
-	b := &bench{quick: *quick, runs: *runs, slow: *slow, verbose: *verbose,
+	b := &bench{quick: *quick, runs: *runs, slow: *slow, verbose: *verbose, looseRemote: *looseRemote,
 		repos: map[string]string{}, basePacks: map[string]map[string]bool{}, features: map[string]bool{},
 		twins: map[*stats]*stats{}}
 	if b.runs <= 0 {

@@ -24,8 +24,9 @@ type syncTeam struct {
 
 // syncTeamOf builds the remote with n tasks (half open, half archived, as
 // fillTasks stores them), written by ten clones: each pushes a tenth of
-// the tasks, so the remote's refs arrived as a team's would. The measured
-// clones have synced everything once.
+// the tasks, so the remote's refs arrived as a team's would; then its
+// refs are packed, as a hosting server keeps them (-loose-remote leaves
+// them loose). The measured clones have synced everything once.
 func (b *bench) syncTeamOf(n int) (*syncTeam, error) {
 	root := filepath.Join(b.work, fmt.Sprintf("sync-%d", n))
 	_ = os.RemoveAll(root)
@@ -88,6 +89,14 @@ func (b *bench) syncTeamOf(n int) (*syncTeam, error) {
 			specs = specs[k:]
 		}
 		_ = os.RemoveAll(clone)
+	}
+	// A hosting server keeps its refs packed (its maintenance runs git
+	// pack-refs, as git gc does); pushes leave them loose, 10,000 files
+	// that every fetch's ref advertisement would open.
+	if !b.looseRemote {
+		if _, err := b.git(t.remote, "pack-refs", "--all"); err != nil {
+			return nil, err
+		}
 	}
 	for _, dir := range []string{t.hegel, t.plain, t.upstream} {
 		if _, err := b.git(root, "clone", "-q", t.remote, dir); err != nil {

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package refs
+
+import "io/fs"
+
+// fileID returns 0: no inode here; size and modification time identify a
+// version of packed-refs.
+func fileID(fs.FileInfo) uint64 { return 0 }

@@ -1,0 +1,16 @@
+//go:build unix
+
+package refs
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// fileID returns fi's inode number (0 if the filesystem gives none).
+func fileID(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}

@@ -1,0 +1,280 @@
+package refs
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// A Files keeps packed-refs parsed between reads; whatever git does to
+// the file meanwhile must show. The repack below writes a packed-refs of
+// exactly the same size as the one read before (one ref's value changed),
+// so only the file's identity (a new inode, a new modification time)
+// tells the two apart.
+func TestPackedRefsReadAgainWhenRewritten(t *testing.T) {
+	if !refsHaveGit() {
+		t.Skip("git not on PATH")
+	}
+	gitDir := refsNewGitDir(t)
+	work := filepath.Dir(gitDir)
+	c := refsMakeCommits(t, gitDir, 3)
+	for _, n := range []string{"refs/hegel/tasks/a", "refs/hegel/tasks/b"} {
+		refsGit(t, work, "update-ref", n, c[0].String())
+	}
+	refsGit(t, work, "pack-refs", "--all")
+	r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: time.Second}
+	read := func(name plumbing.ReferenceName, want plumbing.Hash) {
+		t.Helper()
+		got, err := r.Read(name)
+		if want.IsZero() {
+			if !errors.Is(err, engine.ErrNotFound) {
+				t.Fatalf("Read(%s) = %s, %v; want not found", name, got, err)
+			}
+			return
+		}
+		if err != nil || got != want {
+			t.Fatalf("Read(%s) = %s, %v; want %s", name, got, err, want)
+		}
+	}
+	read("refs/hegel/tasks/a", c[0])
+	refsGit(t, work, "update-ref", "refs/hegel/tasks/a", c[1].String(), c[0].String())
+	refsGit(t, work, "pack-refs", "--all") // same size, a's value changed
+	read("refs/hegel/tasks/a", c[1])
+	// A compare-and-swap against the packed value read before the repack
+	// fails; against the current one it succeeds.
+	if err := r.Update("refs/hegel/tasks/a", c[0], c[2]); !errors.Is(err, engine.ErrConflict) {
+		t.Fatalf("update from the stale packed value: %v, want engine.ErrConflict", err)
+	}
+	if err := r.Update("refs/hegel/tasks/b", c[0], c[2]); err != nil {
+		t.Fatal(err)
+	}
+	refsGit(t, work, "pack-refs", "--all")
+	read("refs/hegel/tasks/b", c[2])
+	refsGit(t, work, "update-ref", "-d", "refs/hegel/tasks/a")
+	read("refs/hegel/tasks/a", plumbing.ZeroHash)
+	list, err := r.List("refs/hegel/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprint([]Ref{{"refs/hegel/tasks/b", c[2]}}); fmt.Sprint(list) != want {
+		t.Fatalf("List = %v, want %s", list, want)
+	}
+	// Deleting a packed-only ref rewrites packed-refs; git sees it gone.
+	if err := r.Update("refs/hegel/tasks/b", c[2], plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := refsGitErr(work, "for-each-ref", "refs/hegel/"); err != nil || out != "" {
+		t.Fatalf("git still lists %q (%v)", out, err)
+	}
+}
+
+// conflict finds a packed ancestor or descendant of a name, whether
+// packed-refs is sorted (searched) or not (scanned).
+func TestPackedRefsConflict(t *testing.T) {
+	h := refsTestHash(1).String()
+	sorted := "# pack-refs with: peeled fully-peeled sorted \n" + h + " refs/hegel/a\n" + h + " refs/hegel/a-b/c\n" +
+		h + " refs/hegel/b/c/d\n" + h + " refs/hegel/b0\n" + h + " refs/tags/t\n"
+	lines := strings.Split(strings.TrimSpace(sorted), "\n")
+	unsorted := strings.Join(append(lines[:1], lines[5], lines[3], lines[1], lines[4], lines[2]), "\n") + "\n"
+	cases := map[string]string{
+		"refs/hegel/a/x":     "refs/hegel/a",
+		"refs/hegel/a/x/y":   "refs/hegel/a",
+		"refs/hegel/a-b":     "refs/hegel/a-b/c",
+		"refs/hegel/b":       "refs/hegel/b/c/d",
+		"refs/hegel/b/c":     "refs/hegel/b/c/d",
+		"refs/hegel/b/c/d/e": "refs/hegel/b/c/d",
+		"refs/hegel/a-":      "",
+		"refs/hegel/b0x":     "",
+		"refs/hegel/b/c/e":   "",
+		"refs/hegel/a":       "", // the ref itself is no conflict
+		"refs/tags":          "refs/tags/t",
+		"refs/hegel/c":       "",
+	}
+	for label, text := range map[string]string{"sorted": sorted, "unsorted": unsorted} {
+		p, err := parsePacked(strings.NewReader(text), "packed-refs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.sorted != (label == "sorted") {
+			t.Fatalf("%s: sorted = %v", label, p.sorted)
+		}
+		for name, want := range cases {
+			got, ok := p.conflict(plumbing.ReferenceName(name))
+			if got != want || ok != (want != "") {
+				t.Errorf("%s: conflict(%s) = %q, %v; want %q", label, name, got, ok, want)
+			}
+			e, found := p.find(plumbing.ReferenceName(name))
+			if wantFound := strings.Contains(text, " "+name+"\n"); found != wantFound || found && string(e.name) != name {
+				t.Errorf("%s: find(%s) = %v, %v", label, name, e.name, found)
+			}
+		}
+	}
+}
+
+// Compare-and-swap increments by this package (two goroutines sharing
+// one Files, so one packed-refs cache, and one with its own) and by git
+// update-ref, while git pack-refs --all packs and prunes the refs over
+// and over: no update is lost, and the counters end where the successful
+// updates put them.
+func TestFileRefsConcurrentWithPackRefs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real git processes (skipped with -short)")
+	}
+	if !refsHaveGit() {
+		t.Skip("git not on PATH")
+	}
+	const refsN, each = 3, 20
+	const total = 4 * each // per ref: three of ours, one git
+	gitDir := refsNewGitDir(t)
+	work := filepath.Dir(gitDir)
+	commits := refsMakeCommits(t, gitDir, total+1)
+	index := map[plumbing.Hash]int{}
+	for i, c := range commits {
+		index[c] = i
+	}
+	name := func(i int) plumbing.ReferenceName {
+		return plumbing.ReferenceName(fmt.Sprintf("refs/hegel/tasks/t%d", i))
+	}
+	shared := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
+	for i := range refsN {
+		if err := shared.Update(name(i), plumbing.ZeroHash, commits[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	packed := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				packed <- n
+				return
+			default:
+			}
+			if _, err := refsGitErr(work, "pack-refs", "--all"); err == nil {
+				n++
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*refsN)
+	for i := range refsN {
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := shared
+				if w == 2 {
+					r = &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: 10 * time.Second}
+				}
+				for done, attempts := 0, 0; done < each; attempts++ {
+					if attempts > 20000 {
+						errs <- fmt.Errorf("%s: worker %d never finished", name(i), w)
+						return
+					}
+					var cur plumbing.Hash
+					if w == 3 {
+						out, err := refsGitErr(work, "rev-parse", "--verify", string(name(i)))
+						if err != nil {
+							errs <- err
+							return
+						}
+						cur = plumbing.NewHash(out)
+					} else {
+						var err error
+						if cur, err = r.Read(name(i)); err != nil {
+							errs <- err
+							return
+						}
+					}
+					k, ok := index[cur]
+					if !ok || k >= total {
+						errs <- fmt.Errorf("%s at unexpected %s", name(i), cur)
+						return
+					}
+					var err error
+					if w == 3 {
+						_, err = refsGitErr(work, "update-ref", string(name(i)), commits[k+1].String(), cur.String())
+						if err != nil {
+							continue // moved meanwhile, or locked
+						}
+					} else if err = r.Update(name(i), cur, commits[k+1]); err != nil {
+						if errors.Is(err, engine.ErrConflict) || errors.Is(err, ErrLocked) {
+							continue
+						}
+						errs <- err
+						return
+					}
+					done++
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(stop)
+	t.Logf("git pack-refs completed %d times", <-packed)
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := range refsN {
+		got, err := shared.Read(name(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if index[got] != total {
+			t.Errorf("%s at step %d after %d successful updates: updates were lost", name(i), index[got], total)
+		}
+	}
+	if out, err := refsGitErr(work, "fsck", "--strict", "--no-progress"); err != nil {
+		t.Fatalf("git fsck --strict: %v\n%s", err, out)
+	}
+}
+
+// List merges loose refs with the packed ones under the prefix, sorted
+// or not: a loose ref hides its packed entry, a name packed twice is
+// listed once (its first entry), and the prefix is a string prefix.
+func TestPackedRefsList(t *testing.T) {
+	h := func(i int) string { return refsTestHash(i).String() }
+	sorted := "# pack-refs with: peeled fully-peeled sorted \n" + h(1) + " refs/hegel/a\n" + h(2) + " refs/hegel/b/x\n" +
+		h(3) + " refs/hegel/c\n" + h(4) + " refs/hegel0\n" + h(5) + " refs/tags/t\n"
+	unsorted := "# pack-refs with: peeled \n" + h(5) + " refs/tags/t\n" + h(3) + " refs/hegel/c\n" + h(1) + " refs/hegel/a\n" +
+		h(4) + " refs/hegel0\n" + h(2) + " refs/hegel/b/x\n" + h(9) + " refs/hegel/a\n"
+	for label, text := range map[string]string{"sorted": sorted, "unsorted": unsorted} {
+		for fsName, newRefs := range refsFileBackends() {
+			t.Run(label+"/"+fsName, func(t *testing.T) {
+				r := newRefs(t)
+				refsWriteFile(t, r.fs, "packed-refs", text)
+				refsWriteFile(t, r.fs, "refs/hegel/b/x", h(7)+"\n") // hides the packed one
+				refsWriteFile(t, r.fs, "refs/hegel/bb", h(8)+"\n")
+				for prefix, want := range map[string]string{
+					"refs/hegel/": fmt.Sprint([]Ref{{"refs/hegel/a", refsTestHash(1)}, {"refs/hegel/b/x", refsTestHash(7)},
+						{"refs/hegel/bb", refsTestHash(8)}, {"refs/hegel/c", refsTestHash(3)}}),
+					"refs/hegel": fmt.Sprint([]Ref{{"refs/hegel/a", refsTestHash(1)}, {"refs/hegel/b/x", refsTestHash(7)},
+						{"refs/hegel/bb", refsTestHash(8)}, {"refs/hegel/c", refsTestHash(3)}, {"refs/hegel0", refsTestHash(4)}}),
+					"refs/hegel/b": fmt.Sprint([]Ref{{"refs/hegel/b/x", refsTestHash(7)}, {"refs/hegel/bb", refsTestHash(8)}}),
+					"refs/tags/":   fmt.Sprint([]Ref{{"refs/tags/t", refsTestHash(5)}}),
+					"refs/heads/":  fmt.Sprint([]Ref{}),
+				} {
+					got, err := r.List(prefix)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fmt.Sprint(got) != want {
+						t.Errorf("List(%q) = %v\nwant %v", prefix, got, want)
+					}
+				}
+			})
+		}
+	}
+}
