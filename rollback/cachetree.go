@@ -39,23 +39,29 @@ type cacheNode struct {
 // buildCacheTree computes the cache-tree of entries sorted as the index
 // keeps them.
 func buildCacheTree(es []idxEntry) *cacheNode {
-	root, _ := buildCacheDir(es, 0, "", "")
+	var bufs [][]byte
+	root, _ := buildCacheDir(es, 0, "", "", &bufs, 0)
 	return root
 }
 
 // buildCacheDir builds the node of the directory prefix (with its trailing
 // slash, "" for the root) from es[start:], and returns it with the index
-// of the first entry past it.
-func buildCacheDir(es []idxEntry, start int, prefix, name string) (*cacheNode, int) {
+// of the first entry past it. bufs holds a tree buffer per depth, reused
+// from one directory to the next.
+func buildCacheDir(es []idxEntry, start int, prefix, name string, bufs *[][]byte, depth int) (*cacheNode, int) {
 	n := &cacheNode{name: name}
 	valid := true
-	var body []byte
+	if len(*bufs) <= depth {
+		*bufs = append(*bufs, nil)
+	}
+	body := (*bufs)[depth][:0]
+	defer func() { (*bufs)[depth] = body }()
 	i := start
 	for i < len(es) && strings.HasPrefix(es[i].Name, prefix) {
 		e := &es[i]
 		rest := e.Name[len(prefix):]
 		if slash := strings.IndexByte(rest, '/'); slash >= 0 {
-			sub, next := buildCacheDir(es, i, prefix+rest[:slash+1], rest[:slash])
+			sub, next := buildCacheDir(es, i, prefix+rest[:slash+1], rest[:slash], bufs, depth+1)
 			n.subs = append(n.subs, sub)
 			if sub.count < 0 {
 				valid = false
@@ -83,8 +89,10 @@ func buildCacheDir(es []idxEntry, start int, prefix, name string) (*cacheNode, i
 		return n, i
 	}
 	n.count = i - start
+	var hdr [32]byte
 	h := sha1.New()
-	h.Write([]byte("tree " + strconv.Itoa(len(body)) + "\x00"))
+	h.Write(strconv.AppendInt(append(hdr[:0], "tree "...), int64(len(body)), 10))
+	h.Write([]byte{0})
 	h.Write(body)
 	h.Sum(n.hash[:0])
 	return n, i
