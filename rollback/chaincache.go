@@ -2,8 +2,6 @@ package rollback
 
 import (
 	"bytes"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-hegel/git-hegel/gitstore"
 )
 
 // The chain cache keeps, for a chain that is appended to often (the
@@ -39,7 +39,6 @@ import (
 //	then per object: <c|t|b> <hex name> <size>\n<content>
 
 const (
-	chainCacheDir    = "hegel/chain-cache"
 	chainCacheHeader = "hegel chain cache 1\n"
 	maxChainCache    = 64 << 20
 )
@@ -71,8 +70,7 @@ func memoTypeChar(t plumbing.ObjectType) byte {
 }
 
 func (c *Chain) cachePath() string {
-	sum := sha1.Sum([]byte(c.ref))
-	return filepath.Join(c.m.r.CommonDir, filepath.FromSlash(chainCacheDir), hex.EncodeToString(sum[:]))
+	return filepath.Join(c.m.r.CommonDir, filepath.FromSlash(gitstore.ChainCacheFile(c.ref)))
 }
 
 // loadCache reads the chain's cache file into the manager's memo, once;
