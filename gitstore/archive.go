@@ -206,6 +206,7 @@ func (s Tasks) ArchiveTask(t *engine.Task, files []engine.ArchivedFile, msg stri
 					return rev.String(), describeRefError(cref, err)
 				}
 			}
+			r.dropChainCache(string(cref))
 		}
 	}
 	return rev.String(), nil

@@ -313,6 +313,7 @@ func (r *Repo) gcArchivedTask(name string, live *engine.Task, rep *GCReport) err
 			_ = r.refs.UpdateMsg(aref, ac, plumbing.ZeroHash, refs.Reflog{Msg: "gc: expired with its task"})
 		}
 		rep.Reflogs += r.dropReflog(aref)
+		r.dropChainCache(string(aref))
 		_ = r.common.Remove(adoptedPath(name))
 		return nil
 	}
@@ -612,6 +613,7 @@ func (r *Repo) gcActions(o GCOptions, rep *GCReport) error {
 			continue
 		}
 		rep.Reflogs += r.dropReflog(ref.Name)
+		r.dropChainCache(string(ref.Name))
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

@@ -198,6 +198,11 @@ type Manager struct {
 	// (hegel.checkpointMaxFileSize, default 10 MiB; 0 or less: no limit).
 	MaxFileSize int64
 
+	// ChainCache keeps a cache of each chain's objects read
+	// (chaincache.go): for chains appended to often and kept long.
+	ChainCache bool
+
+	memo   *chainMemo             // the chain cache's objects, when ChainCache
 	warned map[plumbing.Hash]bool // damaged checkpoints already reported
 	taken  *takenRecord           // the local record of what this clone took
 }
@@ -456,6 +461,7 @@ func (c *Chain) append(cp *Checkpoint, evict bool, same, fresh func(*Checkpoint)
 		if err != nil {
 			return nil, false, err
 		}
+		c.saveCache(next[len(next)-1].Commit, next)
 		for _, e := range evicted {
 			m.evicted(e)
 		}
@@ -571,9 +577,11 @@ func (m *Manager) writeRoot(cp *Checkpoint) error {
 		leaves = append(leaves, leaf{path: worktreeDir, mode: filemode.Dir, hash: cp.WorkTree})
 	}
 	for _, b := range [][]byte{meta, ver} {
-		if err := m.w.obj.write(plumbing.BlobObject, hashObject(plumbing.BlobObject, b), b); err != nil {
+		h := hashObject(plumbing.BlobObject, b)
+		if err := m.w.obj.write(plumbing.BlobObject, h, b); err != nil {
 			return err
 		}
+		m.remember(plumbing.BlobObject, h, b)
 	}
 	mem := map[plumbing.Hash][]byte{}
 	root, err := buildTree(leaves, mem)
@@ -583,6 +591,7 @@ func (m *Manager) writeRoot(cp *Checkpoint) error {
 	if err := m.w.obj.write(plumbing.TreeObject, root, mem[root]); err != nil {
 		return err
 	}
+	m.remember(plumbing.TreeObject, root, mem[root])
 	cp.Root = root
 	return nil
 }
@@ -689,9 +698,15 @@ func (m *Manager) sameParents(c plumbing.Hash, parents []plumbing.Hash) bool {
 // checkpoint just packed by a concurrent `git repack` reads as missing
 // there).
 func (m *Manager) commit(h plumbing.Hash) (*object.Commit, error) {
-	data, err := m.w.obj.db.Read(plumbing.CommitObject, h)
-	if err != nil {
-		return nil, err
+	var data []byte
+	if o, ok := m.memoObject(h); ok && o.t == plumbing.CommitObject {
+		data = o.data
+	} else {
+		var err error
+		if data, err = m.w.obj.db.Read(plumbing.CommitObject, h); err != nil {
+			return nil, err
+		}
+		m.remember(plumbing.CommitObject, h, data)
 	}
 	mo := &plumbing.MemoryObject{}
 	mo.SetType(plumbing.CommitObject)
@@ -717,7 +732,11 @@ func (c *Chain) read() ([]*Checkpoint, plumbing.Hash, error) {
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
+	c.loadCache()
 	out, err := c.at(tip)
+	if err == nil && c.m.memo != nil && c.m.memo.tip != tip {
+		c.saveCache(tip, out)
+	}
 	return out, tip, err
 }
 
@@ -754,7 +773,7 @@ func (m *Manager) readCheckpoint(h plumbing.Hash) (*Checkpoint, plumbing.Hash, e
 	if err != nil {
 		return nil, plumbing.ZeroHash, fmt.Errorf("checkpoint commit %s is not readable: %v", h, err)
 	}
-	data, err := m.w.obj.read(plumbing.TreeObject, c.TreeHash)
+	data, err := m.readObject(plumbing.TreeObject, c.TreeHash)
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
@@ -767,11 +786,11 @@ func (m *Manager) readCheckpoint(h plumbing.Hash) (*Checkpoint, plumbing.Hash, e
 	for _, e := range ents {
 		switch {
 		case e.Name == metaFile && e.Mode == filemode.Regular:
-			if meta, err = m.w.obj.read(plumbing.BlobObject, e.Hash); err != nil {
+			if meta, err = m.readObject(plumbing.BlobObject, e.Hash); err != nil {
 				return nil, plumbing.ZeroHash, err
 			}
 		case e.Name == versionFile && e.Mode == filemode.Regular:
-			if ver, err = m.w.obj.read(plumbing.BlobObject, e.Hash); err != nil {
+			if ver, err = m.readObject(plumbing.BlobObject, e.Hash); err != nil {
 				return nil, plumbing.ZeroHash, err
 			}
 		case e.Name == indexDir && e.Mode == filemode.Dir:

@@ -50,6 +50,9 @@ func (s *Snapshots) actionManager() *rollback.Manager {
 			Check: checkActionMeta,
 		})
 		s.am.MaxCheckpoints = 2 * keep
+		// Appended to on every file-changing tool call, and long: its
+		// objects are cached beside it.
+		s.am.ChainCache = true
 	}
 	return s.am
 }
