@@ -194,6 +194,12 @@ type Manager struct {
 	// (hegel.maxManualCheckpoints, default 20, at least 1); they are kept
 	// until dropped or evicted by this bound.
 	MaxManual int
+	// EvictBatch, when above 0, evicts that many more automatic
+	// checkpoints once MaxCheckpoints is passed. Evicting the oldest
+	// rewrites every commit after it, so a long chain appended to on every
+	// agent tool call pays that rewrite once per EvictBatch appends
+	// instead of on each; the chain never holds more than the bound.
+	EvictBatch int
 	// MaxFileSize leaves larger untracked files out of snapshots
 	// (hegel.checkpointMaxFileSize, default 10 MiB; 0 or less: no limit).
 	MaxFileSize int64
@@ -453,6 +459,11 @@ func (c *Chain) append(cp *Checkpoint, evict bool, same, fresh func(*Checkpoint)
 		if evict {
 			auto, manual := m.bounds()
 			next, evicted = evictOldest(next, auto, manual)
+			if len(evicted) > 0 && m.EvictBatch > 0 && auto > m.EvictBatch {
+				var more []*Checkpoint
+				next, more = evictOldest(next, auto-m.EvictBatch, manual)
+				evicted = append(evicted, more...)
+			}
 		}
 		err = c.write(tip, next)
 		if errors.Is(err, gitstore.ErrConflict) {

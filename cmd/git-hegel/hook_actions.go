@@ -23,9 +23,8 @@ type actionSettings struct {
 func readActionSettings(cfg *gitdir.Config) actionSettings {
 	s := actionSettings{on: true}
 	if v, ok := cfg.Get("hegel", "agent", "snapshots"); ok {
-		switch v {
-		case "off", "false", "no", "0":
-			s.on = false
+		if on, ok := gitdir.ParseBool(v); ok {
+			s.on = on
 		}
 	}
 	if v, ok := cfg.Get("hegel", "agent", "snapshottools"); ok {

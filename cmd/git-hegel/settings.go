@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/worktree"
@@ -39,6 +38,16 @@ func checkSettings(cfg *gitdir.Config) error {
 			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad boolean config value '%s' for 'hegel.meta.auto'", v)}
 		}
 	}
+	if v, ok := cfg.Get("hegel", "agent", "keepactions"); ok {
+		if n, ok := parseConfigInt(v); !ok || n < 1 {
+			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad numeric config value '%s' for 'hegel.agent.keepActions' (it takes a number of actions, at least 1)", v)}
+		}
+	}
+	if v, ok := cfg.Get("hegel", "agent", "snapshots"); ok {
+		if _, ok := gitdir.ParseBool(v); !ok {
+			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad boolean config value '%s' for 'hegel.agent.snapshots'", v)}
+		}
+	}
 	if _, err := maxRollbacksSetting(cfg); err != nil {
 		return err
 	}
@@ -54,25 +63,8 @@ func checkSettings(cfg *gitdir.Config) error {
 	return nil
 }
 
-// parseConfigInt reads an integer as git's git_parse_int64 does: decimal,
-// with an optional k, m or g suffix.
-func parseConfigInt(v string) (int64, bool) {
-	v = strings.ToLower(strings.TrimSpace(v))
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(v, "k"):
-		mult, v = 1<<10, strings.TrimSuffix(v, "k")
-	case strings.HasSuffix(v, "m"):
-		mult, v = 1<<20, strings.TrimSuffix(v, "m")
-	case strings.HasSuffix(v, "g"):
-		mult, v = 1<<30, strings.TrimSuffix(v, "g")
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return n * mult, true
-}
+// parseConfigInt reads an integer as git's git_parse_int64 does.
+func parseConfigInt(v string) (int64, bool) { return gitdir.ParseInt(v) }
 
 // maxRollbacksSetting reads hegel.maxRollbacks: the cap on a task's moves
 // back to an earlier node when its workflow's max_rollbacks does not set

@@ -142,6 +142,16 @@ func (c *Config) Int(section, key string, def int64) int64 {
 	if !ok {
 		return def
 	}
+	n, ok := ParseInt(v)
+	if !ok {
+		return def
+	}
+	return n
+}
+
+// ParseInt reads one integer value as git's git_parse_int64 does:
+// decimal, with an optional k, m or g suffix.
+func ParseInt(v string) (int64, bool) {
 	v = strings.ToLower(strings.TrimSpace(v))
 	mult := int64(1)
 	switch {
@@ -154,9 +164,9 @@ func (c *Config) Int(section, key string, def int64) int64 {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return def
+		return 0, false
 	}
-	return n * mult
+	return n * mult, true
 }
 
 // All returns every value of section.subsection.key, in file order.

@@ -3,11 +3,11 @@ package worktree
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"github.com/git-hegel/git-hegel/rollback"
 )
 
@@ -41,8 +41,9 @@ func (s *Snapshots) actionManager() *rollback.Manager {
 	if s.am == nil {
 		keep := DefaultKeepActions
 		if v, ok := s.r.Config().Get("hegel", "agent", "keepactions"); ok {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
-				keep = n
+			// A bad value never gets here: every command refuses it first.
+			if n, ok := gitdir.ParseInt(v); ok && n > 0 && n <= 1<<20 {
+				keep = int(n)
 			}
 		}
 		s.am = rollback.New(s.r, rollback.Options{
@@ -50,6 +51,9 @@ func (s *Snapshots) actionManager() *rollback.Manager {
 			Check: checkActionMeta,
 		})
 		s.am.MaxCheckpoints = 2 * keep
+		// At the bound, a tenth of the actions go at once, so the chain
+		// is rewritten once per keep/10 tool calls, not on every one.
+		s.am.EvictBatch = 2 * (keep / 10)
 		// Appended to on every file-changing tool call, and long: its
 		// objects are cached beside it.
 		s.am.ChainCache = true
