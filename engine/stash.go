@@ -584,8 +584,6 @@ func (e *Engine) unarchiveDropped(id string) bool {
 	return false
 }
 
-
-
 func indexOf(ids []string, id string) int {
 	for i, x := range ids {
 		if x == id {
