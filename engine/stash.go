@@ -460,13 +460,14 @@ func (e *Engine) StashClear(confirm func(n int, ends []string) (bool, error)) (l
 	}
 	// The entries whose task is stashed are read in full: ending a task
 	// checks it still runs the run the entry parked.
+	stashed, err := e.stashedTasks()
+	if err != nil {
+		return 0, 0, nil, err
+	}
 	var full []*Stash
 	var ends []string
 	for _, s := range list {
-		if s.Damaged != "" || s.Task == "" {
-			continue
-		}
-		if t, err := e.Tasks.LoadTask(s.Task); err != nil || t.State.Status != StatusStashed {
+		if s.Damaged != "" || s.Task == "" || stashed[s.Task] == nil {
 			continue
 		}
 		f, err := e.Stashes.LoadStash(s.ID)

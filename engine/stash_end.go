@@ -51,6 +51,35 @@ func (e *Engine) stashHolders() (held map[string]bool, unreadable string, err er
 	return held, unreadable, nil
 }
 
+// stashedTasks returns the live tasks whose status is stashed, by name
+// (one listing of the task states when the store can, not one read per
+// stash).
+func (e *Engine) stashedTasks() (map[string]*State, error) {
+	out := map[string]*State{}
+	if e.Archive != nil {
+		list, err := e.Archive.ListStates(false)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range list {
+			if l.Err == nil && !l.Archived && l.State != nil && l.State.Status == StatusStashed {
+				out[l.Name] = l.State
+			}
+		}
+		return out, nil
+	}
+	names, err := e.Tasks.ListTasks()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if t, err := e.Tasks.LoadTask(n); err == nil && t.State.Status == StatusStashed {
+			out[n] = t.State
+		}
+	}
+	return out, nil
+}
+
 // endsTask reports whether removing s would end its task: the task is
 // stashed, runs the run s parked, and no other live entry holds it.
 // others are the tasks the other live entries hold.
@@ -69,6 +98,9 @@ func (e *Engine) endsTask(s *Stash, others map[string]bool) bool {
 // ends none (the task is active again, finished, or another entry holds
 // it too). It is what the confirmation question says.
 func (e *Engine) StashDropEnds(ent *StashEntry) (string, error) {
+	if !e.endsTask(ent.Stash, nil) {
+		return "", nil
+	}
 	list, err := e.Stashes.ListStashes()
 	if err != nil {
 		return "", err
@@ -98,16 +130,22 @@ func (e *Engine) endRemoved(removed []*Stash, op StashOp) []EndedTask {
 			candidates = append(candidates, s)
 		}
 	}
-	if len(candidates) == 0 {
-		return nil
-	}
-	held, unreadable, err := e.stashHolders()
-	if err != nil {
-		e.warn(fmt.Sprintf("the stash list cannot be read after the %s (%v): the tasks it held stay stashed; 'git hegel doctor' reports them", op, err))
-		return nil
-	}
+	var held map[string]bool
+	var unreadable string
 	var ended []EndedTask
 	for _, s := range candidates {
+		// The task first: listing the stashes is needed only for one
+		// still stashed with this run.
+		if t, err := e.Tasks.LoadTask(s.Task); err != nil || t.State.Status != StatusStashed || t.State.WorkflowID != s.State.WorkflowID {
+			continue
+		}
+		if held == nil {
+			var err error
+			if held, unreadable, err = e.stashHolders(); err != nil {
+				e.warn(fmt.Sprintf("the stash list cannot be read after the %s (%v): the tasks it held stay stashed; 'git hegel doctor' reports them", op, err))
+				return ended
+			}
+		}
 		if held[s.Task] {
 			continue
 		}
@@ -189,19 +227,9 @@ type StashOrphan struct {
 // StashOrphans returns the stashed tasks no live stash entry holds,
 // sorted by name.
 func (e *Engine) StashOrphans() ([]StashOrphan, error) {
-	names, err := e.Tasks.ListTasks()
+	stashed, err := e.stashedTasks()
 	if err != nil {
 		return nil, err
-	}
-	var stashed []*Task
-	for _, n := range names {
-		t, err := e.Tasks.LoadTask(n)
-		if err != nil {
-			continue // a task that cannot be read is reported as such
-		}
-		if t.State.Status == StatusStashed {
-			stashed = append(stashed, t)
-		}
 	}
 	if len(stashed) == 0 {
 		return nil, nil
@@ -212,8 +240,8 @@ func (e *Engine) StashOrphans() ([]StashOrphan, error) {
 	}
 	var dropped []*DroppedStash
 	var out []StashOrphan
-	for _, t := range stashed {
-		if held[t.State.Task] {
+	for name, st := range stashed {
+		if held[name] {
 			continue
 		}
 		if dropped == nil {
@@ -221,7 +249,7 @@ func (e *Engine) StashOrphans() ([]StashOrphan, error) {
 				dropped = []*DroppedStash{}
 			}
 		}
-		o := StashOrphan{Task: t.State.Task, Node: t.State.CurrentNode, Unreadable: unreadable}
+		o := StashOrphan{Task: name, Node: st.CurrentNode, Unreadable: unreadable}
 		for _, d := range dropped {
 			if d.Damaged == "" && d.Task == o.Task {
 				o.Dropped = d
