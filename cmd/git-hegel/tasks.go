@@ -416,6 +416,9 @@ func runDelete(c *cmdCtx, args []string) error {
 		return err
 	}
 	st := t.State
+	if st.Status == engine.StatusStashed {
+		return fmt.Errorf("Task '%s' is stashed; dropping its stash ends it ('git hegel stash list' shows it, 'git hegel stash drop' drops it), or 'git hegel stash pop' takes it up", name)
+	}
 	if !st.Finished() {
 		return fmt.Errorf("Task '%s' is %s; abort it first with 'git hegel abort --task %s'", name, st.Status, name)
 	}
