@@ -201,7 +201,8 @@ func runDoctor(c *cmdCtx, args []string) error {
 	// --fix (never by a fetch, which may be what removed the entry).
 	stashOrphans, err := e.StashOrphans()
 	if err != nil {
-		ps = append(ps, doctorProblem{Kind: "stash", Where: gitstore.StashRef.String(), Problem: "stashed tasks not checked: " + oneLineErr(err)})
+		// The unreadable ref is reported above; this says what it hid.
+		ps = append(ps, doctorProblem{Kind: "note", Where: gitstore.StashRef.String(), Note: true, Problem: "stashed tasks not checked against the stash list: " + oneLineErr(err)})
 	}
 	for _, o := range stashOrphans {
 		p := doctorProblem{Kind: "stash", Where: gitstore.TaskRefPrefix + o.Task, Problem: o.Problem()}
