@@ -431,8 +431,8 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 // StashDrop removes the stash ent names (from StashFind). The id, not the
 // index, is removed: entries pushed meanwhile are safe. When no live
 // entry holds its task any more and the task is still stashed with the
-// run ent parked, the task ends (stash_end.go): it returns the states of
-// the tasks ended, as they were.
+// run ent parked, the task ends (stash_end.go): it returns the tasks
+// ended.
 func (e *Engine) StashDrop(ent *StashEntry) ([]EndedTask, error) {
 	err := e.Stashes.RemoveStash(ent.ID, StashOpDrop, ent.Label())
 	if errors.Is(err, ErrNotFound) {

@@ -107,14 +107,18 @@ func (e *Engine) StashDropEnds(ent *StashEntry) (string, error) {
 	}
 	others := map[string]bool{}
 	for _, s := range list {
-		if s.ID != ent.ID && s.Damaged == "" {
+		switch {
+		case s.ID == ent.ID:
+		case s.Damaged != "":
+			return "", nil // it may hold the task: the drop ends nothing (endRemoved)
+		default:
 			others[s.Task] = true
 		}
 	}
-	if e.endsTask(ent.Stash, others) {
-		return ent.Task, nil
+	if others[ent.Task] {
+		return "", nil
 	}
-	return "", nil
+	return ent.Task, nil
 }
 
 // endRemoved ends the tasks of the removed stashes that no live entry

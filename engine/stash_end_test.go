@@ -264,3 +264,26 @@ func TestStashOrphanUnreadableEntry(t *testing.T) {
 		t.Fatal("ended although an unreadable entry may hold it")
 	}
 }
+
+// The question and the drop agree: with an unreadable entry in the list,
+// neither says nor does that the task ends.
+func TestStashDropEndsNothingBesideAnUnreadableEntry(t *testing.T) {
+	te, store := newStashTestEngine(t)
+	ent := stashTask(t, te, "t1")
+	bad := &Stash{ID: NextStashID(te.now, "20990101T000000.000000000Z-00000000"), Damaged: "invalid JSON"}
+	store.live[bad.ID] = bad
+	ent, _ = te.StashFind(ent.ID, "drop")
+	if ends, err := te.StashDropEnds(ent); err != nil || ends != "" {
+		t.Fatalf("StashDropEnds = %q, %v", ends, err)
+	}
+	ended, err := te.StashDrop(ent)
+	if err != nil || len(ended) != 0 {
+		t.Fatalf("drop ended %+v (%v)", ended, err)
+	}
+	if got, _ := te.Tasks.LoadTask("t1"); got.State.Status != StatusStashed {
+		t.Fatal("ended although an unreadable entry may hold it")
+	}
+	if len(te.warnings) == 0 || !strings.Contains(te.warnings[len(te.warnings)-1], "task t1 stays stashed: stash entry "+bad.ID+" cannot be read") {
+		t.Fatalf("warnings: %q", te.warnings)
+	}
+}
