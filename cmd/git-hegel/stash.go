@@ -267,6 +267,9 @@ func runStashDrop(c *cmdCtx, args []string) error {
 	return nil
 }
 
+// maxEndedNamed bounds the tasks the clear question names.
+const maxEndedNamed = 10
+
 // printEnded says which tasks a drop or clear ended, and how to undo it.
 func printEnded(c *cmdCtx, ended []engine.EndedTask) {
 	for _, t := range ended {
@@ -285,8 +288,12 @@ func runStashClear(c *cmdCtx, _ []string) error {
 			return true, nil
 		}
 		if len(ends) > 0 {
+			names := ends
+			if len(names) > maxEndedNamed {
+				names = append(names[:maxEndedNamed:maxEndedNamed], fmt.Sprintf("and %d more", len(ends)-maxEndedNamed))
+			}
 			fmt.Fprintf(c.Stdout, "Clearing ends %s (archived as aborted): %s\n",
-				text.Plural(len(ends), "stashed task", "stashed tasks"), strings.Join(ends, ", "))
+				text.Plural(len(ends), "stashed task", "stashed tasks"), strings.Join(names, ", "))
 		}
 		q := fmt.Sprintf("Clear all %d stashes? (y/n): ", n)
 		if n == 1 {
