@@ -162,7 +162,7 @@ func (e *Engine) Delete(name string) (*DeletedTask, error) {
 	}
 	switch st := t.State; {
 	case st.Status == StatusStashed:
-		return nil, fmt.Errorf("Task '%s' is stashed; pop and abort it first ('git hegel stash pop', then 'git hegel abort')", name)
+		return nil, fmt.Errorf("Task '%s' is stashed; dropping its stash ends it ('git hegel stash list' shows it, 'git hegel stash drop' drops it), or 'git hegel stash pop' takes it up", name)
 	case !st.Finished():
 		return nil, fmt.Errorf("Task '%s' is %s; abort it first with 'git hegel abort --task %s'", name, st.Status, name)
 	}

@@ -702,6 +702,7 @@ func (e *Engine) reopen(st *State, wf *workflow.Definition) {
 	}
 	st.Status = StatusActive
 	st.EndedAt = nil
+	st.EndedBy = ""
 	st.Error = nil
 	st.PendingClaim = ""
 	st.PauseReason = ""

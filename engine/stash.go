@@ -443,30 +443,74 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 }
 
 // StashDrop removes the stash ent names (from StashFind). The id, not the
-// index, is removed: entries pushed meanwhile are safe.
-func (e *Engine) StashDrop(ent *StashEntry) error {
+// index, is removed: entries pushed meanwhile are safe. When no live
+// entry holds its task any more and the task is still stashed with the
+// run ent parked, the task ends (stash_end.go): it returns the tasks
+// ended.
+func (e *Engine) StashDrop(ent *StashEntry) ([]EndedTask, error) {
 	err := e.Stashes.RemoveStash(ent.ID, StashOpDrop, ent.Label())
 	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%s (%s) was removed by another process meanwhile; nothing dropped", ent.Ref(), ent.ID)
+		return nil, fmt.Errorf("%s (%s) was removed by another process meanwhile; nothing dropped", ent.Ref(), ent.ID)
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return e.endRemoved([]*Stash{ent.Stash}, StashOpDrop), nil
 }
 
 // StashClear removes every live stash once confirm, told how many there
-// are, agrees. Only the stashes counted are removed: one pushed while the
-// question was open survives. It returns how many there were and how many
-// were removed (none when confirm declines or there were none).
-func (e *Engine) StashClear(confirm func(n int) (bool, error)) (listed, removed int, err error) {
-	ids, err := e.Stashes.StashIDs()
-	if err != nil || len(ids) == 0 {
-		return 0, 0, err
+// are and which tasks clearing them ends, agrees. Only the stashes
+// counted are removed: one pushed while the question was open survives.
+// It returns how many there were, how many were removed (none when
+// confirm declines or there were none) and the tasks ended, as StashDrop.
+func (e *Engine) StashClear(confirm func(n int, ends []string) (bool, error)) (listed, removed int, ended []EndedTask, err error) {
+	list, err := e.Stashes.ListStashes()
+	if err != nil || len(list) == 0 {
+		return 0, 0, nil, err
 	}
-	ok, err := confirm(len(ids))
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	// The entries whose task is stashed are read in full: ending a task
+	// checks it still runs the run the entry parked.
+	stashed, err := e.stashedTasks()
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	var full []*Stash
+	var ends []string
+	for _, s := range list {
+		if s.Damaged != "" || s.Task == "" || stashed[s.Task] == nil {
+			continue
+		}
+		f, err := e.Stashes.LoadStash(s.ID)
+		if err != nil || f.Damaged != "" {
+			continue
+		}
+		full = append(full, f)
+		if e.endsTask(f, nil) && !contains(ends, f.Task) {
+			ends = append(ends, f.Task)
+		}
+	}
+	ok, err := confirm(len(ids), ends)
 	if err != nil || !ok {
-		return len(ids), 0, err
+		return len(ids), 0, nil, err
 	}
 	removed, err = e.Stashes.ClearStashes(ids)
-	return len(ids), removed, err
+	if err != nil {
+		return len(ids), removed, nil, err
+	}
+	return len(ids), removed, e.endRemoved(full, StashOpClear), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // StashDropped returns the stashes dropped or cleared within
@@ -476,20 +520,24 @@ func (e *Engine) StashDropped() ([]*DroppedStash, error) {
 }
 
 // StashRestore brings a dropped stash back as a live entry with its own id.
-func (e *Engine) StashRestore(id string) (*StashEntry, error) {
+// When the drop (or clear) ended the stash's task and the task is still
+// that ended run, the task is stashed again (unarchived), so restore
+// undoes the drop whole; a task started again since, or ended some other
+// way, is left as it is, and popping the stash takes the run up.
+func (e *Engine) StashRestore(id string) (ent *StashEntry, unarchived bool, err error) {
 	if err := CheckStashID(id); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ids, err := e.Stashes.StashIDs()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if i := indexOf(ids, id); i >= 0 {
-		return nil, fmt.Errorf("Stash %s is not dropped: it is stash@{%d}", id, i)
+		return nil, false, fmt.Errorf("Stash %s is not dropped: it is stash@{%d}", id, i)
 	}
 	dropped, err := e.StashDropped()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var d *DroppedStash
 	for _, x := range dropped {
@@ -499,18 +547,56 @@ func (e *Engine) StashRestore(id string) (*StashEntry, error) {
 		}
 	}
 	if d == nil {
-		return nil, fmt.Errorf("No dropped stash '%s' in the last %d days (see 'git hegel stash list --dropped')", id, int(DroppedStashWindow/(24*time.Hour)))
+		return nil, false, fmt.Errorf("No dropped stash '%s' in the last %d days (see 'git hegel stash list --dropped')", id, int(DroppedStashWindow/(24*time.Hour)))
 	}
 	if err := e.Stashes.RestoreStash(d, d.Label()); err != nil {
 		if errors.Is(err, ErrExists) {
-			return nil, fmt.Errorf("Stash %s was restored by another process meanwhile", id)
+			return nil, false, fmt.Errorf("Stash %s was restored by another process meanwhile", id)
 		}
-		return nil, err
+		return nil, false, err
 	}
 	if ids, err = e.Stashes.StashIDs(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return &StashEntry{Index: max(indexOf(ids, id), 0), Stash: d.Stash}, nil
+	ent = &StashEntry{Index: max(indexOf(ids, id), 0), Stash: d.Stash}
+	return ent, e.unarchiveDropped(id), nil
+}
+
+// unarchiveDropped stashes again the task of the restored stash id when
+// its drop ended it (endedByStashRemoval) and nothing has changed it
+// since. It reports whether it did; a failure is a warning, since the
+// stash is back and popping it takes the run up anyway.
+func (e *Engine) unarchiveDropped(id string) bool {
+	ent, err := e.Stashes.LoadStash(id)
+	if err != nil || ent.Damaged != "" || ent.State == nil {
+		return false
+	}
+	wf, err := workflow.Parse(ent.State.Workflow, "stash "+id+":workflow", ent.Definition)
+	if err != nil {
+		return false
+	}
+	const attempts = 20
+	for i := 0; i < attempts; i++ {
+		old, err := e.load(ent.Task)
+		if err != nil || !endedByStashRemoval(old.State, ent.State.WorkflowID) {
+			return false
+		}
+		st := ent.State.Clone()
+		st.Task = ent.Task
+		st.Status = StatusStashed
+		st.UpdatedAt = e.now()
+		_, err = e.save(old, st, wf, fmt.Sprintf("stash restore: stashed again as %s", id))
+		if err == nil {
+			return true
+		}
+		if !errors.Is(err, ErrConflict) {
+			e.warn(fmt.Sprintf("task %s stays archived (%v); 'git hegel stash pop' of the restored stash takes it up", ent.Task, err))
+			return false
+		}
+		time.Sleep(time.Duration(rand.IntN(1+min(i, 10)*2)) * time.Millisecond)
+	}
+	e.warn(fmt.Sprintf("task %s kept changing and stays as it is; 'git hegel stash pop' of the restored stash takes it up", ent.Task))
+	return false
 }
 
 func indexOf(ids []string, id string) int {

@@ -403,14 +403,15 @@ func TestStashDropClearRestore(t *testing.T) {
 	}
 	ent, err := e.StashFind("1", "drop")
 	mustOK(t, err)
-	mustOK(t, e.StashDrop(ent))
+	_, err = e.StashDrop(ent)
+	mustOK(t, err)
 	list, _ := e.StashList()
 	if len(list) != 2 || list[0].Message != "c" || list[1].Message != "a" || list[1].Index != 1 {
 		t.Fatalf("after drop: %v", labels(list))
 	}
 	// Dropping the same id again reports the race instead of dropping
 	// whatever is at that index now.
-	err = e.StashDrop(ent)
+	_, err = e.StashDrop(ent)
 	wantErr(t, err, fmt.Sprintf("stash@{1} (%s) was removed by another process meanwhile; nothing dropped", ent.ID))
 
 	d, err := e.StashDropped()
@@ -418,12 +419,12 @@ func TestStashDropClearRestore(t *testing.T) {
 	if len(d) != 1 || d[0].ID != ent.ID {
 		t.Fatalf("dropped: %+v", d)
 	}
-	back, err := e.StashRestore(ent.ID)
+	back, _, err := e.StashRestore(ent.ID)
 	mustOK(t, err)
 	if back.Index != 1 || back.Message != "b" {
 		t.Fatalf("restored as %s %q", back.Ref(), back.Message)
 	}
-	_, err = e.StashRestore(ent.ID)
+	_, _, err = e.StashRestore(ent.ID)
 	wantErr(t, err, "Stash "+ent.ID+" is not dropped: it is stash@{1}")
 
 	// By id.
@@ -433,24 +434,24 @@ func TestStashDropClearRestore(t *testing.T) {
 		t.Fatalf("by id: %s %q", byID.Ref(), byID.Message)
 	}
 
-	listed, removed, err := e.StashClear(func(n int) (bool, error) { return false, nil })
+	listed, removed, _, err := e.StashClear(func(n int, _ []string) (bool, error) { return false, nil })
 	mustOK(t, err)
 	if listed != 3 || removed != 0 {
 		t.Fatalf("declined clear: %d %d", listed, removed)
 	}
-	listed, removed, err = e.StashClear(func(n int) (bool, error) { return n == 3, nil })
+	listed, removed, _, err = e.StashClear(func(n int, _ []string) (bool, error) { return n == 3, nil })
 	mustOK(t, err)
 	if listed != 3 || removed != 3 {
 		t.Fatalf("clear: %d %d", listed, removed)
 	}
-	listed, _, err = e.StashClear(func(int) (bool, error) { t.Fatal("asked with nothing to clear"); return false, nil })
+	listed, _, _, err = e.StashClear(func(int, []string) (bool, error) { t.Fatal("asked with nothing to clear"); return false, nil })
 	if err != nil || listed != 0 {
 		t.Fatalf("empty clear: %d %v", listed, err)
 	}
 
 	// The window: 31 days later nothing is offered any more.
 	env.tick(31 * 24 * time.Hour)
-	_, err = e.StashRestore(ent.ID)
+	_, _, err = e.StashRestore(ent.ID)
 	wantErr(t, err, "No dropped stash '"+ent.ID+"' in the last 30 days (see 'git hegel stash list --dropped')")
 }
 
@@ -482,7 +483,8 @@ func TestStashDamagedEntry(t *testing.T) {
 	mustOK(t, err)
 	ent, err := e.StashFind("", "drop")
 	mustOK(t, err)
-	mustOK(t, e.StashDrop(ent))
+	_, err = e.StashDrop(ent)
+	mustOK(t, err)
 }
 
 // A task that moves while it is being stashed must not leave a stale entry.

@@ -42,6 +42,11 @@ type State struct {
 	PhaseStartTime time.Time  `json:"phase_start_time"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	EndedAt        *time.Time `json:"ended_at,omitempty"`
+	// EndedBy says what ended the run when no command on the task did:
+	// "stash drop <id>" or "stash clear <id>" (the stash that held it was
+	// dropped), "doctor" (no stash held it any more). stash restore reads
+	// it to tell the run its drop ended from one ended otherwise.
+	EndedBy string `json:"ended_by,omitempty"`
 	// Worktree and WorktreeID name the worktree that owns the task (path
 	// for people, id for matching), so a lost session file can be rebuilt
 	// from the refs alone.

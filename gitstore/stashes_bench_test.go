@@ -123,7 +123,7 @@ func BenchmarkStashDrop(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := e.StashDrop(ent); err != nil {
+			if _, err := e.StashDrop(ent); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -461,7 +461,8 @@ func TestStashDamagedEntries(t *testing.T) {
 		must(t, err)
 		d, err := e.StashFind("stash@{1}", "drop")
 		must(t, err)
-		must(t, e.StashDrop(d))
+		_, err = e.StashDrop(d)
+		must(t, err)
 		list, _ = e.StashList()
 		if len(list) != 4 || list[0].Message != "again" {
 			t.Fatalf("after drop: %d entries", len(list))
@@ -548,7 +549,8 @@ func TestStashOpsReadOneBlob(t *testing.T) {
 	check("pop", 1)
 	ent, err := e.StashFind("17", "drop")
 	must(t, err)
-	must(t, e.StashDrop(ent))
+	_, err = e.StashDrop(ent)
+	must(t, err)
 	check("drop", 1)
 	_, err = e.StashList()
 	must(t, err)
@@ -605,7 +607,8 @@ func TestStashGitCompatibility(t *testing.T) {
 	}
 	d, err := e.StashFind("1", "drop")
 	must(t, err)
-	must(t, e.StashDrop(d))
+	_, err = e.StashDrop(d)
+	must(t, err)
 
 	stashGit(t, dir, "fsck", "--strict", "--no-dangling")
 	log := stashGit(t, dir, "log", "--format=%s", string(StashRef))
@@ -644,7 +647,7 @@ func TestStashGitCompatibility(t *testing.T) {
 		t.Fatalf("dropped after gc: %+v", dropped)
 	}
 	e2 := stashEngine(r2, dir, clock.now)
-	back, err := e2.StashRestore(dropped[0].ID)
+	back, _, err := e2.StashRestore(dropped[0].ID)
 	must(t, err)
 	if back.Index != 1 {
 		t.Fatalf("restored as %s", back.Ref())

@@ -197,6 +197,25 @@ func runDoctor(c *cmdCtx, args []string) error {
 		ps = append(ps, p)
 	}
 
+	// Stashed tasks no stash entry holds: reported, and ended only by
+	// --fix (never by a fetch, which may be what removed the entry).
+	stashOrphans, err := e.StashOrphans()
+	if err != nil {
+		// The unreadable ref is reported above; this says what it hid.
+		ps = append(ps, doctorProblem{Kind: "note", Where: gitstore.StashRef.String(), Note: true, Problem: "stashed tasks not checked against the stash list: " + oneLineErr(err)})
+	}
+	for _, o := range stashOrphans {
+		p := doctorProblem{Kind: "stash", Where: gitstore.TaskRefPrefix + o.Task, Problem: o.Problem()}
+		if fix {
+			if err := e.EndStashOrphan(o); err != nil {
+				p.FixError = oneLineErr(err)
+			} else {
+				p.Fixed = "ended: archived as aborted (refs/hegel/archive/" + o.Task + "); 'git hegel start --task " + o.Task + "' can use the name again"
+			}
+		}
+		ps = append(ps, p)
+	}
+
 	remain := 0
 	for i := range ps {
 		if ps[i].remains() {

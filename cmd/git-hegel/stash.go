@@ -259,16 +259,36 @@ func runStashDrop(c *cmdCtx, args []string) error {
 		return err
 	}
 	if !c.boolFlag("yes") {
+		ends, err := e.StashDropEnds(ent)
+		if err != nil {
+			return err
+		}
+		if ends != "" {
+			fmt.Fprintf(c.Stdout, "%s holds task '%s': dropping it ends the task (archived as aborted)\n", ent.Ref(), ends)
+		}
 		ok, err := c.confirm(fmt.Sprintf("Drop %s: %s? (y/n): ", ent.Ref(), ent.Label()), "drop")
 		if err != nil || !ok {
 			return err
 		}
 	}
-	if err := e.StashDrop(ent); err != nil {
+	ended, err := e.StashDrop(ent)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "Dropped %s\n", ent.Ref())
+	printEnded(c, ended)
 	return nil
+}
+
+// maxEndedNamed bounds the tasks the clear question names.
+const maxEndedNamed = 10
+
+// printEnded says which tasks a drop or clear ended, and how to undo it.
+func printEnded(c *cmdCtx, ended []engine.EndedTask) {
+	for _, t := range ended {
+		fmt.Fprintf(c.Stdout, "Ended task '%s' at %s (archived as aborted; 'git hegel stash restore %s' brings the stash and the task back)\n",
+			t.Task, t.Node, t.Stash)
+	}
 }
 
 func runStashClear(c *cmdCtx, _ []string) error {
@@ -276,9 +296,17 @@ func runStashClear(c *cmdCtx, _ []string) error {
 	if err != nil {
 		return err
 	}
-	listed, removed, err := e.StashClear(func(n int) (bool, error) {
+	listed, removed, ended, err := e.StashClear(func(n int, ends []string) (bool, error) {
 		if c.boolFlag("yes") {
 			return true, nil
+		}
+		if len(ends) > 0 {
+			names := ends
+			if len(names) > maxEndedNamed {
+				names = append(names[:maxEndedNamed:maxEndedNamed], fmt.Sprintf("and %d more", len(ends)-maxEndedNamed))
+			}
+			fmt.Fprintf(c.Stdout, "Clearing ends %s (archived as aborted): %s\n",
+				text.Plural(len(ends), "stashed task", "stashed tasks"), strings.Join(names, ", "))
 		}
 		q := fmt.Sprintf("Clear all %d stashes? (y/n): ", n)
 		if n == 1 {
@@ -294,6 +322,7 @@ func runStashClear(c *cmdCtx, _ []string) error {
 	case removed > 0:
 		fmt.Fprintf(c.Stdout, "Cleared %s\n", text.Plural(removed, "stash", "stashes"))
 	}
+	printEnded(c, ended)
 	return nil
 }
 
@@ -302,11 +331,14 @@ func runStashRestore(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	ent, err := e.StashRestore(args[0])
+	ent, unarchived, err := e.StashRestore(args[0])
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "Restored %s as %s: %s\n", ent.ID, ent.Ref(), ent.Label())
+	if unarchived {
+		fmt.Fprintf(c.Stdout, "Task '%s' is stashed again, as before the drop ('git hegel stash pop' takes it up)\n", ent.Task)
+	}
 	return nil
 }
 

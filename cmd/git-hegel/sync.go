@@ -229,6 +229,27 @@ func (c *cmdCtx) printFetched(rep *engine.SyncReport, none string, e *engine.Eng
 			fmt.Fprintln(c.Stdout, n)
 		}
 	}
+	for _, n := range stashOrphanNotes(rep, e) {
+		fmt.Fprintln(c.Stdout, n)
+	}
+}
+
+// stashOrphanNotes names the stashed tasks no stash entry holds after a
+// fetch that dropped stash entries. The fetch never ends them (only a
+// local drop, clear or doctor --fix does): it says so, once per sync.
+func stashOrphanNotes(rep *engine.SyncReport, e *engine.Engine) []string {
+	if rep == nil || e == nil || rep.Stashes.Dropped == 0 {
+		return nil
+	}
+	orphans, err := e.StashOrphans()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, o := range orphans {
+		out = append(out, fmt.Sprintf("Task %s is stashed here, but the stash list from %s no longer holds it; it stays stashed: 'git hegel doctor' says how to bring its stash back or end it", o.Task, rep.Remote))
+	}
+	return out
 }
 
 func (c *cmdCtx) printPushed(rep *engine.SyncReport) {
@@ -314,5 +335,6 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp, e *engine.Engine) 
 	if e != nil {
 		j.Notes = append(j.Notes, e.DefinitionNotes(rep)...)
 	}
+	j.Notes = append(j.Notes, stashOrphanNotes(rep, e)...)
 	return j
 }

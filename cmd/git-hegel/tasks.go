@@ -187,6 +187,10 @@ func runShow(c *cmdCtx, args []string) error {
 		status += ", archived (refs/hegel/archive/" + st.Task + ")"
 	}
 	line("Status", status)
+	if st.EndedBy != "" {
+		// Read from the task's ref, which a fetch may have written.
+		line("Ended by", text.Printable(endedByText(st.EndedBy), 200))
+	}
 	node := st.CurrentNode
 	if label := d.Workflow.Label(node); label != node {
 		node += " (" + label + ")"
@@ -416,6 +420,9 @@ func runDelete(c *cmdCtx, args []string) error {
 		return err
 	}
 	st := t.State
+	if st.Status == engine.StatusStashed {
+		return fmt.Errorf("Task '%s' is stashed; dropping its stash ends it ('git hegel stash list' shows it, 'git hegel stash drop' drops it), or 'git hegel stash pop' takes it up", name)
+	}
 	if !st.Finished() {
 		return fmt.Errorf("Task '%s' is %s; abort it first with 'git hegel abort --task %s'", name, st.Status, name)
 	}
@@ -564,4 +571,18 @@ func printable(s string) string {
 		}
 	}
 	return s
+}
+
+// endedByText says in words what ended a run no command on the task
+// ended (State.EndedBy).
+func endedByText(by string) string {
+	switch op, id, _ := strings.Cut(by, " "); {
+	case by == "doctor":
+		return "git hegel doctor --fix (no stash held it)"
+	case op == "stash" && strings.HasPrefix(id, "drop "):
+		return "dropping stash " + strings.TrimPrefix(id, "drop ") + " ('git hegel stash restore' brings it back)"
+	case op == "stash" && strings.HasPrefix(id, "clear "):
+		return "clearing stash " + strings.TrimPrefix(id, "clear ") + " ('git hegel stash restore' brings it back)"
+	}
+	return by
 }
