@@ -207,6 +207,10 @@ type Manager struct {
 	// ChainCache keeps a cache of each chain's objects read
 	// (chaincache.go): for chains appended to often and kept long.
 	ChainCache bool
+	// DirCache has the snapshots' scans keep a cache of the directories'
+	// listings (dircache.go) and read only the directories changed since:
+	// for snapshots taken often of one working tree.
+	DirCache bool
 
 	memo   *chainMemo             // the chain cache's objects, when ChainCache
 	warned map[plumbing.Hash]bool // damaged checkpoints already reported
@@ -285,6 +289,7 @@ func (m *Manager) bound(chain []*Checkpoint) []*Checkpoint {
 func (m *Manager) snapshotter() *snapshotter {
 	sn := m.w.snapshotter()
 	sn.cfg.maxSize = m.MaxFileSize
+	sn.dirCache = m.DirCache
 	return sn
 }
 

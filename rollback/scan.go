@@ -25,6 +25,9 @@ type scanConfig struct {
 	symlinks   bool  // core.symlinks
 	maxSize    int64 // untracked files larger than this are left out
 	workers    int
+	// dirs is the directory cache to use and fill (nil: every directory
+	// is read).
+	dirs *dirCache
 	// progress counts the files scanned, hashed and written (nil: none).
 	progress gitstore.Progress
 }
@@ -261,7 +264,16 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 		}
 		return want
 	}
-	ds, sts, err := s.fs.scanDir(j.dir, decide)
+	var (
+		ds  []dirent
+		sts []fstat
+		err error
+	)
+	if lf, ok := s.fs.(listingFS); ok && s.cfg.dirs != nil {
+		ds, sts, _, err = lf.scanDirListing(j.dir, s.cfg.dirs, decide)
+	} else {
+		ds, sts, err = s.fs.scanDir(j.dir, decide)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 			return nil, nil

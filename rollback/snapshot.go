@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -25,6 +26,9 @@ type snapshot struct {
 	// The index entries flagged assume-unchanged and intent-to-add.
 	assumeUnchanged, intentToAdd []string
 	attributes                   bool // a .gitattributes file was seen
+	// dirsUnread counts the directories whose listing came from the
+	// directory cache.
+	dirsUnread int64
 }
 
 // hashed is a file's blob and mode once read.
@@ -47,6 +51,9 @@ type snapshotter struct {
 	// gitDir holds the stat cache (statcache.go); "" in memory.
 	gitDir string
 	perm   gitobjects.SharedPerm // core.sharedRepository, for the stat cache
+	// dirCache: a stored snapshot's scan uses and keeps the directory
+	// cache (dircache.go).
+	dirCache bool
 	// subHead reads the commits submodules have checked out (submodule.go).
 	subHead func(*gitIndex) map[int]plumbing.Hash
 }
@@ -64,9 +71,17 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	if len(unmerged) > 0 {
 		return nil, userErr(ErrUnmerged, "The index has unmerged paths (%s): resolve and 'git add' them, or abort the merge, first", listSome(unmerged, 3, quotePath))
 	}
-	res, err := scan(sn.fs, idx, sn.rules, sn.cfg)
+	cfg := sn.cfg
+	if sn.dirCache && store && sn.gitDir != "" {
+		cfg.dirs = newDirCache(sn.gitDir, time.Now())
+	}
+	res, err := scan(sn.fs, idx, sn.rules, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.dirs != nil {
+		cfg.dirs.save(sn.gitDir, sn.perm, time.Now())
+		sn.trace(fmt.Sprintf("directory cache (%d directories, %d of them not read)", len(cfg.dirs.next), cfg.dirs.reused.Load()))
 	}
 	if store {
 		// Blobs and trees go into one batch: a pack when there are many
@@ -228,6 +243,9 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 
 	mem := map[plumbing.Hash][]byte{}
 	snap := &snapshot{idx: idx, skipped: res.skipped, nested: res.nested, stored: store, attributes: res.attributes.Load()}
+	if cfg.dirs != nil {
+		snap.dirsUnread = cfg.dirs.reused.Load()
+	}
 	for i := range idx.Entries {
 		switch e := &idx.Entries[i]; {
 		case e.stage() != 0:

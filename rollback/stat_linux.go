@@ -37,27 +37,58 @@ func fromStatT(st *syscall.Stat_t) statData {
 // (docs/benchmarks.md, "2026-11-25: rollback scan"). The names of a
 // directory share one allocation.
 func scanDirOS(dir string, decide func([]dirent) []bool) ([]dirent, []fstat, error) {
+	out, sts, _, err := scanDirListingOS(dir, nil, decide)
+	return out, sts, err
+}
+
+// scanDirListingOS is scanDirOS with the directory cache (dircache.go):
+// with cache, the directory's stat data is taken from the open directory
+// and a listing the cache still holds for it is used instead of reading
+// it; a listing read is recorded. The listing a cache gets is the raw one,
+// every entry with its type, before decide sees it.
+func scanDirListingOS(dir string, cache *dirListingUse, decide func([]dirent) []bool) ([]dirent, []fstat, bool, error) {
 	fd, err := openDir(dir)
 	if err != nil {
-		return nil, nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+		return nil, nil, false, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer unix.Close(fd)
-	out, err := readDirents(fd)
-	if err != nil {
-		return nil, nil, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
+	var (
+		st     unix.Stat_t
+		out    []dirent
+		cached bool
+		dirSt  statData
+	)
+	if cache != nil {
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, nil, false, &fs.PathError{Op: "fstat", Path: dir, Err: err}
+		}
+		dirSt = fromUnixStat(&st)
+		out, cached = cache.c.reuse(cache.dir, dirSt)
 	}
-	var st unix.Stat_t
-	for i := range out {
-		if out[i].kind != kindNone {
-			continue
+	if !cached {
+		out, err = readDirents(fd)
+		if err != nil {
+			return nil, nil, false, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
 		}
-		// DT_UNKNOWN (filesystems that do not fill d_type): lstat it,
-		// as os.ReadDir does.
-		if err := fstatat(fd, out[i].name, &st); err == nil {
-			out[i].kind = kindOf(fileModeOf(st.Mode))
-		} else if err != unix.ENOENT {
-			return nil, nil, &fs.PathError{Op: "lstat", Path: dir + "/" + out[i].name, Err: err}
+		for i := range out {
+			if out[i].kind != kindNone {
+				continue
+			}
+			// DT_UNKNOWN (filesystems that do not fill d_type): lstat it,
+			// as os.ReadDir does.
+			if err := fstatat(fd, out[i].name, &st); err == nil {
+				out[i].kind = kindOf(fileModeOf(st.Mode))
+			} else if err != unix.ENOENT {
+				return nil, nil, false, &fs.PathError{Op: "lstat", Path: dir + "/" + out[i].name, Err: err}
+			}
 		}
+	}
+	if cache != nil {
+		// The entries' kinds change below as they are lstatted: the
+		// recorded listing keeps its own copy.
+		raw := out
+		out = append([]dirent(nil), out...)
+		cache.c.record(cache.dir, dirSt, raw)
 	}
 	want := decide(out)
 	sts := make([]fstat, len(out))
@@ -69,12 +100,17 @@ func scanDirOS(dir string, decide func([]dirent) []bool) ([]dirent, []fstat, err
 			if err == unix.ENOENT {
 				continue // deleted meanwhile: kindNone
 			}
-			return nil, nil, &fs.PathError{Op: "lstat", Path: dir + "/" + out[i].name, Err: err}
+			return nil, nil, false, &fs.PathError{Op: "lstat", Path: dir + "/" + out[i].name, Err: err}
 		}
 		sts[i] = fstat{kind: kindOf(fileModeOf(st.Mode)), exec: st.Mode&0o100 != 0, size: st.Size, stat: fromUnixStat(&st), hasStat: true}
 		out[i].kind = sts[i].kind
 	}
-	return out, sts, nil
+	return out, sts, cached, nil
+}
+
+// scanDirListing is scanDir with the directory cache (dircache.go).
+func (o osFS) scanDirListing(p string, c *dirCache, decide func([]dirent) []bool) ([]dirent, []fstat, bool, error) {
+	return scanDirListingOS(o.full(p), &dirListingUse{c: c, dir: p}, decide)
 }
 
 // openDir opens a directory for reading its entries, as os.Open does

@@ -57,6 +57,10 @@ func (s *Snapshots) actionManager() *rollback.Manager {
 		// Appended to on every file-changing tool call, and long: its
 		// objects are cached beside it.
 		s.am.ChainCache = true
+		// Taken before every file-changing tool call, of a working tree
+		// mostly unchanged since the last: only the directories changed
+		// since are read.
+		s.am.DirCache = true
 	}
 	return s.am
 }

@@ -1,0 +1,341 @@
+package rollback
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
+)
+
+// The directory cache spares the scan of a snapshot the reading of
+// directories whose entries cannot have changed, as git's untracked cache
+// (the index's UNTR extension) spares `git status`. It records, per
+// directory scanned, the directory's stat data and its raw listing: every
+// name and its type, not which of them are untracked or ignored. Only
+// whether the listing is still the same is taken from it; tracked,
+// untracked and ignored are decided on each scan from the index and the
+// ignore files read then, so a `git add`, an edited .gitignore or a new
+// core.excludesFile need no invalidation.
+//
+// Creating, deleting or renaming an entry changes its directory's mtime
+// and ctime on Linux's filesystems, so a directory whose stat data is
+// unchanged still has the listing recorded. A directory modified within a
+// second before the scan that recorded it started is racy (it could have
+// changed again after it was read, within the same timestamp tick) and is
+// read again. Only the Linux scan uses the cache (stat_linux.go); other
+// systems read every directory.
+//
+// It lives in the worktree's git directory as hegel-dircache and is only a
+// cache: missing, damaged, truncated (a CRC-32C of the whole closes it)
+// or from another version, it is ignored and the scan reads every
+// directory.
+
+const (
+	dirCacheFile    = "hegel-dircache"
+	dirCacheMagic   = "HGDC"
+	dirCacheVersion = 1
+	// dirCacheMaxNames bounds the cache: a working tree with more
+	// directory entries than this is scanned without it.
+	dirCacheMaxNames = 4 << 20
+	dirCacheMaxSize  = 256 << 20
+)
+
+// dirCacheRacy is how long before a scan started a directory must have
+// last changed for its listing to be trusted by the next scan (a variable
+// for the tests).
+var dirCacheRacy = time.Second
+
+// dirListing is a directory's stat data and entries, as last read.
+type dirListing struct {
+	stat statData
+	ents []dirent
+}
+
+// dirCache is the cache as loaded, and the listings the scan collects for
+// the next one.
+type dirCache struct {
+	old map[string]dirListing
+	// before: a listing whose directory was modified at or after this is
+	// read again.
+	before time.Time
+	start  time.Time // when this scan started
+
+	reused atomic.Int64 // directories not read
+
+	mu    sync.Mutex
+	next  map[string]dirListing
+	names int
+	full  bool // more than dirCacheMaxNames: nothing is saved
+}
+
+// listingFS is a working tree whose scan can use the directory cache.
+type listingFS interface {
+	// scanDirListing is scanDir taking the listing from c when c still
+	// holds it, and recording in c the listing used; it reports whether
+	// the directory was left unread.
+	scanDirListing(p string, c *dirCache, decide func([]dirent) []bool) ([]dirent, []fstat, bool, error)
+}
+
+// dirListingUse is the cache and the directory it is asked about.
+type dirListingUse struct {
+	c   *dirCache
+	dir string
+}
+
+// newDirCache starts a scan with the cache loaded from gitDir (an empty
+// one when there is none, or it is damaged).
+func newDirCache(gitDir string, now time.Time) *dirCache {
+	c := &dirCache{start: now, next: map[string]dirListing{}}
+	c.old, c.before = loadDirCache(gitDir)
+	return c
+}
+
+// reuse returns the listing recorded for dir if its stat data is the same
+// and it is not racy (shared: the caller copies it before changing it).
+func (c *dirCache) reuse(dir string, st statData) ([]dirent, bool) {
+	if c == nil {
+		return nil, false
+	}
+	l, ok := c.old[dir]
+	if !ok || l.stat != st {
+		return nil, false
+	}
+	if !time.Unix(int64(st.MtimeSec), int64(st.MtimeNsec)).Before(c.before) ||
+		!time.Unix(int64(st.CtimeSec), int64(st.CtimeNsec)).Before(c.before) {
+		return nil, false
+	}
+	c.reused.Add(1)
+	return l.ents, true
+}
+
+// record keeps dir's listing for the next scan.
+func (c *dirCache) record(dir string, st statData, ents []dirent) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.full {
+		return
+	}
+	c.names += len(ents) + 1
+	if c.names > dirCacheMaxNames {
+		c.full, c.next = true, nil
+		return
+	}
+	c.next[dir] = dirListing{stat: st, ents: ents}
+}
+
+// loadDirCache reads the cache file; nil for none or a damaged one.
+func loadDirCache(gitDir string) (map[string]dirListing, time.Time) {
+	if gitDir == "" {
+		return nil, time.Time{}
+	}
+	f, err := os.Open(filepath.Join(gitDir, dirCacheFile))
+	if err != nil {
+		return nil, time.Time{}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() > dirCacheMaxSize || fi.Size() < 36 {
+		return nil, time.Time{}
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, time.Time{}
+	}
+	m, before, ok := decodeDirCache(b, fi.ModTime())
+	if !ok {
+		return nil, time.Time{}
+	}
+	return m, before
+}
+
+// decodeDirCache parses and checks a cache file written at mtime.
+func decodeDirCache(b []byte, mtime time.Time) (map[string]dirListing, time.Time, bool) {
+	if len(b) < 36 || string(b[:4]) != dirCacheMagic {
+		return nil, time.Time{}, false
+	}
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != sum {
+		return nil, time.Time{}, false
+	}
+	be := binary.BigEndian
+	if be.Uint32(body[4:]) != dirCacheVersion {
+		return nil, time.Time{}, false
+	}
+	start, written := int64(be.Uint64(body[8:])), int64(be.Uint64(body[16:]))
+	n := int(be.Uint32(body[24:]))
+	if written < start || start <= 0 || n > dirCacheMaxNames {
+		return nil, time.Time{}, false
+	}
+	// The scan started at start by the clock; the file's own mtime, set by
+	// the filesystem, less the scan's duration, says the same by the
+	// filesystem's clock. The earlier of the two, less a tick, is when a
+	// directory must have last changed to be trusted.
+	before := time.Unix(0, start)
+	if fsStart := mtime.Add(-time.Duration(written - start)); fsStart.Before(before) {
+		before = fsStart
+	}
+	before = before.Add(-dirCacheRacy)
+	r := body[28:]
+	take := func(k int) ([]byte, bool) {
+		if len(r) < k {
+			return nil, false
+		}
+		out := r[:k]
+		r = r[k:]
+		return out, true
+	}
+	out := make(map[string]dirListing, min(n, 1<<16))
+	names := 0
+	for i := 0; i < n; i++ {
+		h, ok := take(2)
+		if !ok {
+			return nil, time.Time{}, false
+		}
+		p, ok := take(int(be.Uint16(h)))
+		if !ok || !validCacheDir(string(p)) {
+			return nil, time.Time{}, false
+		}
+		dir := string(p)
+		if _, dup := out[dir]; dup {
+			return nil, time.Time{}, false
+		}
+		sd, ok := take(9*4 + 4)
+		if !ok {
+			return nil, time.Time{}, false
+		}
+		u := func(k int) uint32 { return be.Uint32(sd[4*k:]) }
+		l := dirListing{stat: statData{CtimeSec: u(0), CtimeNsec: u(1), MtimeSec: u(2), MtimeNsec: u(3),
+			Dev: u(4), Ino: u(5), UID: u(6), GID: u(7), Size: u(8)}}
+		k := int(u(9))
+		names += k + 1
+		if names > dirCacheMaxNames {
+			return nil, time.Time{}, false
+		}
+		l.ents = make([]dirent, 0, k)
+		seen := make(map[string]bool, k)
+		for e := 0; e < k; e++ {
+			h, ok := take(3)
+			if !ok {
+				return nil, time.Time{}, false
+			}
+			kind := fileKind(h[0])
+			nm, ok := take(int(be.Uint16(h[1:])))
+			if !ok || kind < kindFile || kind > kindOther || !validCacheName(string(nm)) || seen[string(nm)] {
+				return nil, time.Time{}, false
+			}
+			seen[string(nm)] = true
+			l.ents = append(l.ents, dirent{name: string(nm), kind: kind})
+		}
+		out[dir] = l
+	}
+	if len(r) != 0 {
+		return nil, time.Time{}, false
+	}
+	return out, before, true
+}
+
+// validCacheName: one directory entry's name, as a directory can hold it.
+func validCacheName(n string) bool {
+	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
+}
+
+// validCacheDir: "" (the top) or a relative slash-separated path of valid
+// names.
+func validCacheDir(p string) bool {
+	if p == "" {
+		return true
+	}
+	for _, n := range strings.Split(p, "/") {
+		if !validCacheName(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// save replaces the cache file with the listings this scan collected
+// (best effort: it is only a cache). A cache over its bound is removed.
+func (c *dirCache) save(gitDir string, perm gitobjects.SharedPerm, now time.Time) {
+	if c == nil || gitDir == "" {
+		return
+	}
+	final := filepath.Join(gitDir, dirCacheFile)
+	if c.full {
+		os.Remove(final)
+		return
+	}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	var u8 [8]byte
+	put32 := func(v uint32) { binary.BigEndian.PutUint32(u8[:4], v); w.Write(u8[:4]) }
+	put64 := func(v uint64) { binary.BigEndian.PutUint64(u8[:], v); w.Write(u8[:]) }
+	put16 := func(v int) { binary.BigEndian.PutUint16(u8[:2], uint16(v)); w.Write(u8[:2]) }
+	w.WriteString(dirCacheMagic)
+	put32(dirCacheVersion)
+	put64(uint64(c.start.UnixNano()))
+	put64(uint64(now.UnixNano()))
+	n := 0
+	for p, l := range c.next {
+		if storable(p, l) {
+			n++
+		}
+	}
+	put32(uint32(n))
+	for p, l := range c.next {
+		if !storable(p, l) {
+			continue
+		}
+		put16(len(p))
+		w.WriteString(p)
+		s := l.stat
+		for _, v := range []uint32{s.CtimeSec, s.CtimeNsec, s.MtimeSec, s.MtimeNsec, s.Dev, s.Ino, s.UID, s.GID, s.Size} {
+			put32(v)
+		}
+		put32(uint32(len(l.ents)))
+		for _, e := range l.ents {
+			w.WriteByte(byte(e.kind))
+			put16(len(e.name))
+			w.WriteString(e.name)
+		}
+	}
+	w.Flush()
+	b := buf.Bytes()
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+	tmp := final + ".tmp-" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o666); err != nil || perm.Adjust(tmp) != nil {
+		os.Remove(tmp)
+		return
+	}
+	if err := os.Rename(tmp, final); err != nil && !errors.Is(err, os.ErrNotExist) {
+		os.Remove(tmp)
+	}
+}
+
+// storable: what a load would accept (names too long for the format, or a
+// listing with an entry of unknown type, are left out: that directory is
+// read next time).
+func storable(p string, l dirListing) bool {
+	if len(p) > 0xffff || !validCacheDir(p) {
+		return false
+	}
+	for _, e := range l.ents {
+		if len(e.name) > 0xffff || e.kind < kindFile || e.kind > kindOther || !validCacheName(e.name) {
+			return false
+		}
+	}
+	return true
+}
