@@ -268,7 +268,7 @@ func rawDirCache(dirs []string, names [][]string, kind byte) []byte {
 
 func TestDirCacheHostile(t *testing.T) {
 	now := time.Now()
-	if _, _, ok := decodeDirCache(rawDirCache([]string{"", "a/b"}, [][]string{{"x", ".git"}, {"y"}}, byte(kindFile)), now); !ok {
+	if _, _, ok := decodeDirCache(rawDirCache([]string{"", "a/b"}, [][]string{{".git", "x"}, {"y"}}, byte(kindFile)), now); !ok {
 		t.Fatal("a well-formed cache is refused")
 	}
 	for name, b := range map[string][]byte{
@@ -281,6 +281,7 @@ func TestDirCacheHostile(t *testing.T) {
 		"NUL in name":     rawDirCache([]string{"a"}, [][]string{{"x\x00"}}, byte(kindFile)),
 		"empty name":      rawDirCache([]string{"a"}, [][]string{{""}}, byte(kindFile)),
 		"duplicate name":  rawDirCache([]string{"a"}, [][]string{{"x", "x"}}, byte(kindFile)),
+		"unsorted names":  rawDirCache([]string{"a"}, [][]string{{"y", "x"}}, byte(kindFile)),
 		"duplicate dir":   rawDirCache([]string{"a", "a"}, [][]string{{"x"}, {"y"}}, byte(kindFile)),
 		"unknown kind":    rawDirCache([]string{"a"}, [][]string{{"x"}}, 9),
 		"kind none":       rawDirCache([]string{"a"}, [][]string{{"x"}}, byte(kindNone)),

@@ -88,6 +88,9 @@ func scanDirListingOS(dir string, cache *dirListingUse, decide func([]dirent) []
 		// recorded listing keeps its own copy.
 		raw := out
 		out = append([]dirent(nil), out...)
+		if !cached {
+			sortDirents(raw)
+		}
 		cache.c.record(cache.dir, dirSt, raw)
 	}
 	want := decide(out)
