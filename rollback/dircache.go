@@ -57,10 +57,28 @@ const (
 // for the tests).
 var dirCacheRacy = time.Second
 
-// dirListing is a directory's stat data and entries, as last read.
+// dirListing is a directory's stat data and entries, as last read: either
+// ents, or (taken from the cache file unchanged) n entries still encoded
+// in raw.
 type dirListing struct {
 	stat statData
 	ents []dirent
+	n    int
+	raw  string
+}
+
+// entries decodes the listing (raw was checked when the file was loaded).
+func (l dirListing) entries() []dirent {
+	if l.raw == "" {
+		return l.ents
+	}
+	out := make([]dirent, 0, l.n)
+	for r := l.raw; len(r) >= 3; {
+		k := int(r[1])<<8 | int(r[2])
+		out = append(out, dirent{name: r[3 : 3+k], kind: fileKind(r[0])})
+		r = r[3+k:]
+	}
+	return out
 }
 
 // dirCache is the cache as loaded, and the listings the scan collects for
@@ -102,8 +120,8 @@ func newDirCache(gitDir string, now time.Time) *dirCache {
 	return c
 }
 
-// reuse returns the listing recorded for dir if its stat data is the same
-// and it is not racy (shared: the caller copies it before changing it).
+// reuse returns the listing recorded for dir, a new slice, if its stat
+// data is the same and it is not racy; it is kept for the next scan.
 func (c *dirCache) reuse(dir string, st statData) ([]dirent, bool) {
 	if c == nil {
 		return nil, false
@@ -117,25 +135,30 @@ func (c *dirCache) reuse(dir string, st statData) ([]dirent, bool) {
 		return nil, false
 	}
 	c.reused.Add(1)
-	return l.ents, true
+	c.keep(dir, l, l.n)
+	return l.entries(), true
 }
 
-// record keeps dir's listing for the next scan.
+// record keeps dir's listing, just read and sorted, for the next scan.
 func (c *dirCache) record(dir string, st statData, ents []dirent) {
 	if c == nil {
 		return
 	}
+	c.keep(dir, dirListing{stat: st, ents: ents}, len(ents))
+}
+
+func (c *dirCache) keep(dir string, l dirListing, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.full {
 		return
 	}
-	c.names += len(ents) + 1
+	c.names += n + 1
 	if c.names > dirCacheMaxNames {
 		c.full, c.next = true, nil
 		return
 	}
-	c.next[dir] = dirListing{stat: st, ents: ents}
+	c.next[dir] = l
 }
 
 // loadDirCache reads the cache file; nil for none or a damaged one.
@@ -152,32 +175,39 @@ func loadDirCache(gitDir string) (map[string]dirListing, time.Time) {
 	if err != nil || fi.Size() > dirCacheMaxSize || fi.Size() < 36 {
 		return nil, time.Time{}
 	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
+	// Read into a string: the names alias it, no copy of the file made.
+	var sb strings.Builder
+	sb.Grow(int(fi.Size()))
+	if _, err := io.Copy(&sb, io.LimitReader(f, fi.Size())); err != nil {
 		return nil, time.Time{}
 	}
-	m, before, ok := decodeDirCache(b, fi.ModTime())
+	m, before, ok := decodeDirCache(sb.String(), fi.ModTime())
 	if !ok {
 		return nil, time.Time{}
 	}
 	return m, before
 }
 
-// decodeDirCache parses and checks a cache file written at mtime.
-func decodeDirCache(b []byte, mtime time.Time) (map[string]dirListing, time.Time, bool) {
-	if len(b) < 36 || string(b[:4]) != dirCacheMagic {
+// decodeDirCache parses and checks a cache file written at mtime. The
+// listings stay encoded (raw), each checked here, and are decoded only
+// for the directories the scan asks about.
+func decodeDirCache(b string, mtime time.Time) (map[string]dirListing, time.Time, bool) {
+	if len(b) < 36 || b[:4] != dirCacheMagic {
 		return nil, time.Time{}, false
 	}
-	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != sum {
+	body := b[:len(b)-4]
+	u32 := func(s string) uint32 { return binary.BigEndian.Uint32([]byte(s[:4])) }
+	u64 := func(s string) uint64 { return binary.BigEndian.Uint64([]byte(s[:8])) }
+	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	io.WriteString(crc, body)
+	if crc.Sum32() != u32(b[len(b)-4:]) {
 		return nil, time.Time{}, false
 	}
-	be := binary.BigEndian
-	if be.Uint32(body[4:]) != dirCacheVersion {
+	if u32(body[4:]) != dirCacheVersion {
 		return nil, time.Time{}, false
 	}
-	start, written := int64(be.Uint64(body[8:])), int64(be.Uint64(body[16:]))
-	n := int(be.Uint32(body[24:]))
+	start, written := int64(u64(body[8:])), int64(u64(body[16:]))
+	n := int(u32(body[24:]))
 	if written < start || start <= 0 || n > dirCacheMaxNames {
 		return nil, time.Time{}, false
 	}
@@ -190,16 +220,12 @@ func decodeDirCache(b []byte, mtime time.Time) (map[string]dirListing, time.Time
 		before = fsStart
 	}
 	before = before.Add(-dirCacheRacy)
-	// The names alias one copy of the file, and the entries one array: a
-	// cache of 100,000 names costs three allocations, not 100,000.
-	str := string(body)
-	all := make([]dirent, 0, min(len(body)/4, dirCacheMaxNames))
 	pos := 28
 	take := func(k int) (string, bool) {
-		if len(str)-pos < k {
+		if k < 0 || len(body)-pos < k {
 			return "", false
 		}
-		out := str[pos : pos+k]
+		out := body[pos : pos+k]
 		pos += k
 		return out, true
 	}
@@ -210,7 +236,7 @@ func decodeDirCache(b []byte, mtime time.Time) (map[string]dirListing, time.Time
 		if !ok {
 			return nil, time.Time{}, false
 		}
-		dir, ok := take(int(be.Uint16([]byte(h))))
+		dir, ok := take(int(h[0])<<8 | int(h[1]))
 		if !ok || !validCacheDir(dir) {
 			return nil, time.Time{}, false
 		}
@@ -221,16 +247,16 @@ func decodeDirCache(b []byte, mtime time.Time) (map[string]dirListing, time.Time
 		if !ok {
 			return nil, time.Time{}, false
 		}
-		u := func(k int) uint32 { return be.Uint32([]byte(sd[4*k : 4*k+4])) }
+		u := func(k int) uint32 { return u32(sd[4*k:]) }
 		l := dirListing{stat: statData{CtimeSec: u(0), CtimeNsec: u(1), MtimeSec: u(2), MtimeNsec: u(3),
 			Dev: u(4), Ino: u(5), UID: u(6), GID: u(7), Size: u(8)}}
-		k := int(u(9))
-		names += k + 1
-		if names > dirCacheMaxNames || k > len(str)-pos {
+		l.n = int(u(9))
+		names += l.n + 1
+		if names > dirCacheMaxNames || l.n > len(body)-pos {
 			return nil, time.Time{}, false
 		}
-		first := len(all)
-		for e := 0; e < k; e++ {
+		first, prev := pos, ""
+		for e := 0; e < l.n; e++ {
 			h, ok := take(3)
 			if !ok {
 				return nil, time.Time{}, false
@@ -238,15 +264,18 @@ func decodeDirCache(b []byte, mtime time.Time) (map[string]dirListing, time.Time
 			kind := fileKind(h[0])
 			nm, ok := take(int(h[1])<<8 | int(h[2]))
 			// Sorted, strictly: no name twice.
-			if !ok || kind < kindFile || kind > kindOther || !validCacheName(nm) || (e > 0 && all[len(all)-1].name >= nm) {
+			if !ok || kind < kindFile || kind > kindOther || !validCacheName(nm) || (e > 0 && prev >= nm) {
 				return nil, time.Time{}, false
 			}
-			all = append(all, dirent{name: nm, kind: kind})
+			prev = nm
 		}
-		l.ents = all[first:len(all):len(all)]
+		l.raw = body[first:pos]
+		if l.n == 0 {
+			l.ents = []dirent{}
+		}
 		out[dir] = l
 	}
-	if pos != len(str) {
+	if pos != len(body) {
 		return nil, time.Time{}, false
 	}
 	return out, before, true
@@ -314,6 +343,11 @@ func (c *dirCache) save(gitDir string, perm gitobjects.SharedPerm, now time.Time
 		for _, v := range []uint32{s.CtimeSec, s.CtimeNsec, s.MtimeSec, s.MtimeNsec, s.Dev, s.Ino, s.UID, s.GID, s.Size} {
 			put32(v)
 		}
+		if l.raw != "" {
+			put32(uint32(l.n))
+			w.WriteString(l.raw)
+			continue
+		}
 		put32(uint32(len(l.ents)))
 		for _, e := range l.ents {
 			w.WriteByte(byte(e.kind))
@@ -345,6 +379,9 @@ func sortDirents(ds []dirent) {
 func storable(p string, l dirListing) bool {
 	if len(p) > 0xffff || !validCacheDir(p) {
 		return false
+	}
+	if l.raw != "" {
+		return true // as loaded, checked then
 	}
 	for i, e := range l.ents {
 		if i > 0 && l.ents[i-1].name >= e.name {

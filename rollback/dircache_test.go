@@ -165,7 +165,7 @@ func rewriteDirCache(t *testing.T, tr *testRepo, edit func(map[string]dirListing
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(p)
-	m, _, ok := decodeDirCache(b, fi.ModTime())
+	m, _, ok := decodeDirCache(string(b), fi.ModTime())
 	if !ok {
 		t.Fatal("the cache written does not load")
 	}
@@ -177,12 +177,12 @@ func rewriteDirCache(t *testing.T, tr *testRepo, edit func(map[string]dirListing
 func dropName(m map[string]dirListing, dir, name string) {
 	l := m[dir]
 	var kept []dirent
-	for _, e := range l.ents {
+	for _, e := range l.entries() {
 		if e.name != name {
 			kept = append(kept, e)
 		}
 	}
-	l.ents = kept
+	l.ents, l.raw = kept, ""
 	m[dir] = l
 }
 
@@ -268,7 +268,7 @@ func rawDirCache(dirs []string, names [][]string, kind byte) []byte {
 
 func TestDirCacheHostile(t *testing.T) {
 	now := time.Now()
-	if _, _, ok := decodeDirCache(rawDirCache([]string{"", "a/b"}, [][]string{{".git", "x"}, {"y"}}, byte(kindFile)), now); !ok {
+	if _, _, ok := decodeDirCache(string(rawDirCache([]string{"", "a/b"}, [][]string{{".git", "x"}, {"y"}}, byte(kindFile))), now); !ok {
 		t.Fatal("a well-formed cache is refused")
 	}
 	for name, b := range map[string][]byte{
@@ -286,7 +286,7 @@ func TestDirCacheHostile(t *testing.T) {
 		"unknown kind":    rawDirCache([]string{"a"}, [][]string{{"x"}}, 9),
 		"kind none":       rawDirCache([]string{"a"}, [][]string{{"x"}}, byte(kindNone)),
 	} {
-		if _, _, ok := decodeDirCache(b, now); ok {
+		if _, _, ok := decodeDirCache(string(b), now); ok {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -83,14 +83,12 @@ func scanDirListingOS(dir string, cache *dirListingUse, decide func([]dirent) []
 			}
 		}
 	}
-	if cache != nil {
+	if cache != nil && !cached {
 		// The entries' kinds change below as they are lstatted: the
-		// recorded listing keeps its own copy.
-		raw := out
-		out = append([]dirent(nil), out...)
-		if !cached {
-			sortDirents(raw)
-		}
+		// recorded listing keeps its own copy. (A listing from the cache
+		// is a new slice already, and kept by reuse.)
+		raw := append([]dirent(nil), out...)
+		sortDirents(raw)
 		cache.c.record(cache.dir, dirSt, raw)
 	}
 	want := decide(out)
