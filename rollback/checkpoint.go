@@ -209,7 +209,8 @@ type Manager struct {
 	ChainCache bool
 	// DirCache has the snapshots' scans keep a cache of the directories'
 	// listings (dircache.go) and read only the directories changed since:
-	// for snapshots taken often of one working tree.
+	// for snapshots taken often of one working tree. core.untrackedCache
+	// set to false turns it off.
 	DirCache bool
 
 	memo   *chainMemo             // the chain cache's objects, when ChainCache
@@ -289,7 +290,9 @@ func (m *Manager) bound(chain []*Checkpoint) []*Checkpoint {
 func (m *Manager) snapshotter() *snapshotter {
 	sn := m.w.snapshotter()
 	sn.cfg.maxSize = m.MaxFileSize
-	sn.dirCache = m.DirCache
+	// core.untrackedCache=false says the filesystem's directory mtimes
+	// are not to be trusted (or git's cache not wanted): ours is off too.
+	sn.dirCache = m.DirCache && m.r.Config().Bool("core", "untrackedcache", true)
 	return sn
 }
 
