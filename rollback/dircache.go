@@ -283,7 +283,16 @@ func decodeDirCache(b string, mtime time.Time) (map[string]dirListing, time.Time
 
 // validCacheName: one directory entry's name, as a directory can hold it.
 func validCacheName(n string) bool {
-	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
+	if n == "" || n == "." || n == ".." {
+		return false
+	}
+	// A plain loop: strings.ContainsAny made this most of a load's time.
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; c == '/' || c == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // validCacheDir: "" (the top) or a relative slash-separated path of valid
