@@ -49,6 +49,9 @@ func (f foldFS) writeFile(p string, data []byte, exec bool) (fstat, error) {
 	return f.osFS.writeFile(f.resolve(p), data, exec)
 }
 func (f foldFS) symlink(target, p string) (fstat, error) { return f.osFS.symlink(target, f.resolve(p)) }
+// scanDirListing hides osFS's (Linux): it would take p unresolved.
+func (f foldFS) scanDirListing() {}
+
 func (f foldFS) scanDir(p string, decide func([]dirent) []bool) ([]dirent, []fstat, error) {
 	return f.osFS.scanDir(f.resolve(p), decide)
 }

@@ -72,7 +72,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		return nil, userErr(ErrUnmerged, "The index has unmerged paths (%s): resolve and 'git add' them, or abort the merge, first", listSome(unmerged, 3, quotePath))
 	}
 	cfg := sn.cfg
-	if sn.dirCache && store && sn.gitDir != "" {
+	if _, ok := sn.fs.(listingFS); ok && sn.dirCache && store && sn.gitDir != "" {
 		cfg.dirs = newDirCache(sn.gitDir, time.Now())
 	}
 	res, err := scan(sn.fs, idx, sn.rules, cfg)
