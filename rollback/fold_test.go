@@ -49,6 +49,7 @@ func (f foldFS) writeFile(p string, data []byte, exec bool) (fstat, error) {
 	return f.osFS.writeFile(f.resolve(p), data, exec)
 }
 func (f foldFS) symlink(target, p string) (fstat, error) { return f.osFS.symlink(target, f.resolve(p)) }
+
 // scanDirListing hides osFS's (Linux): it would take p unresolved.
 func (f foldFS) scanDirListing() {}
 
