@@ -46,11 +46,12 @@ const (
 	dirCacheFile    = "hegel-dircache"
 	dirCacheMagic   = "HGDC"
 	dirCacheVersion = 1
-	// dirCacheMaxNames bounds the cache: a working tree with more
-	// directory entries than this is scanned without it.
-	dirCacheMaxNames = 4 << 20
-	dirCacheMaxSize  = 256 << 20
+	dirCacheMaxSize = 256 << 20
 )
+
+// dirCacheMaxNames bounds the cache: a working tree with more directory
+// entries than this is scanned without it (a variable for the tests).
+var dirCacheMaxNames = 4 << 20
 
 // dirCacheRacy is how long before a scan started a directory must have
 // last changed for its listing to be trusted by the next scan (a variable

@@ -291,3 +291,26 @@ func TestDirCacheHostile(t *testing.T) {
 		}
 	}
 }
+
+// Over its bound the cache is not kept: the file goes, every directory is
+// read, and the snapshot is the same.
+func TestDirCacheBound(t *testing.T) {
+	tr := dirCacheRepo(t)
+	primeDirCache(tr)
+	old := dirCacheMaxNames
+	dirCacheMaxNames = 5
+	t.Cleanup(func() { dirCacheMaxNames = old })
+	if _, err := os.Stat(filepath.Join(tr.dir, ".git", dirCacheFile)); err != nil {
+		t.Fatal(err)
+	}
+	tr.write("a/over", "x\n")
+	if s := checkDirCache(tr, "over the bound"); s.dirsUnread != 0 {
+		t.Errorf("%d directories from a cache over its bound", s.dirsUnread)
+	}
+	if _, err := os.Stat(filepath.Join(tr.dir, ".git", dirCacheFile)); !os.IsNotExist(err) {
+		t.Errorf("the cache over its bound is kept: %v", err)
+	}
+	if s := checkDirCache(tr, "without a cache"); s.dirsUnread != 0 {
+		t.Errorf("%d directories from no cache", s.dirsUnread)
+	}
+}
