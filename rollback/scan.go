@@ -28,6 +28,9 @@ type scanConfig struct {
 	// dirs is the directory cache to use and fill (nil: every directory
 	// is read).
 	dirs *dirCache
+	// fsmon is what the fsmonitor hook reported changed since the previous
+	// snapshot (fsmonitor.go; nil: every file is lstat'd).
+	fsmon *fsmonChanges
 	// progress counts the files scanned, hashed and written (nil: none).
 	progress gitstore.Progress
 }
@@ -210,6 +213,12 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 		nested    bool
 		decisions []decision
 		kidOf     []child // per entry: what the index has there (file -1: no file)
+		// With the fsmonitor, for entries nothing was reported about: the
+		// stat data the stat cache holds (known), or that the file was
+		// clean at the previous snapshot (clean); neither is lstat'd.
+		known   []fstat
+		clean   []bool
+		watched = s.cfg.fsmon != nil && !s.cfg.fsmon.covers(j.dir)
 	)
 	ignored := func(name string, isDir bool) bool {
 		if j.ignored {
@@ -261,6 +270,9 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 				}
 			}
 			want[i] = decisions[i] == trackedFile || decisions[i] == untracked
+			if want[i] && watched {
+				want[i] = !s.unchanged(j.dir, d.name, decisions[i] == trackedFile, c, i, &known, &clean, len(ents))
+			}
 		}
 		return want
 	}
@@ -295,8 +307,13 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 		case trackedFile:
 			looked++
 			st := sts[i]
+			if known != nil && known[i].hasStat {
+				st = known[i]
+			}
 			e := &s.idx.Entries[c.file]
 			switch {
+			case clean != nil && clean[i]:
+				s.res.state[c.file] = entryClean
 			case st.kind == kindFile || st.kind == kindSymlink:
 				// An intent-to-add entry's blob is the empty one, whatever
 				// its stat data says: its file is always read.
@@ -321,6 +338,9 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 		case untracked:
 			looked++
 			st := sts[i]
+			if known != nil && known[i].hasStat {
+				st = known[i]
+			}
 			if st.kind != kindFile && st.kind != kindSymlink {
 				continue
 			}
@@ -361,6 +381,40 @@ func (s *scanner) dir(j scanJob) ([]scanJob, error) {
 		}
 	}
 	return subs, nil
+}
+
+// unchanged reports whether the fsmonitor says the file name in dir, not
+// reported, needs no lstat: it fills known[i] with the stat data the stat
+// cache holds for it, or sets clean[i] for a tracked file the previous
+// snapshot found clean (the stat cache holds every file that snapshot
+// hashed). Racy stat data, and intent-to-add entries, are lstat'd.
+func (s *scanner) unchanged(dir, name string, tracked bool, c child, i int, known *[]fstat, clean *[]bool, n int) bool {
+	fm := s.cfg.fsmon
+	p := join(dir, name)
+	if fm.paths[p] {
+		return false
+	}
+	st, inCache, ok := fm.cached(p)
+	switch {
+	case ok:
+		if *known == nil {
+			*known = make([]fstat, n)
+		}
+		(*known)[i] = st
+	case inCache || !tracked:
+		return false
+	default:
+		e := &s.idx.Entries[c.file]
+		if e.intentToAdd() || racy(e.Stat, s.idxMtime) {
+			return false
+		}
+		if *clean == nil {
+			*clean = make([]bool, n)
+		}
+		(*clean)[i] = true
+	}
+	atomic.AddInt64(&fm.skipped, 1)
+	return true
 }
 
 func (s *scanner) skip(f SkippedFile) {

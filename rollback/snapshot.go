@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -54,6 +56,9 @@ type snapshotter struct {
 	// dirCache: a stored snapshot's scan uses and keeps the directory
 	// cache (dircache.go).
 	dirCache bool
+	// fsmon is the user's fsmonitor hook, asked by the scans that use the
+	// directory cache (fsmonitor.go); nil: none.
+	fsmon *fsmonitor
 	// subHead reads the commits submodules have checked out (submodule.go).
 	subHead func(*gitIndex) map[int]plumbing.Hash
 }
@@ -72,12 +77,27 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		return nil, userErr(ErrUnmerged, "The index has unmerged paths (%s): resolve and 'git add' them, or abort the merge, first", listSome(unmerged, 3, quotePath))
 	}
 	cfg := sn.cfg
+	var fsmonToken string
 	if _, ok := sn.fs.(listingFS); ok && sn.dirCache && store && sn.gitDir != "" {
 		cfg.dirs = newDirCache(sn.gitDir, time.Now())
+		if sn.fsmon != nil {
+			// Asked before the scan: whatever changes after the hook
+			// answered is reported to the next snapshot.
+			var why string
+			fsmonToken, cfg.fsmon, why = sn.fsmon.begin(sn.gitDir, idx, cfg)
+			if why != "" {
+				sn.trace("fsmonitor not used: " + why)
+			}
+			// No token is valid until this snapshot's stat cache is.
+			os.Remove(filepath.Join(sn.gitDir, fsmonFile))
+		}
 	}
 	res, err := scan(sn.fs, idx, sn.rules, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.fsmon != nil {
+		sn.trace(fmt.Sprintf("fsmonitor (%d paths reported, %d files not lstat'd)", len(cfg.fsmon.paths), cfg.fsmon.skipped))
 	}
 	if cfg.dirs != nil {
 		cfg.dirs.save(sn.gitDir, sn.perm, time.Now())
@@ -162,12 +182,19 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	}
 	if store && sn.gitDir != "" {
 		next := make(map[string]statCacheEntry, len(items))
+		complete := true
 		for k, it := range items {
 			if !results[k].gone && it.st.hasStat {
 				next[it.path] = statCacheEntry{stat: it.st.stat, flags: statFlags(it.st), hash: results[k].hash}
+			} else if !results[k].gone {
+				complete = false
 			}
 		}
-		saveStatCache(sn.gitDir, sn.perm, next)
+		ident := saveStatCache(sn.gitDir, sn.perm, next)
+		if fsmonToken != "" && ident != "" && complete {
+			saveFsmonRecord(sn.gitDir, sn.perm, fsmonRecord{hook: sn.fsmon.hook, token: fsmonToken,
+				index: idx.ident, statCache: ident, settings: scanSettings(cfg)})
+		}
 	}
 	sn.trace(fmt.Sprintf("hash (%d files, %d of them unchanged since the last snapshot)", len(items), reused.Load()))
 	dirty := make(map[int]hashed, len(items))

@@ -42,6 +42,7 @@ type statCacheEntry struct {
 type statCache struct {
 	entries map[string]statCacheEntry
 	mtime   time.Time
+	ident   string // the file's size, mtime and inode (fsmonitor.go)
 }
 
 func statFlags(st fstat) uint8 {
@@ -95,7 +96,7 @@ func loadStatCache(gitDir string) *statCache {
 		return nil
 	}
 	n := int(binary.BigEndian.Uint32(hdr[8:]))
-	c := &statCache{entries: make(map[string]statCacheEntry, min(n, 1<<20)), mtime: fi.ModTime()}
+	c := &statCache{entries: make(map[string]statCacheEntry, min(n, 1<<20)), mtime: fi.ModTime(), ident: fileIdent(fi)}
 	var rec [2 + 36 + 1 + 20]byte
 	for i := 0; i < n; i++ {
 		if _, err := io.ReadFull(r, rec[:2]); err != nil {
@@ -121,10 +122,11 @@ func loadStatCache(gitDir string) *statCache {
 }
 
 // saveStatCache replaces the cache with entries (best effort: it is only
-// a cache).
-func saveStatCache(gitDir string, perm gitobjects.SharedPerm, entries map[string]statCacheEntry) {
+// a cache). It returns the new file's identity (fileIdent) when it holds
+// every entry, "" otherwise.
+func saveStatCache(gitDir string, perm gitobjects.SharedPerm, entries map[string]statCacheEntry) string {
 	if gitDir == "" {
-		return
+		return ""
 	}
 	var buf bytes.Buffer
 	buf.WriteString(statCacheMagic)
@@ -160,9 +162,18 @@ func saveStatCache(gitDir string, perm gitobjects.SharedPerm, entries map[string
 	tmp := final + ".tmp-" + strconv.Itoa(os.Getpid())
 	if err := os.WriteFile(tmp, b, 0o666); err != nil || perm.Adjust(tmp) != nil {
 		os.Remove(tmp)
-		return
+		return ""
 	}
-	if err := os.Rename(tmp, final); err != nil && !errors.Is(err, os.ErrNotExist) {
-		os.Remove(tmp)
+	// The rename keeps the inode and times: the identity is the file's.
+	fi, err := os.Lstat(tmp)
+	if err := os.Rename(tmp, final); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			os.Remove(tmp)
+		}
+		return ""
 	}
+	if err != nil || n != len(entries) {
+		return ""
+	}
+	return fileIdent(fi)
 }
