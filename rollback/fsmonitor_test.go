@@ -234,3 +234,66 @@ func TestFsmonitorConfig(t *testing.T) {
 		t.Errorf("a hook path: %+v", f)
 	}
 }
+
+// Version 1 (core.fsmonitorHookVersion=1, or a hook that fails version 2
+// when it is unset): the token is a timestamp taken before the hook runs.
+func TestFsmonitorVersion1(t *testing.T) {
+	// Reports every logged path, whatever the timestamp (an honest
+	// superset); exits 1 when asked for version 2.
+	v1 := `#!/bin/sh
+log=%q
+[ "$1" = 1 ] || exit 1
+case "$2" in *[!0-9]*|'') exit 1 ;; esac
+tr '\n' '\0' < "$log"
+`
+	for _, set := range []bool{true, false} {
+		t.Run(fmt.Sprint("configured ", set), func(t *testing.T) {
+			tr, log := fsmonRepo(t, v1)
+			if set {
+				tr.git("config", "core.fsmonitorHookVersion", "1")
+				tr.reopen()
+				tr.m.DirCache = true
+			}
+			settle()
+			fsmonSnap(tr, "first")
+			if n := fsmonSnap(tr, "unchanged"); n <= 0 {
+				t.Fatalf("the fsmonitor was not used (%d)", n)
+			}
+			settle()
+			tr.write("a/one", "ONE\n")
+			tr.write("a/b/new", "n\n")
+			logged(t, log, "a/one", "a/b/new")
+			if n := fsmonSnap(tr, "changed"); n <= 0 {
+				t.Fatalf("the fsmonitor was not used (%d)", n)
+			}
+		})
+	}
+}
+
+// The hook run is the one configured now, never the one a token file
+// names.
+func TestFsmonitorRecordNamesAnotherHook(t *testing.T) {
+	tr, _ := fsmonRepo(t, honestHook)
+	primeFsmon(tr)
+	gitDir := filepath.Join(tr.dir, ".git")
+	rec, ok := loadFsmonRecord(gitDir)
+	if !ok {
+		t.Fatal("no token kept")
+	}
+	ran := filepath.Join(t.TempDir(), "ran")
+	other := filepath.Join(t.TempDir(), "other-hook")
+	os.WriteFile(other, []byte("#!/bin/sh\ntouch "+ran+"\nprintf 'x\\0'\n"), 0o755)
+	rec.hook = other
+	ident, err := os.Stat(filepath.Join(gitDir, statCacheFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.statCache = fileIdent(ident)
+	saveFsmonRecord(gitDir, tr.m.w.r.Shared(), rec)
+	if n := fsmonSnap(tr, "another hook recorded"); n >= 0 {
+		t.Errorf("a token kept for another hook was used (%d)", n)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the hook named in the token file ran")
+	}
+}
