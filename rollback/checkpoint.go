@@ -293,11 +293,11 @@ func (m *Manager) snapshotter() *snapshotter {
 	// core.untrackedCache=false says the filesystem's directory mtimes
 	// are not to be trusted (or git's cache not wanted): ours is off too.
 	sn.dirCache = m.DirCache && m.r.Config().Bool("core", "untrackedcache", true)
-	if sn.dirCache {
-		// core.fsmonitor is the user's own setting (git runs the same
-		// hook for git status); nothing read from the repository's
-		// files or a fetch names it.
-		c := m.r.Config()
+	// core.fsmonitor is the user's own setting (git runs the same hook
+	// for git status); nothing read from the repository's files or a
+	// fetch names it. With core.ignoreCase the hook may spell a path
+	// otherwise than the index: not asked.
+	if c := m.r.Config(); sn.dirCache && !c.Bool("core", "ignorecase", false) {
 		sn.fsmon = fsmonitorFor(func(section, key string) (string, bool) { return c.Get(section, "", key) }, m.r.WorkTree)
 	}
 	return sn

@@ -297,3 +297,14 @@ func TestFsmonitorRecordNamesAnotherHook(t *testing.T) {
 		t.Error("the hook named in the token file ran")
 	}
 }
+
+// With core.ignoreCase the hook is not asked.
+func TestFsmonitorIgnoreCase(t *testing.T) {
+	tr, _ := fsmonRepo(t, honestHook)
+	tr.git("config", "core.ignoreCase", "true")
+	tr.reopen()
+	tr.m.DirCache = true
+	if sn := tr.m.snapshotter(); sn.fsmon != nil {
+		t.Errorf("core.ignoreCase: hook %q asked", sn.fsmon.hook)
+	}
+}
