@@ -116,6 +116,7 @@ type stashSummary struct {
 	timestamp                    time.Time
 	task, worktree               string
 	workflow, mode, node, status string
+	metaMode                     string
 	files                        int // files parked; 0: none
 }
 
@@ -135,6 +136,7 @@ func (s Stashes) summarize(e object.TreeEntry, rd *summaryReader) (sm *stashSumm
 	sm = &stashSummary{
 		message: b.Message, timestamp: b.Timestamp, task: b.Task, worktree: b.Worktree,
 		workflow: st.Workflow, mode: st.Mode, node: st.CurrentNode, status: st.Status,
+		metaMode: st.MetaMode,
 	}
 	if b.Files != nil {
 		sm.files = max(b.Files.Count, 1)
@@ -148,7 +150,7 @@ func (sm *stashSummary) stash(e object.TreeEntry) *engine.Stash {
 		return st
 	}
 	st.Message, st.Timestamp, st.Task, st.Worktree = sm.message, sm.timestamp, sm.task, sm.worktree
-	st.State = &engine.State{Task: sm.task, Workflow: sm.workflow, Mode: sm.mode, CurrentNode: sm.node, Status: sm.status}
+	st.State = &engine.State{Task: sm.task, Workflow: sm.workflow, Mode: sm.mode, CurrentNode: sm.node, Status: sm.status, MetaMode: sm.metaMode}
 	if sm.files > 0 {
 		st.Files = &engine.StashFiles{Count: sm.files}
 	}
@@ -170,8 +172,8 @@ func damaged(format string, a ...any) error { return &damageError{fmt.Sprintf(fo
 // reads into one file read.
 const (
 	summaryCacheFile   = "hegel/stash-summaries"
-	summaryCacheHeader = "git-hegel stash summaries 2"
-	summaryCacheFields = 11
+	summaryCacheHeader = "git-hegel stash summaries 3"
+	summaryCacheFields = 12
 )
 
 func (s Stashes) summaryCachePath() string {
@@ -221,12 +223,12 @@ func (s Stashes) readSummaryCache() map[plumbing.Hash]*stashSummary {
 			return nil
 		}
 		sm.timestamp = ts
-		for i, dst := range []*string{&sm.message, &sm.task, &sm.worktree, &sm.workflow, &sm.mode, &sm.node, &sm.status, &sm.damaged} {
+		for i, dst := range []*string{&sm.message, &sm.task, &sm.worktree, &sm.workflow, &sm.mode, &sm.node, &sm.status, &sm.damaged, &sm.metaMode} {
 			if *dst, err = strconv.Unquote(f[2+i]); err != nil {
 				return nil
 			}
 		}
-		if sm.files, err = strconv.Atoi(f[10]); err != nil {
+		if sm.files, err = strconv.Atoi(f[11]); err != nil {
 			return nil
 		}
 		out[h] = sm
@@ -252,7 +254,7 @@ func (s Stashes) writeSummaryCache(entries []object.TreeEntry, sums []*stashSumm
 		buf.WriteString(e.Hash.String())
 		buf.WriteByte('\t')
 		buf.WriteString(sm.timestamp.UTC().Format(time.RFC3339Nano))
-		for _, v := range []string{sm.message, sm.task, sm.worktree, sm.workflow, sm.mode, sm.node, sm.status, sm.damaged} {
+		for _, v := range []string{sm.message, sm.task, sm.worktree, sm.workflow, sm.mode, sm.node, sm.status, sm.damaged, sm.metaMode} {
 			buf.WriteByte('\t')
 			buf.WriteString(strconv.Quote(v))
 		}
