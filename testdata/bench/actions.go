@@ -58,6 +58,12 @@ func runActionHook(b *bench) ([]row, error) {
 			return nil, err
 		}
 		b.keep("undo-hook", label, ss...)
+		var mon []*stats
+		if size >= 100000 {
+			if mon, err = b.monitoredHook(dir, spec, size, &v, payload); err != nil {
+				return nil, err
+			}
+		}
 		for i := 0; i < 10; i++ {
 			if err := b.restoreFile(dir, spec, 11+i*(size/10)); err != nil {
 				return nil, err
@@ -76,6 +82,74 @@ func runActionHook(b *bench) ([]row, error) {
 			rows = append(rows, timeRow("hook PreToolUse snapshot vs version", label, ss[0], ss[2], 1.5))
 		}
 		rows = append(rows, rssRow(fmt.Sprintf("hook PreToolUse snapshot vs git status (%s)", label), label, ss[0], ss[1], 0))
+		if mon != nil {
+			rows = append(rows, timeRow("hook PreToolUse snapshot with an fsmonitor hook vs git status (untracked cache, no monitor)", label, mon[0], mon[1], 1.0))
+		}
 	}
 	return rows, nil
+}
+
+// fsmonHook is an honest fsmonitor hook (version 2): its token is a line
+// count of the log the bench appends each changed path to, and it reports
+// the paths logged since the token it is given ("/" for any other token).
+// It stands in for watchman, which the bench cannot assume.
+const fsmonHook = `#!/bin/sh
+log=%q
+n=$(wc -l < "$log" | tr -d ' ')
+printf 'log:%%s\0' "$n"
+case "$2" in
+log:*) from=${2#log:} ;;
+*) printf '/\0'; exit 0 ;;
+esac
+tail -n +$((from+1)) "$log" | tr '\n' '\0'
+`
+
+// monitoredHook times the hook again with core.fsmonitor naming an honest
+// hook, against git status with the untracked cache and no monitor: what
+// an agent's snapshot costs where watchman runs.
+func (b *bench) monitoredHook(dir string, spec repoSpec, size int, v *int, payload string) ([]*stats, error) {
+	gitDir := filepath.Join(dir, ".git")
+	log := filepath.Join(gitDir, "bench-fsmon.log")
+	hook := filepath.Join(gitDir, "bench-fsmon.sh")
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(hook, []byte(fmt.Sprintf(fsmonHook, log)), 0o755); err != nil {
+		return nil, err
+	}
+	defer os.Remove(log)
+	defer os.Remove(hook)
+	if _, err := b.git(dir, "config", "core.fsmonitor", hook); err != nil {
+		return nil, err
+	}
+	defer b.git(dir, "config", "--unset", "core.fsmonitor")
+	touch10 := inProcess(func() error {
+		*v++
+		f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		for i := 0; i < 10; i++ {
+			k := 11 + i*(size/10)
+			if err := writeFile(filepath.Join(dir, filePath(k)), content(spec.Seed, k, *v)); err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintln(f, filepath.ToSlash(filePath(k))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	b.settle()
+	round := []step{
+		touch10, {label: "git hegel hook PreToolUse (Bash, fsmonitor hook)", dir: dir, argv: hegelCmd("hook", "PreToolUse"), stdin: payload},
+		touch10, timed("git status --porcelain (untracked cache, no monitor)", dir, "git", "-c", "core.fsmonitor=", "-c", "core.untrackedCache=true", "status", "--porcelain"),
+	}
+	ss, err := b.measure(round, b.runs, measureOpts{budget: 90 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	b.keep("undo-hook", spec.label(), ss...)
+	return ss, nil
 }

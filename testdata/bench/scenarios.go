@@ -47,7 +47,7 @@ var scenarios = []scenario{
 	{name: "hook", needs: "hook", run: runHook,
 		doc: "git hegel hook PostToolUse with 10,000 and 10 journaled events vs git hegel version: within 1.5x, and within 10% of each other"},
 	{name: "undo-hook", needs: "undo", run: runActionHook,
-		doc: "git hegel hook PreToolUse (an agent-action snapshot, 10 files changed since the last) vs git status --porcelain with core.untrackedCache=true on 100k files (≤1.0×) and vs git hegel version on 1k (≤1.5×); peak RSS"},
+		doc: "git hegel hook PreToolUse (an agent-action snapshot, 10 files changed since the last) vs git status --porcelain with core.untrackedCache=true on 100k files (≤1.0×), again with an fsmonitor hook on 100k, and vs git hegel version on 1k (≤1.5×); peak RSS"},
 	{name: "mcp", needs: "mcp", run: runMCP,
 		doc: "git hegel mcp: a status tool call on a running server (under 5 ms), and start-up to the initialize reply vs git hegel version (≤1.5×), 1k files"},
 	{name: "fold", needs: "hook", run: runFold,
