@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -375,14 +373,7 @@ func (c *dirCache) save(gitDir string, perm gitobjects.SharedPerm, now time.Time
 	w.Flush()
 	b := buf.Bytes()
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
-	tmp := final + ".tmp-" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, b, 0o666); err != nil || perm.Adjust(tmp) != nil {
-		os.Remove(tmp)
-		return
-	}
-	if err := os.Rename(tmp, final); err != nil && !errors.Is(err, os.ErrNotExist) {
-		os.Remove(tmp)
-	}
+	_ = perm.WriteFile(final, b, false) // only a cache: a failure means a full scan next time
 }
 
 // sortDirents orders a listing by name, as the file keeps them.

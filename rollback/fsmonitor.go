@@ -303,15 +303,8 @@ func saveFsmonRecord(gitDir string, perm gitobjects.SharedPerm, r fsmonRecord) {
 	}
 	b := fmt.Sprintf("%s\n%s\n%s\n%s\n%s\n%s\n", fsmonMagic, hex.EncodeToString([]byte(r.hook)),
 		hex.EncodeToString([]byte(r.token)), r.index, r.statCache, r.settings)
-	tmp := final + ".tmp-" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, []byte(b), 0o666); err != nil || perm.Adjust(tmp) != nil {
-		os.Remove(tmp)
-		os.Remove(final)
-		return
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
-		os.Remove(final)
+	if err := perm.WriteFile(final, []byte(b), false); err != nil {
+		os.Remove(final) // an older token must not be trusted
 	}
 }
 
