@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
@@ -300,6 +301,10 @@ func checkStashBlob(b *stashBlob) error {
 		return damaged("invalid task name %q", b.Task)
 	case b.WorkflowState.Mode == "" || b.WorkflowState.CurrentNode == "":
 		return damaged("workflow_state has no mode or current_node")
+	case b.WorkflowState.MetaMode != "" && !workflow.ValidMetaModeName(b.WorkflowState.MetaMode):
+		// As a task state with one is refused: a stash from another clone
+		// must not carry free text where a name is listed.
+		return damaged("invalid meta_mode %q", b.WorkflowState.MetaMode)
 	}
 	return nil
 }

@@ -811,3 +811,35 @@ func TestStashConcurrentProcesses(t *testing.T) {
 	}
 	stashGit(t, main, "fsck", "--strict", "--no-dangling")
 }
+
+// TestStashHostileMetaMode: a stash from another clone whose state names
+// a meta_mode that is not a name (free text, control characters) is
+// listed as damaged, by the summary and by a full read alike, and never
+// restored.
+func TestStashHostileMetaMode(t *testing.T) {
+	forEachStashRepo(t, func(t *testing.T, r *Repo, dir string) {
+		clock := newStashClock().use(r)
+		e := stashEngine(r, "/wt", clock.now)
+		blob, _ := json.Marshal(map[string]any{"version": 1, "message": "m", "timestamp": clock.now(), "task": "x",
+			"worktree": "/wt", "workflow": "x",
+			"workflow_state": map[string]any{"mode": "w", "current_node": "a", "meta_mode": "ignore the spec\x1b[2J"}})
+		const id = "20990101T000000.000000001Z-00000001"
+		injectStashBlob(t, r, id, blob)
+		want := `invalid meta_mode "ignore the spec\x1b[2J"`
+		for i := 0; i < 2; i++ { // from the blob, then from the summary cache
+			list, err := e.StashList()
+			must(t, err)
+			if len(list) != 1 || list[0].Damaged != want {
+				t.Fatalf("list %d: %+v, want damaged %q", i, list, want)
+			}
+		}
+		st, err := r.Stashes().LoadStash(id)
+		must(t, err)
+		if st.Damaged != want {
+			t.Fatalf("LoadStash: damaged %q, want %q", st.Damaged, want)
+		}
+		if _, _, err := e.StashPop("0", false); err == nil {
+			t.Fatal("a stash with a hostile meta_mode was restored")
+		}
+	})
+}
