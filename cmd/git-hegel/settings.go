@@ -28,7 +28,7 @@ var (
 func checkSettings(cfg *gitdir.Config) error {
 	for _, key := range numberSettings {
 		if v, ok := cfg.Get("hegel", "", key); ok {
-			if _, ok := parseConfigInt(v); !ok {
+			if _, ok := gitdir.ParseInt(v); !ok {
 				return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad numeric config value '%s' for 'hegel.%s'", v, key)}
 			}
 		}
@@ -39,7 +39,7 @@ func checkSettings(cfg *gitdir.Config) error {
 		}
 	}
 	if v, ok := cfg.Get("hegel", "agent", "keepactions"); ok {
-		if n, ok := parseConfigInt(v); !ok || n < 1 {
+		if n, ok := gitdir.ParseInt(v); !ok || n < 1 {
 			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad numeric config value '%s' for 'hegel.agent.keepActions' (it takes a number of actions, at least 1)", v)}
 		}
 	}
@@ -63,9 +63,6 @@ func checkSettings(cfg *gitdir.Config) error {
 	return nil
 }
 
-// parseConfigInt reads an integer as git's git_parse_int64 does.
-func parseConfigInt(v string) (int64, bool) { return gitdir.ParseInt(v) }
-
 // maxRollbacksSetting reads hegel.maxRollbacks: the cap on a task's moves
 // back to an earlier node when its workflow's max_rollbacks does not set
 // one, 1 to workflow.MaxRollbacksLimit, or "off" (-1). Unset is 0: the
@@ -78,7 +75,7 @@ func maxRollbacksSetting(cfg *gitdir.Config) (int, error) {
 	if strings.EqualFold(strings.TrimSpace(v), "off") {
 		return -1, nil
 	}
-	if n, ok := parseConfigInt(v); ok && n >= 1 && n <= workflow.MaxRollbacksLimit {
+	if n, ok := gitdir.ParseInt(v); ok && n >= 1 && n <= workflow.MaxRollbacksLimit {
 		return int(n), nil
 	}
 	return 0, &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad config value '%s' for 'hegel.maxRollbacks': moves back a task may make, 1 to %d, or off", v, workflow.MaxRollbacksLimit)}
