@@ -126,7 +126,12 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	for k, u := range res.untracked {
 		items = append(items, item{u.path, u.st, -1 - k, filemode.Regular})
 	}
-	cache := loadStatCache(sn.gitDir)
+	var cache *statCache
+	if cfg.fsmon != nil && cfg.fsmon.cache != nil {
+		cache = cfg.fsmon.cache // loaded and checked against the token's record already
+	} else {
+		cache = loadStatCache(sn.gitDir)
+	}
 	prog := sn.cfg.prog()
 	if store {
 		prog.Start("Writing objects", len(items))
