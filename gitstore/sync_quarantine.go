@@ -70,6 +70,15 @@ func (r *Repo) newQuarantine() (*quarantine, error) {
 // sends only what is new. seen are refs under refs/hegel/: a fetch
 // updates them, and prunes those the remote no longer has.
 func (q *quarantine) prepareRepo(ctx context.Context, r *Repo, seen, haves map[string]plumbing.Hash) error {
+	if err := q.prepareConfig(ctx, r); err != nil {
+		return err
+	}
+	return q.writeRefs(seen, haves)
+}
+
+// prepareConfig writes the quarantine's configuration and HEAD (see
+// prepareRepo); it has no refs yet.
+func (q *quarantine) prepareConfig(ctx context.Context, r *Repo) error {
 	cfg, err := r.flatConfig(ctx)
 	if err != nil {
 		return err
@@ -78,6 +87,17 @@ func (q *quarantine) prepareRepo(ctx context.Context, r *Repo, seen, haves map[s
 	if err != nil || !bytes.HasPrefix(head, []byte("ref: ")) && len(bytes.TrimSpace(head)) != 40 {
 		head = []byte("ref: refs/heads/main\n")
 	}
+	for name, b := range map[string][]byte{"config": cfg, "HEAD": head} {
+		if err := os.WriteFile(filepath.Join(q.dir, name), b, 0o666); err != nil {
+			return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeRefs makes seen and haves the quarantine's refs (see prepareRepo),
+// in place of any it had.
+func (q *quarantine) writeRefs(seen, haves map[string]plumbing.Hash) error {
 	var packed bytes.Buffer
 	packed.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
 	all := map[string]plumbing.Hash{}
@@ -92,10 +112,14 @@ func (q *quarantine) prepareRepo(ctx context.Context, r *Repo, seen, haves map[s
 			packed.WriteString(all[n].String() + " " + n + "\n")
 		}
 	}
-	for name, b := range map[string][]byte{"config": cfg, "HEAD": head, "packed-refs": packed.Bytes()} {
-		if err := os.WriteFile(filepath.Join(q.dir, name), b, 0o666); err != nil {
-			return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
-		}
+	if err := os.RemoveAll(filepath.Join(q.dir, "refs")); err != nil {
+		return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(q.dir, "refs"), 0o777); err != nil {
+		return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(q.dir, "packed-refs"), packed.Bytes(), 0o666); err != nil {
+		return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
 	}
 	return nil
 }
