@@ -93,7 +93,12 @@ func (r *Repo) transport() (remoteTransport, error) {
 }
 
 // gitTransport runs git fetch and git push.
-type gitTransport struct{ r *Repo }
+type gitTransport struct {
+	r *Repo
+	// afterList, if set, runs after each listing of the remote's refs
+	// (tests use it to move the remote before git fetch runs).
+	afterList func(attempt int)
+}
 
 // where names the remote as git is told it: by name when it is one of
 // the repository's remotes (so every remote.<name>.* setting applies),

@@ -72,6 +72,9 @@ func (t *gitTransport) fetchListed(ctx context.Context, rem *Remote, req fetchRe
 		if err != nil {
 			return nil, err
 		}
+		if t.afterList != nil {
+			t.afterList(attempt)
+		}
 		want := differing(listed, req.seen)
 		if len(want) == 0 {
 			return listed, nil
