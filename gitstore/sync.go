@@ -90,7 +90,7 @@ type syncer struct {
 	// sound holds the local commits found readable in this sync: a sync
 	// lists the local refs up to three times (fetch, merge, push), and a
 	// task's check parses its state and definition.
-	sound map[plumbing.Hash]bool
+	sound   map[plumbing.Hash]bool
 	chk     *gitChecker
 	chkDone bool
 	// beforePush, if set, runs before each push attempt (tests use it to
