@@ -252,16 +252,32 @@ func listObjects(dir string) ([]plumbing.Hash, error) {
 	return out, nil
 }
 
+// parseHex reads a hash written as git writes one: 40 lowercase hex
+// digits.
 func parseHex(s string) (plumbing.Hash, bool) {
-	if len(s) != 40 {
+	var h plumbing.Hash
+	if len(s) != 2*len(h) {
 		return plumbing.ZeroHash, false
 	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+	for i := range h {
+		hi, ok1 := lowerHexDigit(s[2*i])
+		lo, ok2 := lowerHexDigit(s[2*i+1])
+		if !ok1 || !ok2 {
 			return plumbing.ZeroHash, false
 		}
+		h[i] = hi<<4 | lo
 	}
-	return plumbing.NewHash(s), true
+	return h, true
+}
+
+func lowerHexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 const quarantinePrefix = "hegel-incoming-"

@@ -1,7 +1,6 @@
 package refs
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -440,12 +439,28 @@ func (r *Files) readPackedFile() (*packedRefs, error) {
 	return parsePacked(f, r.display(packedRefsFile))
 }
 
+// maxPackedLine bounds one line of packed-refs (a ref name git accepts is
+// far shorter).
+const maxPackedLine = 1 << 20
+
+// parsePacked parses packed-refs. The file is read at once and its lines
+// are slices of one string: with 20,000 refs packed, a string and a
+// growing slice per line cost most of a sync's own work.
 func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
-	p := &packedRefs{sorted: true}
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", display, err)
+	}
+	text := string(b)
+	n := strings.Count(text, "\n") + 1
+	p := &packedRefs{sorted: true, lines: make([]string, 0, n), entries: make([]packedEntry, 0, n)}
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		if len(line) > maxPackedLine {
+			return nil, fmt.Errorf("read %s: line %d is too long", display, len(p.lines)+1)
+		}
+		line = strings.TrimSuffix(line, "\r")
 		n := len(p.lines)
 		p.lines = append(p.lines, line)
 		switch {
@@ -466,9 +481,6 @@ func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
 			}
 			p.entries = append(p.entries, packedEntry{name: plumbing.ReferenceName(name), hash: h, line: n})
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", display, err)
 	}
 	return p, nil
 }
