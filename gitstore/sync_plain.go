@@ -193,7 +193,7 @@ func (r *Repo) trackingStamp(remote string) []byte {
 // trackingState is the record of the remote's tracking refs as they are:
 // "<hash> <name>" lines, sorted, for the namespaces this sync carries.
 func (s *syncer) trackingState() ([]byte, error) {
-	refs, err := s.r.refs.List(s.trackingPrefix())
+	refs, err := s.r.readRefs(s.trackingPrefix())
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 // one whose name git-hegel would never write is reported as skipped.
 func (s *syncer) trackedRefs() (map[string]plumbing.Hash, error) {
 	prefix := s.trackingPrefix()
-	list, err := s.r.refs.List(prefix)
+	list, err := s.r.readRefs(prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -44,11 +44,11 @@ func (s *syncer) trackedRefs() (map[string]plumbing.Hash, error) {
 // result.
 func (s *syncer) differingRefs() (kinds map[string]hegelRef, local, tracking map[string]plumbing.Hash, err error) {
 	tp := s.trackingPrefix()
-	tl, err := s.r.refs.List(tp)
+	tl, err := s.r.readRefs(tp)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ll, err := s.r.refs.List(hegelPrefix)
+	ll, err := s.r.readRefs(hegelPrefix)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -69,7 +69,8 @@ func (s *syncer) differingRefs() (kinds map[string]hegelRef, local, tracking map
 			local[rel] = lv
 		}
 	}
-	// Each listing is sorted by full name, and all its names share its
+	// Nothing below writes a ref (localDamaged reads objects only), so
+	// the listings are read without a copy. Each is sorted by full name, and all its names share its
 	// prefix: sorted by relative name too.
 	i, j := 0, 0
 	for i < len(ll) || j < len(tl) {

@@ -272,6 +272,11 @@ func (r *Files) List(prefix string) ([]Ref, error) {
 	for n, h := range found {
 		loose = append(loose, Ref{Name: n, Hash: h})
 	}
+	if len(loose) == 0 && packed.sorted {
+		// Nothing to merge (a sorted file names each ref once): with the
+		// refs packed, the usual case.
+		return packed.under(prefix), nil
+	}
 	slices.SortFunc(loose, compareRefs)
 	return mergeRefs(loose, packed.under(prefix)), nil
 }
@@ -436,7 +441,11 @@ func (r *Files) readPackedFile() (*packedRefs, error) {
 		return nil, fmt.Errorf("read %s: %w", r.display(packedRefsFile), err)
 	}
 	defer f.Close()
-	return parsePacked(f, r.display(packedRefsFile))
+	var size int64
+	if fi, err := r.fs.Stat(packedRefsFile); err == nil {
+		size = fi.Size() // a hint: the file is read to its end
+	}
+	return parsePackedSized(f, size, r.display(packedRefsFile))
 }
 
 // maxPackedLine bounds one line of packed-refs (a ref name git accepts is
@@ -447,11 +456,17 @@ const maxPackedLine = 1 << 20
 // are slices of one string: with 20,000 refs packed, a string and a
 // growing slice per line cost most of a sync's own work.
 func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
-	b, err := io.ReadAll(rd)
-	if err != nil {
+	return parsePackedSized(rd, 0, display)
+}
+
+// parsePackedSized is parsePacked of a file of about size bytes.
+func parsePackedSized(rd io.Reader, size int64, display string) (*packedRefs, error) {
+	var sb strings.Builder
+	sb.Grow(int(min(max(size, 0), 1<<30)) + 1)
+	if _, err := io.Copy(&sb, rd); err != nil {
 		return nil, fmt.Errorf("read %s: %w", display, err)
 	}
-	text := string(b)
+	text := sb.String()
 	n := strings.Count(text, "\n") + 1
 	p := &packedRefs{sorted: true, lines: make([]string, 0, n), entries: make([]packedEntry, 0, n)}
 	for len(text) > 0 {
