@@ -43,14 +43,11 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 		return nil, err
 	}
 	defer q.discard()
-	req := fetchRequest{seen: make(map[string]plumbing.Hash, len(tracking)), haves: s.haves(), progress: s.o.GitProgress}
+	req := fetchRequest{seen: tracking, haves: s.haves(), progress: s.o.GitProgress}
 	for i := range syncNamespaces {
 		if ns := &syncNamespaces[i]; !ns.optIn || s.o.Checkpoints {
 			req.prefixes = append(req.prefixes, ns.rel)
 		}
-	}
-	for rel, h := range tracking {
-		req.seen[hegelPrefix+rel] = h
 	}
 	advertised, err := tr.fetch(ctx, s.rem, req, q)
 	if err != nil {

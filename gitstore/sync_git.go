@@ -52,7 +52,9 @@ type fetchRequest struct {
 	// namespace of one ref per task ends in "/"; the others name one ref.
 	prefixes []string
 	// seen are the remote's refs as the last fetch or push left them
-	// (full name → value): git offers them as commits we have.
+	// (name relative to refs/hegel/ → value): git offers them as commits
+	// we have. (Relative: it is the sync's map of the tracking refs, not
+	// a copy with 10,000 names rebuilt.)
 	seen map[string]plumbing.Hash
 	// haves are more commits the remote likely has (its branches, for
 	// checkpoints, whose commits have the project's commits as parents).

@@ -98,7 +98,8 @@ func (t *gitTransport) fetchListed(ctx context.Context, rem *Remote, req fetchRe
 		prev := make(map[string]plumbing.Hash, len(want))
 		specs := make([]string, 0, len(want))
 		for _, n := range want {
-			prev[n] = req.seen[n]
+			rel := strings.TrimPrefix(n, hegelPrefix)
+			prev[rel] = req.seen[rel]
 			specs = append(specs, "+"+n+":"+n)
 		}
 		if err := q.writeRefs(prev, req.haves); err != nil {
@@ -179,7 +180,7 @@ func parseListing(out string, prefixes []string, seen map[string]plumbing.Hash) 
 		if !ok || !underAny(rel, prefixes) {
 			continue // ls-remote's patterns match a name's tail
 		}
-		if _, known := seen[name]; !known && refs.CheckName(plumbing.ReferenceName(name)) != nil {
+		if _, known := seen[rel]; !known && refs.CheckName(plumbing.ReferenceName(name)) != nil {
 			continue
 		}
 		if _, dup := listed[name]; dup {
@@ -206,10 +207,11 @@ func underAny(rel string, prefixes []string) bool {
 func differing(listed, seen map[string]plumbing.Hash) []string {
 	var out []string
 	for name, h := range listed {
-		if seen[name] == h {
+		rel := strings.TrimPrefix(name, hegelPrefix)
+		if seen[rel] == h {
 			continue
 		}
-		if _, ok, err := classify(strings.TrimPrefix(name, hegelPrefix)); !ok || err != nil {
+		if _, ok, err := classify(rel); !ok || err != nil {
 			continue
 		}
 		out = append(out, name)

@@ -67,8 +67,9 @@ func (r *Repo) newQuarantine() (*quarantine, error) {
 // URL rewriting, authentication, proxies and protocol settings are the
 // ones git fetch would use here; its HEAD is the repository's; and its
 // refs are seen and haves, so git offers them as commits we have and
-// sends only what is new. seen are refs under refs/hegel/: a fetch
-// updates them, and prunes those the remote no longer has.
+// sends only what is new. seen are refs under refs/hegel/ (relative
+// names): a fetch updates them, and prunes those the remote no longer
+// has.
 func (q *quarantine) prepareRepo(ctx context.Context, r *Repo, seen, haves map[string]plumbing.Hash) error {
 	if err := q.prepareConfig(ctx, r); err != nil {
 		return err
@@ -104,8 +105,8 @@ func (q *quarantine) writeRefs(seen, haves map[string]plumbing.Hash) error {
 	for n, h := range haves {
 		all["refs/hegel-haves/"+strings.TrimPrefix(n, "refs/")] = h
 	}
-	for n, h := range seen {
-		all[n] = h
+	for rel, h := range seen {
+		all[hegelPrefix+rel] = h
 	}
 	for _, n := range sortedNames(all) {
 		if !all[n].IsZero() {
