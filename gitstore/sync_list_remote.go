@@ -166,8 +166,10 @@ func (t *gitTransport) listRemote(ctx context.Context, rem *Remote, req fetchReq
 // ref's, checked when it was written) is not checked again: with 10,000
 // refs tracked, only the new names are.
 func parseListing(out string, prefixes []string, seen map[string]plumbing.Hash) (map[string]plumbing.Hash, error) {
-	listed := map[string]plumbing.Hash{}
-	for _, line := range strings.Split(out, "\n") {
+	listed := make(map[string]plumbing.Hash, len(seen)+16)
+	for len(out) > 0 {
+		var line string
+		line, out, _ = strings.Cut(out, "\n")
 		if line == "" {
 			continue
 		}

@@ -260,26 +260,32 @@ func parseHex(s string) (plumbing.Hash, bool) {
 	if len(s) != 2*len(h) {
 		return plumbing.ZeroHash, false
 	}
+	bad := byte(0)
 	for i := range h {
-		hi, ok1 := lowerHexDigit(s[2*i])
-		lo, ok2 := lowerHexDigit(s[2*i+1])
-		if !ok1 || !ok2 {
-			return plumbing.ZeroHash, false
-		}
-		h[i] = hi<<4 | lo
+		hi, lo := lowerHex[s[2*i]], lowerHex[s[2*i+1]]
+		bad |= hi | lo
+		h[i] = hi<<4 | lo&0x0f
+	}
+	if bad&0x10 != 0 {
+		return plumbing.ZeroHash, false
 	}
 	return h, true
 }
 
-func lowerHexDigit(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
+// lowerHex maps a lowercase hex digit to its value, anything else to
+// 0x10 (a bit no digit has).
+var lowerHex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0x10
 	}
-	return 0, false
-}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+	}
+	return t
+}()
 
 const quarantinePrefix = "hegel-incoming-"
 
