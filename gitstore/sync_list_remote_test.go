@@ -299,6 +299,9 @@ func TestParseListing(t *testing.T) {
 		strings.ToUpper("abcdef1111111111111111111111111111111111") + "\trefs/hegel/tasks/one",
 		"0000000000000000000000000000000000000000\trefs/hegel/tasks/one",
 		h1[:39] + "\trefs/hegel/tasks/one",
+		h1[:39] + "g\trefs/hegel/tasks/one",
+		h1[:39] + ":\trefs/hegel/tasks/one",
+		"\x00" + h1[1:] + "\trefs/hegel/tasks/one",
 		h1 + "\trefs/hegel/tasks/one\n" + h2 + "\trefs/hegel/tasks/one",
 	} {
 		if _, err := parseListing(bad+"\n", prefixes, nil); err == nil || !strings.Contains(err.Error(), "the remote's list of refs is damaged") || strings.Contains(err.Error(), "\n") {
