@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -323,4 +324,61 @@ func TestSyncListRefsSetting(t *testing.T) {
 			t.Errorf("%q: %d, want %d", v, got, want)
 		}
 	}
+}
+
+// A clone that lists first and one that fetches the whole namespaces end
+// in the same place, with the same report, through changes, additions,
+// deletions upstream and hostile refs (a name git-hegel never writes, a
+// task ref that is not a commit).
+func TestSyncListedSameAsWhole(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	root := t.TempDir()
+	syncGit(t, root, "init", "-q", "--bare", "origin.git")
+	origin := filepath.Join(root, "origin.git")
+	u := "file://" + origin
+	rem := &Remote{Name: "origin", FetchURL: u, PushURL: u}
+	a, listing, whole := syncDiskRepo(t), listingRepo(t), syncDiskRepo(t)
+	for _, n := range []string{"t1", "t2", "t3"} {
+		saveTask(t, a, n, "spec", "start")
+	}
+	stash(t, a, "parked")
+	if _, err := a.Sync(context.Background(), rem, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	round := func(step string) {
+		t.Helper()
+		var reps [2]string
+		for i, r := range []*Repo{listing, whole} {
+			rep, err := r.Fetch(context.Background(), rem, SyncOptions{})
+			reps[i] = fmt.Sprintf("%q %+v %+v %v %v", rep.FetchSummary(), rep.Refused, rep.Skipped, rep.Warnings, err)
+		}
+		if reps[0] != reps[1] {
+			t.Errorf("%s: listing first: %s\nwhole namespace: %s", step, reps[0], reps[1])
+		}
+		for _, prefix := range []string{"refs/hegel/", "refs/hegel-remotes/"} {
+			l, w := refsUnder(t, listing.CommonDir, prefix), refsUnder(t, whole.CommonDir, prefix)
+			if len(l) == 0 || !reflect.DeepEqual(l, w) {
+				t.Errorf("%s: refs under %s differ:\nlisting first %v\nwhole namespace %v", step, prefix, l, w)
+			}
+		}
+		t.Logf("%s: %s", step, reps[0])
+	}
+	round("first")
+	round("nothing changed")
+
+	saveTask(t, a, "t1", "done", "finish")
+	saveTask(t, a, "t4", "spec", "start")
+	stash(t, a, "again")
+	if _, err := a.Sync(context.Background(), rem, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	syncGit(t, origin, "update-ref", "-d", "refs/hegel/tasks/t2")
+	syncGit(t, origin, "update-ref", "refs/hegel/tasks/a/b", "refs/hegel/tasks/t3")
+	syncGit(t, origin, "update-ref", "refs/hegel/tasks/broken", "refs/hegel/tasks/t3^{tree}")
+	round("changed, new, deleted, hostile")
+	round("hostile again")
+	syncGit(t, origin, "update-ref", "-d", "refs/hegel/tasks/broken")
+	round("hostile gone")
 }
