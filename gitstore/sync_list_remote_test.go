@@ -382,3 +382,40 @@ func TestSyncListedSameAsWhole(t *testing.T) {
 	syncGit(t, origin, "update-ref", "-d", "refs/hegel/tasks/broken")
 	round("hostile gone")
 }
+
+// More refs differing than one git fetch names on its command line: the
+// listing is followed by one fetch of the whole namespaces, seeded with
+// every tracking ref, with --prune.
+func TestSyncListedManyDiffer(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	root := t.TempDir()
+	syncGit(t, root, "init", "-q", "--bare", "origin.git")
+	origin := filepath.Join(root, "origin.git")
+	u := "file://" + origin
+	rem := &Remote{Name: "origin", FetchURL: u, PushURL: u}
+	a, b := syncDiskRepo(t), listingRepo(t)
+	for i := 0; i <= listedFetchMax; i++ {
+		saveTask(t, a, fmt.Sprintf("t%03d", i), "spec", "start")
+	}
+	if _, err := a.Sync(context.Background(), rem, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(root, "trace")
+	t.Setenv("GIT_TRACE", trace)
+	rep, err := b.Fetch(context.Background(), rem, SyncOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rep.FetchSummary(), fmt.Sprintf("%d tasks added", listedFetchMax+1); got != want {
+		t.Errorf("fetched %q, want %q", got, want)
+	}
+	fetches := gitRuns(t, trace, "fetch")
+	if len(fetches) != 1 || !strings.Contains(strings.Join(fetches[0], " "), "--prune") || !strings.Contains(strings.Join(fetches[0], " "), "+refs/hegel/tasks/*:refs/hegel/tasks/*") {
+		t.Errorf("git fetch runs: %v", fetches)
+	}
+	if got, want := refsUnder(t, b.CommonDir, "refs/hegel-remotes/origin/"), refsUnder(t, origin, "refs/hegel/"); !reflect.DeepEqual(got, want) {
+		t.Errorf("tracking refs %d, remote %d", len(got), len(want))
+	}
+}
