@@ -90,11 +90,7 @@ type syncer struct {
 	// sound holds the local commits found readable in this sync: a sync
 	// lists the local refs up to three times (fetch, merge, push), and a
 	// task's check parses its state and definition.
-	sound map[plumbing.Hash]bool
-	// agreed is the remote's value of each ref as last listed (relative
-	// to refs/hegel/): a local ref that still holds it is what both sides
-	// have, so there is nothing of it to send, and it is not checked.
-	agreed  map[string]plumbing.Hash
+	sound   map[plumbing.Hash]bool
 	chk     *gitChecker
 	chkDone bool
 	// beforePush, if set, runs before each push attempt (tests use it to
@@ -105,7 +101,7 @@ type syncer struct {
 func (r *Repo) newSyncer(rem *Remote, o SyncOptions) *syncer {
 	self, _ := r.WorktreeID()
 	return &syncer{r: r, rem: rem, o: o, rep: &engine.SyncReport{Remote: rem.Name, Self: self}, g: newGraph(r.storage), refused: map[string]bool{}, damaged: map[string]bool{},
-		conflicted: map[string]bool{}, sound: map[plumbing.Hash]bool{}, agreed: map[string]plumbing.Hash{}}
+		conflicted: map[string]bool{}, sound: map[plumbing.Hash]bool{}}
 }
 
 // checker returns git's object checker (nil in memory), made on first use.
@@ -222,38 +218,6 @@ func (r *Repo) Sync(ctx context.Context, rem *Remote, o SyncOptions) (*engine.Sy
 	}
 	s.recordMerged()
 	return s.rep, s.refusedErr()
-}
-
-// syncedRefs lists the refs under prefix (refs/hegel/ or a tracking
-// namespace) that this sync handles, by name relative to prefix. A ref of
-// a kind sync does not know is left alone; so is a ref whose name
-// git-hegel would never write (and, among the tracking refs, it is
-// reported as skipped).
-func (s *syncer) syncedRefs(prefix string) (map[string]hegelRef, map[string]plumbing.Hash, error) {
-	refs, err := s.r.refs.List(prefix)
-	if err != nil {
-		return nil, nil, err
-	}
-	kinds := make(map[string]hegelRef, len(refs))
-	hashes := make(map[string]plumbing.Hash, len(refs))
-	for _, ref := range refs {
-		rel := strings.TrimPrefix(string(ref.Name), prefix)
-		h, ok, err := classify(rel)
-		if err != nil && prefix != hegelPrefix && s.o.inScope(h) {
-			s.skip(hegelPrefix+rel, err.Error())
-		}
-		if !ok || !s.o.inScope(h) {
-			continue
-		}
-		if prefix == hegelPrefix && s.agreed[rel] != ref.Hash && s.localDamaged(h, ref.Hash) {
-			continue
-		}
-		kinds[rel], hashes[rel] = h, ref.Hash
-	}
-	if prefix != hegelPrefix {
-		s.agreed = hashes
-	}
-	return kinds, hashes, nil
 }
 
 func (s *syncer) trackingPrefix() string { return trackingRoot + s.rem.Name + "/" }

@@ -22,39 +22,54 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 	if err != nil {
 		return nil, err
 	}
-	_, tracking, err := s.syncedRefs(s.trackingPrefix())
+	tracking, err := s.trackedRefs()
 	if err != nil {
 		return nil, err
 	}
-	_, local, err := s.syncedRefs(hegelPrefix)
+	dkinds, dlocal, _, err := s.differingRefs()
 	if err != nil {
 		return nil, err
+	}
+	// local is a ref's local value (zero: none, or damaged): a ref whose
+	// two sides differ says; any other holds its tracking value.
+	local := func(rel string) plumbing.Hash {
+		if _, ok := dkinds[rel]; ok {
+			return dlocal[rel]
+		}
+		return tracking[rel]
 	}
 	q, err := s.r.newQuarantine()
 	if err != nil {
 		return nil, err
 	}
 	defer q.discard()
-	req := fetchRequest{seen: map[string]plumbing.Hash{}, haves: s.haves(), progress: s.o.GitProgress}
+	req := fetchRequest{seen: tracking, haves: s.haves(), progress: s.o.GitProgress}
 	for i := range syncNamespaces {
 		if ns := &syncNamespaces[i]; !ns.optIn || s.o.Checkpoints {
 			req.prefixes = append(req.prefixes, ns.rel)
 		}
-	}
-	for rel, h := range tracking {
-		req.seen[hegelPrefix+rel] = h
 	}
 	advertised, err := tr.fetch(ctx, s.rem, req, q)
 	if err != nil {
 		return nil, err
 	}
 
+	// remote holds the remote's refs that changed on some side: a ref the
+	// remote, the tracking ref and the local ref all hold at one value
+	// has nothing to check, write or merge.
 	remote := map[string]hegelRef{}
 	remoteHash := map[string]plumbing.Hash{}
+	kept := 0 // tracking refs the remote still has
 	for name, h := range advertised {
 		rel, ok := strings.CutPrefix(name, hegelPrefix)
 		if !ok {
 			continue
+		}
+		if t, ok := tracking[rel]; ok {
+			kept++
+			if _, differs := dkinds[rel]; t == h && !differs {
+				continue
+			}
 		}
 		ref, ok, err := classify(rel)
 		if err != nil {
@@ -81,13 +96,13 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 	validated := map[plumbing.ReferenceName]plumbing.Hash{}
 	var cands []candidate
 	for rel, ref := range remote {
-		if h := remoteHash[rel]; h == local[rel] {
+		if h := remoteHash[rel]; h == local(rel) {
 			validated[ref.tracking(s.rem.Name)] = h
 		}
 	}
-	for _, ref := range sortedRefsWhere(remote, func(rel string) bool { return remoteHash[rel] != local[rel] }) {
+	for _, ref := range sortedRefsWhere(remote, func(rel string) bool { return remoteHash[rel] != local(rel) }) {
 		h := remoteHash[ref.rel]
-		objs, err := v.validate(ref, h, s.known(ref, local[ref.rel]))
+		objs, err := v.validate(ref, h, s.known(ref, local(ref.rel)))
 		if err != nil {
 			s.refuse(ref, err.Error(), "")
 			continue
@@ -134,7 +149,10 @@ func (s *syncer) fetch(ctx context.Context) (map[plumbing.ReferenceName]plumbing
 		}
 	}
 	for rel, old := range tracking {
-		if _, ok := remote[rel]; ok {
+		if kept == len(tracking) {
+			break // the remote has every one
+		}
+		if _, ok := advertised[hegelPrefix+rel]; ok {
 			continue
 		}
 		// Gone from the remote: forget our copy of it (the local ref,

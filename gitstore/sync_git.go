@@ -52,7 +52,9 @@ type fetchRequest struct {
 	// namespace of one ref per task ends in "/"; the others name one ref.
 	prefixes []string
 	// seen are the remote's refs as the last fetch or push left them
-	// (full name → value): git offers them as commits we have.
+	// (name relative to refs/hegel/ → value): git offers them as commits
+	// we have. (Relative: it is the sync's map of the tracking refs, not
+	// a copy with 10,000 names rebuilt.)
 	seen map[string]plumbing.Hash
 	// haves are more commits the remote likely has (its branches, for
 	// checkpoints, whose commits have the project's commits as parents).
@@ -93,7 +95,12 @@ func (r *Repo) transport() (remoteTransport, error) {
 }
 
 // gitTransport runs git fetch and git push.
-type gitTransport struct{ r *Repo }
+type gitTransport struct {
+	r *Repo
+	// afterList, if set, runs after each listing of the remote's refs
+	// (tests use it to move the remote before git fetch runs).
+	afterList func(attempt int)
+}
 
 // where names the remote as git is told it: by name when it is one of
 // the repository's remotes (so every remote.<name>.* setting applies),
@@ -109,39 +116,70 @@ func (rem *Remote) where(push bool) string {
 }
 
 func (t *gitTransport) fetch(ctx context.Context, rem *Remote, req fetchRequest, q *quarantine) (map[string]plumbing.Hash, error) {
+	if len(req.seen) >= t.r.syncListRefs() {
+		return t.fetchListed(ctx, rem, req, q) // sync_list_remote.go
+	}
 	if err := q.prepareRepo(ctx, t.r, req.seen, req.haves); err != nil {
 		return nil, err
 	}
-	args := []string{"--git-dir", q.dir,
-		// What git fetch would do beside fetching: none of it here.
-		"-c", "fetch.fsckObjects=false", "-c", "transfer.fsckObjects=false", // sync_fsck.go checks, per ref
-		"-c", "fetch.writeCommitGraph=false", "-c", "core.alternateRefsCommand=exit 0 #",
-		// Always a pack, which the quarantine keeps or stores loose
-		// (migrate); its progress shows where unpack-objects' would not.
-		"-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1",
-		"fetch", "--prune", "--no-tags", "--refmap=", "--no-recurse-submodules", "--no-write-fetch-head",
-		"--no-auto-maintenance"}
-	if req.progress != nil {
-		args = append(args, "--progress")
-	} else {
-		args = append(args, "--quiet")
-	}
-	args = append(args, rem.where(false))
+	return t.fetchAll(ctx, rem, req, q)
+}
+
+// fetchAll fetches every ref under req.prefixes into the quarantine,
+// which holds req.seen: git updates those that moved and prunes those the
+// remote no longer has.
+func (t *gitTransport) fetchAll(ctx context.Context, rem *Remote, req fetchRequest, q *quarantine) (map[string]plumbing.Hash, error) {
+	var specs []string
 	for _, p := range req.prefixes {
 		src := hegelPrefix + p + "*"
-		args = append(args, "+"+src+":"+src)
+		specs = append(specs, "+"+src+":"+src)
 	}
-	// The quarantine's configuration holds the system's and the user's
-	// already (prepareRepo): git reads no other file.
-	env := append(cleanGitEnv(os.Environ()), "GIT_ALTERNATE_OBJECT_DIRECTORIES="+t.r.objectsDir(),
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
-	if _, stderr, err := runSyncGit(ctx, q.dir, env, req.progress, args...); err != nil {
+	if stderr, err := t.runFetch(ctx, rem, req, q, true, specs); err != nil {
 		return nil, describeGitFailure(rem, rem.FetchURL, stderr, err)
 	}
 	if err := q.open(t.r.storage); err != nil {
 		return nil, err
 	}
 	return q.refs()
+}
+
+// runFetch runs git fetch of specs in the quarantine and returns what it
+// wrote on its standard error.
+func (t *gitTransport) runFetch(ctx context.Context, rem *Remote, req fetchRequest, q *quarantine, prune bool, specs []string) (string, error) {
+	args := append(quarantineGitArgs(q),
+		// Always a pack, which the quarantine keeps or stores loose
+		// (migrate); its progress shows where unpack-objects' would not.
+		"-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1",
+		"fetch", "--no-tags", "--refmap=", "--no-recurse-submodules", "--no-write-fetch-head",
+		"--no-auto-maintenance")
+	if prune {
+		args = append(args, "--prune")
+	}
+	if req.progress != nil {
+		args = append(args, "--progress")
+	} else {
+		args = append(args, "--quiet")
+	}
+	args = append(args, rem.where(false))
+	args = append(args, specs...)
+	_, stderr, err := runSyncGit(ctx, q.dir, t.quarantineEnv(), req.progress, args...)
+	return stderr, err
+}
+
+// quarantineGitArgs are the options of every git command run in the
+// quarantine: what git fetch would do beside fetching, none of it here.
+func quarantineGitArgs(q *quarantine) []string {
+	return []string{"--git-dir", q.dir,
+		"-c", "fetch.fsckObjects=false", "-c", "transfer.fsckObjects=false", // sync_fsck.go checks, per ref
+		"-c", "fetch.writeCommitGraph=false", "-c", "core.alternateRefsCommand=exit 0 #"}
+}
+
+// quarantineEnv is the environment of git run in the quarantine. Its
+// configuration holds the system's and the user's already
+// (prepareConfig): git reads no other file.
+func (t *gitTransport) quarantineEnv() []string {
+	return append(cleanGitEnv(os.Environ()), "GIT_ALTERNATE_OBJECT_DIRECTORIES="+t.r.objectsDir(),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
 }
 
 // pushBatch bounds the refs one git push names: its command line holds

@@ -19,17 +19,13 @@ import (
 // (unless the network step just did) and merged into its local ref. A ref
 // whose data fails a check is refused and the others are merged.
 func (s *syncer) merge(validated map[plumbing.ReferenceName]plumbing.Hash) error {
-	kinds, tracking, err := s.syncedRefs(s.trackingPrefix())
-	if err != nil {
-		return err
-	}
-	_, local, err := s.syncedRefs(hegelPrefix)
-	if err != nil {
-		return err
-	}
 	// Only refs whose two sides differ have anything to merge (or to be
-	// refused here).
-	refs := sortedRefsWhere(kinds, func(rel string) bool { return local[rel] != tracking[rel] })
+	// refused here): those with a tracking ref.
+	kinds, local, tracking, err := s.differingRefs()
+	if err != nil {
+		return err
+	}
+	refs := sortedRefsWhere(kinds, hasKey(tracking))
 	objects, release := s.r.objectReader()
 	defer release()
 	s.g.s = objects

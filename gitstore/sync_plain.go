@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -192,20 +193,25 @@ func (r *Repo) trackingStamp(remote string) []byte {
 // trackingState is the record of the remote's tracking refs as they are:
 // "<hash> <name>" lines, sorted, for the namespaces this sync carries.
 func (s *syncer) trackingState() ([]byte, error) {
-	refs, err := s.r.refs.List(s.trackingPrefix())
+	refs, err := s.r.readRefs(s.trackingPrefix())
 	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
+	// Written by hand, not with fmt: with 10,000 tasks it is 10,000 lines
+	// every sync.
+	b := make([]byte, 0, len(refs)*64)
 	for _, ref := range refs {
 		rel := strings.TrimPrefix(string(ref.Name), s.trackingPrefix())
 		h, ok, _ := classify(rel)
 		if !ok || !s.o.inScope(h) {
 			continue
 		}
-		fmt.Fprintf(&b, "%s %s\n", ref.Hash, rel)
+		b = hex.AppendEncode(b, ref.Hash[:])
+		b = append(b, ' ')
+		b = append(b, rel...)
+		b = append(b, '\n')
 	}
-	return b.Bytes(), nil
+	return b, nil
 }
 
 // recordMerged notes the tracking refs as merged (refused ones included:

@@ -59,20 +59,16 @@ func (s *syncer) push(ctx context.Context) error {
 // remote check, under its ref lock, that it still holds it. A ref that
 // does not contain it diverged: it is fetched and merged first.
 func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done bool, refused map[string]string, err error) {
-	// The tracking refs first: a local ref that holds the remote's value
-	// is not checked again (syncer.agreed).
-	_, tracking, err := s.syncedRefs(s.trackingPrefix())
-	if err != nil {
-		return false, nil, err
-	}
-	kinds, local, err := s.syncedRefs(hegelPrefix)
+	// Only a local ref that differs from the remote's value as last seen
+	// has anything to send (and is checked).
+	kinds, local, tracking, err := s.differingRefs()
 	if err != nil {
 		return false, nil, err
 	}
 
 	var ups []refUpdate
 	stale := false
-	for _, ref := range sortedRefsWhere(kinds, func(rel string) bool { return local[rel] != tracking[rel] }) {
+	for _, ref := range sortedRefsWhere(kinds, hasKey(local)) {
 		if s.conflicted[ref.rel] {
 			continue // not merged: ours is not a fast-forward of theirs
 		}

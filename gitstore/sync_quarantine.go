@@ -67,9 +67,19 @@ func (r *Repo) newQuarantine() (*quarantine, error) {
 // URL rewriting, authentication, proxies and protocol settings are the
 // ones git fetch would use here; its HEAD is the repository's; and its
 // refs are seen and haves, so git offers them as commits we have and
-// sends only what is new. seen are refs under refs/hegel/: a fetch
-// updates them, and prunes those the remote no longer has.
+// sends only what is new. seen are refs under refs/hegel/ (relative
+// names): a fetch updates them, and prunes those the remote no longer
+// has.
 func (q *quarantine) prepareRepo(ctx context.Context, r *Repo, seen, haves map[string]plumbing.Hash) error {
+	if err := q.prepareConfig(ctx, r); err != nil {
+		return err
+	}
+	return q.writeRefs(seen, haves)
+}
+
+// prepareConfig writes the quarantine's configuration and HEAD (see
+// prepareRepo); it has no refs yet.
+func (q *quarantine) prepareConfig(ctx context.Context, r *Repo) error {
 	cfg, err := r.flatConfig(ctx)
 	if err != nil {
 		return err
@@ -78,24 +88,39 @@ func (q *quarantine) prepareRepo(ctx context.Context, r *Repo, seen, haves map[s
 	if err != nil || !bytes.HasPrefix(head, []byte("ref: ")) && len(bytes.TrimSpace(head)) != 40 {
 		head = []byte("ref: refs/heads/main\n")
 	}
+	for name, b := range map[string][]byte{"config": cfg, "HEAD": head} {
+		if err := os.WriteFile(filepath.Join(q.dir, name), b, 0o666); err != nil {
+			return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeRefs makes seen and haves the quarantine's refs (see prepareRepo),
+// in place of any it had.
+func (q *quarantine) writeRefs(seen, haves map[string]plumbing.Hash) error {
 	var packed bytes.Buffer
 	packed.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
 	all := map[string]plumbing.Hash{}
 	for n, h := range haves {
 		all["refs/hegel-haves/"+strings.TrimPrefix(n, "refs/")] = h
 	}
-	for n, h := range seen {
-		all[n] = h
+	for rel, h := range seen {
+		all[hegelPrefix+rel] = h
 	}
 	for _, n := range sortedNames(all) {
 		if !all[n].IsZero() {
 			packed.WriteString(all[n].String() + " " + n + "\n")
 		}
 	}
-	for name, b := range map[string][]byte{"config": cfg, "HEAD": head, "packed-refs": packed.Bytes()} {
-		if err := os.WriteFile(filepath.Join(q.dir, name), b, 0o666); err != nil {
-			return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
-		}
+	if err := os.RemoveAll(filepath.Join(q.dir, "refs")); err != nil {
+		return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(q.dir, "refs"), 0o777); err != nil {
+		return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(q.dir, "packed-refs"), packed.Bytes(), 0o666); err != nil {
+		return fmt.Errorf("cannot prepare the directory for fetched objects: %w", err)
 	}
 	return nil
 }
@@ -228,17 +253,39 @@ func listObjects(dir string) ([]plumbing.Hash, error) {
 	return out, nil
 }
 
+// parseHex reads a hash written as git writes one: 40 lowercase hex
+// digits.
 func parseHex(s string) (plumbing.Hash, bool) {
-	if len(s) != 40 {
+	var h plumbing.Hash
+	if len(s) != 2*len(h) {
 		return plumbing.ZeroHash, false
 	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return plumbing.ZeroHash, false
-		}
+	bad := byte(0)
+	for i := range h {
+		hi, lo := lowerHex[s[2*i]], lowerHex[s[2*i+1]]
+		bad |= hi | lo
+		h[i] = hi<<4 | lo&0x0f
 	}
-	return plumbing.NewHash(s), true
+	if bad&0x10 != 0 {
+		return plumbing.ZeroHash, false
+	}
+	return h, true
 }
+
+// lowerHex maps a lowercase hex digit to its value, anything else to
+// 0x10 (a bit no digit has).
+var lowerHex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0x10
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+	}
+	return t
+}()
 
 const quarantinePrefix = "hegel-incoming-"
 

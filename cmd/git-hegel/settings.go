@@ -48,6 +48,11 @@ func checkSettings(cfg *gitdir.Config) error {
 			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad boolean config value '%s' for 'hegel.agent.snapshots'", v)}
 		}
 	}
+	if v, ok := cfg.Get("hegel", "", "synclistrefs"); ok {
+		if n, ok := gitdir.ParseInt(v); !ok || n < 0 {
+			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad numeric config value '%s' for 'hegel.syncListRefs' (it takes a number of refs, 0 or more)", v)}
+		}
+	}
 	if _, err := maxRollbacksSetting(cfg); err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package refs
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -273,6 +272,11 @@ func (r *Files) List(prefix string) ([]Ref, error) {
 	for n, h := range found {
 		loose = append(loose, Ref{Name: n, Hash: h})
 	}
+	if len(loose) == 0 && packed.sorted {
+		// Nothing to merge (a sorted file names each ref once): with the
+		// refs packed, the usual case.
+		return packed.under(prefix), nil
+	}
 	slices.SortFunc(loose, compareRefs)
 	return mergeRefs(loose, packed.under(prefix)), nil
 }
@@ -437,15 +441,41 @@ func (r *Files) readPackedFile() (*packedRefs, error) {
 		return nil, fmt.Errorf("read %s: %w", r.display(packedRefsFile), err)
 	}
 	defer f.Close()
-	return parsePacked(f, r.display(packedRefsFile))
+	var size int64
+	if fi, err := r.fs.Stat(packedRefsFile); err == nil {
+		size = fi.Size() // a hint: the file is read to its end
+	}
+	return parsePackedSized(f, size, r.display(packedRefsFile))
 }
 
+// maxPackedLine bounds one line of packed-refs (a ref name git accepts is
+// far shorter).
+const maxPackedLine = 1 << 20
+
+// parsePacked parses packed-refs. The file is read at once and its lines
+// are slices of one string: with 20,000 refs packed, a string and a
+// growing slice per line cost most of a sync's own work.
 func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
-	p := &packedRefs{sorted: true}
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
+	return parsePackedSized(rd, 0, display)
+}
+
+// parsePackedSized is parsePacked of a file of about size bytes.
+func parsePackedSized(rd io.Reader, size int64, display string) (*packedRefs, error) {
+	var sb strings.Builder
+	sb.Grow(int(min(max(size, 0), 1<<30)) + 1)
+	if _, err := io.Copy(&sb, rd); err != nil {
+		return nil, fmt.Errorf("read %s: %w", display, err)
+	}
+	text := sb.String()
+	n := strings.Count(text, "\n") + 1
+	p := &packedRefs{sorted: true, lines: make([]string, 0, n), entries: make([]packedEntry, 0, n)}
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		if len(line) > maxPackedLine {
+			return nil, fmt.Errorf("read %s: line %d is too long", display, len(p.lines)+1)
+		}
+		line = strings.TrimSuffix(line, "\r")
 		n := len(p.lines)
 		p.lines = append(p.lines, line)
 		switch {
@@ -466,9 +496,6 @@ func parsePacked(rd io.Reader, display string) (*packedRefs, error) {
 			}
 			p.entries = append(p.entries, packedEntry{name: plumbing.ReferenceName(name), hash: h, line: n})
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", display, err)
 	}
 	return p, nil
 }

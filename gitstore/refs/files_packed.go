@@ -101,8 +101,13 @@ func (p *packedRefs) under(prefix string) []Ref {
 	var out []Ref
 	if p.sorted {
 		i, _ := slices.BinarySearchFunc(p.entries, prefix, func(e packedEntry, n string) int { return strings.Compare(string(e.name), n) })
-		for ; i < len(p.entries) && strings.HasPrefix(string(p.entries[i].name), prefix); i++ {
-			out = append(out, Ref{Name: p.entries[i].name, Hash: p.entries[i].hash})
+		j := i
+		for j < len(p.entries) && strings.HasPrefix(string(p.entries[j].name), prefix) {
+			j++
+		}
+		out = make([]Ref, 0, j-i)
+		for _, e := range p.entries[i:j] {
+			out = append(out, Ref{Name: e.name, Hash: e.hash})
 		}
 		return out
 	}
