@@ -109,7 +109,7 @@ const (
 // a 100,000-file tree's directories was a tenth of the scan's time (and
 // most of its garbage).
 type scanBufs struct {
-	kids      map[string]child
+	kids      []kid
 	decisions []decision
 	kidOf     []child
 	want      []bool
@@ -122,6 +122,12 @@ type scanBufs struct {
 	// (1: this goroutine only).
 	split int
 }
+
+// lstatThreadCost is how many files a goroutine lstats at the least when
+// a directory's are shared out (Linux: stat_linux.go), as git's
+// preload-index shares out the index (500 entries a thread); a variable
+// for the tests.
+var lstatThreadCost = 500
 
 // resize returns s with n zeroed elements, reusing its array when it is
 // large enough.
@@ -209,7 +215,7 @@ func scan(fsys wtFS, idx *gitIndex, rules *ignoreRules, cfg scanConfig) (*scanRe
 
 // work scans directories from q until none is left or one failed.
 func (s *scanner) work(q *scanQueue, split int) {
-	buf := &scanBufs{kids: map[string]child{}, split: split}
+	buf := &scanBufs{split: split}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
@@ -230,32 +236,82 @@ func (s *scanner) work(q *scanQueue, split int) {
 		}
 		q.jobs = append(q.jobs, subs...)
 		q.pending += len(subs) - 1
-		if len(subs) > 1 || q.pending == 0 || q.err != nil {
+		if q.pending == 0 || q.err != nil {
 			q.cond.Broadcast()
+			continue
+		}
+		// This worker takes one of the new directories; a waiting one is
+		// woken for each of the others (waking all of them for every
+		// directory cost more thread switches than the scan had files).
+		for k := 1; k < len(subs); k++ {
+			q.cond.Signal()
 		}
 	}
 }
 
-// children groups the index entries below j.dir by their next component.
-func (s *scanner) children(j scanJob, out map[string]child) {
-	clear(out)
+// kid is what the index has at one name of a directory: a file (its
+// entry, -1 for none) and entries below name/ (lo..hi).
+type kid struct {
+	name string
+	child
+}
+
+// kidList is a directory's kids sorted by name, looked up for each
+// directory entry: the previous hit's successor first (listings from the
+// directory cache are sorted as the kids are, so most lookups stop there),
+// else by binary search. A map built per directory was a tenth of the
+// scan's time.
+type kidList struct {
+	kids []kid
+	next int
+}
+
+func (l *kidList) find(name string) (child, bool) {
+	ks := l.kids
+	k := l.next
+	if k >= len(ks) || ks[k].name != name {
+		k = sort.Search(len(ks), func(i int) bool { return ks[i].name >= name })
+		if k == len(ks) || ks[k].name != name {
+			return child{file: -1}, false
+		}
+	}
+	l.next = k + 1
+	return ks[k].child, true
+}
+
+// children groups the index entries below j.dir by their next component,
+// into out's array.
+func (s *scanner) children(j scanJob, out []kid) []kid {
+	out = out[:0]
 	prefix := 0
 	if j.dir != "" {
 		prefix = len(j.dir) + 1
 	}
 	es := s.idx.Entries
+	sorted := true
+	add := func(name string) *kid {
+		if n := len(out); n > 0 {
+			if out[n-1].name == name {
+				return &out[n-1]
+			}
+			if out[n-1].name > name {
+				// A file that sorts before a directory of a shorter
+				// name ("a.b" before "a/"): the index's order is not
+				// the names'.
+				sorted = false
+			}
+		}
+		out = append(out, kid{name: name, child: child{file: -1}})
+		return &out[len(out)-1]
+	}
 	for i := j.lo; i < j.hi; {
 		rest := es[i].Name[prefix:]
 		k := strings.IndexByte(rest, '/')
 		if k < 0 {
-			c, ok := out[rest]
-			if !ok {
-				c = child{file: -1}
-			}
+			c := add(rest)
 			if es[i].stage() == 0 || c.file < 0 {
 				c.file = i
 			}
-			out[rest] = c
 			i++
 			continue
 		}
@@ -264,19 +320,38 @@ func (s *scanner) children(j scanJob, out map[string]child) {
 		for end < j.hi && strings.HasPrefix(es[end].Name[prefix:], name) {
 			end++
 		}
-		c, ok := out[rest[:k]]
-		if !ok {
-			c = child{file: -1}
-		}
+		c := add(rest[:k])
 		c.lo, c.hi = i, end
-		out[rest[:k]] = c
 		i = end
 	}
+	if sorted {
+		return out
+	}
+	// Sorted by name, keeping the index's order among equal names, and
+	// those merged as they would have been had they been adjacent: the
+	// file entry the stage-0 one (else the first), the entries below
+	// the name's.
+	sort.SliceStable(out, func(a, b int) bool { return out[a].name < out[b].name })
+	merged := out[:0]
+	for _, kd := range out {
+		if n := len(merged); n > 0 && merged[n-1].name == kd.name {
+			m := &merged[n-1]
+			if kd.file >= 0 && (es[kd.file].stage() == 0 || m.file < 0) {
+				m.file = kd.file
+			}
+			if kd.hi > kd.lo {
+				m.lo, m.hi = kd.lo, kd.hi
+			}
+			continue
+		}
+		merged = append(merged, kd)
+	}
+	return merged
 }
 
 func (s *scanner) dir(j scanJob, buf *scanBufs) ([]scanJob, error) {
-	kids := buf.kids
-	s.children(j, kids)
+	buf.kids = s.children(j, buf.kids)
+	kids := kidList{kids: buf.kids}
 	tracked := j.hi > j.lo
 	var (
 		rules     = j.rules
@@ -322,7 +397,7 @@ func (s *scanner) dir(j scanJob, buf *scanBufs) ([]scanJob, error) {
 			}
 		}
 		for i, d := range ents {
-			c, isKid := kids[d.name]
+			c, isKid := kids.find(d.name)
 			if !isKid {
 				c = child{file: -1}
 			}

@@ -216,11 +216,22 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	// tree from the stage-0 entries (intent-to-add ones are not in it, as
 	// with git write-tree), the working tree from the same entries with
 	// the scan's verdicts applied, merged with the untracked files. Only
-	// an order of int32s is allocated, not 100,000 leaves.
-	inIndex := make([]int32, 0, len(idx.Entries))
-	for i := range idx.Entries {
-		if !idx.Entries[i].intentToAdd() {
-			inIndex = append(inIndex, int32(i))
+	// an order of int32s is allocated, not 100,000 leaves. A stored
+	// snapshot of an index whose tree the last one built takes it from
+	// the index tree cache (indextree.go) instead.
+	var cachedIndexTree plumbing.Hash
+	if store && sn.gitDir != "" {
+		if t, ok := loadIndexTree(sn.gitDir, idx.sum); ok && sn.obj.stored(t) {
+			cachedIndexTree = t
+		}
+	}
+	var inIndex []int32
+	if cachedIndexTree.IsZero() {
+		inIndex = make([]int32, 0, len(idx.Entries))
+		for i := range idx.Entries {
+			if !idx.Entries[i].intentToAdd() {
+				inIndex = append(inIndex, int32(i))
+			}
 		}
 	}
 	indexLeaf := func(k int) leaf {
@@ -306,7 +317,11 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		defer built.Done()
 		snap.worktree, wtErr = buildTreeOf(len(wt), wtPath, wtLeaf, wtMem)
 	}()
-	snap.indexTree, idxErr = buildTreeOf(len(inIndex), indexPath, indexLeaf, idxMem)
+	if cachedIndexTree.IsZero() {
+		snap.indexTree, idxErr = buildTreeOf(len(inIndex), indexPath, indexLeaf, idxMem)
+	} else {
+		snap.indexTree = cachedIndexTree
+	}
 	built.Wait()
 	if idxErr != nil {
 		return nil, fmt.Errorf("cannot record the index: %w", idxErr)
@@ -332,6 +347,9 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		}
 		if err := sn.obj.finishBatch(); err != nil {
 			return nil, err
+		}
+		if cachedIndexTree.IsZero() {
+			saveIndexTree(sn.gitDir, sn.perm, idx.sum, snap.indexTree)
 		}
 		sn.trace("write trees")
 	}

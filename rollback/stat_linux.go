@@ -105,11 +105,6 @@ func scanDirListingOS(dir string, cache *dirListingUse, decide func([]dirent) []
 	return out, buf.sts, cached, nil
 }
 
-// lstatThreadCost is how many files a goroutine lstats at the least when
-// a directory's are shared out, as git's preload-index shares out the
-// index (500 entries a thread); a variable for the tests.
-var lstatThreadCost = 500
-
 // lstatWanted lstats the wanted entries of the directory open at fd into
 // sts, and sets their kinds in out. A directory with many of them is
 // shared out across buf.split goroutines, in ranges of entries; each
