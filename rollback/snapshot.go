@@ -337,7 +337,11 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		sn.obj.mem[h] = b
 	}
 	sn.obj.mu.Unlock()
-	sn.trace("build trees")
+	if cachedIndexTree.IsZero() {
+		sn.trace("build trees")
+	} else {
+		sn.trace("build trees (the index's from the index tree cache)")
+	}
 	if store {
 		if err := sn.obj.flushTrees(snap.indexTree); err != nil {
 			return nil, err
