@@ -19,25 +19,39 @@ var treeSplitMin = 4096
 // buildTreeOf is buildTree over n leaves produced by at (path gives just
 // the path, cheaply: it is what the grouping asks for most), so that large
 // trees need no slice of leaves of their own. It builds what
-// gitobjects.BuildTree builds, with the same errors, but hands large
-// subtrees to other goroutines while a core is free: the working tree of
-// a snapshot (100,000 files) was built on one core while the other idled,
-// a sixth of the snapshot's time. path and at are called from several
-// goroutines at once.
+// gitobjects.BuildTree builds, with the same errors, but builds each
+// subtree of treeSplitMin leaves or more on a goroutine of its own, as
+// many at a time as there are cores: the working tree of a snapshot
+// (100,000 files) was built on one core while the other idled, a sixth
+// of the snapshot's time. path and at are called from several goroutines
+// at once.
 func buildTreeOf(n int, path func(int) string, at func(int) leaf, mem map[plumbing.Hash][]byte) (plumbing.Hash, error) {
 	b := &treeBuild{path: path, at: at, mem: mem}
 	if procs := runtime.GOMAXPROCS(0); procs > 1 && n >= 2*treeSplitMin {
-		b.slots = make(chan struct{}, procs-1)
+		b.cores = make(chan struct{}, procs)
 	}
-	return b.level(0, n, 0)
+	return b.level(0, n, 0, &coreHeld{})
 }
 
 type treeBuild struct {
-	path  func(int) string
-	at    func(int) leaf
-	slots chan struct{} // one per goroutine that may build a subtree (nil: none)
-	mu    sync.Mutex    // guards mem
+	path func(int) string
+	at   func(int) leaf
+	// cores is held by each subtree goroutine while it computes (nil:
+	// everything on the caller's goroutine). One gives its core back
+	// before it waits for subtrees of its own, which need cores.
+	cores chan struct{}
+	mu    sync.Mutex // guards mem
 	mem   map[plumbing.Hash][]byte
+}
+
+// coreHeld says whether a goroutine holds one of cores.
+type coreHeld struct{ held bool }
+
+func (b *treeBuild) release(c *coreHeld) {
+	if c.held {
+		<-b.cores
+		c.held = false
+	}
 }
 
 // subtree is a subtree being built on another goroutine: its name goes
@@ -50,16 +64,23 @@ type subtree struct {
 }
 
 // level builds the tree of leaves lo..hi, whose paths share their first
-// prefix bytes (the tree's directory and a slash).
-func (b *treeBuild) level(lo, hi, prefix int) (plumbing.Hash, error) {
+// prefix bytes (the tree's directory and a slash), on a goroutine whose
+// core is c.
+func (b *treeBuild) level(lo, hi, prefix int, c *coreHeld) (plumbing.Hash, error) {
 	buf := make([]byte, 0, 48*min(hi-lo, 256))
 	var subs []*subtree
-	// fail waits for the subtrees begun: an error in one of them (earlier
-	// in path order) is the one a build on one goroutine would have met.
-	fail := func(err error) (plumbing.Hash, error) {
+	wait := func() {
+		if len(subs) > 0 {
+			b.release(c)
+		}
 		for _, st := range subs {
 			<-st.done
 		}
+	}
+	// fail waits for the subtrees begun: an error in one of them (earlier
+	// in path order) is the one a build on one goroutine would have met.
+	fail := func(err error) (plumbing.Hash, error) {
+		wait()
 		for _, st := range subs {
 			if st.err != nil {
 				return plumbing.ZeroHash, st.err
@@ -85,21 +106,18 @@ func (b *treeBuild) level(lo, hi, prefix int) (plumbing.Hash, error) {
 				k++
 			}
 			mode = filemode.Dir
-			if b.slots != nil && k-i >= treeSplitMin {
-				select {
-				case b.slots <- struct{}{}:
-					async = &subtree{done: make(chan struct{})}
-					subs = append(subs, async)
-					go func(lo, hi, prefix int) {
-						defer close(async.done)
-						async.hash, async.err = b.level(lo, hi, prefix)
-						<-b.slots
-					}(i, k, prefix+j+1)
-				default:
-				}
-			}
-			if async == nil {
-				sub, err := b.level(i, k, prefix+j+1)
+			if b.cores != nil && k-i >= treeSplitMin {
+				async = &subtree{done: make(chan struct{})}
+				subs = append(subs, async)
+				go func(lo, hi, prefix int) {
+					defer close(async.done)
+					b.cores <- struct{}{}
+					mine := &coreHeld{held: true}
+					async.hash, async.err = b.level(lo, hi, prefix, mine)
+					b.release(mine)
+				}(i, k, prefix+j+1)
+			} else {
+				sub, err := b.level(i, k, prefix+j+1, c)
 				if err != nil {
 					return fail(err)
 				}
@@ -131,10 +149,10 @@ func (b *treeBuild) level(lo, hi, prefix int) (plumbing.Hash, error) {
 			async.off = len(buf) - len(hash)
 		}
 	}
+	wait()
 	for _, st := range subs {
-		<-st.done
 		if st.err != nil {
-			return fail(st.err)
+			return plumbing.ZeroHash, st.err
 		}
 		copy(buf[st.off:], st.hash[:])
 	}
