@@ -92,7 +92,23 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 			os.Remove(filepath.Join(sn.gitDir, fsmonFile))
 		}
 	}
+	// The stat cache is read while the scan runs (a file of the files the
+	// last snapshot hashed; the scan does not need it).
+	var cache *statCache
+	var cacheLoaded chan struct{}
+	if cfg.fsmon != nil && cfg.fsmon.cache != nil {
+		cache = cfg.fsmon.cache // loaded and checked against the token's record already
+	} else {
+		cacheLoaded = make(chan struct{})
+		go func() {
+			defer close(cacheLoaded)
+			cache = loadStatCache(sn.gitDir)
+		}()
+	}
 	res, err := scan(sn.fs, idx, sn.rules, cfg)
+	if cacheLoaded != nil {
+		<-cacheLoaded
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -125,12 +141,6 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	}
 	for k, u := range res.untracked {
 		items = append(items, item{u.path, u.st, -1 - k, filemode.Regular})
-	}
-	var cache *statCache
-	if cfg.fsmon != nil && cfg.fsmon.cache != nil {
-		cache = cfg.fsmon.cache // loaded and checked against the token's record already
-	} else {
-		cache = loadStatCache(sn.gitDir)
 	}
 	prog := sn.cfg.prog()
 	if store {
@@ -195,11 +205,17 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 				complete = false
 			}
 		}
-		ident := saveStatCache(sn.gitDir, sn.perm, next)
-		if fsmonToken != "" && ident != "" && complete {
-			saveFsmonRecord(sn.gitDir, sn.perm, fsmonRecord{hook: sn.fsmon.hook, token: fsmonToken,
-				index: idx.ident, statCache: ident, settings: scanSettings(cfg)})
-		}
+		// Written while the trees are built; done before take returns.
+		saved := make(chan struct{})
+		defer func() { <-saved }()
+		go func() {
+			defer close(saved)
+			ident := saveStatCache(sn.gitDir, sn.perm, next)
+			if fsmonToken != "" && ident != "" && complete {
+				saveFsmonRecord(sn.gitDir, sn.perm, fsmonRecord{hook: sn.fsmon.hook, token: fsmonToken,
+					index: idx.ident, statCache: ident, settings: scanSettings(cfg)})
+			}
+		}()
 	}
 	sn.trace(fmt.Sprintf("hash (%d files, %d of them unchanged since the last snapshot)", len(items), reused.Load()))
 	dirty := make(map[int]hashed, len(items))
