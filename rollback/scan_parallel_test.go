@@ -163,8 +163,19 @@ func TestScanChildren(t *testing.T) {
 	}{
 		{"d/a", 0}, {"d/a-b", 0}, {"d/a.b", 0}, {"d/a/x", 0}, {"d/a/y", 0},
 		{"d/b", 1}, {"d/b", 2}, {"d/b", 3}, {"d/c", 2}, {"d/c", 3},
-		{"d/e", 0}, {"d/e.txt", 0}, {"d/e/f/g", 0}, {"d/z", 0},
+		{"d/e", 0}, {"d/e.txt", 0}, {"d/e/f/g", 0},
 	}
+	// A directory long enough to be bisected for its end.
+	for k := 0; k < 30; k++ {
+		names = append(names, struct {
+			name  string
+			stage int
+		}{fmt.Sprintf("d/m/%02d", k), 0})
+	}
+	names = append(names, struct {
+		name  string
+		stage int
+	}{"d/z", 0})
 	idx := &gitIndex{}
 	for _, n := range names {
 		idx.Entries = append(idx.Entries, idxEntry{Name: n.name, Flags: uint16(n.stage) << 12})
@@ -194,7 +205,7 @@ func TestScanChildren(t *testing.T) {
 		t.Fatalf("%d kids, want %d: %+v", len(kids), len(want), kids)
 	}
 	l := kidList{kids: kids}
-	for _, order := range [][]string{{"a", "a-b", "a.b", "b", "c", "e", "e.txt", "z"}, {"z", "e.txt", "a", "nope", "c", "a.b", "e", "b", "a-b"}} {
+	for _, order := range [][]string{{"a", "a-b", "a.b", "b", "c", "e", "e.txt", "m", "z"}, {"z", "e.txt", "a", "nope", "m", "c", "a.b", "e", "b", "a-b"}} {
 		for _, name := range order {
 			got, ok := l.find(name)
 			w, wok := want[name]
