@@ -16,7 +16,7 @@ import (
 // function of the entries alone, so while the index file is the same, so
 // is its tree. An agent's snapshot before and after every tool call mostly
 // sees the same index, and building its tree (100,000 entries, 1,000
-// directories) was a fifth of the snapshot's computing.
+// directories) was half of the snapshot's tree building.
 //
 // The tree is used only while the repository has it: the snapshots that
 // stored it may have been dropped and the tree pruned since. The object
