@@ -71,7 +71,15 @@ func (l dirListing) entries() []dirent {
 	if l.raw == "" {
 		return l.ents
 	}
-	out := make([]dirent, 0, l.n)
+	return l.appendEntries(make([]dirent, 0, l.n))
+}
+
+// appendEntries appends the listing's entries to out: a copy, which the
+// caller may change.
+func (l dirListing) appendEntries(out []dirent) []dirent {
+	if l.raw == "" {
+		return append(out, l.ents...)
+	}
 	for r := l.raw; len(r) >= 3; {
 		k := int(r[1])<<8 | int(r[2])
 		out = append(out, dirent{name: r[3 : 3+k], kind: fileKind(r[0])})
@@ -101,8 +109,9 @@ type dirCache struct {
 type listingFS interface {
 	// scanDirListing is scanDir taking the listing from c when c still
 	// holds it, and recording in c the listing used; it reports whether
-	// the directory was left unread.
-	scanDirListing(p string, c *dirCache, decide func([]dirent) []bool) ([]dirent, []fstat, bool, error)
+	// the directory was left unread. The listing and stat data returned
+	// live in buf (a scan worker's, reused for its next directory).
+	scanDirListing(p string, c *dirCache, decide func([]dirent) []bool, buf *scanBufs) ([]dirent, []fstat, bool, error)
 }
 
 // dirListingUse is the cache and the directory it is asked about.
@@ -119,9 +128,10 @@ func newDirCache(gitDir string, now time.Time) *dirCache {
 	return c
 }
 
-// reuse returns the listing recorded for dir, a new slice, if its stat
+// reuse returns the listing recorded for dir, decoded into dst's array
+// (a new one when it is too small; never the cache's own), if its stat
 // data is the same and it is not racy; it is kept for the next scan.
-func (c *dirCache) reuse(dir string, st statData) ([]dirent, bool) {
+func (c *dirCache) reuse(dir string, st statData, dst []dirent) ([]dirent, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -135,7 +145,7 @@ func (c *dirCache) reuse(dir string, st statData) ([]dirent, bool) {
 	}
 	c.reused.Add(1)
 	c.keep(dir, l, l.n)
-	return l.entries(), true
+	return l.appendEntries(dst[:0]), true
 }
 
 // record keeps dir's listing, just read and sorted, for the next scan.

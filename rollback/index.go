@@ -71,7 +71,10 @@ type gitIndex struct {
 	Entries []idxEntry
 	ModTime time.Time
 	ident   string // size, mtime and inode of the file read ("" in memory)
-	extOff  int    // where the extensions begin in the file read
+	// sum is the checksum that closes the file read (zero in memory): the
+	// SHA-1 of its content, so the same sum is the same entries.
+	sum    plumbing.Hash
+	extOff int // where the extensions begin in the file read
 }
 
 // errIndexFormat wraps every decoding failure so callers can say "the
@@ -99,7 +102,11 @@ func decodeIndex(data []byte) (*gitIndex, error) {
 	if !<-summed {
 		return nil, bad("checksum mismatch")
 	}
-	return idx, err
+	if err != nil {
+		return nil, err
+	}
+	copy(idx.sum[:], sum)
+	return idx, nil
 }
 
 func decodeIndexBody(body []byte, bad func(format string, a ...any) error) (*gitIndex, error) {

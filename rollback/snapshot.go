@@ -92,7 +92,23 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 			os.Remove(filepath.Join(sn.gitDir, fsmonFile))
 		}
 	}
+	// The stat cache is read while the scan runs (a file of the files the
+	// last snapshot hashed; the scan does not need it).
+	var cache *statCache
+	var cacheLoaded chan struct{}
+	if cfg.fsmon != nil && cfg.fsmon.cache != nil {
+		cache = cfg.fsmon.cache // loaded and checked against the token's record already
+	} else {
+		cacheLoaded = make(chan struct{})
+		go func() {
+			defer close(cacheLoaded)
+			cache = loadStatCache(sn.gitDir)
+		}()
+	}
 	res, err := scan(sn.fs, idx, sn.rules, cfg)
+	if cacheLoaded != nil {
+		<-cacheLoaded
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -125,12 +141,6 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	}
 	for k, u := range res.untracked {
 		items = append(items, item{u.path, u.st, -1 - k, filemode.Regular})
-	}
-	var cache *statCache
-	if cfg.fsmon != nil && cfg.fsmon.cache != nil {
-		cache = cfg.fsmon.cache // loaded and checked against the token's record already
-	} else {
-		cache = loadStatCache(sn.gitDir)
 	}
 	prog := sn.cfg.prog()
 	if store {
@@ -195,11 +205,17 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 				complete = false
 			}
 		}
-		ident := saveStatCache(sn.gitDir, sn.perm, next)
-		if fsmonToken != "" && ident != "" && complete {
-			saveFsmonRecord(sn.gitDir, sn.perm, fsmonRecord{hook: sn.fsmon.hook, token: fsmonToken,
-				index: idx.ident, statCache: ident, settings: scanSettings(cfg)})
-		}
+		// Written while the trees are built; done before take returns.
+		saved := make(chan struct{})
+		defer func() { <-saved }()
+		go func() {
+			defer close(saved)
+			ident := saveStatCache(sn.gitDir, sn.perm, next)
+			if fsmonToken != "" && ident != "" && complete {
+				saveFsmonRecord(sn.gitDir, sn.perm, fsmonRecord{hook: sn.fsmon.hook, token: fsmonToken,
+					index: idx.ident, statCache: ident, settings: scanSettings(cfg)})
+			}
+		}()
 	}
 	sn.trace(fmt.Sprintf("hash (%d files, %d of them unchanged since the last snapshot)", len(items), reused.Load()))
 	dirty := make(map[int]hashed, len(items))
@@ -216,11 +232,22 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	// tree from the stage-0 entries (intent-to-add ones are not in it, as
 	// with git write-tree), the working tree from the same entries with
 	// the scan's verdicts applied, merged with the untracked files. Only
-	// an order of int32s is allocated, not 100,000 leaves.
-	inIndex := make([]int32, 0, len(idx.Entries))
-	for i := range idx.Entries {
-		if !idx.Entries[i].intentToAdd() {
-			inIndex = append(inIndex, int32(i))
+	// an order of int32s is allocated, not 100,000 leaves. A stored
+	// snapshot of an index whose tree the last one built takes it from
+	// the index tree cache (indextree.go) instead.
+	var cachedIndexTree plumbing.Hash
+	if store && sn.gitDir != "" {
+		if t, ok := loadIndexTree(sn.gitDir, idx.sum); ok && sn.obj.stored(t) {
+			cachedIndexTree = t
+		}
+	}
+	var inIndex []int32
+	if cachedIndexTree.IsZero() {
+		inIndex = make([]int32, 0, len(idx.Entries))
+		for i := range idx.Entries {
+			if !idx.Entries[i].intentToAdd() {
+				inIndex = append(inIndex, int32(i))
+			}
 		}
 	}
 	indexLeaf := func(k int) leaf {
@@ -306,7 +333,11 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		defer built.Done()
 		snap.worktree, wtErr = buildTreeOf(len(wt), wtPath, wtLeaf, wtMem)
 	}()
-	snap.indexTree, idxErr = buildTreeOf(len(inIndex), indexPath, indexLeaf, idxMem)
+	if cachedIndexTree.IsZero() {
+		snap.indexTree, idxErr = buildTreeOf(len(inIndex), indexPath, indexLeaf, idxMem)
+	} else {
+		snap.indexTree = cachedIndexTree
+	}
 	built.Wait()
 	if idxErr != nil {
 		return nil, fmt.Errorf("cannot record the index: %w", idxErr)
@@ -322,7 +353,11 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		sn.obj.mem[h] = b
 	}
 	sn.obj.mu.Unlock()
-	sn.trace("build trees")
+	if cachedIndexTree.IsZero() {
+		sn.trace("build trees")
+	} else {
+		sn.trace("build trees (the index's from the index tree cache)")
+	}
 	if store {
 		if err := sn.obj.flushTrees(snap.indexTree); err != nil {
 			return nil, err
@@ -332,6 +367,9 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		}
 		if err := sn.obj.finishBatch(); err != nil {
 			return nil, err
+		}
+		if cachedIndexTree.IsZero() {
+			saveIndexTree(sn.gitDir, sn.perm, idx.sum, snap.indexTree)
 		}
 		sn.trace("write trees")
 	}

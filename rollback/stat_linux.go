@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,7 +39,7 @@ func fromStatT(st *syscall.Stat_t) statData {
 // (docs/benchmarks.md, "2026-11-25: rollback scan"). The names of a
 // directory share one allocation.
 func scanDirOS(dir string, decide func([]dirent) []bool) ([]dirent, []fstat, error) {
-	out, sts, _, err := scanDirListingOS(dir, nil, decide)
+	out, sts, _, err := scanDirListingOS(dir, nil, decide, &scanBufs{split: 1})
 	return out, sts, err
 }
 
@@ -45,8 +47,9 @@ func scanDirOS(dir string, decide func([]dirent) []bool) ([]dirent, []fstat, err
 // with cache, the directory's stat data is taken from the open directory
 // and a listing the cache still holds for it is used instead of reading
 // it; a listing read is recorded. The listing a cache gets is the raw one,
-// every entry with its type, before decide sees it.
-func scanDirListingOS(dir string, cache *dirListingUse, decide func([]dirent) []bool) ([]dirent, []fstat, bool, error) {
+// every entry with its type, before decide sees it. A listing taken from
+// the cache and the stat data returned live in buf.
+func scanDirListingOS(dir string, cache *dirListingUse, decide func([]dirent) []bool, buf *scanBufs) ([]dirent, []fstat, bool, error) {
 	fd, err := openDir(dir)
 	if err != nil {
 		return nil, nil, false, &fs.PathError{Op: "open", Path: dir, Err: err}
@@ -63,7 +66,10 @@ func scanDirListingOS(dir string, cache *dirListingUse, decide func([]dirent) []
 			return nil, nil, false, &fs.PathError{Op: "fstat", Path: dir, Err: err}
 		}
 		dirSt = fromUnixStat(&st)
-		out, cached = cache.c.reuse(cache.dir, dirSt)
+		out, cached = cache.c.reuse(cache.dir, dirSt, buf.ents)
+		if cached {
+			buf.ents = out
+		}
 	}
 	if !cached {
 		out, err = readDirents(fd)
@@ -76,7 +82,7 @@ func scanDirListingOS(dir string, cache *dirListingUse, decide func([]dirent) []
 			}
 			// DT_UNKNOWN (filesystems that do not fill d_type): lstat it,
 			// as os.ReadDir does.
-			if err := fstatat(fd, out[i].name, &st); err == nil {
+			if err := fstatat(fd, out[i].name, &buf.cname, &st); err == nil {
 				out[i].kind = kindOf(fileModeOf(st.Mode))
 			} else if err != unix.ENOENT {
 				return nil, nil, false, &fs.PathError{Op: "lstat", Path: dir + "/" + out[i].name, Err: err}
@@ -86,32 +92,81 @@ func scanDirListingOS(dir string, cache *dirListingUse, decide func([]dirent) []
 	if cache != nil && !cached {
 		// The entries' kinds change below as they are lstatted: the
 		// recorded listing keeps its own copy. (A listing from the cache
-		// is a new slice already, and kept by reuse.)
+		// is decoded into buf, and the cache keeps its encoded form.)
 		raw := append([]dirent(nil), out...)
 		sortDirents(raw)
 		cache.c.record(cache.dir, dirSt, raw)
 	}
 	want := decide(out)
-	sts := make([]fstat, len(out))
+	buf.sts = resize(buf.sts, len(out))
+	if err := lstatWanted(fd, dir, out, want, buf.sts, buf); err != nil {
+		return nil, nil, false, err
+	}
+	return out, buf.sts, cached, nil
+}
+
+// lstatWanted lstats the wanted entries of the directory open at fd into
+// sts, and sets their kinds in out. A directory with many of them is
+// shared out across buf.split goroutines, in ranges of entries; each
+// writes only its own entries, so the result is the serial one, and the
+// error returned is the one the serial loop would meet first.
+func lstatWanted(fd int, dir string, out []dirent, want []bool, sts []fstat, buf *scanBufs) error {
+	n := 0
+	for _, w := range want {
+		if w {
+			n++
+		}
+	}
+	parts := 1
+	if buf.split > 1 && lstatThreadCost > 0 {
+		parts = min(buf.split, n/lstatThreadCost)
+	}
+	if parts < 2 {
+		return lstatRange(fd, dir, out, want, sts, &buf.cname)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for k := 0; k < parts; k++ {
+		lo, hi := k*len(out)/parts, (k+1)*len(out)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var name []byte
+			errs[k] = lstatRange(fd, dir, out[lo:hi], want[lo:hi], sts[lo:hi], &name)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lstatRange lstats the wanted entries of out, in order, stopping at the
+// first failure; one deleted meanwhile keeps kindNone.
+func lstatRange(fd int, dir string, out []dirent, want []bool, sts []fstat, name *[]byte) error {
+	var st unix.Stat_t
 	for i := range out {
 		if !want[i] {
 			continue
 		}
-		if err := fstatat(fd, out[i].name, &st); err != nil {
+		if err := fstatat(fd, out[i].name, name, &st); err != nil {
 			if err == unix.ENOENT {
 				continue // deleted meanwhile: kindNone
 			}
-			return nil, nil, false, &fs.PathError{Op: "lstat", Path: dir + "/" + out[i].name, Err: err}
+			return &fs.PathError{Op: "lstat", Path: dir + "/" + out[i].name, Err: err}
 		}
 		sts[i] = fstat{kind: kindOf(fileModeOf(st.Mode)), exec: st.Mode&0o100 != 0, size: st.Size, stat: fromUnixStat(&st), hasStat: true}
 		out[i].kind = sts[i].kind
 	}
-	return out, sts, cached, nil
+	return nil
 }
 
 // scanDirListing is scanDir with the directory cache (dircache.go).
-func (o osFS) scanDirListing(p string, c *dirCache, decide func([]dirent) []bool) ([]dirent, []fstat, bool, error) {
-	return scanDirListingOS(o.full(p), &dirListingUse{c: c, dir: p}, decide)
+func (o osFS) scanDirListing(p string, c *dirCache, decide func([]dirent) []bool, buf *scanBufs) ([]dirent, []fstat, bool, error) {
+	return scanDirListingOS(o.full(p), &dirListingUse{c: c, dir: p}, decide, buf)
 }
 
 // openDir opens a directory for reading its entries, as os.Open does
@@ -130,12 +185,29 @@ func openRetry(name string, flags int, perm uint32) (int, error) {
 	}
 }
 
-func fstatat(fd int, name string, st *unix.Stat_t) error {
-	for {
-		err := unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
-		if err != unix.EINTR {
-			return err
+// fstatat lstats name in the directory open at fd, copying the name into
+// *buf (NUL-terminated, grown as needed) rather than allocating a C string
+// for each of 100,000 files as unix.Fstatat does.
+func fstatat(fd int, name string, buf *[]byte, st *unix.Stat_t) error {
+	if sysFstatat == 0 || strings.IndexByte(name, 0) >= 0 {
+		for {
+			err := unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+			if err != unix.EINTR {
+				return err
+			}
 		}
+	}
+	b := append(append((*buf)[:0], name...), 0)
+	*buf = b
+	for {
+		_, _, e := unix.Syscall6(sysFstatat, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(st)), unix.AT_SYMLINK_NOFOLLOW, 0, 0)
+		switch e {
+		case 0:
+			return nil
+		case unix.EINTR:
+			continue
+		}
+		return e
 	}
 }
 
