@@ -514,22 +514,17 @@ const looseRetries = 10
 // shared permissions.
 func (o *Objects) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
 	var buf bytes.Buffer
-	buf.Grow(len(data)/2 + 64)
-	zw, _ := o.zw.Get().(*zlib.Writer)
-	if zw == nil {
-		zw, _ = zlib.NewWriterLevel(&buf, o.level)
-	} else {
-		zw.Reset(&buf)
-	}
-	zw.Write(objectHeader(t, len(data)))
-	zw.Write(data)
-	err := zw.Close()
-	o.zw.Put(zw)
-	if err != nil {
+	if hdr := objectHeader(t, len(data)); len(hdr)+len(data) <= storedLooseMax {
+		// Stored, not deflated: the file takes one filesystem block
+		// either way, and a compressor costs far more to set up (its
+		// tables) than the object to write.
+		writeStoredZlib(&buf, append(hdr, data...))
+	} else if err := o.deflateLoose(&buf, hdr, data); err != nil {
 		return err
 	}
 	dir := filepath.Join(o.dir, h.String()[:2])
 	final := loosePath(o.dir, h)
+	var err error
 	for attempt := 0; ; attempt++ {
 		err = o.writeLooseOnce(dir, final, buf.Bytes())
 		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == looseRetries {
@@ -540,6 +535,27 @@ func (o *Objects) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte
 		return fmt.Errorf("cannot write object %s: %w", h, err)
 	}
 	return nil
+}
+
+// storedLooseMax is the largest loose object (header and content) stored
+// without compression: with zlib's framing it still fits one 4 KiB block.
+const storedLooseMax = 4096 - 64
+
+// deflateLoose writes the zlib stream of a loose object (hdr, then data)
+// to buf at the repository's level, with a compressor from the pool.
+func (o *Objects) deflateLoose(buf *bytes.Buffer, hdr, data []byte) error {
+	buf.Grow(len(data)/2 + 64)
+	zw, _ := o.zw.Get().(*zlib.Writer)
+	if zw == nil {
+		zw, _ = zlib.NewWriterLevel(buf, o.level)
+	} else {
+		zw.Reset(buf)
+	}
+	zw.Write(hdr)
+	zw.Write(data)
+	err := zw.Close()
+	o.zw.Put(zw)
+	return err
 }
 
 func (o *Objects) writeLooseOnce(dir, final string, compressed []byte) error {
