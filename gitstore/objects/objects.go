@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -380,17 +381,41 @@ func (o *Objects) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error
 		if err != nil {
 			return plumbing.InvalidObject, nil, fmt.Errorf("cannot read object %s: %w", h, err)
 		}
-		t, size, zr, err := inflateLoose(raw, nil)
+		t, _, data, err := inflateWhole(raw, math.MaxInt)
 		if err != nil {
-			return plumbing.InvalidObject, nil, fmt.Errorf("damaged loose object %s: %w", h, err)
-		}
-		data := make([]byte, size)
-		if _, err := io.ReadFull(zr, data); err != nil {
 			return plumbing.InvalidObject, nil, fmt.Errorf("damaged loose object %s: %w", h, err)
 		}
 		return t, data, nil
 	}
 	return plumbing.InvalidObject, nil, fs.ErrNotExist
+}
+
+// inflateWhole inflates the loose object held in raw: its type, its size
+// and, when the size is at most max, its content (nil otherwise). Its
+// zlib reader comes from the pool the packs' reads use: each holds a 32
+// KiB window, which a process reading a few objects would otherwise
+// allocate for each.
+func inflateWhole(raw []byte, max int) (plumbing.ObjectType, int, []byte, error) {
+	zr, _ := zlibReaders.Get().(io.ReadCloser)
+	if zr == nil {
+		var err error
+		if zr, err = zlib.NewReader(bytes.NewReader(raw)); err != nil {
+			return plumbing.InvalidObject, 0, nil, err
+		}
+	}
+	t, n, br, err := inflateLoose(raw, zr)
+	if err != nil {
+		return plumbing.InvalidObject, 0, nil, err
+	}
+	var data []byte
+	if n <= max {
+		data = make([]byte, n)
+		if _, err := io.ReadFull(br, data); err != nil {
+			return plumbing.InvalidObject, 0, nil, err
+		}
+	}
+	zlibReaders.Put(zr)
+	return t, n, data, nil
 }
 
 // inflateLoose starts inflating a loose object held in raw: it returns its
@@ -619,12 +644,9 @@ func (o *Objects) Size(h plumbing.Hash) (int64, error) {
 			if err != nil {
 				continue
 			}
-			t, n, zr, err := inflateLoose(raw, nil)
-			if err == nil && n <= sizeReadsWhole {
-				data := make([]byte, n)
-				if _, err := io.ReadFull(zr, data); err == nil {
-					o.cache.put(h, t, data)
-				}
+			t, n, data, err := inflateWhole(raw, sizeReadsWhole)
+			if err == nil && data != nil {
+				o.cache.put(h, t, data)
 			}
 			return int64(n), err
 		}
