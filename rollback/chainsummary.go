@@ -3,6 +3,7 @@ package rollback
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,28 +20,38 @@ import (
 // older checkpoints only their ids (the new id must clash with none) and
 // how many the bounds count (whether the append evicts); it reads the
 // newest checkpoint anyway, as the new one's previous. The summary keeps
-// those ids and counts for the chain at one tip, beside the chain cache:
+// those ids and counts, beside the chain cache:
 //
 //	hegel chain summary 1\n
 //	<ref>\n
-//	<tip>\n
-//	<automatic> <manual>\n
-//	<id>\n per checkpoint, oldest first
+//	<tip> <automatic> <manual> <n>\n      the chain at tip, read whole
+//	<id>\n                                n times, oldest first
+//	+ <parent> <tip> <automatic> <manual> <id>\n
+//
+// The last lines are appended, one per append that used the summary: the
+// chain at tip is the chain at parent and one more checkpoint, id, and
+// the bounds count that many. Appending a line creates no file, where
+// writing the summary again would (a file created is most of what an
+// append costs). A line is used only when its parent is the tip the lines
+// before it reached; the others (a line cut short, one written late by an
+// append that another process's rewrite of the file overtook) are
+// skipped.
 //
 // A commit names its parents by content, so the chain below a tip never
-// changes: a summary written for the ref's tip is the chain's, whoever
-// wrote it and when. It is used only when it names the ref's tip at the
-// time of the append, its newest id is the newest checkpoint's as read
-// and checked from the object database, and the append evicts nothing;
-// the ref then moves by compare-and-swap from that tip, as any append's.
-// Otherwise (no summary, another process moved the ref, a restore cut the
-// chain, eviction due, a chain under any other kind of change) the chain
-// is read whole and the summary written again for the new tip.
+// changes: what the summary says of a tip stays true, whoever wrote it and
+// when. It is used only when the tip it reaches is the ref's at the time
+// of the append, its newest id is the newest checkpoint's as read and
+// checked from the object database, and the append evicts nothing; the ref
+// then moves by compare-and-swap from that tip, as any append's, and only
+// an append whose ref moved adds its line. Otherwise (no summary, another
+// process moved the ref, a restore cut the chain, eviction due, a chain
+// under any other kind of change) the chain is read whole and the summary
+// written anew for the new tip.
 //
 // Like the chain cache, the file is local and disposable, and it is read
-// as hostile data: one that does not parse is not used. It never names a
-// file, an object to restore or a checkpoint's content: what it can get
-// wrong is only an id clash among the older checkpoints and, with
+// as hostile data: one whose head does not parse is not used. It never
+// names a file, an object to restore or a checkpoint's content: what it
+// can get wrong is only an id clash among the older checkpoints and, with
 // understated counts, an eviction put off until the counts (one more per
 // append) reach the bound.
 
@@ -82,28 +93,59 @@ func (c *Chain) loadSummary() *chainSummary {
 
 var errChainSummary = errors.New("unusable chain summary")
 
-// parseChainSummary parses a summary file for ref.
+// parseChainSummary parses a summary file for ref: its head, then the
+// appended lines that follow on from it.
 func parseChainSummary(data []byte, ref string) (*chainSummary, error) {
-	if !bytes.HasPrefix(data, []byte(chainSummaryHeader)) || len(data) == 0 || data[len(data)-1] != '\n' {
+	if !bytes.HasPrefix(data, []byte(chainSummaryHeader)) {
 		return nil, errChainSummary
 	}
-	lines := strings.Split(string(data[len(chainSummaryHeader):len(data)-1]), "\n")
-	if len(lines) < 3 || lines[0] != ref || !plumbing.IsHash(lines[1]) {
+	lines := strings.Split(string(data[len(chainSummaryHeader):]), "\n")
+	// The last element follows the last newline: "" or a line cut short.
+	lines = lines[:len(lines)-1]
+	if len(lines) < 2 || lines[0] != ref {
 		return nil, errChainSummary
 	}
-	a, m, ok := strings.Cut(lines[2], " ")
-	auto, err1 := strconv.Atoi(a)
-	manual, err2 := strconv.Atoi(m)
-	ids := lines[3:]
-	if !ok || err1 != nil || err2 != nil || auto < 0 || manual < 0 || auto+manual > len(ids) || len(ids) == 0 {
+	f := strings.Fields(lines[1])
+	if len(f) != 4 || len(lines[1]) != len(strings.Join(f, " ")) || !plumbing.IsHash(f[0]) {
 		return nil, errChainSummary
 	}
-	for _, id := range ids {
+	auto, manual, okCounts := summaryCounts(f[1], f[2])
+	n, err := strconv.Atoi(f[3])
+	if !okCounts || err != nil || n <= 0 || n > len(lines)-2 || auto+manual > n {
+		return nil, errChainSummary
+	}
+	s := &chainSummary{tip: plumbing.NewHash(f[0]), auto: auto, manual: manual, ids: lines[2 : 2+n : 2+n]}
+	for _, id := range s.ids {
 		if !summaryID(id) {
 			return nil, errChainSummary
 		}
 	}
-	return &chainSummary{tip: plumbing.NewHash(lines[1]), auto: auto, manual: manual, ids: ids}, nil
+	for _, l := range lines[2+n:] {
+		s.follow(l)
+	}
+	return s, nil
+}
+
+// follow applies an appended line to s when it parses and its parent is
+// s's tip; any other line is skipped.
+func (s *chainSummary) follow(line string) {
+	f := strings.Fields(line)
+	if len(f) != 6 || f[0] != "+" || len(line) != len(strings.Join(f, " ")) ||
+		!plumbing.IsHash(f[1]) || !plumbing.IsHash(f[2]) || !summaryID(f[5]) || plumbing.NewHash(f[1]) != s.tip {
+		return
+	}
+	auto, manual, ok := summaryCounts(f[3], f[4])
+	if !ok || auto+manual > len(s.ids)+1 {
+		return
+	}
+	s.tip, s.auto, s.manual = plumbing.NewHash(f[2]), auto, manual
+	s.ids = append(s.ids, f[5])
+}
+
+func summaryCounts(a, m string) (auto, manual int, ok bool) {
+	auto, err1 := strconv.Atoi(a)
+	manual, err2 := strconv.Atoi(m)
+	return auto, manual, err1 == nil && err2 == nil && auto >= 0 && manual >= 0
 }
 
 // summaryID reports whether a summary can keep id: lowercase hex digits,
@@ -148,7 +190,8 @@ func (c *Chain) saveSummary(s *chainSummary) {
 	var b bytes.Buffer
 	b.Grow(len(chainSummaryHeader) + len(c.ref) + 64 + len(s.ids)*(idLen+1))
 	b.WriteString(chainSummaryHeader)
-	b.WriteString(c.ref + "\n" + s.tip.String() + "\n" + strconv.Itoa(s.auto) + " " + strconv.Itoa(s.manual) + "\n")
+	b.WriteString(c.ref + "\n")
+	fmt.Fprintf(&b, "%s %d %d %d\n", s.tip, s.auto, s.manual, len(s.ids))
 	for _, id := range s.ids {
 		b.WriteString(id + "\n")
 	}
@@ -158,6 +201,20 @@ func (c *Chain) saveSummary(s *chainSummary) {
 			_ = perm.WriteFile(p, b.Bytes(), false)
 		}
 	}
+}
+
+// extendSummary appends to the chain's summary the line for cp, appended
+// on parent with the counts given. One write of one short line to a file
+// opened for appending: appends racing from other processes do not
+// interleave within it. Best effort, as saveSummary; a summary the file
+// lacks is not created.
+func (c *Chain) extendSummary(parent plumbing.Hash, cp *Checkpoint, auto, manual int) {
+	f, err := os.OpenFile(c.summaryPath(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	_, _ = fmt.Fprintf(f, "+ %s %s %d %d %s\n", parent, cp.Commit, auto, manual, cp.ID)
+	_ = f.Close()
 }
 
 // errSlowAppend sends an append to the path that reads the chain whole.
@@ -222,7 +279,6 @@ func (c *Chain) appendFast(cp *Checkpoint, evict bool, same, fresh func(*Checkpo
 	if err := m.r.UpdateRef(c.ref, tip, cp.Commit); err != nil {
 		return nil, false, err
 	}
-	ids := append(s.ids[:len(s.ids):len(s.ids)], cp.ID)
-	c.saveSummary(&chainSummary{tip: cp.Commit, auto: auto, manual: manual, ids: ids})
+	c.extendSummary(tip, cp, auto, manual)
 	return cp, true, nil
 }

@@ -205,22 +205,32 @@ func TestChainSummaryConcurrentAppends(t *testing.T) {
 // ref or tip, or whose newest id is not the chain's, is not used: the
 // append reads the chain whole and links to the real newest.
 func TestChainSummaryHostile(t *testing.T) {
+	// After two appends the summary is a head for the first (read whole:
+	// the chain was empty) and a line for the second.
+	edit := func(i, field int, v string) func(string) string {
+		return func(s string) string {
+			lines := strings.Split(s, "\n")
+			if i < 0 {
+				i += len(lines)
+			}
+			f := strings.Fields(lines[i])
+			f[field] = v
+			lines[i] = strings.Join(f, " ")
+			return strings.Join(lines, "\n")
+		}
+	}
 	cases := map[string]func(s string) string{
 		"garbage":     func(string) string { return "not a summary\x00" },
 		"other ref":   func(s string) string { return strings.Replace(s, cachedRef+"\n", RefPrefix+"other\n", 1) },
-		"bad count":   func(s string) string { return strings.Replace(s, "\n2 0\n", "\n-5 0\n", 1) },
-		"many counts": func(s string) string { return strings.Replace(s, "\n2 0\n", "\n9 9\n", 1) },
-		"bad id":      func(s string) string { return strings.TrimSuffix(s, "\n") + "/../x\n" },
-		"newest id": func(s string) string {
-			lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-			lines[len(lines)-1] = "abcdef01"
-			return strings.Join(lines, "\n") + "\n"
-		},
-		"other tip": func(s string) string {
-			lines := strings.Split(s, "\n")
-			lines[2] = strings.Repeat("0", 39) + "1"
-			return strings.Join(lines, "\n")
-		},
+		"bad count":   edit(2, 1, "-5"),
+		"many counts": func(s string) string { return edit(2, 2, "9")(edit(2, 1, "9")(s)) },
+		"more ids":    edit(2, 3, "2"),
+		"bad id":      func(s string) string { return strings.Replace(s, "\n+ ", "/../x\n+ ", 1) },
+		"other tip":   edit(2, 0, strings.Repeat("0", 39)+"1"),
+		"newest id":   edit(-2, 5, "abcdef01"),
+		"line parent": edit(-2, 1, strings.Repeat("0", 39)+"1"),
+		"line cut":    func(s string) string { return s[:len(s)-3] },
+		"line counts": edit(-2, 3, "7"),
 	}
 	for name, damage := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -256,5 +266,28 @@ func TestChainSummaryHostile(t *testing.T) {
 				t.Error("no summary written for the new tip")
 			}
 		})
+	}
+}
+
+// TestChainSummaryLines: the appended lines that follow on from the tip
+// reached so far are applied in order; a line written late (its parent
+// is another tip), one cut short or garbled, is skipped without stopping
+// the ones after it.
+func TestChainSummaryLines(t *testing.T) {
+	h := func(c byte) string { return strings.Repeat(string(c), 40) }
+	data := chainSummaryHeader + cachedRef + "\n" +
+		h('a') + " 1 0 1\n" + "0a0a0a0a\n" +
+		"+ " + h('9') + " " + h('8') + " 2 0 98989898\n" + // late: another parent
+		"+ " + h('a') + " " + h('b') + " 2 0 0b0b0b0b\n" +
+		"+ " + h('b') + " " + h('c') + " 2 1\n" + // garbled
+		"+  " + h('b') + " " + h('c') + " 2 1 0c0c0c0c\n" + // not as written
+		"+ " + h('b') + " " + h('c') + " 2 1 0c0c0c0c\n" +
+		"+ " + h('c') + " " + h('d') + " 3 1 0d0d" // cut short
+	s, err := parseChainSummary([]byte(data), cachedRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.tip.String() != h('c') || s.auto != 2 || s.manual != 1 || strings.Join(s.ids, " ") != "0a0a0a0a 0b0b0b0b 0c0c0c0c" {
+		t.Fatalf("tip %s, %d automatic, %d manual, ids %v", s.tip, s.auto, s.manual, s.ids)
 	}
 }
