@@ -114,32 +114,39 @@ func parseChainSummary(data []byte, ref string) (*chainSummary, error) {
 	if !okCounts || err != nil || n <= 0 || n > len(lines)-2 || auto+manual > n {
 		return nil, errChainSummary
 	}
-	s := &chainSummary{tip: plumbing.NewHash(f[0]), auto: auto, manual: manual, ids: lines[2 : 2+n : 2+n]}
+	s := &chainSummary{auto: auto, manual: manual, ids: lines[2 : 2+n : 2+n]}
 	for _, id := range s.ids {
 		if !summaryID(id) {
 			return nil, errChainSummary
 		}
 	}
+	tip := f[0]
 	for _, l := range lines[2+n:] {
-		s.follow(l)
+		tip = s.follow(tip, l)
 	}
+	s.tip = plumbing.NewHash(tip)
 	return s, nil
 }
 
-// follow applies an appended line to s when it parses and its parent is
-// s's tip; any other line is skipped.
-func (s *chainSummary) follow(line string) {
-	f := strings.Fields(line)
-	if len(f) != 6 || f[0] != "+" || len(line) != len(strings.Join(f, " ")) ||
-		!plumbing.IsHash(f[1]) || !plumbing.IsHash(f[2]) || !summaryID(f[5]) || plumbing.NewHash(f[1]) != s.tip {
-		return
+// follow applies to s, whose tip is tip (in hex), an appended line when it
+// parses and names tip as its parent, and returns the tip reached; any
+// other line is skipped.
+func (s *chainSummary) follow(tip, line string) string {
+	// "+ <parent> <tip> <automatic> <manual> <id>", one space apart.
+	rest, ok := strings.CutPrefix(line, "+ "+tip+" ")
+	if !ok {
+		return tip
 	}
-	auto, manual, ok := summaryCounts(f[3], f[4])
-	if !ok || auto+manual > len(s.ids)+1 {
-		return
+	next, rest, _ := strings.Cut(rest, " ")
+	a, rest, _ := strings.Cut(rest, " ")
+	m, id, _ := strings.Cut(rest, " ")
+	auto, manual, ok := summaryCounts(a, m)
+	if !ok || !plumbing.IsHash(next) || !summaryID(id) || auto+manual > len(s.ids)+1 {
+		return tip
 	}
-	s.tip, s.auto, s.manual = plumbing.NewHash(f[2]), auto, manual
-	s.ids = append(s.ids, f[5])
+	s.auto, s.manual = auto, manual
+	s.ids = append(s.ids, id)
+	return next
 }
 
 func summaryCounts(a, m string) (auto, manual int, ok bool) {
