@@ -52,7 +52,7 @@ func (hr *hookRun) snapshotAction() {
 	if !set.on || !agent.SnapshotsTool(h.Call.Tool, set.tools) {
 		return
 	}
-	_, e, err := hr.open()
+	r, e, err := hr.open()
 	if err != nil {
 		hr.c.warn("no snapshot of this action: " + err.Error())
 		return
@@ -61,7 +61,9 @@ func (hr *hookRun) snapshotAction() {
 	if h.Kind == agent.EventPostTool {
 		phase = engine.ActionAfter
 	}
-	gcForSnapshot(hr.tgt.Layout.IndexFile, hr.c.Getenv)
+	// The open repository's layout, not the hook's: only the open
+	// resolves the index's path (GIT_INDEX_FILE, core.worktree).
+	gcForSnapshot(r.Layout.IndexFile, hr.c.Getenv)
 	s := engine.ActionSnapshot{Phase: phase, Session: h.Session, Agent: h.Agent, Tool: h.Call.Tool, Input: h.Call.Input}
 	if err := e.RecordAction(hr.cache.Task, s); err != nil {
 		hr.c.warn("no snapshot of this action: " + err.Error())

@@ -2,9 +2,12 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"testing"
+
+	"github.com/git-hegel/git-hegel/gitstore"
 )
 
 // TestGCForSnapshot: the snapshot of a small working tree (a small index)
@@ -47,5 +50,38 @@ func TestGCForSnapshot(t *testing.T) {
 				t.Errorf("GOGC %d, memory limit %d; want them unchanged", gotGC, gotLimit)
 			}
 		})
+	}
+}
+
+// TestGCForSnapshotOpenRepo: the index the hook passes is the open
+// repository's (the layout a hook locates has no index path yet), so a
+// small repository's snapshot does get the lazier collector.
+func TestGCForSnapshotOpenRepo(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}} {
+		if args[0] == "add" {
+			if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	env := map[string]string{"HOME": dir}
+	r, err := gitstore.Open(dir, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(1<<62)
+	t.Cleanup(func() { debug.SetGCPercent(gc); debug.SetMemoryLimit(limit) })
+	gcForSnapshot(r.Layout.IndexFile, func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != 400 {
+		t.Errorf("GOGC %d after the snapshot's setting on %s, want 400", got, r.Layout.IndexFile)
 	}
 }
