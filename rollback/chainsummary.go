@@ -252,6 +252,7 @@ func (c *Chain) appendFast(cp *Checkpoint, evict bool, same, fresh func(*Checkpo
 	if err != nil || prev.ID != s.ids[len(s.ids)-1] {
 		return nil, false, errSlowAppend
 	}
+	m.w.trace("the chain's summary and newest checkpoint")
 	if same != nil && sameSnapshot(prev, cp) && same(prev) {
 		return prev, false, nil
 	}
@@ -283,6 +284,7 @@ func (c *Chain) appendFast(cp *Checkpoint, evict bool, same, fresh func(*Checkpo
 	if err := m.commitCheckpoint(cp, cp.parents(tip, plumbing.ZeroHash)); err != nil {
 		return nil, false, err
 	}
+	m.w.trace("the checkpoint's metadata, root and commit")
 	if err := m.r.UpdateRef(c.ref, tip, cp.Commit); err != nil {
 		return nil, false, err
 	}
