@@ -61,6 +61,9 @@ const (
 	// maxSummaryID bounds an id the summary keeps; a chain with a longer
 	// one (never written by this code) gets no summary.
 	maxSummaryID = 64
+	// maxSummaryCount bounds the counts a summary may give (a chain is
+	// read as too long past 100,000 checkpoints anyway).
+	maxSummaryCount = 1 << 20
 )
 
 // chainSummary is what an append needs of the chain at tip.
@@ -149,10 +152,12 @@ func (s *chainSummary) follow(tip, line string) string {
 	return next
 }
 
+// summaryCounts parses a summary's counts: each at least 0 and at most
+// maxSummaryCount, so that no sum or increment of them overflows.
 func summaryCounts(a, m string) (auto, manual int, ok bool) {
 	auto, err1 := strconv.Atoi(a)
 	manual, err2 := strconv.Atoi(m)
-	return auto, manual, err1 == nil && err2 == nil && auto >= 0 && manual >= 0
+	return auto, manual, err1 == nil && err2 == nil && auto >= 0 && manual >= 0 && auto <= maxSummaryCount && manual <= maxSummaryCount
 }
 
 // summaryID reports whether a summary can keep id: lowercase hex digits,

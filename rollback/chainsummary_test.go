@@ -231,6 +231,8 @@ func TestChainSummaryHostile(t *testing.T) {
 		"line parent": edit(-2, 1, strings.Repeat("0", 39)+"1"),
 		"line cut":    func(s string) string { return s[:len(s)-3] },
 		"line counts": edit(-2, 3, "7"),
+		"overflow":    func(s string) string { return edit(-2, 4, "1")(edit(-2, 3, "9223372036854775807")(s)) },
+		"huge counts": func(s string) string { return edit(2, 2, "9223372036854775807")(edit(2, 1, "1")(s)) },
 	}
 	for name, damage := range cases {
 		t.Run(name, func(t *testing.T) {
