@@ -13,7 +13,16 @@ func ChainCacheFile(ref string) string {
 	return "hegel/chain-cache/" + hex.EncodeToString(sum[:])
 }
 
-// dropChainCache removes the chain cache of ref, when its chain goes.
+// ChainSummaryFile is where the summary of the checkpoint chain at ref
+// (the ids and counts an append needs) is kept, beside its cache;
+// disposable too.
+func ChainSummaryFile(ref string) string {
+	return ChainCacheFile(ref) + ".summary"
+}
+
+// dropChainCache removes the chain cache and summary of ref, when its
+// chain goes.
 func (r *Repo) dropChainCache(ref string) {
 	_ = r.common.Remove(ChainCacheFile(ref))
+	_ = r.common.Remove(ChainSummaryFile(ref))
 }

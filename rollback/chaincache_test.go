@@ -59,6 +59,9 @@ func cacheFile(tr *testRepo, m *Manager) (path string, memo *chainMemo) {
 	tr.t.Helper()
 	c := m.Chain(cachedRef, "the cached chain")
 	path = c.cachePath()
+	if _, err := os.Stat(c.summaryPath()); err == nil && !bytes.Contains(mustRead(tr.t, c.summaryPath()), []byte(strings.TrimSpace(tr.git("rev-parse", cachedRef)))) {
+		tr.t.Errorf("the chain summary is not for the ref's tip")
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		tr.t.Fatal(err)
@@ -172,7 +175,16 @@ func TestChainCacheDamaged(t *testing.T) {
 			for i := 0; i < 4; i++ {
 				last = takeOn(tr, m, i)
 			}
+			// Appends on the chain's summary leave the cache behind; a
+			// read of the whole chain writes it.
+			if _, err := m.Chain(cachedRef, "the cached chain").List(); err != nil {
+				t.Fatal(err)
+			}
 			path, _ := cacheFile(tr, m)
+			// Without its summary, the append reads the chain whole.
+			if err := os.Remove(m.Chain(cachedRef, "").summaryPath()); err != nil {
+				t.Fatal(err)
+			}
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -211,6 +223,9 @@ func TestChainCacheStaleTip(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		takeOn(tr, m, i)
 	}
+	if _, err := m.Chain(cachedRef, "the cached chain").List(); err != nil {
+		t.Fatal(err)
+	}
 	_, old := cacheFile(tr, m)
 	// Another process, without the cache, appends twice.
 	other := newTestManager(tr)
@@ -231,4 +246,13 @@ func TestChainCacheStaleTip(t *testing.T) {
 		t.Errorf("chain:\n%s", d)
 	}
 	cacheFile(tr, m)
+}
+
+func mustRead(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -438,6 +438,15 @@ func sameSnapshot(old, cp *Checkpoint) bool {
 func (c *Chain) append(cp *Checkpoint, evict bool, same, fresh func(*Checkpoint) bool) (*Checkpoint, bool, error) {
 	m := c.m
 	for attempt := 0; attempt < 20; attempt++ {
+		cp.Commit = plumbing.ZeroHash // written again below its new parent
+		got, created, err := c.appendFast(cp, evict, same, fresh)
+		if errors.Is(err, gitstore.ErrConflict) {
+			continue
+		}
+		if !errors.Is(err, errSlowAppend) {
+			return got, created, err
+		}
+		cp.Commit = plumbing.ZeroHash
 		chain, tip, err := c.read()
 		if err != nil {
 			return nil, false, err
@@ -458,7 +467,7 @@ func (c *Chain) append(cp *Checkpoint, evict bool, same, fresh func(*Checkpoint)
 			cp.Previous = prev.ID
 		}
 		digest := cp.digest()
-		if cp.ID, err = contentID(digest, chain); err != nil {
+		if cp.ID, err = contentID(digest, chainIDs(chain)); err != nil {
 			return nil, false, err
 		}
 		// Recorded before the chain names it: every checkpoint this clone
@@ -488,6 +497,9 @@ func (c *Chain) append(cp *Checkpoint, evict bool, same, fresh func(*Checkpoint)
 			return nil, false, err
 		}
 		c.saveCache(next[len(next)-1].Commit, next)
+		if c.summarized() {
+			c.saveSummary(summarizeChain(next[len(next)-1].Commit, next))
+		}
 		for _, e := range evicted {
 			m.evicted(e)
 		}
@@ -537,26 +549,7 @@ func (m *Manager) filesChanged(prev, cp *Checkpoint) {
 // back to; repeated undos and redos bring older safety checkpoints back
 // and would otherwise push them out).
 func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*Checkpoint) {
-	newestSafety := -1
-	for i := len(chain) - 1; i >= 0; i-- {
-		if chain[i].Kind == KindSafety {
-			newestSafety = i
-			break
-		}
-	}
-	// repeats[i]: chain[i] records nothing new over chain[i-1].
-	repeats := make([]bool, len(chain))
-	auto, manual := 0, 0
-	for i, c := range chain {
-		repeats[i] = i > 0 && c.Kind == KindEnter && !c.Pinned && i != newestSafety && sameSnapshot(chain[i-1], c)
-		switch {
-		case i == newestSafety || c.Pinned || repeats[i]:
-		case c.Kind == KindManual:
-			manual++
-		default:
-			auto++
-		}
-	}
+	newestSafety, repeats, auto, manual := boundCounts(chain)
 	drop := make([]bool, len(chain))
 	for pass := 0; pass < 2; pass++ {
 		for i, c := range chain {
@@ -584,6 +577,32 @@ func evictOldest(chain []*Checkpoint, maxAuto, maxManual int) (kept, evicted []*
 		}
 	}
 	return kept, evicted
+}
+
+// boundCounts is how evictOldest sees chain: the index of its newest
+// safety checkpoint (-1: none), which checkpoints repeat the one before
+// them, and how many automatic and manual checkpoints the bounds count.
+func boundCounts(chain []*Checkpoint) (newestSafety int, repeats []bool, auto, manual int) {
+	newestSafety = -1
+	for i := len(chain) - 1; i >= 0; i-- {
+		if chain[i].Kind == KindSafety {
+			newestSafety = i
+			break
+		}
+	}
+	// repeats[i]: chain[i] records nothing new over chain[i-1].
+	repeats = make([]bool, len(chain))
+	for i, c := range chain {
+		repeats[i] = i > 0 && c.Kind == KindEnter && !c.Pinned && i != newestSafety && sameSnapshot(chain[i-1], c)
+		switch {
+		case i == newestSafety || c.Pinned || repeats[i]:
+		case c.Kind == KindManual:
+			manual++
+		default:
+			auto++
+		}
+	}
+	return newestSafety, repeats, auto, manual
 }
 
 // writeRoot stores cp's root tree: version, checkpoint.json, index/ and
@@ -671,38 +690,60 @@ func (c *Chain) write(tip plumbing.Hash, chain []*Checkpoint) error {
 func (m *Manager) buildChain(chain []*Checkpoint, extra plumbing.Hash) (plumbing.Hash, error) {
 	var prev plumbing.Hash
 	for i, cp := range chain {
-		var parents []plumbing.Hash
-		if !prev.IsZero() {
-			parents = append(parents, prev)
+		x := plumbing.ZeroHash
+		if i == len(chain)-1 {
+			x = extra
 		}
-		if i == len(chain)-1 && !extra.IsZero() && !prev.IsZero() && extra != prev {
-			parents = append(parents, extra)
-		}
-		h := cp.HeadCommit()
-		for _, x := range cp.keptCommits() {
-			if x != prev && x != h && !slices.Contains(parents, x) {
-				parents = append(parents, x)
-			}
-		}
-		if !h.IsZero() && h != prev {
-			parents = append(parents, h)
-		}
+		parents := cp.parents(prev, x)
 		if cp.Commit.IsZero() || !m.sameParents(cp.Commit, parents) {
-			var c plumbing.Hash
-			var err error
-			if cp.author.Name != "" {
-				c, err = m.r.CommitTreeBy(cp.Root, parents, commitMessage(cp), cp.author)
-			} else {
-				c, err = m.r.CommitTree(cp.Root, parents, commitMessage(cp))
+			if err := m.commitCheckpoint(cp, parents); err != nil {
+				return plumbing.ZeroHash, err
 			}
-			if err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("cannot store checkpoint %s: %w", cp.ID, err)
-			}
-			cp.Commit = c
 		}
 		prev = cp.Commit
 	}
 	return prev, nil
+}
+
+// parents are the parents of cp's commit below prev (the previous
+// checkpoint's commit, zero for the oldest), with extra (if set) as a
+// middle parent: prev, extra, the commits cp keeps reachable, and last
+// the HEAD commit it recorded.
+func (cp *Checkpoint) parents(prev, extra plumbing.Hash) []plumbing.Hash {
+	var parents []plumbing.Hash
+	if !prev.IsZero() {
+		parents = append(parents, prev)
+	}
+	if !extra.IsZero() && !prev.IsZero() && extra != prev {
+		parents = append(parents, extra)
+	}
+	h := cp.HeadCommit()
+	for _, x := range cp.keptCommits() {
+		if x != prev && x != h && !slices.Contains(parents, x) {
+			parents = append(parents, x)
+		}
+	}
+	if !h.IsZero() && h != prev {
+		parents = append(parents, h)
+	}
+	return parents
+}
+
+// commitCheckpoint writes cp's commit with parents (keeping the author of
+// a rewritten one) and sets cp.Commit.
+func (m *Manager) commitCheckpoint(cp *Checkpoint, parents []plumbing.Hash) error {
+	var c plumbing.Hash
+	var err error
+	if cp.author.Name != "" {
+		c, err = m.r.CommitTreeBy(cp.Root, parents, commitMessage(cp), cp.author)
+	} else {
+		c, err = m.r.CommitTree(cp.Root, parents, commitMessage(cp))
+	}
+	if err != nil {
+		return fmt.Errorf("cannot store checkpoint %s: %w", cp.ID, err)
+	}
+	cp.Commit = c
+	return nil
 }
 
 func (m *Manager) sameParents(c plumbing.Hash, parents []plumbing.Hash) bool {

@@ -69,13 +69,14 @@ func (c *Checkpoint) digest() string {
 }
 
 // contentID picks c's id from its digest: the first 8-digit window that
-// is no prefix of an id in chain, and no id there is a prefix of.
-func contentID(digest string, chain []*Checkpoint) (string, error) {
+// is no prefix of an id in the chain (ids), and no id there is a prefix
+// of.
+func contentID(digest string, ids []string) (string, error) {
 	for i := 0; i+idLen <= len(digest); i += idLen {
 		id := digest[i : i+idLen]
 		clash := false
-		for _, c := range chain {
-			if strings.HasPrefix(c.ID, id) || strings.HasPrefix(id, c.ID) {
+		for _, c := range ids {
+			if strings.HasPrefix(c, id) || strings.HasPrefix(id, c) {
 				clash = true
 				break
 			}
@@ -85,6 +86,15 @@ func contentID(digest string, chain []*Checkpoint) (string, error) {
 		}
 	}
 	return "", errors.New("no id derived from the checkpoint's content is free in its chain")
+}
+
+// chainIDs are the ids of chain's checkpoints, in order.
+func chainIDs(chain []*Checkpoint) []string {
+	ids := make([]string, len(chain))
+	for i, c := range chain {
+		ids[i] = c.ID
+	}
+	return ids
 }
 
 // idMatches reports whether id is one that contentID could give for

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"runtime/debug"
+
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/gitstore"
@@ -49,7 +52,7 @@ func (hr *hookRun) snapshotAction() {
 	if !set.on || !agent.SnapshotsTool(h.Call.Tool, set.tools) {
 		return
 	}
-	_, e, err := hr.open()
+	r, e, err := hr.open()
 	if err != nil {
 		hr.c.warn("no snapshot of this action: " + err.Error())
 		return
@@ -58,6 +61,9 @@ func (hr *hookRun) snapshotAction() {
 	if h.Kind == agent.EventPostTool {
 		phase = engine.ActionAfter
 	}
+	// The open repository's layout, not the hook's: only the open
+	// resolves the index's path (GIT_INDEX_FILE, core.worktree).
+	gcForSnapshot(r.Layout.IndexFile, hr.c.Getenv)
 	s := engine.ActionSnapshot{Phase: phase, Session: h.Session, Agent: h.Agent, Tool: h.Call.Tool, Input: h.Call.Input}
 	if err := e.RecordAction(hr.cache.Task, s); err != nil {
 		hr.c.warn("no snapshot of this action: " + err.Error())
@@ -71,4 +77,25 @@ func (hr *hookRun) config() (*gitdir.Config, error) {
 		return hr.repo.Config(), nil
 	}
 	return gitstore.LayoutConfig(hr.tgt.Layout, hr.c.Getenv)
+}
+
+// smallSnapshotIndex is the largest index (some 10,000 entries) whose
+// snapshot runs with a lazier garbage collector.
+const smallSnapshotIndex = 1 << 20
+
+// gcForSnapshot lets the snapshot of a small working tree run without
+// collecting garbage: it allocates a few MiB in all, and the collector's
+// first cycle (at 4 MiB) cost the hook more than the memory it gave back.
+// A larger tree keeps the default pacing, which bounds its peak memory;
+// the memory limit bounds a small tree's (large untracked files are read
+// whole). GOGC or GOMEMLIMIT in the environment are left to rule.
+func gcForSnapshot(index string, getenv func(string) string) {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if fi, err := os.Stat(index); err != nil || fi.Size() > smallSnapshotIndex {
+		return
+	}
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(64 << 20)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -380,17 +381,41 @@ func (o *Objects) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error
 		if err != nil {
 			return plumbing.InvalidObject, nil, fmt.Errorf("cannot read object %s: %w", h, err)
 		}
-		t, size, zr, err := inflateLoose(raw, nil)
+		t, _, data, err := inflateWhole(raw, math.MaxInt)
 		if err != nil {
-			return plumbing.InvalidObject, nil, fmt.Errorf("damaged loose object %s: %w", h, err)
-		}
-		data := make([]byte, size)
-		if _, err := io.ReadFull(zr, data); err != nil {
 			return plumbing.InvalidObject, nil, fmt.Errorf("damaged loose object %s: %w", h, err)
 		}
 		return t, data, nil
 	}
 	return plumbing.InvalidObject, nil, fs.ErrNotExist
+}
+
+// inflateWhole inflates the loose object held in raw: its type, its size
+// and, when the size is at most max, its content (nil otherwise). Its
+// zlib reader comes from the pool the packs' reads use: each holds a 32
+// KiB window, which a process reading a few objects would otherwise
+// allocate for each.
+func inflateWhole(raw []byte, max int) (plumbing.ObjectType, int, []byte, error) {
+	zr, _ := zlibReaders.Get().(io.ReadCloser)
+	if zr == nil {
+		var err error
+		if zr, err = zlib.NewReader(bytes.NewReader(raw)); err != nil {
+			return plumbing.InvalidObject, 0, nil, err
+		}
+	}
+	t, n, br, err := inflateLoose(raw, zr)
+	if err != nil {
+		return plumbing.InvalidObject, 0, nil, err
+	}
+	var data []byte
+	if n <= max {
+		data = make([]byte, n)
+		if _, err := io.ReadFull(br, data); err != nil {
+			return plumbing.InvalidObject, 0, nil, err
+		}
+	}
+	zlibReaders.Put(zr)
+	return t, n, data, nil
 }
 
 // inflateLoose starts inflating a loose object held in raw: it returns its
@@ -514,22 +539,17 @@ const looseRetries = 10
 // shared permissions.
 func (o *Objects) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
 	var buf bytes.Buffer
-	buf.Grow(len(data)/2 + 64)
-	zw, _ := o.zw.Get().(*zlib.Writer)
-	if zw == nil {
-		zw, _ = zlib.NewWriterLevel(&buf, o.level)
-	} else {
-		zw.Reset(&buf)
-	}
-	zw.Write(objectHeader(t, len(data)))
-	zw.Write(data)
-	err := zw.Close()
-	o.zw.Put(zw)
-	if err != nil {
+	if hdr := objectHeader(t, len(data)); len(hdr)+len(data) <= storedLooseMax {
+		// Stored, not deflated: the file takes one filesystem block
+		// either way, and a compressor costs far more to set up (its
+		// tables) than the object to write.
+		writeStoredZlib(&buf, append(hdr, data...))
+	} else if err := o.deflateLoose(&buf, hdr, data); err != nil {
 		return err
 	}
 	dir := filepath.Join(o.dir, h.String()[:2])
 	final := loosePath(o.dir, h)
+	var err error
 	for attempt := 0; ; attempt++ {
 		err = o.writeLooseOnce(dir, final, buf.Bytes())
 		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == looseRetries {
@@ -540,6 +560,27 @@ func (o *Objects) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte
 		return fmt.Errorf("cannot write object %s: %w", h, err)
 	}
 	return nil
+}
+
+// storedLooseMax is the largest loose object (header and content) stored
+// without compression: with zlib's framing it still fits one 4 KiB block.
+const storedLooseMax = 4096 - 64
+
+// deflateLoose writes the zlib stream of a loose object (hdr, then data)
+// to buf at the repository's level, with a compressor from the pool.
+func (o *Objects) deflateLoose(buf *bytes.Buffer, hdr, data []byte) error {
+	buf.Grow(len(data)/2 + 64)
+	zw, _ := o.zw.Get().(*zlib.Writer)
+	if zw == nil {
+		zw, _ = zlib.NewWriterLevel(buf, o.level)
+	} else {
+		zw.Reset(buf)
+	}
+	zw.Write(hdr)
+	zw.Write(data)
+	err := zw.Close()
+	o.zw.Put(zw)
+	return err
 }
 
 func (o *Objects) writeLooseOnce(dir, final string, compressed []byte) error {
@@ -603,12 +644,9 @@ func (o *Objects) Size(h plumbing.Hash) (int64, error) {
 			if err != nil {
 				continue
 			}
-			t, n, zr, err := inflateLoose(raw, nil)
-			if err == nil && n <= sizeReadsWhole {
-				data := make([]byte, n)
-				if _, err := io.ReadFull(zr, data); err == nil {
-					o.cache.put(h, t, data)
-				}
+			t, n, data, err := inflateWhole(raw, sizeReadsWhole)
+			if err == nil && data != nil {
+				o.cache.put(h, t, data)
 			}
 			return int64(n), err
 		}

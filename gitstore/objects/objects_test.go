@@ -145,6 +145,45 @@ func TestObjectsWriteForGit(t *testing.T) {
 	git(t, dir, "fsck", "--strict")
 }
 
+// TestObjectsLooseStoredOrDeflated: a loose object that fits one
+// filesystem block is stored without compression, a larger one deflated
+// at the repository's level; git reads both, and fsck accepts them, at
+// the edges of the bound too.
+func TestObjectsLooseStoredOrDeflated(t *testing.T) {
+	dir := gitRepo(t)
+	o, objDir := openRepo(t, dir), objectDir(dir)
+	hdr := func(n int) int { return len(objectHeader(plumbing.BlobObject, n)) }
+	var edge int // the largest content stored
+	for n := storedLooseMax; n > 0; n-- {
+		if hdr(n)+n <= storedLooseMax {
+			edge = n
+			break
+		}
+	}
+	for _, n := range []int{0, 10, edge, edge + 1, 100000} {
+		data := []byte(strings.Repeat("compressible line\n", n/18+1)[:n])
+		h, err := o.Write(plumbing.BlobObject, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := git(t, dir, "cat-file", "blob", h.String()); got != string(data) {
+			t.Fatalf("%d bytes: git reads %d bytes back", n, len(got))
+		}
+		fi, err := os.Stat(loosePath(objDir, h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := fi.Size() >= int64(hdr(n)+n)
+		if want := n <= edge; stored != want {
+			t.Errorf("%d bytes: a file of %d bytes (stored %v, want %v)", n, fi.Size(), stored, want)
+		}
+		if fi.Size() > 4096 && n <= edge {
+			t.Errorf("%d bytes: a stored object of %d bytes passes one block", n, fi.Size())
+		}
+	}
+	git(t, dir, "fsck", "--strict")
+}
+
 // An object that exists is freshened, not rewritten: its loose file's
 // mtime, or its pack's, becomes now (git's freshen), so a prune running
 // meanwhile keeps it.
