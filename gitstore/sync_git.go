@@ -162,7 +162,7 @@ func (t *gitTransport) runFetch(ctx context.Context, rem *Remote, req fetchReque
 	}
 	args = append(args, rem.where(false))
 	args = append(args, specs...)
-	_, stderr, err := runSyncGit(ctx, q.dir, t.quarantineEnv(), req.progress, args...)
+	_, stderr, err := runSyncGit(ctx, t.remoteCwd(), t.quarantineEnv(), req.progress, args...)
 	return stderr, err
 }
 
@@ -224,11 +224,19 @@ func (t *gitTransport) pushOnce(ctx context.Context, rem *Remote, ups []refUpdat
 	for _, u := range ups {
 		args = append(args, u.new.String()+":"+string(u.name))
 	}
-	dir := t.r.WorkTree
-	if dir == "" {
-		dir = t.r.GitDir
+	return runSyncGit(ctx, t.remoteCwd(), cleanGitEnv(os.Environ()), progress, args...)
+}
+
+// remoteCwd is where git runs to reach a remote: the top of the work
+// tree, or the git dir of a bare repository, where git fetch and git push
+// run themselves. A remote's URL may be a relative path, which git
+// resolves from there; from the quarantine it would name another
+// directory.
+func (t *gitTransport) remoteCwd() string {
+	if t.r.WorkTree != "" {
+		return t.r.WorkTree
 	}
-	return runSyncGit(ctx, dir, cleanGitEnv(os.Environ()), progress, args...)
+	return t.r.GitDir
 }
 
 // runSyncGit runs git in dir and returns its standard output and error. Its

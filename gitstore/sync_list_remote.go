@@ -149,7 +149,7 @@ func (t *gitTransport) listRemote(ctx context.Context, rem *Remote, req fetchReq
 	for _, p := range req.prefixes {
 		args = append(args, hegelPrefix+p+"*")
 	}
-	out, stderr, err := runSyncGit(ctx, q.dir, t.quarantineEnv(), nil, args...)
+	out, stderr, err := runSyncGit(ctx, t.remoteCwd(), t.quarantineEnv(), nil, args...)
 	if err != nil {
 		return nil, describeGitFailure(rem, rem.FetchURL, stderr, err)
 	}
