@@ -158,6 +158,18 @@ func buildTree(leaves []leaf, mem map[plumbing.Hash][]byte) (plumbing.Hash, erro
 	return buildTreeOf(len(leaves), func(i int) string { return leaves[i].path }, func(i int) leaf { return leaves[i] }, mem)
 }
 
+// buildTreeOf is buildTree over n leaves produced by at (path gives just
+// the path, cheaply: it is what the grouping asks for most), so that large
+// trees need no slice of leaves of their own. Large trees are built across
+// the cores (gitobjects.BuildTree): path and at are called from several
+// goroutines at once.
+func buildTreeOf(n int, path func(int) string, at func(int) leaf, mem map[plumbing.Hash][]byte) (plumbing.Hash, error) {
+	return gitobjects.BuildTree(n, path, func(i int) (filemode.FileMode, plumbing.Hash) {
+		l := at(i)
+		return l.mode, l.hash
+	}, mem)
+}
+
 // errBadTree wraps every malformed-tree error.
 var errBadTree = gitobjects.ErrBadTree
 

@@ -1,4 +1,4 @@
-package rollback
+package objects
 
 import (
 	"fmt"
@@ -9,21 +9,30 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-
-	gitobjects "github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
-// The tree builder that shares subtrees out across goroutines must build
-// exactly what gitobjects.BuildTree builds, one goroutine, and fail with
-// the same error: on trees of every shape, split as finely as it can be.
-func TestBuildTreeOfMatchesSerialBuild(t *testing.T) {
+type testLeaf struct {
+	path string
+	mode filemode.FileMode
+	hash plumbing.Hash
+}
+
+func buildLeaves(leaves []testLeaf, trees map[plumbing.Hash][]byte) (plumbing.Hash, error) {
+	return BuildTree(len(leaves), func(i int) string { return leaves[i].path },
+		func(i int) (filemode.FileMode, plumbing.Hash) { return leaves[i].mode, leaves[i].hash }, trees)
+}
+
+// BuildTree sharing subtrees out across goroutines must build exactly
+// what it builds on one goroutine, and fail with the same error: on trees
+// of every shape, split as finely as it can be.
+func TestBuildTreeParallelMatchesSerial(t *testing.T) {
 	defer func(n int) { treeSplitMin = n }(treeSplitMin)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	rng := rand.New(rand.NewSource(1))
 	modes := []filemode.FileMode{filemode.Regular, filemode.Executable, filemode.Symlink, filemode.Submodule}
-	randomLeaves := func(n int) []leaf {
+	randomLeaves := func(n int) []testLeaf {
 		seen := map[string]bool{}
-		var out []leaf
+		var out []testLeaf
 		for len(out) < n {
 			depth := rng.Intn(4)
 			p := ""
@@ -39,20 +48,20 @@ func TestBuildTreeOfMatchesSerialBuild(t *testing.T) {
 			seen[p] = true
 			var h plumbing.Hash
 			rng.Read(h[:])
-			out = append(out, leaf{path: p, mode: modes[rng.Intn(len(modes))], hash: h})
+			out = append(out, testLeaf{path: p, mode: modes[rng.Intn(len(modes))], hash: h})
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 		return out
 	}
-	check := func(name string, leaves []leaf) error {
+	check := func(name string, leaves []testLeaf) error {
 		t.Helper()
 		want := map[plumbing.Hash][]byte{}
-		wantRoot, wantErr := gitobjects.BuildTree(len(leaves), func(i int) string { return leaves[i].path },
-			func(i int) (filemode.FileMode, plumbing.Hash) { return leaves[i].mode, leaves[i].hash }, want)
-		for _, split := range []int{1, 2, 7, 1 << 30} {
+		treeSplitMin = 1 << 30 // one goroutine
+		wantRoot, wantErr := buildLeaves(leaves, want)
+		for _, split := range []int{1, 2, 7} {
 			treeSplitMin = split
 			got := map[plumbing.Hash][]byte{}
-			root, err := buildTree(leaves, got)
+			root, err := buildLeaves(leaves, got)
 			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 				t.Fatalf("%s, split %d: error %v, want %v", name, split, err, wantErr)
 			}
@@ -87,15 +96,15 @@ func TestBuildTreeOfMatchesSerialBuild(t *testing.T) {
 		"error after subtree":  {"m/n/o", "m/n/p", "m/n/p/q"},
 		"bad then later error": {"k//l", "k/m", "k/m/n"},
 	} {
-		leaves := make([]leaf, len(paths))
+		leaves := make([]testLeaf, len(paths))
 		for i, p := range paths {
-			leaves[i] = leaf{path: p, mode: filemode.Regular, hash: h}
+			leaves[i] = testLeaf{path: p, mode: filemode.Regular, hash: h}
 		}
 		if check(name, leaves) == nil {
 			t.Fatalf("%s: built", name)
 		}
 	}
-	bad := []leaf{{path: "a/b", mode: filemode.Regular, hash: h}, {path: "c/d", mode: 0o100600, hash: h}}
+	bad := []testLeaf{{path: "a/b", mode: filemode.Regular, hash: h}, {path: "c/d", mode: 0o100600, hash: h}}
 	if check("unsupported mode", bad) == nil {
 		t.Fatal("unsupported mode: built")
 	}
