@@ -3,6 +3,7 @@ package refs
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -74,6 +75,55 @@ func TestPackedRefsReadAgainWhenRewritten(t *testing.T) {
 	}
 	if out, err := refsGitErr(work, "for-each-ref", "refs/hegel/"); err != nil || out != "" {
 		t.Fatalf("git still lists %q (%v)", out, err)
+	}
+}
+
+// A delete rewrites packed-refs from what it reads under packed-refs.lock,
+// so it reads the file even when its stat data matches the copy kept:
+// stat data can repeat (pack-refs writes the same size, reuses inodes
+// every other rewrite, within one clock tick), and a stale copy written
+// back would undo another ref's move. Here the file is rewritten in place
+// and its modification time put back, so size, inode and time all match.
+func TestPackedRefsDeleteReadsFresh(t *testing.T) {
+	gitDir := refsNewGitDir(t)
+	r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: time.Second}
+	h := func(i int) string { return refsTestHash(i).String() }
+	path := filepath.Join(gitDir, "packed-refs")
+	write := func(b string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte("# pack-refs with: peeled fully-peeled sorted \n"+
+			h(1)+" refs/hegel/tasks/a\n"+b+" refs/hegel/tasks/b\n"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(h(2))
+	if got, err := r.Read("refs/hegel/tasks/b"); err != nil || got != refsTestHash(2) {
+		t.Fatalf("Read(b) = %s, %v", got, err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(h(3)) // b moved by someone else: same size, same inode
+	if err := os.Chtimes(path, before.ModTime(), before.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(path); err != nil || after.Size() != before.Size() || fileID(after) != fileID(before) ||
+		!after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("packed-refs' stat data changed: %v", err)
+	}
+	if err := r.Update("refs/hegel/tasks/a", refsTestHash(1), plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := h(3) + " refs/hegel/tasks/b\n"; !strings.HasSuffix(string(data), want) || strings.Contains(string(data), "tasks/a") {
+		t.Fatalf("packed-refs after deleting a:\n%s\nwant b at %s and no a", data, h(3))
+	}
+	if got, err := r.Read("refs/hegel/tasks/b"); err != nil || got != refsTestHash(3) {
+		t.Fatalf("Read(b) after the delete = %s, %v; want %s", got, err, h(3))
 	}
 }
 
