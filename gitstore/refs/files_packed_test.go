@@ -175,6 +175,22 @@ func TestPackedRefsConflict(t *testing.T) {
 // update-ref, while git pack-refs --all packs and prunes the refs over
 // and over: no update is lost, and the counters end where the successful
 // updates put them.
+//
+// git update-ref runs with core.warnAmbiguousRefs=false. With the
+// default, git (2.39) loses updates here by itself: it looks its hex
+// arguments up as ref names, which reads packed-refs before the ref is
+// locked, and under the lock it checks the old value against that copy,
+// kept while packed-refs' size, inode and modification second are
+// unchanged. pack-refs rewrites packed-refs at the same size, alternating
+// between two inodes, many times a second, so the copy can be versions
+// old. Measured under the same load: git workers alone beside pack-refs
+// lost updates in 3 runs of 155, with the setting in none of 154 (none
+// of 403 in all); this package's workers alone, in none of 1,569. A
+// scripted `git update-ref --stdin` whose packed-refs was rewritten
+// twice (back to the same inode) within the second after it parsed its
+// arguments accepted the stale old value in 4 tries of 4, and in none
+// of 12 with the setting. With it, git reads packed-refs only under the
+// lock, so a lost update the test finds is this package's.
 func TestFileRefsConcurrentWithPackRefs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real git processes (skipped with -short)")
@@ -254,7 +270,8 @@ func TestFileRefsConcurrentWithPackRefs(t *testing.T) {
 					}
 					var err error
 					if w == 3 {
-						_, err = refsGitErr(work, "update-ref", string(name(i)), commits[k+1].String(), cur.String())
+						_, err = refsGitErr(work, "-c", "core.warnAmbiguousRefs=false",
+							"update-ref", string(name(i)), commits[k+1].String(), cur.String())
 						if err != nil {
 							continue // moved meanwhile, or locked
 						}
