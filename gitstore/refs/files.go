@@ -512,7 +512,7 @@ func (r *Files) deleteLocked(name plumbing.ReferenceName, refPath string) error 
 		return err
 	}
 	defer func() { _ = r.fs.Remove(lockPath) }()
-	packed, err := r.readPacked()
+	packed, err := r.readPackedLocked()
 	if err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
 	}

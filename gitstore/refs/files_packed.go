@@ -38,6 +38,23 @@ type packedStat struct {
 // readPacked returns packed-refs parsed; a missing file is an empty one.
 // The result is shared: callers must not change it.
 func (r *Files) readPacked() (*packedRefs, error) {
+	return r.loadPacked(false)
+}
+
+// readPackedLocked is readPacked for a caller holding packed-refs.lock,
+// about to write packed-refs from what it reads: it always reads the
+// file. Stat data can repeat: pack-refs rewrites packed-refs at the same
+// size, its inode is reused every other rewrite, and a modification time
+// is only as fine as the kernel's clock tick. A stale copy here would be
+// written back, undoing another writer's change (git's packed_refs_lock
+// drops its snapshot for the same reason).
+func (r *Files) readPackedLocked() (*packedRefs, error) {
+	return r.loadPacked(true)
+}
+
+// loadPacked is readPacked; fresh reads the file even when its stat data
+// matches the copy kept.
+func (r *Files) loadPacked(fresh bool) (*packedRefs, error) {
 	// Stat before reading: if the file is replaced in between, the
 	// content kept is newer than the key, and the next stat differs from
 	// the key, so it is read again; never the other way round.
@@ -52,7 +69,7 @@ func (r *Files) readPacked() (*packedRefs, error) {
 	c := &r.packed
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.p != nil && c.key == key {
+	if !fresh && c.p != nil && c.key == key {
 		return c.p, nil
 	}
 	p, err := r.readPackedFile()
