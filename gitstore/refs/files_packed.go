@@ -19,14 +19,28 @@ import (
 // As git does, the parsed file is kept while its stat data (size,
 // modification time and, where there is one, inode) is unchanged: every
 // writer of packed-refs, git and this package alike, replaces it by
-// renaming a new file over it, which gives it a new inode.
+// renaming a new file over it. Those can repeat (two rewrites within one
+// clock tick, at the same size, the inode of the one before last reused),
+// so a copy is kept only once the file has settled (packedRacyWindow).
 
 // packedCache is a Files' last parsed packed-refs.
 type packedCache struct {
 	mu  sync.Mutex
 	key packedStat
 	p   *packedRefs
+	// settled: key's modification time was packedRacyWindow or more
+	// before the stat that found it, so any later rewrite of the file has
+	// a later time and another key. A copy read while the file was newer
+	// than that is used once and read again next time: within a clock
+	// tick a rewrite at the same size and on a reused inode has the same
+	// stat data (git's racy-clean rule for the index, applied here).
+	settled bool
 }
+
+// packedRacyWindow is how old packed-refs' modification time must be for
+// its stat data to identify its content: coarser than any kernel clock
+// tick and than the seconds some filesystems store.
+const packedRacyWindow = 2 * time.Second
 
 // packedStat is what identifies one version of packed-refs.
 type packedStat struct {
@@ -66,17 +80,18 @@ func (r *Files) loadPacked(fresh bool) (*packedRefs, error) {
 		return nil, fmt.Errorf("read %s: %w", r.display(packedRefsFile), err)
 	}
 	key := packedStat{size: fi.Size(), mtime: fi.ModTime(), id: fileID(fi)}
+	settled := time.Since(key.mtime) >= packedRacyWindow
 	c := &r.packed
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !fresh && c.p != nil && c.key == key {
+	if !fresh && c.p != nil && c.settled && c.key == key {
 		return c.p, nil
 	}
 	p, err := r.readPackedFile()
 	if err != nil {
 		return nil, err
 	}
-	c.key, c.p = key, p
+	c.key, c.p, c.settled = key, p, settled
 	return p, nil
 }
 

@@ -127,6 +127,44 @@ func TestPackedRefsDeleteReadsFresh(t *testing.T) {
 	}
 }
 
+// A copy of packed-refs read while the file was newer than a clock tick
+// or two is not trusted on its stat data: a rewrite at the same size, on
+// the same inode, within the same tick, must be read. Once the file has
+// settled, its copy is kept.
+func TestPackedRefsRacyCopyNotKept(t *testing.T) {
+	gitDir := refsNewGitDir(t)
+	r := &Files{fs: osfs.New(gitDir, osfs.WithBoundOS()), lockTimeout: time.Second}
+	path := filepath.Join(gitDir, "packed-refs")
+	write := func(i int, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte("# pack-refs with: peeled fully-peeled sorted \n"+
+			refsTestHash(i).String()+" refs/hegel/tasks/b\n"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(want int) {
+		t.Helper()
+		if got, err := r.Read("refs/hegel/tasks/b"); err != nil || got != refsTestHash(want) {
+			t.Fatalf("Read(b) = %s, %v; want %s", got, err, refsTestHash(want))
+		}
+	}
+	now := time.Now()
+	write(2, now)
+	read(2)
+	write(3, now) // same size, same inode, same time: only the content moved
+	read(3)
+	// Settled: the copy is kept while the stat data matches (which a
+	// rewrite of a settled file cannot repeat, its time being later).
+	old := now.Add(-time.Hour)
+	write(4, old)
+	read(4)
+	write(5, old)
+	read(4)
+}
+
 // conflict finds a packed ancestor or descendant of a name, whether
 // packed-refs is sorted (searched) or not (scanned).
 func TestPackedRefsConflict(t *testing.T) {
