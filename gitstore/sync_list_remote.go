@@ -30,6 +30,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
@@ -174,7 +175,7 @@ func parseListing(out string, prefixes []string, seen map[string]plumbing.Hash) 
 			continue
 		}
 		hex, name, ok := strings.Cut(line, "\t")
-		h, okh := parseHex(hex)
+		h, okh := objects.ParseLowerHex(hex)
 		if !ok || !okh || h.IsZero() {
 			return nil, fmt.Errorf("the remote's list of refs is damaged: %q", truncate([]byte(line), 80))
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/git-hegel/git-hegel/gitstore/objects"
 	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
@@ -245,47 +246,13 @@ func listObjects(dir string) ([]plumbing.Hash, error) {
 			return nil, err
 		}
 		for _, e := range ents {
-			if h, ok := parseHex(filepath.Base(d) + e.Name()); ok {
+			if h, ok := objects.ParseLowerHex(filepath.Base(d) + e.Name()); ok {
 				out = append(out, h)
 			}
 		}
 	}
 	return out, nil
 }
-
-// parseHex reads a hash written as git writes one: 40 lowercase hex
-// digits.
-func parseHex(s string) (plumbing.Hash, bool) {
-	var h plumbing.Hash
-	if len(s) != 2*len(h) {
-		return plumbing.ZeroHash, false
-	}
-	bad := byte(0)
-	for i := range h {
-		hi, lo := lowerHex[s[2*i]], lowerHex[s[2*i+1]]
-		bad |= hi | lo
-		h[i] = hi<<4 | lo&0x0f
-	}
-	if bad&0x10 != 0 {
-		return plumbing.ZeroHash, false
-	}
-	return h, true
-}
-
-// lowerHex maps a lowercase hex digit to its value, anything else to
-// 0x10 (a bit no digit has).
-var lowerHex = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0x10
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = byte(c - '0')
-	}
-	for c := 'a'; c <= 'f'; c++ {
-		t[c] = byte(c-'a') + 10
-	}
-	return t
-}()
 
 const quarantinePrefix = "hegel-incoming-"
 

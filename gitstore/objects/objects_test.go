@@ -276,3 +276,22 @@ func TestObjectsWriteRecreatesPrunedDirectory(t *testing.T) {
 	}
 	git(t, dir, "cat-file", "-e", h.String())
 }
+
+// ParseLowerHex takes what git writes (40 lowercase hex digits) and
+// refuses anything else; ParseHex takes either case.
+func TestParseLowerHex(t *testing.T) {
+	const s = "0123456789abcdef0123456789abcdef01234567"
+	h, ok := ParseLowerHex(s)
+	if !ok || h.String() != s {
+		t.Fatalf("ParseLowerHex(%q) = %s, %v", s, h, ok)
+	}
+	for _, bad := range []string{"", s[:39], s + "0", "0123456789ABCDEF0123456789abcdef01234567",
+		"g123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef0123456/"} {
+		if _, ok := ParseLowerHex(bad); ok {
+			t.Errorf("ParseLowerHex(%q) accepted", bad)
+		}
+	}
+	if h2, ok := ParseHex("0123456789ABCDEF0123456789abcdef01234567"); !ok || h2 != h {
+		t.Errorf("ParseHex of upper case = %s, %v", h2, ok)
+	}
+}
