@@ -52,7 +52,7 @@ var mcpTools = []mcpTool{
 					args = append(args, "--"+f.name+"="+f.v)
 				}
 			}
-			if in.MaxCount > 0 {
+			if in.MaxCount != 0 { // a negative count is refused as the command refuses it
 				args = append(args, fmt.Sprintf("--max-count=%d", in.MaxCount))
 			}
 			return args
@@ -92,7 +92,7 @@ var mcpTools = []mcpTool{
 				args = append(args, "--dry-run")
 			}
 			args = flagsIf(args, in.Redo, "--redo", in.Force, "--force")
-			if in.N > 0 {
+			if in.N != 0 { // a negative n is refused, not read as the default
 				args = append(args, "--", fmt.Sprint(in.N))
 			}
 			return args
