@@ -89,7 +89,8 @@ func runUnlock(c *cmdCtx, args []string) error {
 		return err
 	}
 	for _, p := range removed {
-		fmt.Fprintf(c.Stdout, "Unlocked '%s' for task %s\n", p, st.Task)
+		// With --all the paths are the state's, perhaps another clone's.
+		fmt.Fprintf(c.Stdout, "Unlocked '%s' for task %s\n", c.quotePath(p), st.Task)
 	}
 	return nil
 }
@@ -142,9 +143,11 @@ func (c *cmdCtx) printLocks(st *engine.State) {
 	if len(st.FilesLocked) == 0 || !st.Active() {
 		return
 	}
+	// A lock may come from another clone: its path is quoted as git
+	// quotes file names, so no control character reaches the terminal.
 	paths := make([]string, len(st.FilesLocked))
 	for i, l := range st.FilesLocked {
-		paths[i] = l.Path
+		paths[i] = c.quotePath(l.Path)
 	}
 	fmt.Fprintf(c.Stdout, "Locked files: %s\n", strings.Join(paths, ", "))
 }
