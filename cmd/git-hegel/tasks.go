@@ -171,7 +171,10 @@ func runShow(c *cmdCtx, args []string) error {
 		return writeJSON(c.Stdout, out)
 	}
 	w := c.Stdout
-	line := func(k, v string) { fmt.Fprintf(w, "%-13s %s\n", k+":", v) }
+	// The values are the task's text, perhaps another clone's: no control
+	// character but the newline (a description's lines) reaches the
+	// terminal.
+	line := func(k, v string) { fmt.Fprintf(w, "%-13s %s\n", k+":", withoutControls(v)) }
 	line("Task", st.Task)
 	if st.Description != "" {
 		line("Description", strings.ReplaceAll(st.Description, "\n", "\n              "))
@@ -560,6 +563,17 @@ func printMetadata(line func(k, v string), m *engine.RunMetadata) {
 	if m.EstimatedDurationMS != nil {
 		line("Estimate", text.HumanDuration(time.Duration(*m.EstimatedDurationMS)*time.Millisecond)+" (median of the last completed runs of the workflow)")
 	}
+}
+
+// withoutControls is s without its control characters (an escape
+// sequence, a carriage return that rewrites the line), newlines kept.
+func withoutControls(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // printable is s, or s quoted when it holds a character that is not
