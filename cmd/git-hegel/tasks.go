@@ -576,6 +576,10 @@ func withoutControls(s string) string {
 	}, s)
 }
 
+// cleanLine is the first line of a task's text, perhaps another
+// clone's, without control characters.
+func cleanLine(s string) string { return withoutControls(firstLineOf(s)) }
+
 // printable is s, or s quoted when it holds a character that is not
 // printable text (a terminal escape, a newline).
 func printable(s string) string {
