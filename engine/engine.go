@@ -761,7 +761,9 @@ func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 		if st.Attempt > 1 {
 			head = fmt.Sprintf("This is attempt %d of %d at '%s'. The last attempt failed:", st.Attempt, v.MaxAttempts, st.CurrentNode)
 		}
-		v.Prompt = head + "\n" + indent(st.LastFailure) + "\n\n" + v.Prompt
+		// The reason may be another clone's: no escape sequence of it
+		// reaches the terminal that shows the prompt.
+		v.Prompt = head + "\n" + indent(text.WithoutControls(st.LastFailure)) + "\n\n" + v.Prompt
 	}
 	return v
 }

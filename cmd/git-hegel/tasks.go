@@ -174,7 +174,7 @@ func runShow(c *cmdCtx, args []string) error {
 	// The values are the task's text, perhaps another clone's: no control
 	// character but the newline (a description's lines) reaches the
 	// terminal.
-	line := func(k, v string) { fmt.Fprintf(w, "%-13s %s\n", k+":", withoutControls(v)) }
+	line := func(k, v string) { fmt.Fprintf(w, "%-13s %s\n", k+":", text.WithoutControls(v)) }
 	line("Task", st.Task)
 	if st.Description != "" {
 		line("Description", strings.ReplaceAll(st.Description, "\n", "\n              "))
@@ -565,20 +565,9 @@ func printMetadata(line func(k, v string), m *engine.RunMetadata) {
 	}
 }
 
-// withoutControls is s without its control characters (an escape
-// sequence, a carriage return that rewrites the line), newlines kept.
-func withoutControls(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r != '\n' && unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-}
-
 // cleanLine is the first line of a task's text, perhaps another
 // clone's, without control characters.
-func cleanLine(s string) string { return withoutControls(firstLineOf(s)) }
+func cleanLine(s string) string { return text.WithoutControls(firstLineOf(s)) }
 
 // printable is s, or s quoted when it holds a character that is not
 // printable text (a terminal escape, a newline).

@@ -128,6 +128,19 @@ func HumanDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
 }
 
+// WithoutControls is s without its control characters (an escape
+// sequence, a carriage return that rewrites a line), newlines kept: text
+// read from elsewhere (a fetched task's description, a failure's reason)
+// shown over several lines.
+func WithoutControls(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
 // Printable keeps text read from elsewhere (a fetched task's fields) to
 // one line of at most max bytes, cut at a character, without control
 // characters: an escape sequence in it must not reach a terminal.
