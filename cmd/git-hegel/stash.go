@@ -208,7 +208,7 @@ func runStashShow(c *cmdCtx, args []string) error {
 	if msg == "" {
 		msg = "(none)"
 	}
-	fmt.Fprintf(w, "Message: %s\n", msg)
+	fmt.Fprintf(w, "Message: %s\n", text.WithoutControls(msg))
 	fmt.Fprintf(w, "Stashed: %s (%s)\n", engine.RelativeTime(ent.Timestamp, c.Now()), ent.Timestamp.UTC().Format(time.RFC3339))
 	fmt.Fprintf(w, "Worktree: %s\n", ent.Worktree)
 	fmt.Fprintf(w, "Task: %s\n", ent.Task)
