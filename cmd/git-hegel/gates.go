@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Failures, gates and resume: fail, approve, reject, ask, answer, pause,
@@ -141,7 +142,8 @@ func runAnswer(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Stdout, "Question: %s\nAnswer: %s\n\n", q.Question, q.Answer)
+	// The question may be another clone's text (an agent's, over there).
+	fmt.Fprintf(c.Stdout, "Question: %s\nAnswer: %s\n\n", text.WithoutControls(q.Question), text.WithoutControls(q.Answer))
 	c.printView(v)
 	return nil
 }
