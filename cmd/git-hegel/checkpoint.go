@@ -310,7 +310,7 @@ func (c *cmdCtx) listCheckpoints(st *engine.State, cps []*engine.Checkpoint) err
 	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNODE\tKIND\tAGE\tCOMMIT\tFILES\tMESSAGE")
 	for _, cp := range cps {
-		msg := firstLineOf(cp.Message)
+		msg := cleanLine(cp.Message) // perhaps another clone's
 		if cp.Kind == engine.CheckpointSafety && cp.RollbackTo != "" {
 			msg = "before rolling back to " + cp.RollbackTo
 		}
@@ -349,7 +349,7 @@ func (c *cmdCtx) showCheckpoint(st *engine.State, cp *engine.Checkpoint, p *engi
 		fmt.Fprintf(w, "Made:    elsewhere (%s)\n", engine.MadeBy(cp))
 	}
 	if cp.Message != "" {
-		fmt.Fprintf(w, "Message: %s\n", cp.Message)
+		fmt.Fprintf(w, "Message: %s\n", text.WithoutControls(cp.Message))
 	}
 	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", text.Plural(cp.FilesChangedCount, "file", "files"))
 	for _, f := range cp.FilesChanged {
