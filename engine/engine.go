@@ -614,10 +614,12 @@ func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
 }
 
 func ownerOf(st *State) string {
+	// Both may be another clone's text: quoted as git quotes a path, so a
+	// control character in them never reaches the terminal.
 	if st.Worktree != "" {
-		return st.Worktree
+		return text.QuotePath(st.Worktree, false)
 	}
-	return st.WorktreeID
+	return text.QuotePath(st.WorktreeID, false)
 }
 
 // save is the one place a task's state is written. It refuses a state
