@@ -232,8 +232,10 @@ func (c *cmdCtx) taskLog(name string) error {
 		if claim == "" {
 			claim = "-"
 		}
+		// The commits may be another clone's: what they say is printed
+		// without control characters.
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.paint(c.Stdout, "id", op.Commit[:7]), op.At.In(time.Local).Format("2006-01-02 15:04"),
-			op.Op, move, claim, op.Who)
+			cleanLine(op.Op), cleanLine(move), cleanLine(claim), cleanLine(op.Who))
 	}
 	tw.Flush()
 	return bw.Flush()
