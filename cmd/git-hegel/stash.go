@@ -210,7 +210,9 @@ func runStashShow(c *cmdCtx, args []string) error {
 	}
 	fmt.Fprintf(w, "Message: %s\n", text.WithoutControls(msg))
 	fmt.Fprintf(w, "Stashed: %s (%s)\n", engine.RelativeTime(ent.Timestamp, c.Now()), ent.Timestamp.UTC().Format(time.RFC3339))
-	fmt.Fprintf(w, "Worktree: %s\n", ent.Worktree)
+	// A stash may come from another clone: its worktree is a path, quoted
+	// as git quotes one.
+	fmt.Fprintf(w, "Worktree: %s\n", c.quotePath(ent.Worktree))
 	fmt.Fprintf(w, "Task: %s\n", ent.Task)
 	if f := ent.Files; f != nil {
 		fmt.Fprintf(w, "Files: %s parked, from %s\n", text.Plural(f.Count, "uncommitted file", "uncommitted files"), headLabel(strings.TrimPrefix(f.Branch, "refs/heads/"), f.Head))
