@@ -51,6 +51,15 @@ func ValidateState(st *State, wf *workflow.Definition) error {
 	if st.MetaMode != "" && !workflow.ValidMetaModeName(st.MetaMode) {
 		add("invalid meta_mode %s", text.Quote(st.MetaMode))
 	}
+	// A task type and a priority are printed in tables and looked up
+	// likewise: a type is a name (the rule of the workflow's task_types),
+	// a priority one of the priorities start accepts.
+	if st.TaskType != "" && !workflow.ValidMetaModeName(st.TaskType) {
+		add("invalid task_type %s", text.Quote(st.TaskType))
+	}
+	if st.Priority != "" && !slices.Contains(Priorities, st.Priority) {
+		add("unknown priority %s", text.Quote(st.Priority))
+	}
 	if st.Status != "" && !slices.Contains(knownStatuses, st.Status) {
 		add("unknown status '%s'", st.Status)
 	}

@@ -165,7 +165,7 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	st := t.State
 	w := c.Stdout
 	if st.TaskType != "" {
-		fmt.Fprintf(w, "Type: %s\n", st.TaskType)
+		fmt.Fprintf(w, "Type: %s\n", cleanLine(st.TaskType)) // a damaged state is shown too
 	}
 	if st.MetaMode != "" {
 		fmt.Fprintf(w, "Meta-mode: %s\n", metaModeName(st.MetaMode))
