@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/spf13/pflag"
 
@@ -141,15 +142,25 @@ func (c *cmdCtx) printUndoPlan(p *engine.UndoPlan) {
 	}
 }
 
-// printableInput is an action's input on one line.
+// printableInput is an action's input (or any text a hook payload chose:
+// a session id) on one line, safe to print: control characters (C0, DEL
+// and C1, so an escape sequence or the one-byte CSI) and the
+// bidirectional overrides that reorder what a terminal shows come out as
+// '?'.
 func printableInput(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) || bidiControl(r) {
 			return '?'
 		}
 		return r
 	}, s)
+}
+
+// bidiControl reports the Unicode bidirectional embedding, override and
+// isolate characters.
+func bidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 func (c *cmdCtx) listActions(st *engine.State, actions []*engine.Action) error {
@@ -175,14 +186,15 @@ func (c *cmdCtx) listActions(st *engine.State, actions []*engine.Action) error {
 	return tw.Flush()
 }
 
+// shortSession is a session id's first 8 characters, printable.
 func shortSession(s string) string {
 	if s == "" {
 		return "-"
 	}
-	if len(s) > 8 {
-		return s[:8]
+	if r := []rune(s); len(r) > 8 {
+		s = string(r[:8])
 	}
-	return s
+	return printableInput(s)
 }
 
 // The `undo --list --json` and `undo --dry-run --json` output
