@@ -298,12 +298,20 @@ func (e *Engine) PlanUndo(task string, o UndoOptions) (*UndoPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range []*ActionSnapshot{p.Target} {
+	return p, nil
+}
+
+// localOnly refuses snapshots this clone did not take. Not only the one
+// the files come back from: every snapshot an undo reads decides which
+// paths it writes and which it refuses as changed later, so a forged one
+// among them could make it overwrite a file no action touched.
+func localOnly(snaps []*ActionSnapshot) error {
+	for _, s := range snaps {
 		if !s.Local {
-			return nil, fmt.Errorf("snapshot %s was not taken in this clone (fetched or forged); undo restores only what this clone recorded", s.ID)
+			return fmt.Errorf("snapshot %s was not taken in this clone (fetched or forged); undo restores only what this clone recorded", s.ID)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 func planUndo(p *UndoPlan, t actionTimeline, store ActionStore, now *ActionSnapshot, n int) error {
@@ -314,6 +322,9 @@ func planUndo(p *UndoPlan, t actionTimeline, store ActionStore, now *ActionSnaps
 		return fmt.Errorf("task %s has %d agent %s recorded, not %d", p.Task, len(t.actions), plural(len(t.actions), "action", "actions"), n)
 	}
 	undone := t.actions[len(t.actions)-n:]
+	if err := localOnly(t.seq[undone[0].before:]); err != nil {
+		return err
+	}
 	touched := map[string]bool{}
 	// ownPairs are the steps of the timeline that are the actions' own
 	// (before → after); any other step that changed a touched path was
@@ -368,6 +379,9 @@ func planUndo(p *UndoPlan, t actionTimeline, store ActionStore, now *ActionSnaps
 func planRedo(p *UndoPlan, t actionTimeline, store ActionStore, now *ActionSnapshot) error {
 	if t.lastUndo == nil || t.undoTarget == nil {
 		return fmt.Errorf("%w: task %s has no undo to redo (only the newest undo can be redone, before any new action)", ErrNoActions, p.Task)
+	}
+	if err := localOnly([]*ActionSnapshot{t.lastUndo, t.undoTarget}); err != nil {
+		return err
 	}
 	p.Target = t.lastUndo
 	p.Touched = slices.Clone(t.lastUndo.Paths)

@@ -228,3 +228,28 @@ func TestUndoRefusals(t *testing.T) {
 		t.Errorf("no store: %v", err)
 	}
 }
+
+// Every snapshot an undo or redo reads must be this clone's, not only
+// the one it restores from: the others decide which paths it writes and
+// which it refuses as changed later.
+func TestUndoRefusesAForeignSnapshotItReads(t *testing.T) {
+	te, f := newActionsEnv(t)
+	f.act(t, te.Engine, "Edit", func(wt map[string]string) { wt["a"] = "2" })
+	// The action's "after" is foreign; its "before", the target, is not.
+	f.chain[len(f.chain)-1].Local = false
+	if _, err := te.PlanUndo("", UndoOptions{N: 1}); err == nil {
+		t.Error("an undo reading a foreign after snapshot was planned")
+	}
+	f.chain[len(f.chain)-1].Local = true
+	undo(t, te.Engine, UndoOptions{N: 1})
+	// A redo reads the undo's target too, to find what changed since.
+	target := f.chain[len(f.chain)-2]
+	target.Local = false
+	if _, err := te.PlanUndo("", UndoOptions{Redo: true}); err == nil {
+		t.Error("a redo reading a foreign snapshot was planned")
+	}
+	target.Local = true
+	if _, err := te.PlanUndo("", UndoOptions{Redo: true}); err != nil {
+		t.Errorf("redo: %v", err)
+	}
+}
