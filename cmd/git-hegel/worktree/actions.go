@@ -22,6 +22,9 @@ const ActionsRefPrefix = gitstore.ActionsRefPrefix
 // actions a task's chain keeps.
 const DefaultKeepActions = 200
 
+// MaxKeepActions caps hegel.agent.keepActions (some million actions).
+const MaxKeepActions = 1 << 20
+
 // The fields of an action snapshot's checkpoint.json that are ours.
 const (
 	keyPhase   = "phase"
@@ -41,9 +44,11 @@ func (s *Snapshots) actionManager() *rollback.Manager {
 	if s.am == nil {
 		keep := DefaultKeepActions
 		if v, ok := s.r.Config().Get("hegel", "agent", "keepactions"); ok {
-			// A bad value never gets here: every command refuses it first.
-			if n, ok := gitdir.ParseInt(v); ok && n > 0 && n <= 1<<20 {
-				keep = int(n)
+			// A bad value never gets here: every command refuses it
+			// first. A very large one keeps as many as it may: it asks
+			// for more actions, never for the default's fewer.
+			if n, ok := gitdir.ParseInt(v); ok && n > 0 {
+				keep = int(min(n, MaxKeepActions))
 			}
 		}
 		s.am = rollback.New(s.r, rollback.Options{
