@@ -100,6 +100,10 @@ type Action struct {
 	// Changed are the paths it changed (before against after, or against
 	// what followed it).
 	Changed []string
+	// Elsewhere: it is still running in the worktree that owns the task,
+	// listed from another one; what it changed so far cannot be seen from
+	// here, and Changed is empty.
+	Elsewhere bool
 }
 
 // ErrNoActions reports a task with no action left to undo or redo.
@@ -174,8 +178,8 @@ func readTimeline(chain []*ActionSnapshot) actionTimeline {
 }
 
 // ListActions returns the task's actions, oldest first, each with the
-// paths it changed (an action still running: against now). Undone actions
-// are not listed.
+// paths it changed (an action still running: against now, when this
+// worktree owns the task). Undone actions are not listed.
 func (e *Engine) ListActions(task string) (*State, []*Action, error) {
 	st, store, err := e.actionTask(task)
 	if err != nil {
@@ -188,8 +192,15 @@ func (e *Engine) ListActions(task string) (*State, []*Action, error) {
 	t := readTimeline(chain)
 	var now *ActionSnapshot
 	out := make([]*Action, 0, len(t.actions))
+	own := e.owns(st)
 	for _, at := range t.actions {
 		a := &Action{Before: t.seq[at.before]}
+		if at.after < 0 && at.before+1 == len(t.seq) && !own {
+			// Its files are in the task's worktree, not in this one.
+			a.Elsewhere = true
+			out = append(out, a)
+			continue
+		}
 		after, err := t.afterOf(at, func() (*ActionSnapshot, error) {
 			if now == nil {
 				now, err = store.CurrentSnapshot()

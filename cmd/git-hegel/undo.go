@@ -180,8 +180,12 @@ func (c *cmdCtx) listActions(st *engine.State, actions []*engine.Action) error {
 	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "N\tID\tTIME\tTOOL\tFILES\tSESSION\tINPUT")
 	for i, a := range actions {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", i+1, a.Before.ID, a.Before.CreatedAt.UTC().Format("2006-01-02 15:04:05"),
-			a.Before.Tool, len(a.Changed), shortSession(a.Before.Session), printableInput(a.Before.Input))
+		files := strconv.Itoa(len(a.Changed))
+		if a.Elsewhere {
+			files = "?" // running in the task's worktree: not seen from here
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, a.Before.ID, a.Before.CreatedAt.UTC().Format("2006-01-02 15:04:05"),
+			a.Before.Tool, files, shortSession(a.Before.Session), printableInput(a.Before.Input))
 	}
 	return tw.Flush()
 }
@@ -215,13 +219,14 @@ type actionJSON struct {
 	Input     string    `json:"input,omitempty"`
 	Finished  bool      `json:"finished"` // its PostToolUse was recorded
 	Changed   []string  `json:"changed"`
+	Elsewhere bool      `json:"running_elsewhere,omitempty"`
 	Local     bool      `json:"local"`
 }
 
 func actionToJSON(a *engine.Action) actionJSON {
 	b := a.Before
 	return actionJSON{ID: b.ID, CreatedAt: b.CreatedAt.UTC(), Session: b.Session, Agent: b.Agent, Tool: b.Tool, Input: b.Input,
-		Finished: a.After != nil, Changed: nonNil(a.Changed), Local: b.Local}
+		Finished: a.After != nil, Changed: nonNil(a.Changed), Elsewhere: a.Elsewhere, Local: b.Local}
 }
 
 type undoPlanJSON struct {
