@@ -180,6 +180,14 @@ func (s *Snapshots) RestorePaths(task string, target *engine.ActionSnapshot, pat
 	if err != nil {
 		return s.convert(err)
 	}
+	// A submodule's checkout is never moved by an undo (its index entry
+	// is restored): say so rather than let the gitlink count as put back.
+	for _, sm := range p.Submodules {
+		if !sm.To.IsZero() && !sm.From.IsZero() && sm.From != sm.To {
+			s.o.Note(fmt.Sprintf("submodule %s: left at %s (the snapshot has %s; an undo does not check submodules out)",
+				s.quote(sm.Path), sm.From.String()[:7], sm.To.String()[:7]))
+		}
+	}
 	rec := rollback.Meta{}
 	rec.Set(keyTask, task)
 	rec.Set(keyPhase, safety.Phase)
