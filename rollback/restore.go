@@ -151,6 +151,10 @@ func (w *workspace) conflicts(wt []change) error {
 		return current[p] // every current leaf in the diff is removed or rewritten
 	}
 	okDirs := map[string]bool{"": true}
+	// replaced are the parent directories that are a file or link now,
+	// which the rollback removes first: nothing is below them once it
+	// has (an lstat below a link would look past the working tree).
+	replaced := map[string]bool{}
 	inTheWay := func(p, why string) error {
 		return userErr(ErrInTheWay, "%s %s. Move it away (or delete it) and run the command again; nothing was changed", quotePath(p), why)
 	}
@@ -158,8 +162,12 @@ func (w *workspace) conflicts(wt []change) error {
 		if c.to.mode == 0 {
 			continue
 		}
+		below := false
 		for _, d := range parentDirs(c.path) {
-			if okDirs[d] {
+			if replaced[d] {
+				below = true
+			}
+			if okDirs[d] || below {
 				continue
 			}
 			st, err := w.fs.lstat(d)
@@ -170,12 +178,13 @@ func (w *workspace) conflicts(wt []change) error {
 			case st.kind == kindDir:
 			case removed(d):
 				// a file or link the rollback removes first
+				replaced[d], below = true, true
 			default:
 				return inTheWay(d, "is in the way: the checkpoint needs a directory there")
 			}
 			okDirs[d] = true
 		}
-		if c.from.mode != 0 {
+		if c.from.mode != 0 || below {
 			continue
 		}
 		st, err := w.fs.lstat(c.path)
