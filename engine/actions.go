@@ -74,6 +74,10 @@ type ActionStore interface {
 	// holds them, after storing safety (its Phase and Paths) in the chain;
 	// no other path, nor HEAD, changes.
 	RestorePaths(task string, target *ActionSnapshot, paths []string, safety ActionSnapshot) error
+	// CheckRestore reports whether RestorePaths would refuse now (a file
+	// in the way that no snapshot holds, one it cannot write), changing
+	// nothing.
+	CheckRestore(task string, target *ActionSnapshot, paths []string) error
 	// TakeBackUndo ends an undo that was interrupted by putting its
 	// paths back as they were before it; taken is false when there was
 	// none.
@@ -448,6 +452,20 @@ func (p *UndoPlan) Refusal() error {
 	}
 	return fmt.Errorf("%w: %s would overwrite %s; use --force to restore them anyway (their current content is kept in the safety snapshot)",
 		ErrChangedLater, what, listPaths(p.Later, 5))
+}
+
+// CheckUndo reports whether carrying out p would be refused by the
+// working tree as it is now (what a dry run cannot see from the
+// snapshots alone: an ignored file where a restored one goes), changing
+// nothing. A plan Refusal already stops is not checked further.
+func (e *Engine) CheckUndo(p *UndoPlan) error {
+	if e.Actions == nil {
+		return ErrNoWorktree
+	}
+	if p.Refusal() != nil || len(p.Changes) == 0 {
+		return nil
+	}
+	return e.Actions.CheckRestore(p.Task, p.Target, p.Changes)
 }
 
 // Undo carries out p: a safety snapshot of everything first (restoring it

@@ -45,6 +45,8 @@ func (f *fakeActions) NewestActionSnapshot(string) (*ActionSnapshot, error) {
 
 func (f *fakeActions) TakeBackUndo() (bool, error) { return false, nil }
 
+func (f *fakeActions) CheckRestore(string, *ActionSnapshot, []string) error { return nil }
+
 func (f *fakeActions) CurrentSnapshot() (*ActionSnapshot, error) { return f.snap("now"), nil }
 
 func (f *fakeActions) ChangedPaths(a, b *ActionSnapshot) ([]string, error) {

@@ -75,11 +75,15 @@ func runUndo(c *cmdCtx, args []string) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		return writeJSON(c.Stdout, c.undoPlanJSON(p))
+		return writeJSON(c.Stdout, c.undoPlanJSON(p, e.CheckUndo(p)))
 	}
 	c.printUndoPlan(p)
 	if c.boolFlag("dry-run") {
-		if err := p.Refusal(); err != nil {
+		err := p.Refusal()
+		if err == nil {
+			err = e.CheckUndo(p)
+		}
+		if err != nil {
 			fmt.Fprintln(c.Stdout, "Refused: "+err.Error())
 		}
 		fmt.Fprintln(c.Stdout, "Dry run: nothing changed")
@@ -97,6 +101,10 @@ func runUndo(c *cmdCtx, args []string) error {
 		verb = "Redo"
 	}
 	if !c.boolFlag("yes") {
+		// Refused by the working tree: say so before asking, not after.
+		if err := e.CheckUndo(p); err != nil {
+			return err
+		}
 		ok, err := c.confirm(fmt.Sprintf("%s? The files as they are now are kept in a safety snapshot. (y/N): ", verb), strings.ToLower(verb))
 		if err != nil {
 			return err
@@ -241,7 +249,9 @@ type undoPlanJSON struct {
 	Refused string       `json:"refused,omitempty"`
 }
 
-func (c *cmdCtx) undoPlanJSON(p *engine.UndoPlan) undoPlanJSON {
+// undoPlanJSON is p as JSON; check is what the working tree refuses
+// (engine.CheckUndo), reported when the plan itself does not refuse.
+func (c *cmdCtx) undoPlanJSON(p *engine.UndoPlan, check error) undoPlanJSON {
 	out := undoPlanJSON{Schema: c.jsonSchema(), Task: p.Task, Redo: p.Redo, Target: p.Target.ID, Actions: []actionJSON{},
 		Touched: nonNil(p.Touched), Changes: nonNil(p.Changes), Later: nonNil(p.Later)}
 	for i := len(p.Actions) - 1; i >= 0; i-- {
@@ -249,6 +259,8 @@ func (c *cmdCtx) undoPlanJSON(p *engine.UndoPlan) undoPlanJSON {
 	}
 	if err := p.Refusal(); err != nil {
 		out.Refused = err.Error()
+	} else if check != nil {
+		out.Refused = check.Error()
 	}
 	return out
 }

@@ -205,6 +205,18 @@ func (s *Snapshots) RestorePaths(task string, target *engine.ActionSnapshot, pat
 	return c.Settle(p.Journal(), true)
 }
 
+// CheckRestore implements engine.ActionStore: the plan RestorePaths
+// makes (its checks against the working tree), without storing or
+// writing anything.
+func (s *Snapshots) CheckRestore(task string, target *engine.ActionSnapshot, paths []string) error {
+	cp, ok := target.Handle.(*rollback.Checkpoint)
+	if !ok {
+		return errors.New("the snapshot was not read from this repository")
+	}
+	_, err := s.actionChain(task).Plan(cp, rollback.PlanOptions{Only: paths})
+	return s.convert(err)
+}
+
 // TakeBackUndo implements engine.ActionStore: an undo (or redo) of agent
 // actions that was killed midway is ended backwards: the paths it
 // restores are put back as its safety snapshot holds them, so the files
