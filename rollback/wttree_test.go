@@ -31,18 +31,7 @@ func TestWorktreeTreeCacheMatchesFull(t *testing.T) {
 	tr.add(".")
 	tr.commit("c1")
 	file := filepath.Join(tr.r.GitDir, wtTreeFile)
-	take := func() plumbing.Hash {
-		t.Helper()
-		idx, err := tr.m.w.readIndex()
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := tr.m.snapshotter().take(idx, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return snap.worktree
-	}
+	take := func() plumbing.Hash { return tr.snapshot().worktree }
 	rng := rand.New(rand.NewSource(7))
 	pick := func() string { return tracked[rng.Intn(len(tracked))] }
 	exists := func(p string) bool { _, err := os.Lstat(filepath.Join(tr.dir, p)); return err == nil }
@@ -150,17 +139,9 @@ func TestWorktreeTreeCacheTaken(t *testing.T) {
 	taken := 0
 	take := func() (plumbing.Hash, *wtTreeReuse) {
 		t.Helper()
-		idx, err := tr.m.w.readIndex()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sn := tr.m.snapshotter()
-		snap, err := sn.take(idx, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap := tr.snapshot()
 		taken = snap.dirsTaken
-		return snap.worktree, newWtTreeReuse(tr.r.GitDir, idx.sum, nil, sn.obj.stored)
+		return snap.worktree, newWtTreeReuse(tr.r.GitDir, snap.idx.sum, nil, tr.m.snapshotter().obj.stored)
 	}
 	first, r := take()
 	dirs := map[string]bool{}
