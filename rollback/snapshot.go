@@ -418,7 +418,9 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		if cachedIndexTree.IsZero() {
 			saveIndexTree(sn.gitDir, sn.perm, idx.sum, snap.indexTree)
 		}
-		if wtReuse != nil {
+		if wtReuse != nil && len(wtReuse.built) > 0 {
+			// Nothing built: the whole tree came from the cache, which
+			// stays as it is.
 			saveWtTree(sn.gitDir, sn.perm, idx.sum, wtReuse.dirs())
 		}
 		sn.trace("write trees")
