@@ -208,12 +208,21 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 				complete = false
 			}
 		}
+		// Every file found in the cache as it was, and no other: the
+		// file already holds what it would be rewritten with (a hit is
+		// never racy, so it need not be written anew to settle).
+		unchanged := cache != nil && int(reused.Load()) == len(items) && len(next) == len(cache.entries)
 		// Written while the trees are built; done before take returns.
 		saved := make(chan struct{})
 		defer func() { <-saved }()
 		go func() {
 			defer close(saved)
-			ident := saveStatCache(sn.gitDir, sn.perm, next)
+			ident := ""
+			if unchanged {
+				ident = cache.ident
+			} else {
+				ident = saveStatCache(sn.gitDir, sn.perm, next)
+			}
 			if fsmonToken != "" && ident != "" && complete {
 				saveFsmonRecord(sn.gitDir, sn.perm, fsmonRecord{hook: sn.fsmon.hook, token: fsmonToken,
 					index: idx.ident, statCache: ident, settings: scanSettings(cfg)})
