@@ -319,9 +319,12 @@ func (c *cmdCtx) listCheckpoints(st *engine.State, cps []*engine.Checkpoint) err
 	return tw.Flush()
 }
 
+// firstLineOf is the first line of s, without the control characters a
+// terminal would act on: much of what it cuts (reasons, questions,
+// messages) may come from a fetched task.
 func firstLineOf(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	return s
+	return text.Clean(s)
 }
 
 func (c *cmdCtx) showCheckpoint(st *engine.State, cp *engine.Checkpoint, p *engine.RestorePlan) error {

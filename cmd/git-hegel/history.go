@@ -232,8 +232,10 @@ func (c *cmdCtx) taskLog(name string) error {
 		if claim == "" {
 			claim = "-"
 		}
+		// The operations are read from the task's commits, which a fetch
+		// may have written: a terminal acts on none of their text.
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.paint(c.Stdout, "id", op.Commit[:7]), op.At.In(time.Local).Format("2006-01-02 15:04"),
-			op.Op, move, claim, op.Who)
+			firstLineOf(op.Op), firstLineOf(move), firstLineOf(claim), firstLineOf(op.Who))
 	}
 	tw.Flush()
 	return bw.Flush()
