@@ -220,7 +220,11 @@ func runShow(c *cmdCtx, args []string) error {
 	}
 	line("Owner", c.ownerLabel(e, st)+ownerPath(e, st))
 	if st.OwnerEmail != "" {
-		line("Owned by", text.Printable(st.OwnerEmail, 200)+" (as the task says)")
+		label := "Owned by"
+		if st.Worktree == "" && st.WorktreeID == "" {
+			label = "Last held by" // parked: nobody holds it now
+		}
+		line(label, text.Printable(st.OwnerEmail, 200)+" (as the task says)")
 	}
 	line("Started", c.stamp(st.StartedAt))
 	line("Updated", c.stamp(st.UpdatedAt))
