@@ -238,7 +238,7 @@ func (rn *run) begin() (*Task, error) {
 			return nil, err
 		}
 		if rn.o.Adapter == "" {
-			rn.o.Adapter = stored.Adapter
+			rn.o.Adapter = e.storedAdapter(rn.task, stored.Adapter)
 		}
 		if err := rn.checkWorkflow(wf, stored); err != nil {
 			return nil, err
