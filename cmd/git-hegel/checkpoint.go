@@ -61,7 +61,9 @@ func (c *cmdCtx) closeSnapshots() {
 // command's own output.
 func (c *cmdCtx) note(msg string) { fmt.Fprintln(c.Stderr, msg) }
 
-func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
+// warn prints one warning on stderr, without what a terminal would act
+// on: warnings name what a fetch brought too.
+func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+text.Clean(msg)) }
 
 // checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
 // show <id|node>`, `checkpoint drop <id>`.
