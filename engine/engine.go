@@ -896,7 +896,9 @@ func (e *Engine) ownerNow(st *State) string {
 	case !e.verified(st):
 		return OwnerUnverified
 	}
-	return st.Worktree
+	// The record vouches for the id, not the path beside it, which the
+	// state (perhaps fetched) gives: one printable line.
+	return text.Printable(st.Worktree, 200)
 }
 
 // OwnerUnverified is the owner label of a task whose state names a

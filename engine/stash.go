@@ -55,7 +55,9 @@ func (s *Stash) Label() string {
 		return "damaged entry " + s.ID
 	}
 	l := s.State.Mode + "/" + s.State.CurrentNode
-	if m := firstLine(s.Message); m != "" {
+	// The message may come from another clone's stash list: nothing in
+	// it reaches a terminal as a control character.
+	if m := text.Clean(firstLine(s.Message)); m != "" {
 		l += ` "` + m + `"`
 	}
 	return l

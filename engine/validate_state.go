@@ -51,6 +51,16 @@ func ValidateState(st *State, wf *workflow.Definition) error {
 	if st.MetaMode != "" && !workflow.ValidMetaModeName(st.MetaMode) {
 		add("invalid meta_mode %s", text.Quote(st.MetaMode))
 	}
+	// Labels every listing prints: one from another clone must not carry
+	// what a terminal would act on (free text, such as the description,
+	// is cleaned where it is printed instead).
+	for _, f := range []struct{ name, v string }{
+		{"workflow", st.Workflow}, {"mode", st.Mode}, {"task_type", st.TaskType}, {"priority", st.Priority},
+	} {
+		if strings.ContainsAny(f.v, "\n") || text.Clean(f.v) != f.v {
+			add("'%s' %s holds control characters", f.name, text.Quote(f.v))
+		}
+	}
 	if st.Status != "" && !slices.Contains(knownStatuses, st.Status) {
 		add("unknown status '%s'", st.Status)
 	}

@@ -61,7 +61,9 @@ func (c *cmdCtx) closeSnapshots() {
 // command's own output.
 func (c *cmdCtx) note(msg string) { fmt.Fprintln(c.Stderr, msg) }
 
-func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
+// warn prints one warning on stderr, without what a terminal would act
+// on: warnings name what a fetch brought too.
+func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+text.Clean(msg)) }
 
 // checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
 // show <id|node>`, `checkpoint drop <id>`.
@@ -319,9 +321,12 @@ func (c *cmdCtx) listCheckpoints(st *engine.State, cps []*engine.Checkpoint) err
 	return tw.Flush()
 }
 
+// firstLineOf is the first line of s, without the control characters a
+// terminal would act on: much of what it cuts (reasons, questions,
+// messages) may come from a fetched task.
 func firstLineOf(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	return s
+	return text.Clean(s)
 }
 
 func (c *cmdCtx) showCheckpoint(st *engine.State, cp *engine.Checkpoint, p *engine.RestorePlan) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Failures, gates and resume: fail, approve, reject, ask, answer, pause,
@@ -141,7 +142,7 @@ func runAnswer(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Stdout, "Question: %s\nAnswer: %s\n\n", q.Question, q.Answer)
+	fmt.Fprintf(c.Stdout, "Question: %s\nAnswer: %s\n\n", text.Clean(q.Question), text.Clean(q.Answer))
 	c.printView(v)
 	return nil
 }

@@ -114,7 +114,7 @@ func statusOnce(c *cmdCtx) error {
 		return nil
 	}
 	st := t.State
-	fmt.Fprintf(c.Stdout, "Mode: %s\n", st.Mode)
+	fmt.Fprintf(c.Stdout, "Mode: %s\n", firstLineOf(st.Mode))
 	fmt.Fprintf(c.Stdout, "Current node: %s\n", c.highlight(st.CurrentNode))
 	fmt.Fprintf(c.Stdout, "History: %s\n", historyLine(st.History))
 	fmt.Fprintf(c.Stdout, "Status: %s\n", st.Status)
@@ -165,7 +165,7 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	st := t.State
 	w := c.Stdout
 	if st.TaskType != "" {
-		fmt.Fprintf(w, "Type: %s\n", st.TaskType)
+		fmt.Fprintf(w, "Type: %s\n", firstLineOf(st.TaskType))
 	}
 	if st.MetaMode != "" {
 		fmt.Fprintf(w, "Meta-mode: %s\n", metaModeName(st.MetaMode))
@@ -214,7 +214,7 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 		}
 	}
 	for _, s := range st.SkippedNodes {
-		fmt.Fprintf(w, "Skipped: %s (%s)\n", s.Node, s.Reason)
+		fmt.Fprintf(w, "Skipped: %s (%s)\n", s.Node, firstLineOf(s.Reason))
 	}
 	c.printLocks(st)
 	if st.Cancelled && st.Active() {

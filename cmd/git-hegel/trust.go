@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -124,7 +125,7 @@ func (c *cmdCtx) printReview(rv *engine.TrustReview) {
 		if v.Remote != "" {
 			from = "from " + v.Remote
 		}
-		fmt.Fprintf(w, "  it came %s: commit %s by %s, %s, %s\n", from, short(v.Commit), orDash(v.Author), v.At.UTC().Format(time.DateOnly), quoteSubject(v.Subject))
+		fmt.Fprintf(w, "  it came %s: commit %s by %s, %s, %s\n", from, short(v.Commit), orDash(text.Visible(v.Author)), v.At.UTC().Format(time.DateOnly), quoteSubject(v.Subject))
 	}
 	old, oldName := "", "/dev/null"
 	if p := rv.Previous; p != nil {
@@ -151,8 +152,10 @@ func (c *cmdCtx) printReview(rv *engine.TrustReview) {
 		if rv.Previous != nil && f.IsNew(rv.PreviousCommands) {
 			mark = "  (new)"
 		}
-		text := strings.ReplaceAll(f.Text, "\n", "\n      ")
-		fmt.Fprintf(w, "  %s: %s: %s%s\n", f.Node, f.Field, c.paint(w, "command", text), mark)
+		// Written out as the shell gets it: a carriage return or an
+		// escape sequence in a command is shown, not obeyed.
+		cmd := strings.ReplaceAll(text.Visible(f.Text), "\n", "\n      ")
+		fmt.Fprintf(w, "  %s: %s: %s%s\n", f.Node, f.Field, c.paint(w, "command", cmd), mark)
 	}
 }
 
