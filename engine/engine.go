@@ -761,7 +761,13 @@ func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 		if st.Attempt > 1 {
 			head = fmt.Sprintf("This is attempt %d of %d at '%s'. The last attempt failed:", st.Attempt, v.MaxAttempts, st.CurrentNode)
 		}
-		v.Prompt = head + "\n" + indent(st.LastFailure) + "\n\n" + v.Prompt
+		failure := st.LastFailure
+		for _, t := range e.untrustedState(st) {
+			if t.Field == "last_failure" {
+				failure = withheld(st.Task, t) // fetched_text.go
+			}
+		}
+		v.Prompt = head + "\n" + indent(failure) + "\n\n" + v.Prompt
 	}
 	return v
 }
