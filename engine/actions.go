@@ -74,6 +74,10 @@ type ActionStore interface {
 	// holds them, after storing safety (its Phase and Paths) in the chain;
 	// no other path, nor HEAD, changes.
 	RestorePaths(task string, target *ActionSnapshot, paths []string, safety ActionSnapshot) error
+	// CheckRestore reports whether RestorePaths would refuse now (a file
+	// in the way that no snapshot holds, one it cannot write), changing
+	// nothing.
+	CheckRestore(task string, target *ActionSnapshot, paths []string) error
 	// TakeBackUndo ends an undo that was interrupted by putting its
 	// paths back as they were before it; taken is false when there was
 	// none.
@@ -100,6 +104,10 @@ type Action struct {
 	// Changed are the paths it changed (before against after, or against
 	// what followed it).
 	Changed []string
+	// Elsewhere: it is still running in the worktree that owns the task,
+	// listed from another one; what it changed so far cannot be seen from
+	// here, and Changed is empty.
+	Elsewhere bool
 }
 
 // ErrNoActions reports a task with no action left to undo or redo.
@@ -174,8 +182,8 @@ func readTimeline(chain []*ActionSnapshot) actionTimeline {
 }
 
 // ListActions returns the task's actions, oldest first, each with the
-// paths it changed (an action still running: against now). Undone actions
-// are not listed.
+// paths it changed (an action still running: against now, when this
+// worktree owns the task). Undone actions are not listed.
 func (e *Engine) ListActions(task string) (*State, []*Action, error) {
 	st, store, err := e.actionTask(task)
 	if err != nil {
@@ -188,8 +196,15 @@ func (e *Engine) ListActions(task string) (*State, []*Action, error) {
 	t := readTimeline(chain)
 	var now *ActionSnapshot
 	out := make([]*Action, 0, len(t.actions))
+	own := e.owns(st)
 	for _, at := range t.actions {
 		a := &Action{Before: t.seq[at.before]}
+		if at.after < 0 && at.before+1 == len(t.seq) && !own {
+			// Its files are in the task's worktree, not in this one.
+			a.Elsewhere = true
+			out = append(out, a)
+			continue
+		}
 		after, err := t.afterOf(at, func() (*ActionSnapshot, error) {
 			if now == nil {
 				now, err = store.CurrentSnapshot()
@@ -298,12 +313,20 @@ func (e *Engine) PlanUndo(task string, o UndoOptions) (*UndoPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range []*ActionSnapshot{p.Target} {
+	return p, nil
+}
+
+// localOnly refuses snapshots this clone did not take. Not only the one
+// the files come back from: every snapshot an undo reads decides which
+// paths it writes and which it refuses as changed later, so a forged one
+// among them could make it overwrite a file no action touched.
+func localOnly(snaps []*ActionSnapshot) error {
+	for _, s := range snaps {
 		if !s.Local {
-			return nil, fmt.Errorf("snapshot %s was not taken in this clone (fetched or forged); undo restores only what this clone recorded", s.ID)
+			return fmt.Errorf("snapshot %s was not taken in this clone (fetched or forged); undo restores only what this clone recorded", s.ID)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 func planUndo(p *UndoPlan, t actionTimeline, store ActionStore, now *ActionSnapshot, n int) error {
@@ -314,6 +337,9 @@ func planUndo(p *UndoPlan, t actionTimeline, store ActionStore, now *ActionSnaps
 		return fmt.Errorf("task %s has %d agent %s recorded, not %d", p.Task, len(t.actions), plural(len(t.actions), "action", "actions"), n)
 	}
 	undone := t.actions[len(t.actions)-n:]
+	if err := localOnly(t.seq[undone[0].before:]); err != nil {
+		return err
+	}
 	touched := map[string]bool{}
 	// ownPairs are the steps of the timeline that are the actions' own
 	// (before → after); any other step that changed a touched path was
@@ -369,6 +395,9 @@ func planRedo(p *UndoPlan, t actionTimeline, store ActionStore, now *ActionSnaps
 	if t.lastUndo == nil || t.undoTarget == nil {
 		return fmt.Errorf("%w: task %s has no undo to redo (only the newest undo can be redone, before any new action)", ErrNoActions, p.Task)
 	}
+	if err := localOnly([]*ActionSnapshot{t.lastUndo, t.undoTarget}); err != nil {
+		return err
+	}
 	p.Target = t.lastUndo
 	p.Touched = slices.Clone(t.lastUndo.Paths)
 	slices.Sort(p.Touched)
@@ -423,6 +452,20 @@ func (p *UndoPlan) Refusal() error {
 	}
 	return fmt.Errorf("%w: %s would overwrite %s; use --force to restore them anyway (their current content is kept in the safety snapshot)",
 		ErrChangedLater, what, listPaths(p.Later, 5))
+}
+
+// CheckUndo reports whether carrying out p would be refused by the
+// working tree as it is now (what a dry run cannot see from the
+// snapshots alone: an ignored file where a restored one goes), changing
+// nothing. A plan Refusal already stops is not checked further.
+func (e *Engine) CheckUndo(p *UndoPlan) error {
+	if e.Actions == nil {
+		return ErrNoWorktree
+	}
+	if p.Refusal() != nil || len(p.Changes) == 0 {
+		return nil
+	}
+	return e.Actions.CheckRestore(p.Task, p.Target, p.Changes)
 }
 
 // Undo carries out p: a safety snapshot of everything first (restoring it

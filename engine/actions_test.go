@@ -45,6 +45,8 @@ func (f *fakeActions) NewestActionSnapshot(string) (*ActionSnapshot, error) {
 
 func (f *fakeActions) TakeBackUndo() (bool, error) { return false, nil }
 
+func (f *fakeActions) CheckRestore(string, *ActionSnapshot, []string) error { return nil }
+
 func (f *fakeActions) CurrentSnapshot() (*ActionSnapshot, error) { return f.snap("now"), nil }
 
 func (f *fakeActions) ChangedPaths(a, b *ActionSnapshot) ([]string, error) {
@@ -226,5 +228,30 @@ func TestUndoRefusals(t *testing.T) {
 	te.Actions = nil
 	if _, err := te.PlanUndo("", UndoOptions{N: 1}); !errors.Is(err, ErrNoWorktree) {
 		t.Errorf("no store: %v", err)
+	}
+}
+
+// Every snapshot an undo or redo reads must be this clone's, not only
+// the one it restores from: the others decide which paths it writes and
+// which it refuses as changed later.
+func TestUndoRefusesAForeignSnapshotItReads(t *testing.T) {
+	te, f := newActionsEnv(t)
+	f.act(t, te.Engine, "Edit", func(wt map[string]string) { wt["a"] = "2" })
+	// The action's "after" is foreign; its "before", the target, is not.
+	f.chain[len(f.chain)-1].Local = false
+	if _, err := te.PlanUndo("", UndoOptions{N: 1}); err == nil {
+		t.Error("an undo reading a foreign after snapshot was planned")
+	}
+	f.chain[len(f.chain)-1].Local = true
+	undo(t, te.Engine, UndoOptions{N: 1})
+	// A redo reads the undo's target too, to find what changed since.
+	target := f.chain[len(f.chain)-2]
+	target.Local = false
+	if _, err := te.PlanUndo("", UndoOptions{Redo: true}); err == nil {
+		t.Error("a redo reading a foreign snapshot was planned")
+	}
+	target.Local = true
+	if _, err := te.PlanUndo("", UndoOptions{Redo: true}); err != nil {
+		t.Errorf("redo: %v", err)
 	}
 }

@@ -82,7 +82,7 @@ func (c *Checkpoint) Describe() string {
 	case CheckpointManual:
 		// The message may be another clone's: no control character of it
 		// reaches a terminal.
-		if m := text.WithoutControls(firstLine(c.Message)); m != "" {
+		if m := text.Clean(firstLine(c.Message)); m != "" {
 			return c.Node + ": " + m
 		}
 		return "at " + c.Node

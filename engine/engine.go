@@ -614,12 +614,10 @@ func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
 }
 
 func ownerOf(st *State) string {
-	// Both may be another clone's text: quoted as git quotes a path, so a
-	// control character in them never reaches the terminal.
 	if st.Worktree != "" {
-		return text.QuotePath(st.Worktree, false)
+		return st.Worktree
 	}
-	return text.QuotePath(st.WorktreeID, false)
+	return st.WorktreeID
 }
 
 // save is the one place a task's state is written. It refuses a state
@@ -763,9 +761,13 @@ func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 		if st.Attempt > 1 {
 			head = fmt.Sprintf("This is attempt %d of %d at '%s'. The last attempt failed:", st.Attempt, v.MaxAttempts, st.CurrentNode)
 		}
-		// The reason may be another clone's: no escape sequence of it
-		// reaches the terminal that shows the prompt.
-		v.Prompt = head + "\n" + indent(text.WithoutControls(st.LastFailure)) + "\n\n" + v.Prompt
+		failure := st.LastFailure
+		for _, t := range e.untrustedState(st) {
+			if t.Field == "last_failure" {
+				failure = withheld(st.Task, t) // fetched_text.go
+			}
+		}
+		v.Prompt = head + "\n" + indent(failure) + "\n\n" + v.Prompt
 	}
 	return v
 }
@@ -900,7 +902,9 @@ func (e *Engine) ownerNow(st *State) string {
 	case !e.verified(st):
 		return OwnerUnverified
 	}
-	return st.Worktree
+	// The record vouches for the id, not the path beside it, which the
+	// state (perhaps fetched) gives: one printable line.
+	return text.Printable(st.Worktree, 200)
 }
 
 // OwnerUnverified is the owner label of a task whose state names a

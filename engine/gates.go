@@ -171,8 +171,14 @@ func (e *Engine) otherPerson(st *State) error {
 		return errors.New("Who is approving? hegel.approval.otherPerson compares your git user.email with the task's owner: git config user.email you@example.com")
 	}
 	if strings.EqualFold(email, st.OwnerEmail) {
-		return fmt.Errorf("Task %s is owned by %s, which is you (git config user.email); with hegel.approval.otherPerson another person approves it",
-			st.Task, email)
+		// A parked task keeps the person who held it last, so parking
+		// one's own task first does not make its approval someone else's.
+		whose := "is owned by"
+		if ownedByNobody(st) {
+			whose = "was last held by"
+		}
+		return fmt.Errorf("Task %s %s %s, which is you (git config user.email); with hegel.approval.otherPerson another person approves it",
+			st.Task, whose, email)
 	}
 	return nil
 }

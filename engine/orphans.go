@@ -55,7 +55,7 @@ func (e *Engine) Release(o Orphan) error {
 		if !st.Active() || st.Worktree != o.Worktree {
 			return "", fmt.Errorf("it changed meanwhile (now %s, owned by %s)", st.Status, ownerOf(st))
 		}
-		st.Worktree, st.WorktreeID, st.OwnerEmail = "", "", ""
+		st.Worktree, st.WorktreeID = "", "" // the person stays, as park keeps it
 		return fmt.Sprintf("doctor: released (its worktree %s no longer exists)", o.Worktree), nil
 	})
 	return err

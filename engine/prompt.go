@@ -40,6 +40,10 @@ func RenderNodePrompt(n *workflow.Node, st *State, wf *workflow.Definition, src 
 type runData struct {
 	in      *runInputs
 	results map[string]string
+	// description, when set, stands in for the task's description: a
+	// notice when it arrived with a fetch and is not trusted
+	// (fetched_text.go).
+	description *string
 }
 
 // runData loads the run data template t uses, and nothing else.
@@ -56,12 +60,31 @@ func (e *Engine) runData(st *State, t *workflow.Template) (runData, error) {
 			return d, err
 		}
 	}
+	// What arrived with a fetch and is not trusted here is withheld from
+	// the agent the prompt is for.
+	// ({{task.*}} is always at hand, so a template's use of the
+	// description is not recorded: it is looked at whenever there is one.)
+	var stateText []FetchedText
+	if st.Description != "" || t.Uses(workflow.DataResults) {
+		stateText = e.untrustedState(st)
+	}
+	for _, ft := range stateText {
+		if ft.Field == "description" {
+			notice := withheld(st.Task, ft)
+			d.description = &notice
+		}
+	}
+	e.withholdRunData(st, &d, stateText)
 	return d, nil
 }
 
 // renderTemplate renders t, one of node n's templates, with st's data and
 // the run data rd (RenderNode says the rest).
 func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Node, st *State, wf *workflow.Definition, src workflow.GuideSource, rd runData) (string, error) {
+	description := st.Description
+	if rd.description != nil {
+		description = *rd.description
+	}
 	return wf.RenderNode(n, t, line, what, src, workflow.RenderData{
 		// Text ends in a newline; the template says where lines end.
 		Prompt:  strings.TrimRight(rd.in.Prompt, "\n"),
@@ -69,7 +92,7 @@ func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Nod
 		Vars:    rd.in.Vars,
 		Results: trimValues(rd.results),
 		Task: map[string]string{
-			"name": st.Task, "description": st.Description, "type": st.TaskType,
+			"name": st.Task, "description": description, "type": st.TaskType,
 			"workflow": st.Workflow, "mode": st.Mode, "node": st.CurrentNode, "priority": st.Priority,
 			"dir": TaskDir(st),
 		},

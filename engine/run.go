@@ -238,7 +238,7 @@ func (rn *run) begin() (*Task, error) {
 			return nil, err
 		}
 		if rn.o.Adapter == "" {
-			rn.o.Adapter = stored.Adapter
+			rn.o.Adapter = e.storedAdapter(rn.task, stored.Adapter)
 		}
 		if err := rn.checkWorkflow(wf, stored); err != nil {
 			return nil, err
@@ -1034,7 +1034,7 @@ func (e *Engine) recordCancel(t *Task, wf *workflow.Definition, sr *stepRun, why
 			setStepResult(st, node, sr.meta)
 		}
 		st.Cancelled = true
-		st.Worktree, st.WorktreeID, st.OwnerEmail = "", "", ""
+		st.Worktree, st.WorktreeID = "", "" // parked; the person stays (park)
 		return fmt.Sprintf("run: %s at %s (step %d of %d); parked", how, st.CurrentNode, step, total), nil
 	})
 	if err != nil {

@@ -281,3 +281,33 @@ func resultRefs(t *workflow.Template) []string {
 	}
 	return out
 }
+
+// InputOrigin says whether a run input in a task's ref arrived with a
+// fetch: the task's chain cannot tell (anyone who can push writes any
+// commit into it), this clone's own record of its ref can.
+type InputOrigin interface {
+	// InputFetched returns the remote whose fetch last changed path in
+	// task's tree, and true; "" and false when a command here wrote it.
+	InputFetched(task, path string) (remote string, fetched bool)
+}
+
+// storedAdapter is the adapter a continued run uses when none is given:
+// the one its inputs name, when this clone chose it. Which of this
+// machine's adapters runs (each with its own permissions) is this
+// machine's choice: a name that arrived with a fetch, whoever wrote it
+// into the task, is not followed, and the default adapter runs instead.
+func (e *Engine) storedAdapter(task, name string) string {
+	if name == "" {
+		return ""
+	}
+	o, ok := e.Tasks.(InputOrigin)
+	if !ok {
+		return name
+	}
+	if remote, fetched := o.InputFetched(task, inputAdapter); fetched {
+		e.warn(fmt.Sprintf("the run's adapter %q was set on %s, not here: this machine's default adapter runs ('git hegel run --task %s --adapter NAME' chooses one)",
+			name, remote, task))
+		return ""
+	}
+	return name
+}

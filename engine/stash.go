@@ -55,9 +55,9 @@ func (s *Stash) Label() string {
 		return "damaged entry " + s.ID
 	}
 	l := s.State.Mode + "/" + s.State.CurrentNode
-	// The message may come from another clone: no escape sequence of it
-	// reaches a terminal.
-	if m := text.WithoutControls(firstLine(s.Message)); m != "" {
+	// The message may come from another clone's stash list: nothing in
+	// it reaches a terminal as a control character.
+	if m := text.Clean(firstLine(s.Message)); m != "" {
 		l += ` "` + m + `"`
 	}
 	return l

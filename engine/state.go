@@ -53,9 +53,10 @@ type State struct {
 	Worktree   string `json:"worktree"`
 	WorktreeID string `json:"worktree_id,omitempty"`
 	// OwnerEmail is the git user.email of the person whose clone started
-	// the task or took it last. It travels with the task, so it is for
-	// people to read: which clone owns a task is decided by that clone's
-	// own record (AdoptionRecord), never by this field.
+	// the task or took it last; parking keeps it (nobody took it over).
+	// It travels with the task, so it is for people to read and for
+	// refusing: which clone owns a task is decided by that clone's own
+	// record (AdoptionRecord), never by this field.
 	OwnerEmail string `json:"owner_email,omitempty"`
 
 	TaskType        string                     `json:"task_type,omitempty"`

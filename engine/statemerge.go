@@ -57,6 +57,7 @@ const (
 	ruleNodeGroup                   // part of where the task is: merged as one value
 	ruleLocks                       // file locks by path: MergeLocks
 	ruleFixed                       // set when the run starts: a change from either side is a conflict
+	ruleHolder                      // who holds the task: ruleScalar, but a holder stands over nobody
 )
 
 // stateRules says how each field merges; a field not listed (one a
@@ -87,6 +88,9 @@ var stateRules = map[string]fieldRule{
 	"step_results":     ruleMap,
 	"submitted":        ruleMap, // per node: what each node left is one value
 	"files_locked":     ruleLocks,
+	"worktree":         ruleHolder,
+	"worktree_id":      ruleHolder,
+	"owner_email":      ruleHolder,
 	// meta_mode says what the run was started as; nothing changes it
 	// while the run lasts, so two sides that differ are two runs.
 	"meta_mode": ruleFixed,
@@ -318,6 +322,19 @@ func mergeBoth(k string, rule fieldRule, bv, ov, tv json.RawMessage, prefer Side
 		}
 		if ts == StatusPaused && open(os) {
 			return tv, nil, nil
+		}
+		return conflict()
+	case ruleHolder:
+		// One side left the task to nobody (parked it: started or
+		// switched to another task) while the other took it (claim,
+		// switch): that is one takeover, and the taker holds it. Two
+		// different holders are a conflict.
+		oh, th := holderOf(ov), holderOf(tv)
+		if oh == "" && th != "" {
+			return tv, nil, nil
+		}
+		if th == "" && oh != "" {
+			return ov, nil, nil
 		}
 		return conflict()
 	case ruleUnion:
@@ -680,4 +697,17 @@ func mergeLockFields(bv, ov, tv json.RawMessage) (json.RawMessage, error) {
 		return nil, nil
 	}
 	return json.Marshal(m)
+}
+
+// holderOf is a holder field's value ("" when absent or empty); a value
+// that is not a string counts as a holder, so it never wins by default.
+func holderOf(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return string(raw)
+	}
+	return s
 }

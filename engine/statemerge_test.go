@@ -93,6 +93,34 @@ func TestMergeStates(t *testing.T) {
 			}
 		},
 	}, {
+		name: "holder: A parks the task while B claims it: B holds it",
+		ours: func(s *State) { s.Worktree, s.WorktreeID = "", "" }, // A started another task
+		theirs: func(s *State) {
+			s.Worktree, s.WorktreeID, s.OwnerEmail = "/b", "j:main", "bob@example.com"
+		},
+		fromTheirs: []string{"owner_email", "worktree", "worktree_id"},
+		check: func(t *testing.T, m *State) {
+			if m.Worktree != "/b" || m.WorktreeID != "j:main" || m.OwnerEmail != "bob@example.com" {
+				t.Errorf("merged holder = %q %q %q", m.Worktree, m.WorktreeID, m.OwnerEmail)
+			}
+		},
+	}, {
+		name: "holder: B claims it while A parks it, seen from B: B holds it",
+		ours: func(s *State) {
+			s.Worktree, s.WorktreeID, s.OwnerEmail = "/b", "j:main", "bob@example.com"
+		},
+		theirs: func(s *State) { s.Worktree, s.WorktreeID, s.OwnerEmail = "", "", "" }, // an older version cleared the person too
+		check: func(t *testing.T, m *State) {
+			if m.Worktree != "/b" || m.WorktreeID != "j:main" || m.OwnerEmail != "bob@example.com" {
+				t.Errorf("merged holder = %q %q %q", m.Worktree, m.WorktreeID, m.OwnerEmail)
+			}
+		},
+	}, {
+		name:      "holder: two clones claim it: a conflict",
+		ours:      func(s *State) { s.Worktree, s.WorktreeID = "/c", "k:main" },
+		theirs:    func(s *State) { s.Worktree, s.WorktreeID = "/b", "j:main" },
+		conflicts: []string{"worktree", "worktree_id"},
+	}, {
 		name:      "node: both moved it to different places",
 		ours:      func(s *State) { s.CurrentNode, s.History = "review", append(s.History, "review") },
 		theirs:    func(s *State) { s.CurrentNode, s.History = "spec", append(s.History, "spec") },

@@ -3,8 +3,6 @@ package engine
 import (
 	"fmt"
 	"slices"
-
-	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // The status machine: which command may change a task in which status.
@@ -57,8 +55,7 @@ func advice(st *State, cmd string) string {
 		if i := openQuestion(st); i >= 0 {
 			q = st.Questions[i].Question
 		}
-		// The question may be another clone's text.
-		return fmt.Sprintf("It waits for an answer to: %s. Run 'git hegel answer TEXT'", text.WithoutControls(firstLine(q)))
+		return fmt.Sprintf("It waits for an answer to: %s. Run 'git hegel answer TEXT'", firstLine(q))
 	case StatusInitializing:
 		return "A 'git hegel run' is setting it up; 'git hegel status' shows whether that run still runs, and 'git hegel run' continues it"
 	case StatusPaused:

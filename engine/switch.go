@@ -105,7 +105,9 @@ func (e *Engine) park(cur *Task, next string) error {
 		if !st.Active() || !e.owns(st) {
 			return "", fmt.Errorf("it is %s now", st.Status)
 		}
-		st.Worktree, st.WorktreeID, st.OwnerEmail = "", "", ""
+		// The person stays: parking is no takeover, and
+		// hegel.approval.otherPerson still knows whose work it is.
+		st.Worktree, st.WorktreeID = "", ""
 		st.leave(e.now(), AwayParked)
 		return fmt.Sprintf("switch: parked (its worktree went on to %s)", next), nil
 	})

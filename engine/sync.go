@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // MergeCounts says what a three-way merge of keyed entries did, seen from
@@ -321,11 +323,14 @@ func archivedHereNote(task, remote, where string, h *TaskHeld) string {
 	return msg + fmt.Sprintf("; your last state stays in its history (git log refs/hegel/archive/%s)", task)
 }
 
+// ownerName names the worktree that holds the task now, as the remote's
+// state says it: one short line, without what a terminal would act on.
 func ownerName(h *TaskHeld) string {
+	owner := text.Printable(h.Owner, 100)
 	if h.OwnerPath != "" {
-		return fmt.Sprintf("%s (%s)", h.Owner, h.OwnerPath)
+		return fmt.Sprintf("%s (%s)", owner, text.Printable(h.OwnerPath, 200))
 	}
-	return h.Owner
+	return owner
 }
 
 // CheckpointNotes says, one line per task, which checkpoints diverged and

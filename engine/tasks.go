@@ -352,6 +352,12 @@ func (e *Engine) Artifact(t *Task, name, node string) (*ArtifactContent, error) 
 		if int64(len(data)) > MaxArtifactSize {
 			return nil, fmt.Errorf("%s is %s, more than the %s an artifact may hold", name, Size(int64(len(data))), Size(MaxArtifactSize))
 		}
+		// show and approvals go by the index: a copy that is not what it
+		// indexes (a ref written by other means) is not printed as it.
+		if id := BlobID(data); id != s.Blob {
+			return nil, fmt.Errorf("Task %s's copy of %s (blob %s) is not what its state indexes (blob %s): the ref was written by other means, and the copy is not printed",
+				t.State.Task, SubmittedPath(n, s.Name()), ShortID(id), ShortID(s.Blob))
+		}
 		return &ArtifactContent{Node: n, Path: s.Path, Data: data, From: "submitted", Blob: BlobID(data)}, nil
 	}
 	if !errors.Is(err, ErrNotFound) {

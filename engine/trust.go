@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -182,7 +183,9 @@ func originText(v *DefinitionVersion) string {
 	}
 	who := ""
 	if v.Author != "" {
-		who = " by " + v.Author
+		// The commit's author, as another clone wrote it: one short line
+		// that no terminal acts on.
+		who = " by " + text.Printable(v.Author, 100)
 	}
 	if v.Remote != "" {
 		return fmt.Sprintf("it came from %s in commit %s%s", v.Remote, shortID(v.Commit), who)

@@ -23,6 +23,9 @@ type TrustReview struct {
 	// Commands and PreviousCommands are the fields of Current and
 	// Previous that run processes.
 	Commands, PreviousCommands []workflow.CommandField
+	// Texts are the task's texts that arrived with a fetch and are not
+	// trusted here (fetched_text.go): trusting lets them reach the agent.
+	Texts []FetchedText
 }
 
 // ReviewTrust gathers what `git hegel trust` shows for the task called
@@ -38,6 +41,9 @@ func (e *Engine) ReviewTrust(name string) (*TrustReview, error) {
 	}
 	rv := &TrustReview{Task: t.State.Task, Archived: t.Archived, Trust: e.TrustOf(t.Definition),
 		Current: DefinitionVersion{ID: DefinitionID(t.Definition), Data: t.Definition}, Commands: wf.AllCommandFields()}
+	if rv.Texts, err = e.UntrustedText(t.State); err != nil {
+		return nil, err
+	}
 	dh, ok := e.Tasks.(DefinitionHistory)
 	if !ok {
 		return rv, nil
@@ -65,8 +71,11 @@ func (e *Engine) ReviewTrust(name string) (*TrustReview, error) {
 }
 
 // TrustTask records the definition rv shows (its blob id, whatever the
-// task holds by now) as trusted on this machine.
+// task holds by now) and the texts it shows as trusted on this machine.
 func (e *Engine) TrustTask(rv *TrustReview) error {
+	if err := e.TrustTexts(rv.Task, rv.Texts); err != nil {
+		return err
+	}
 	if rv.Trust.Trusted {
 		return nil
 	}
@@ -85,5 +94,12 @@ func (e *Engine) TrustedList() ([]TrustRecord, error) {
 	if e.Trust == nil {
 		return nil, nil
 	}
-	return e.Trust.TrustedDefinitions()
+	recs, err := e.Trust.TrustedDefinitions()
+	var defs []TrustRecord
+	for _, r := range recs {
+		if r.How != TrustText {
+			defs = append(defs, r)
+		}
+	}
+	return defs, err
 }

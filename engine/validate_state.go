@@ -51,14 +51,15 @@ func ValidateState(st *State, wf *workflow.Definition) error {
 	if st.MetaMode != "" && !workflow.ValidMetaModeName(st.MetaMode) {
 		add("invalid meta_mode %s", text.Quote(st.MetaMode))
 	}
-	// A task type and a priority are printed in tables and looked up
-	// likewise: a type is a name (the rule of the workflow's task_types),
-	// a priority one of the priorities start accepts.
-	if st.TaskType != "" && !workflow.ValidMetaModeName(st.TaskType) {
-		add("invalid task_type %s", text.Quote(st.TaskType))
-	}
-	if st.Priority != "" && !slices.Contains(Priorities, st.Priority) {
-		add("unknown priority %s", text.Quote(st.Priority))
+	// Labels every listing prints: one from another clone must not carry
+	// what a terminal would act on (free text, such as the description,
+	// is cleaned where it is printed instead).
+	for _, f := range []struct{ name, v string }{
+		{"workflow", st.Workflow}, {"mode", st.Mode}, {"task_type", st.TaskType}, {"priority", st.Priority},
+	} {
+		if strings.ContainsAny(f.v, "\n") || text.Clean(f.v) != f.v {
+			add("'%s' %s holds control characters", f.name, text.Quote(f.v))
+		}
 	}
 	if st.Status != "" && !slices.Contains(knownStatuses, st.Status) {
 		add("unknown status '%s'", st.Status)

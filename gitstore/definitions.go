@@ -61,7 +61,7 @@ func (s Tasks) DefinitionVersions(task string, max int) ([]engine.DefinitionVers
 			}
 			runs = append(runs, run{id: id, oldest: h, ci: ci})
 		}
-		h = ci.parent
+		h = r.definitionParent(ci, id)
 	}
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("%s: no definition found", ref)
@@ -78,6 +78,39 @@ func (s Tasks) DefinitionVersions(task string, max int) ([]engine.DefinitionVers
 			At: rn.ci.when, Subject: strings.TrimSpace(subject), Remote: remotes[rn.id], Data: data})
 	}
 	return out, nil
+}
+
+// definitionParent is the parent of ci to follow to the commit that
+// brought definition id in: the first, unless ci is a merge whose first
+// parent holds another definition and a later parent holds id. A sync
+// merge takes the remote's definition from its second parent, and the
+// merge commit is this clone's (its author the person syncing), so
+// stopping there would name them as the definition's author, whoever
+// wrote it.
+func (r *Repo) definitionParent(ci chainCommit, id plumbing.Hash) plumbing.Hash {
+	if len(ci.others) == 0 || r.definitionAt(ci.parent) == id {
+		return ci.parent
+	}
+	for _, p := range ci.others {
+		if r.definitionAt(p) == id {
+			return p
+		}
+	}
+	return ci.parent
+}
+
+// definitionAt is the definition commit c of a chain holds (zero when it
+// cannot be read).
+func (r *Repo) definitionAt(c plumbing.Hash) plumbing.Hash {
+	if c.IsZero() {
+		return plumbing.ZeroHash
+	}
+	ci, err := r.readChainCommit(c)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	id, _ := r.definitionIn(ci.tree)
+	return id
 }
 
 // definitionIn returns the blob id of workflow.yaml in a task's tree.

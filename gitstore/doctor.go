@@ -287,6 +287,11 @@ func (r *Repo) checkCheckpointChain(h plumbing.Hash) error {
 		if err != nil {
 			return fmt.Errorf("checkpoint commit %s cannot be read: %s", h, oneLine(err.Error()))
 		}
+		if n == 0 && !r.isCheckpoint(h) {
+			// Every command reading the chain stops here, and every
+			// snapshot with it.
+			return fmt.Errorf("commit %s is not a checkpoint (its tree holds no checkpoint.json)", h.String()[:12])
+		}
 		if err := r.treeComplete(c.TreeHash, seen); err != nil {
 			return fmt.Errorf("checkpoint %s: %s", h.String()[:12], oneLine(err.Error()))
 		}
@@ -682,6 +687,10 @@ func (r *Repo) repairCheckpoints(ref plumbing.ReferenceName, now time.Time) (*Re
 		start = r.checkpointTipInReflog(ref, tip)
 		rep.LostCount++
 		rep.Lost = append(rep.Lost, "the newest checkpoints, at "+tip.String()[:12]+" (its commit is missing)")
+	} else if !r.isCheckpoint(tip) {
+		start = r.checkpointTipInReflog(ref, tip)
+		rep.LostCount++
+		rep.Lost = append(rep.Lost, "the ref's value "+tip.String()[:12]+" (a commit that is not a checkpoint)")
 	}
 	// The chain by first parents, newest first, and which are whole.
 	type cp struct {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -216,6 +218,9 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 		if err := engine.ValidateState(&st, wf); err != nil {
 			return fmt.Errorf("%s: %s", stateFile, oneLine(err.Error()))
 		}
+		if err := v.checkSubmitted(files, &st); err != nil {
+			return err
+		}
 	case contentStashEntries:
 		e := files[stashEntriesDir]
 		if e == nil {
@@ -257,6 +262,54 @@ func (v *validator) checkContent(ref hegelRef, tip plumbing.Hash, known map[plum
 				if x := &ents[i]; !x.isDir() || !engine.ValidStashID(x.name) {
 					return fmt.Errorf("%s/%s is not a stash's files", stashFilesDir, truncate([]byte(x.name), 60))
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkSubmitted checks state.json's index of submitted artifacts
+// against the tree: each entry's copy is there, a file, with the blob id
+// the index gives. show, approvals and their warnings go by the index,
+// artifact prints the copy: a remote that changed one without the other
+// would show a reviewer one content, record an approval of it, and print
+// another, with no warning that it changed.
+func (v *validator) checkSubmitted(files map[string]*rawEntry, st *engine.State) error {
+	if len(st.Submitted) == 0 {
+		return nil
+	}
+	dir, _, _ := strings.Cut(engine.SubmittedPath("", ""), "/") // "submitted"
+	var nodes map[string]*rawEntry
+	if e := files[dir]; e != nil && e.isDir() {
+		ents, err := readTree(v.s, e.hash)
+		if err != nil {
+			return err
+		}
+		nodes = map[string]*rawEntry{}
+		for i := range ents {
+			nodes[ents[i].name] = &ents[i]
+		}
+	}
+	for _, node := range slices.Sorted(maps.Keys(st.Submitted)) {
+		var copies map[string]*rawEntry
+		if e := nodes[node]; e != nil && e.isDir() {
+			ents, err := readTree(v.s, e.hash)
+			if err != nil {
+				return err
+			}
+			copies = map[string]*rawEntry{}
+			for i := range ents {
+				copies[ents[i].name] = &ents[i]
+			}
+		}
+		for _, s := range st.Submitted[node] {
+			p := engine.SubmittedPath(node, s.Name())
+			c := copies[s.Name()]
+			switch {
+			case c == nil || c.fm != filemode.Regular:
+				return fmt.Errorf("%s indexes %s, which its tree does not hold as a file", stateFile, p)
+			case c.hash.String() != s.Blob:
+				return fmt.Errorf("%s gives %s as blob %s, but its tree holds blob %s there", stateFile, p, s.Blob, c.hash)
 			}
 		}
 	}

@@ -64,8 +64,9 @@ func (r *Repo) readOperation(h plumbing.Hash) (engine.Operation, plumbing.Hash, 
 type chainCommit struct {
 	tree, parent plumbing.Hash // parent: the first, zero for none
 	parents      int
-	author       string    // the author's name
-	when         time.Time // committer time, UTC
+	others       []plumbing.Hash // the parents after the first (a merge's)
+	author       string          // the author's name
+	when         time.Time       // committer time, UTC
 	message      string
 }
 
@@ -100,6 +101,7 @@ func (r *Repo) readChainCommit(h plumbing.Hash) (chainCommit, error) {
 	ci.tree, ci.parents, ci.author = c.Tree, len(c.Parents), objects.IdentName(c.Author)
 	if len(c.Parents) > 0 {
 		ci.parent = c.Parents[0]
+		ci.others = c.Parents[1:]
 	}
 	if c.When != 0 {
 		ci.when = time.Unix(c.When, 0).UTC()

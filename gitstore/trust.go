@@ -20,9 +20,12 @@ import (
 // and never part of anything that syncs, so no fetch can add to it:
 //
 //	<git common dir>/hegel/trusted
-//	<blob id> <time, RFC 3339 UTC> <how: start|trust> <task>
+//	<blob id> <time, RFC 3339 UTC> <how: start|trust|text> <task>
 //
-// one line per definition trusted, appended with a single write (lines
+// one line per definition trusted (start, trust), or per text of a task
+// that arrived with a fetch and was reviewed (text: its blob id is that of
+// the text's bytes; a text record never makes a definition trusted, nor
+// the other way round), appended with a single write (lines
 // are short, so concurrent commands never interleave; a line that does
 // not parse is skipped). Nothing is ever removed by git-hegel: deleting
 // a line by hand takes that trust back.
@@ -59,12 +62,23 @@ func (t Trust) TrustedDefinitions() ([]engine.TrustRecord, error) {
 
 // TrustedDefinition implements engine.TrustStore.
 func (t Trust) TrustedDefinition(id string) (*engine.TrustRecord, error) {
+	return t.trusted(id, false)
+}
+
+// TrustedText implements engine.TextTrustStore.
+func (t Trust) TrustedText(id string) (*engine.TrustRecord, error) {
+	return t.trusted(id, true)
+}
+
+// trusted returns the first record of id that is of a text (text) or of
+// a definition (!text).
+func (t Trust) trusted(id string, text bool) (*engine.TrustRecord, error) {
 	recs, err := t.TrustedDefinitions()
 	if err != nil {
 		return nil, err
 	}
 	for i := range recs {
-		if recs[i].ID == id {
+		if recs[i].ID == id && (recs[i].How == engine.TrustText) == text {
 			return &recs[i], nil
 		}
 	}
@@ -94,7 +108,7 @@ func (t Trust) TrustDefinition(rec engine.TrustRecord) error {
 // parseTrustLine reads one line of the record.
 func parseTrustLine(line string) (engine.TrustRecord, bool) {
 	f := strings.Fields(line)
-	if len(f) != 4 || !isHexID(f[0]) || (f[2] != engine.TrustStart && f[2] != engine.TrustReviewed) || !engine.ValidTaskName(f[3]) {
+	if len(f) != 4 || !isHexID(f[0]) || (f[2] != engine.TrustStart && f[2] != engine.TrustReviewed && f[2] != engine.TrustText) || !engine.ValidTaskName(f[3]) {
 		return engine.TrustRecord{}, false
 	}
 	at, err := time.Parse(time.RFC3339, f[1])

@@ -58,6 +58,34 @@ func TestTrustRecord(t *testing.T) {
 // TestDefinitionVersions: one version per change of definition along
 // the chain, the commit that brought each, and the remote the reflog
 // says a fetch brought it from.
+// TestTrustTextApart: a text reviewed with git hegel trust and a
+// definition with the same bytes are trusted apart: a description written
+// to be a definition gains nothing from being trusted as text.
+func TestTrustTextApart(t *testing.T) {
+	for name, newRepo := range storeBackends {
+		t.Run(name, func(t *testing.T) {
+			tr := newRepo(t).Trust()
+			id := engine.DefinitionID([]byte("start_node: a\n"))
+			if err := tr.TrustDefinition(engine.TrustRecord{ID: id, Task: "t", How: engine.TrustText, At: fixedNow}); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := tr.TrustedDefinition(id); err != nil || r != nil {
+				t.Fatalf("a text record trusted a definition: %v %v", r, err)
+			}
+			if r, err := tr.TrustedText(id); err != nil || r == nil || r.How != engine.TrustText {
+				t.Fatalf("text record not read back: %v %v", r, err)
+			}
+			other := engine.DefinitionID([]byte("other\n"))
+			if err := tr.TrustDefinition(engine.TrustRecord{ID: other, Task: "t", How: engine.TrustReviewed, At: fixedNow}); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := tr.TrustedText(other); err != nil || r != nil {
+				t.Fatalf("a definition record trusted a text: %v %v", r, err)
+			}
+		})
+	}
+}
+
 func TestDefinitionVersions(t *testing.T) {
 	r := newDiskRepo(t)
 	s := r.Tasks()

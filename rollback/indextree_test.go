@@ -20,18 +20,7 @@ func TestIndexTreeCache(t *testing.T) {
 	tr.add(".")
 	tr.commit("c1")
 	file := filepath.Join(tr.r.GitDir, indexTreeFile)
-	take := func() plumbing.Hash {
-		t.Helper()
-		idx, err := tr.m.w.readIndex()
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := tr.m.snapshotter().take(idx, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return snap.indexTree
-	}
+	take := func() plumbing.Hash { return tr.snapshot().indexTree }
 	gitTree := func() plumbing.Hash { return plumbing.NewHash(strings.TrimSpace(tr.git("write-tree"))) }
 
 	if got, want := take(), gitTree(); got != want {

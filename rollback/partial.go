@@ -52,8 +52,8 @@ func (m *Manager) Current() (*Checkpoint, error) {
 	return m.newCheckpoint(Template{Kind: KindSafety}, h, snap), nil
 }
 
-// ChangedPaths lists, sorted, the paths whose file or index entry differs
-// between a and b (either may come from Current). Both are read strictly:
+// ChangedPaths lists, sorted, the paths whose file, index entry or index
+// flags (intent-to-add, assume-unchanged) differ between a and b (either may come from Current). Both are read strictly:
 // a tree that does not parse, or an unsafe path (a forged chain), is an
 // error.
 func (m *Manager) ChangedPaths(a, b *Checkpoint) ([]string, error) {
@@ -75,10 +75,38 @@ func (m *Manager) ChangedPaths(a, b *Checkpoint) ([]string, error) {
 			seen[c.path] = true
 		}
 	}
+	// An index flag set or cleared (git add -N, git update-index
+	// --assume-unchanged) is a change of its path too.
+	for _, pair := range [][2][]string{{a.IntentToAdd, b.IntentToAdd}, {a.AssumeUnchanged, b.AssumeUnchanged}} {
+		for _, p := range symmetricDifference(pair[0], pair[1]) {
+			if err := checkPath(p); err != nil {
+				return nil, err
+			}
+			seen[p] = true
+		}
+	}
 	out := make([]string, 0, len(seen))
 	for p := range seen {
 		out = append(out, p)
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// symmetricDifference lists the strings in exactly one of a and b.
+func symmetricDifference(a, b []string) []string {
+	in := make(map[string]int, len(a)+len(b))
+	for _, p := range a {
+		in[p] |= 1
+	}
+	for _, p := range b {
+		in[p] |= 2
+	}
+	var out []string
+	for p, m := range in {
+		if m != 3 {
+			out = append(out, p)
+		}
+	}
+	return out
 }

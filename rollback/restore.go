@@ -151,6 +151,10 @@ func (w *workspace) conflicts(wt []change) error {
 		return current[p] // every current leaf in the diff is removed or rewritten
 	}
 	okDirs := map[string]bool{"": true}
+	// replaced are the parent directories that are a file or link now,
+	// which the rollback removes first: nothing is below them once it
+	// has (an lstat below a link would look past the working tree).
+	replaced := map[string]bool{}
 	inTheWay := func(p, why string) error {
 		return userErr(ErrInTheWay, "%s %s. Move it away (or delete it) and run the command again; nothing was changed", quotePath(p), why)
 	}
@@ -158,8 +162,12 @@ func (w *workspace) conflicts(wt []change) error {
 		if c.to.mode == 0 {
 			continue
 		}
+		below := false
 		for _, d := range parentDirs(c.path) {
-			if okDirs[d] {
+			if replaced[d] {
+				below = true
+			}
+			if okDirs[d] || below {
 				continue
 			}
 			st, err := w.fs.lstat(d)
@@ -170,12 +178,13 @@ func (w *workspace) conflicts(wt []change) error {
 			case st.kind == kindDir:
 			case removed(d):
 				// a file or link the rollback removes first
+				replaced[d], below = true, true
 			default:
 				return inTheWay(d, "is in the way: the checkpoint needs a directory there")
 			}
 			okDirs[d] = true
 		}
-		if c.from.mode != 0 {
+		if c.from.mode != 0 || below {
 			continue
 		}
 		st, err := w.fs.lstat(c.path)
@@ -705,18 +714,28 @@ var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
 // newIndex builds the index that matches ix applied to old, with target's
 // flags: its assume-unchanged entries get the flag (the others lose it),
 // its intent-to-add entries come back, and entries new to the index that
-// a sparse checkout leaves out (sparse) get skip-worktree. Stat data is
+// a sparse checkout leaves out (sparse) get skip-worktree. With only (a
+// partial restore), target's flags apply to those paths alone: every
+// other entry keeps its flags, and an intent-to-add entry stays. Stat data is
 // kept only where it is still known to describe the file: fresh from a
 // file the restore just wrote with the entry's content (bytes git itself
 // produced, for paths with eol or filter conversions), or copied from an
 // old entry with the same content that was not racily clean in the old
 // index. Everything else gets zero stat data, which makes git look at the
 // file again: slower for it, never wrong.
-func (w *workspace) newIndex(old *gitIndex, ix []change, wrote map[string]written, target *Checkpoint, sparse map[string]bool) *gitIndex {
+func (w *workspace) newIndex(old *gitIndex, ix []change, wrote map[string]written, target *Checkpoint, sparse map[string]bool, only []string) *gitIndex {
 	changes := make(map[string]*change, len(ix))
 	for i := range ix {
 		changes[ix[i].path] = &ix[i]
 	}
+	var mine map[string]bool // nil: every path is the restore's
+	if only != nil {
+		mine = make(map[string]bool, len(only))
+		for _, p := range only {
+			mine[p] = true
+		}
+	}
+	restores := func(p string) bool { return mine == nil || mine[p] }
 	var assume map[string]bool
 	if target != nil && len(target.AssumeUnchanged) > 0 {
 		assume = make(map[string]bool, len(target.AssumeUnchanged))
@@ -745,6 +764,10 @@ func (w *workspace) newIndex(old *gitIndex, ix []change, wrote map[string]writte
 	}
 	for i := range old.Entries {
 		prev := old.Entries[i] // a copy: out may overwrite old.Entries[i] below
+		if prev.intentToAdd() && prev.stage() == 0 && !restores(prev.Name) {
+			out.Entries = append(out.Entries, prev) // not the restore's to drop
+			continue
+		}
 		if prev.stage() != 0 || prev.intentToAdd() {
 			continue
 		}
@@ -757,9 +780,12 @@ func (w *workspace) newIndex(old *gitIndex, ix []change, wrote map[string]writte
 			}
 			e.Hash, e.Mode = c.to.hash, uint32(c.to.mode)
 		}
-		if assume[e.Name] {
+		switch {
+		case !restores(e.Name):
+			// kept as it is
+		case assume[e.Name]:
 			e.Flags |= flagAssumeValid
-		} else {
+		default:
 			e.Flags &^= flagAssumeValid
 		}
 		if !e.skipWorktree() {
@@ -793,7 +819,7 @@ func (w *workspace) newIndex(old *gitIndex, ix []change, wrote map[string]writte
 			delete(have, out.Entries[i].Name)
 		}
 		for _, p := range target.IntentToAdd {
-			if !have[p] {
+			if !have[p] || !restores(p) {
 				continue
 			}
 			// git add -N records the file's mode and the empty blob; the

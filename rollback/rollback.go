@@ -397,7 +397,7 @@ func (p *Plan) Restore(reflogMsg string) error {
 	}
 	defer m.w.stopPrefetch()
 	r := restore{cur: p.head, to: p.to, moves: p.moves, wt: p.wt, idx: p.snap.idx, ix: p.ix, target: p.Target, sparse: p.sparse,
-		subs: p.subs, msg: reflogMsg}
+		subs: p.subs, msg: reflogMsg, only: p.only}
 	return m.restoreFiles(r)
 }
 
@@ -415,6 +415,9 @@ type restore struct {
 	subs    []SubmoduleChange // submodule checkouts (Recurse)
 	msg     string
 	either  bool // replaying: refs may be on either side already
+	// only limits the restore to these paths (PlanOptions.Only; nil:
+	// all): the index flags of other entries stay as they are.
+	only []string
 }
 
 // restoreFiles moves the branches and HEAD, writes the files and the index.
@@ -430,7 +433,7 @@ func (m *Manager) restoreFiles(r restore) error {
 		return err
 	}
 	m.w.trace(fmt.Sprintf("write %d files", len(wrote)))
-	err = m.w.writeIndex(m.w.newIndex(r.idx, r.ix, wrote, r.target, r.sparse))
+	err = m.w.writeIndex(m.w.newIndex(r.idx, r.ix, wrote, r.target, r.sparse, r.only))
 	m.w.trace("write index")
 	if err != nil {
 		return err
@@ -643,7 +646,7 @@ func (m *Manager) replayAs(from, to *Checkpoint, j *Journal, back bool, msg, wha
 		before, after, moves = after, before, reverseMoves(moves)
 	}
 	return m.restoreFiles(restore{cur: before, to: after, moves: moves, wt: wt, idx: idx, ix: ix, target: to, sparse: sparse,
-		subs: checkouts, msg: msg, either: true})
+		subs: checkouts, msg: msg, either: true, only: j.Only})
 }
 
 // stillToDo narrows the changes of a replay to what the working tree

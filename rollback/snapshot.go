@@ -31,6 +31,9 @@ type snapshot struct {
 	// dirsUnread counts the directories whose listing came from the
 	// directory cache.
 	dirsUnread int64
+	// dirsTaken counts the working tree's directories taken from the
+	// working tree cache (wttree.go), not built.
+	dirsTaken int
 }
 
 // hashed is a file's blob and mode once read.
@@ -205,12 +208,21 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 				complete = false
 			}
 		}
+		// Every file found in the cache as it was, and no other: the
+		// file already holds what it would be rewritten with (a hit is
+		// never racy, so it need not be written anew to settle).
+		unchanged := cache != nil && int(reused.Load()) == len(items) && len(next) == len(cache.entries)
 		// Written while the trees are built; done before take returns.
 		saved := make(chan struct{})
 		defer func() { <-saved }()
 		go func() {
 			defer close(saved)
-			ident := saveStatCache(sn.gitDir, sn.perm, next)
+			ident := ""
+			if unchanged {
+				ident = cache.ident
+			} else {
+				ident = saveStatCache(sn.gitDir, sn.perm, next)
+			}
 			if fsmonToken != "" && ident != "" && complete {
 				saveFsmonRecord(sn.gitDir, sn.perm, fsmonRecord{hook: sn.fsmon.hook, token: fsmonToken,
 					index: idx.ident, statCache: ident, settings: scanSettings(cfg)})
@@ -254,35 +266,66 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		e := &idx.Entries[inIndex[k]]
 		return leaf{e.Name, normMode(e.mode()), e.Hash}
 	}
-	// wt lists the working tree's leaves in path order: i >= 0 is index
-	// entry i (clean, or dirty with its new content), -1-k untracked[k].
-	wt := make([]int32, 0, len(idx.Entries)+len(untracked))
-	u := 0
-	for i := range idx.Entries {
-		name := idx.Entries[i].Name
-		keep := false
-		switch res.state[i] {
-		case entryClean:
-			keep = !idx.Entries[i].intentToAdd()
-		case entryDirty:
-			keep = !dirty[i].gone
-		}
-		if !keep {
-			continue
-		}
-		for u < len(untracked) && untracked[u].path < name {
-			wt = append(wt, int32(-1-u))
-			u++
-		}
-		wt = append(wt, int32(i))
-	}
-	for ; u < len(untracked); u++ {
-		wt = append(wt, int32(-1-u))
-	}
 	// A submodule is recorded at the commit it has checked out.
 	var subHeads map[int]plumbing.Hash
 	if sn.subHead != nil {
 		subHeads = sn.subHead(idx)
+	}
+	// wt lists the working tree's leaves in path order: i >= 0 is index
+	// entry i (clean, or dirty with its new content), -1-k untracked[k].
+	// A stored snapshot also lists, in the same order, the leaves that do
+	// not come straight from the index, for the working tree cache
+	// (wttree.go).
+	useWtCache := store && sn.gitDir != "" && !idx.sum.IsZero()
+	var specials []wtSpecial
+	var intentToAdd, assumeUnchanged []string
+	wt := make([]int32, 0, len(idx.Entries)+len(untracked))
+	u := 0
+	for i := range idx.Entries {
+		e := &idx.Entries[i]
+		name := e.Name
+		switch {
+		case e.stage() != 0:
+		case e.intentToAdd():
+			intentToAdd = append(intentToAdd, name)
+		case e.assumeValid():
+			assumeUnchanged = append(assumeUnchanged, name)
+		}
+		keep := false
+		switch res.state[i] {
+		case entryClean:
+			keep = !e.intentToAdd()
+		case entryDirty:
+			keep = !dirty[i].gone
+		}
+		for u < len(untracked) && untracked[u].path < name {
+			wt = append(wt, int32(-1-u))
+			if useWtCache {
+				specials = append(specials, wtSpecial{untracked[u].path, specialUntracked, untracked[u].mode, untracked[u].hash})
+			}
+			u++
+		}
+		if !keep {
+			if useWtCache && res.state[i] != entryIgnored {
+				specials = append(specials, wtSpecial{path: name, kind: specialLeftOut})
+			}
+			continue
+		}
+		wt = append(wt, int32(i))
+		if !useWtCache {
+			continue
+		}
+		if h, ok := subHeads[i]; ok {
+			specials = append(specials, wtSpecial{name, specialSubmodule, filemode.Submodule, h})
+		} else if res.state[i] == entryDirty {
+			specials = append(specials, wtSpecial{name, specialChanged, dirty[i].mode, dirty[i].hash})
+		}
+	}
+	for ; u < len(untracked); u++ {
+		wt = append(wt, int32(-1-u))
+		if useWtCache {
+			specials = append(specials, wtSpecial{untracked[u].path, specialUntracked, untracked[u].mode, untracked[u].hash})
+		}
 	}
 	wtLeaf := func(k int) leaf {
 		i := int(wt[k])
@@ -305,15 +348,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	if cfg.dirs != nil {
 		snap.dirsUnread = cfg.dirs.reused.Load()
 	}
-	for i := range idx.Entries {
-		switch e := &idx.Entries[i]; {
-		case e.stage() != 0:
-		case e.intentToAdd():
-			snap.intentToAdd = append(snap.intentToAdd, e.Name)
-		case e.assumeValid():
-			snap.assumeUnchanged = append(snap.assumeUnchanged, e.Name)
-		}
-	}
+	snap.intentToAdd, snap.assumeUnchanged = intentToAdd, assumeUnchanged
 	indexPath := func(k int) string { return idx.Entries[inIndex[k]].Name }
 	wtPath := func(k int) string {
 		if i := int(wt[k]); i >= 0 {
@@ -328,10 +363,21 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		idxErr, wtErr error
 		built         sync.WaitGroup
 	)
+	var wtReuse *wtTreeReuse
+	if useWtCache {
+		wtReuse = newWtTreeReuse(sn.gitDir, idx.sum, specials, sn.obj.stored)
+	}
 	built.Add(1)
 	go func() {
 		defer built.Done()
-		snap.worktree, wtErr = buildTreeOf(len(wt), wtPath, wtLeaf, wtMem)
+		var reuse *gitobjects.TreeReuse
+		if wtReuse != nil {
+			reuse = wtReuse.treeReuse()
+		}
+		snap.worktree, wtErr = gitobjects.BuildTreeReusing(len(wt), wtPath, func(k int) (filemode.FileMode, plumbing.Hash) {
+			l := wtLeaf(k)
+			return l.mode, l.hash
+		}, wtMem, reuse)
 	}()
 	if cachedIndexTree.IsZero() {
 		snap.indexTree, idxErr = buildTreeOf(len(inIndex), indexPath, indexLeaf, idxMem)
@@ -353,10 +399,20 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		sn.obj.mem[h] = b
 	}
 	sn.obj.mu.Unlock()
-	if cachedIndexTree.IsZero() {
-		sn.trace("build trees")
+	if wtReuse != nil {
+		snap.dirsTaken = len(wtReuse.taken)
+	}
+	var from []string
+	if !cachedIndexTree.IsZero() {
+		from = append(from, "the index's from the index tree cache")
+	}
+	if wtReuse != nil {
+		from = append(from, fmt.Sprintf("%d of the working tree's directories built, %d taken from its cache", len(wtReuse.built), len(wtReuse.taken)))
+	}
+	if len(from) > 0 {
+		sn.trace("build trees (" + strings.Join(from, "; ") + ")")
 	} else {
-		sn.trace("build trees (the index's from the index tree cache)")
+		sn.trace("build trees")
 	}
 	if store {
 		if err := sn.obj.flushTrees(snap.indexTree); err != nil {
@@ -370,6 +426,11 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		}
 		if cachedIndexTree.IsZero() {
 			saveIndexTree(sn.gitDir, sn.perm, idx.sum, snap.indexTree)
+		}
+		if wtReuse != nil && len(wtReuse.built) > 0 {
+			// Nothing built: the whole tree came from the cache, which
+			// stays as it is.
+			saveWtTree(sn.gitDir, sn.perm, idx.sum, wtReuse.dirs())
 		}
 		sn.trace("write trees")
 	}

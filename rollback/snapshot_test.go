@@ -250,3 +250,37 @@ func TestStatCache(t *testing.T) {
 	}
 	tr.git("fsck", "--strict", "--no-dangling")
 }
+
+// TestStatCacheKeptWhenUnchanged: a snapshot that finds every file it
+// hashes in the stat cache as it was leaves the file as it is (no write);
+// one that hashes a changed file rewrites it.
+func TestStatCacheKeptWhenUnchanged(t *testing.T) {
+	tr := newDiskRepo(t)
+	tr.write("f", "1\n")
+	tr.add("f")
+	tr.commit("c1")
+	tr.write("f", "tracked, modified\n")
+	tr.write("u", "untracked\n")
+	time.Sleep(20 * time.Millisecond) // the files older than the cache: not racy
+	file := filepath.Join(tr.dir, ".git", statCacheFile)
+	tr.snapshot()
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatalf("no stat cache: %v", err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	tr.snapshot()
+	after, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatal("an unchanged working tree rewrote the stat cache")
+	}
+	tr.write("u", "untracked, changed\n")
+	time.Sleep(20 * time.Millisecond)
+	tr.snapshot()
+	if again, err := os.Stat(file); err != nil || os.SameFile(after, again) {
+		t.Fatalf("a changed file left the stat cache as it was (%v)", err)
+	}
+}

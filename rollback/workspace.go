@@ -112,6 +112,7 @@ func (w *workspace) readIndex() (*gitIndex, error) {
 		}
 		return fromGoGit(gi), nil
 	}
+	readAt := time.Now()
 	f, err := os.Open(w.r.IndexFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &gitIndex{Version: 2, ident: "none"}, nil
@@ -130,9 +131,13 @@ func (w *workspace) readIndex() (*gitIndex, error) {
 	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, fmt.Errorf("cannot read the index: %w", err)
 	}
-	idx, err := decodeIndex(data)
+	checked := indexChecked(w.r.GitDir, w.r.IndexFile, fi, data, w.r.Shared(), readAt)
+	idx, err := decodeIndexChecked(data, checked != nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w (.git/index); 'git status' may repair it, or 'git reset' rebuilds it", err)
+	}
+	if checked != nil {
+		checked()
 	}
 	idx.ModTime = fi.ModTime()
 	sd, _ := sysStat(fi)

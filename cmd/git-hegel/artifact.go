@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // artifactJSONOut is what `git hegel artifact --json` prints.
@@ -52,7 +53,15 @@ func runArtifact(c *cmdCtx, args []string) error {
 	if a.From == "worktree" {
 		c.warn("node " + a.Node + " has not submitted " + a.Path + " yet; this is the file in this worktree")
 	}
-	_, err = c.Stdout.Write(a.Data)
+	data := a.Data
+	if c.Terminal != nil && c.Terminal(c.Stdout) {
+		// On a terminal the content is shown, not obeyed: an artifact
+		// from another clone could set the window title, write the
+		// clipboard or draw one line over another with its control
+		// characters. Piped or redirected, it is written byte for byte.
+		data = []byte(text.Visible(string(a.Data)))
+	}
+	_, err = c.Stdout.Write(data)
 	return err
 }
 

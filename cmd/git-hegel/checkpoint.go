@@ -61,7 +61,9 @@ func (c *cmdCtx) closeSnapshots() {
 // command's own output.
 func (c *cmdCtx) note(msg string) { fmt.Fprintln(c.Stderr, msg) }
 
-func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+msg) }
+// warn prints one warning on stderr, without what a terminal would act
+// on: warnings name what a fetch brought too.
+func (c *cmdCtx) warn(msg string) { fmt.Fprintln(c.Stderr, "warning: "+text.Clean(msg)) }
 
 // checkpointSubs: `checkpoint [-m MSG]`, `checkpoint list`, `checkpoint
 // show <id|node>`, `checkpoint drop <id>`.
@@ -310,7 +312,7 @@ func (c *cmdCtx) listCheckpoints(st *engine.State, cps []*engine.Checkpoint) err
 	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNODE\tKIND\tAGE\tCOMMIT\tFILES\tMESSAGE")
 	for _, cp := range cps {
-		msg := cleanLine(cp.Message) // perhaps another clone's
+		msg := firstLineOf(cp.Message)
 		if cp.Kind == engine.CheckpointSafety && cp.RollbackTo != "" {
 			msg = "before rolling back to " + cp.RollbackTo
 		}
@@ -319,9 +321,12 @@ func (c *cmdCtx) listCheckpoints(st *engine.State, cps []*engine.Checkpoint) err
 	return tw.Flush()
 }
 
+// firstLineOf is the first line of s, without the control characters a
+// terminal would act on: much of what it cuts (reasons, questions,
+// messages) may come from a fetched task.
 func firstLineOf(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	return s
+	return text.Clean(s)
 }
 
 func (c *cmdCtx) showCheckpoint(st *engine.State, cp *engine.Checkpoint, p *engine.RestorePlan) error {
@@ -349,7 +354,9 @@ func (c *cmdCtx) showCheckpoint(st *engine.State, cp *engine.Checkpoint, p *engi
 		fmt.Fprintf(w, "Made:    elsewhere (%s)\n", engine.MadeBy(cp))
 	}
 	if cp.Message != "" {
-		fmt.Fprintf(w, "Message: %s\n", text.WithoutControls(cp.Message))
+		// Checkpoints travel with fetch --checkpoints: the message may be
+		// another clone's.
+		fmt.Fprintf(w, "Message: %s\n", text.Clean(cp.Message))
 	}
 	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", text.Plural(cp.FilesChangedCount, "file", "files"))
 	for _, f := range cp.FilesChanged {

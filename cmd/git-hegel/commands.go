@@ -165,7 +165,7 @@ func init() {
 		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},
-		{name: "claim", args: "<task>", summary: "Take a task another clone or worktree owns, and say whose it was", group: "Workflows", run: runClaim,
+		{name: "claim", args: "<task>", summary: "Take a task another clone owns (or one nobody holds), and say whose it was", group: "Workflows", run: runClaim,
 			operands: []valueKind{kindTask}},
 		{name: "reset", summary: "Forget this worktree's workflow (aborting it if active)", group: "Workflows", run: runReset},
 		{name: "stash", summary: "Park the active workflow and restore it later, like git stash", group: "Workflows",

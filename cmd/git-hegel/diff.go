@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	hegeltext "github.com/git-hegel/git-hegel/engine/text"
 )
 
 // unifiedDiff writes the difference between two texts as `diff -u` does,
@@ -53,7 +55,10 @@ func styledDiff(w io.Writer, oldName, newName, a, b string, style func(kind byte
 		fmt.Fprintf(w, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
 		for _, o := range ops[start:stop] {
 			text, nl := strings.CutSuffix(o.text, "\n")
-			line := string(o.kind) + text
+			// The text may be a fetched definition under review: a
+			// carriage return or an escape sequence in it is written out,
+			// so it cannot draw over the lines around it.
+			line := string(o.kind) + hegeltext.Visible(text)
 			if style != nil {
 				aLine, bLine := 0, 0
 				if o.kind != '+' {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
@@ -147,9 +148,11 @@ func exitCode(err error) int {
 }
 
 // message renders err as the line printed on stderr. A message that
-// already names its kind keeps it.
+// already names its kind keeps it. Many name what a fetch brought (a
+// worktree's path, a reason, git's own words): what a terminal would act
+// on is removed (text.Clean).
 func message(err error) string {
-	msg := err.Error()
+	msg := text.Clean(err.Error())
 	if msg == "" {
 		return ""
 	}

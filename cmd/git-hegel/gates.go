@@ -142,8 +142,7 @@ func runAnswer(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The question may be another clone's text (an agent's, over there).
-	fmt.Fprintf(c.Stdout, "Question: %s\nAnswer: %s\n\n", text.WithoutControls(q.Question), text.WithoutControls(q.Answer))
+	fmt.Fprintf(c.Stdout, "Question: %s\nAnswer: %s\n\n", text.Clean(q.Question), text.Clean(q.Answer))
 	c.printView(v)
 	return nil
 }

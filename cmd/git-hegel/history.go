@@ -167,8 +167,10 @@ func runLog(c *cmdCtx, args []string) error {
 			id = strings.Repeat("-", 8)
 			dur += " so far"
 		}
+		// Records arrive with the history from other clones: what a
+		// terminal would act on is removed from their text.
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, rec.StartedAt.In(time.Local).Format("2006-01-02 15:04"),
-			rec.Workflow, rec.Task, rec.Status, dur)
+			firstLineOf(rec.Workflow), firstLineOf(rec.Task), firstLineOf(rec.Status), dur)
 	}
 	tw.Flush()
 	bw := bufio.NewWriter(c.Stdout)
@@ -232,10 +234,10 @@ func (c *cmdCtx) taskLog(name string) error {
 		if claim == "" {
 			claim = "-"
 		}
-		// The commits may be another clone's: what they say is printed
-		// without control characters.
+		// The operations are read from the task's commits, which a fetch
+		// may have written: a terminal acts on none of their text.
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.paint(c.Stdout, "id", op.Commit[:7]), op.At.In(time.Local).Format("2006-01-02 15:04"),
-			cleanLine(op.Op), cleanLine(move), cleanLine(claim), cleanLine(op.Who))
+			firstLineOf(op.Op), firstLineOf(move), firstLineOf(claim), firstLineOf(op.Who))
 	}
 	tw.Flush()
 	return bw.Flush()
@@ -333,11 +335,13 @@ func printSummary(w *bufio.Writer, s engine.Summary, by string) {
 	case engine.ByWorkflow:
 		head = "Runs of"
 	}
-	fmt.Fprintf(w, "%s %s: %d\n", head, s.Label, s.Total)
+	// Workflow and node names come from history records, which other
+	// clones write: what a terminal would act on is removed.
+	fmt.Fprintf(w, "%s %s: %d\n", head, firstLineOf(s.Label), s.Total)
 	fmt.Fprintf(w, "  completed %d, failed %d, aborted %d, rolled back %d; open %d\n", s.Completed, s.Failed, s.Aborted, s.RolledBack, s.Active)
 	fmt.Fprintf(w, "Success rate: %s\n", text.Percent(s.SuccessRate))
 	fmt.Fprintf(w, "Time: %s in all, %s on average\n", text.HumanDuration(ms(s.TotalMS)), text.HumanDuration(ms(s.AverageMS)))
-	fmt.Fprintf(w, "Most used workflow: %s\n", s.MostUsed)
+	fmt.Fprintf(w, "Most used workflow: %s\n", firstLineOf(s.MostUsed))
 	if len(s.Workflows) > 0 {
 		names := make([]string, 0, len(s.Workflows))
 		for n := range s.Workflows {
@@ -349,7 +353,7 @@ func printSummary(w *bufio.Writer, s engine.Summary, by string) {
 		})
 		parts := make([]string, len(names))
 		for i, n := range names {
-			parts[i] = fmt.Sprintf("%s %d", n, s.Workflows[n])
+			parts[i] = fmt.Sprintf("%s %d", firstLineOf(n), s.Workflows[n])
 		}
 		fmt.Fprintf(w, "By workflow: %s\n", strings.Join(parts, ", "))
 	}
@@ -359,7 +363,7 @@ func printSummary(w *bufio.Writer, s engine.Summary, by string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NODE\tRUNS\tMEDIAN TIME\tATTEMPTS\tRETRIES\tFAILURE RATE")
 	for _, n := range s.Nodes {
-		fmt.Fprintf(tw, "  %s/%s\t%d\t%s\t%d\t%d\t%s\n", n.Workflow, n.Node, n.Runs, text.HumanDuration(ms(n.MedianMS)), n.Attempts, n.Retries, text.Percent(n.FailureRate))
+		fmt.Fprintf(tw, "  %s/%s\t%d\t%s\t%d\t%d\t%s\n", firstLineOf(n.Workflow), firstLineOf(n.Node), n.Runs, text.HumanDuration(ms(n.MedianMS)), n.Attempts, n.Retries, text.Percent(n.FailureRate))
 	}
 	tw.Flush()
 }

@@ -40,7 +40,7 @@ func readActionSettings(cfg *gitdir.Config) actionSettings {
 // any.
 func (hr *hookRun) snapshotAction() {
 	h := hr.h
-	if h.Call == nil || (h.Kind != agent.EventPreTool && h.Kind != agent.EventPostTool) {
+	if h.Call == nil || (h.Kind != agent.EventPreTool && h.Kind != agent.EventPostTool) || h.Call.Undo {
 		return
 	}
 	cfg, err := hr.config()

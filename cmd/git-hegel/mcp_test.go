@@ -269,6 +269,13 @@ func TestMCPUndo(t *testing.T) {
 	if res := callTool(t, cs, "undo", map[string]any{"n": "one"}); !res.IsError {
 		t.Errorf("n of the wrong type: %s", toolText(res))
 	}
+	// n below 1 is refused as `undo 0` is, never taken for the default.
+	for _, n := range []int{0, -5} {
+		res := callTool(t, cs, "undo", map[string]any{"n": n, "confirm": true})
+		if !res.IsError || !strings.Contains(toolText(res), "is not a number of actions") || read("a.txt") != "two\n" {
+			t.Errorf("undo n=%d: a.txt %q: %s", n, read("a.txt"), toolText(res))
+		}
+	}
 	if res := callTool(t, cs, "undo", map[string]any{"confirm": true}); res.IsError {
 		t.Fatalf("undo: %s", toolText(res))
 	}

@@ -92,8 +92,10 @@ var mcpTools = []mcpTool{
 				args = append(args, "--dry-run")
 			}
 			args = flagsIf(args, in.Redo, "--redo", in.Force, "--force")
-			if in.N != 0 { // a negative n is refused, not read as the default
-				args = append(args, "--", fmt.Sprint(in.N))
+			if in.N != nil {
+				// 0 and negatives too: the command refuses them, as it
+				// refuses `undo 0`, rather than undoing one action.
+				args = append(args, "--", fmt.Sprint(*in.N))
 			}
 			return args
 		}),
@@ -124,7 +126,7 @@ type mcpTaskIn struct {
 }
 
 type mcpUndoIn struct {
-	N       int    `json:"n,omitempty" jsonschema:"how many of the newest actions to undo (default 1)"`
+	N       *int   `json:"n,omitempty" jsonschema:"how many of the newest actions to undo, 1 or more (default 1)"`
 	Redo    bool   `json:"redo,omitempty" jsonschema:"bring back what the last undo took away instead"`
 	Force   bool   `json:"force,omitempty" jsonschema:"undo even files something else changed after the action"`
 	Confirm bool   `json:"confirm,omitempty" jsonschema:"really change the files; without it the call is a dry run"`

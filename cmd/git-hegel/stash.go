@@ -197,7 +197,7 @@ func runStashShow(c *cmdCtx, args []string) error {
 	fmt.Fprintf(w, "%s: %s\n", ent.Ref(), ent.Label())
 	fmt.Fprintf(w, "Id: %s\n", ent.ID)
 	fmt.Fprintf(w, "Workflow: %s\n", st.Workflow)
-	fmt.Fprintf(w, "Mode: %s\n", st.Mode)
+	fmt.Fprintf(w, "Mode: %s\n", firstLineOf(st.Mode))
 	fmt.Fprintf(w, "Current node: %s\n", c.highlight(st.CurrentNode))
 	fmt.Fprintf(w, "History: %s\n", historyLine(st.History))
 	fmt.Fprintf(w, "Status: %s\n", st.Status)
@@ -208,11 +208,9 @@ func runStashShow(c *cmdCtx, args []string) error {
 	if msg == "" {
 		msg = "(none)"
 	}
-	fmt.Fprintf(w, "Message: %s\n", text.WithoutControls(msg))
+	fmt.Fprintf(w, "Message: %s\n", text.Clean(msg))
 	fmt.Fprintf(w, "Stashed: %s (%s)\n", engine.RelativeTime(ent.Timestamp, c.Now()), ent.Timestamp.UTC().Format(time.RFC3339))
-	// A stash may come from another clone: its worktree is a path, quoted
-	// as git quotes one.
-	fmt.Fprintf(w, "Worktree: %s\n", c.quotePath(ent.Worktree))
+	fmt.Fprintf(w, "Worktree: %s\n", firstLineOf(ent.Worktree))
 	fmt.Fprintf(w, "Task: %s\n", ent.Task)
 	if f := ent.Files; f != nil {
 		fmt.Fprintf(w, "Files: %s parked, from %s\n", text.Plural(f.Count, "uncommitted file", "uncommitted files"), headLabel(strings.TrimPrefix(f.Branch, "refs/heads/"), f.Head))

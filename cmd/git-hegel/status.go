@@ -114,7 +114,7 @@ func statusOnce(c *cmdCtx) error {
 		return nil
 	}
 	st := t.State
-	fmt.Fprintf(c.Stdout, "Mode: %s\n", st.Mode)
+	fmt.Fprintf(c.Stdout, "Mode: %s\n", firstLineOf(st.Mode))
 	fmt.Fprintf(c.Stdout, "Current node: %s\n", c.highlight(st.CurrentNode))
 	fmt.Fprintf(c.Stdout, "History: %s\n", historyLine(st.History))
 	fmt.Fprintf(c.Stdout, "Status: %s\n", st.Status)
@@ -165,7 +165,7 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	st := t.State
 	w := c.Stdout
 	if st.TaskType != "" {
-		fmt.Fprintf(w, "Type: %s\n", cleanLine(st.TaskType)) // a damaged state is shown too
+		fmt.Fprintf(w, "Type: %s\n", firstLineOf(st.TaskType))
 	}
 	if st.MetaMode != "" {
 		fmt.Fprintf(w, "Meta-mode: %s\n", metaModeName(st.MetaMode))
@@ -187,7 +187,7 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	if st.Attempt > 1 {
 		line := fmt.Sprintf("Attempt %d of %d", st.Attempt, maxAttempts(e, t))
 		if st.LastFailure != "" {
-			line += " — last failure: " + cleanLine(st.LastFailure)
+			line += " — last failure: " + firstLineOf(st.LastFailure)
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -201,20 +201,20 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	case engine.StatusAwaitingAnswer:
 		for _, q := range st.Questions {
 			if q.AnsweredAt == nil {
-				fmt.Fprintf(w, "Question: %s ('git hegel answer TEXT')\n", cleanLine(q.Question))
+				fmt.Fprintf(w, "Question: %s ('git hegel answer TEXT')\n", firstLineOf(q.Question))
 			}
 		}
 	case engine.StatusFailed:
 		if st.Error != nil {
-			fmt.Fprintf(w, "Error: %s (resume with 'git hegel resume --strategy %s')\n", cleanLine(st.Error.Message), strategyNames("|"))
+			fmt.Fprintf(w, "Error: %s (resume with 'git hegel resume --strategy %s')\n", firstLineOf(st.Error.Message), strategyNames("|"))
 		}
 	case engine.StatusPaused:
 		if st.PauseReason != "" {
-			fmt.Fprintf(w, "Paused: %s\n", cleanLine(st.PauseReason))
+			fmt.Fprintf(w, "Paused: %s\n", firstLineOf(st.PauseReason))
 		}
 	}
 	for _, s := range st.SkippedNodes {
-		fmt.Fprintf(w, "Skipped: %s (%s)\n", s.Node, cleanLine(s.Reason))
+		fmt.Fprintf(w, "Skipped: %s (%s)\n", s.Node, firstLineOf(s.Reason))
 	}
 	c.printLocks(st)
 	if st.Cancelled && st.Active() {

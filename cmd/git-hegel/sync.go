@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -173,6 +175,9 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 		for _, w := range rep.Warnings {
 			c.warn(w)
 		}
+		if done {
+			c.warnUnusedResolutions(rep)
+		}
 		for _, sk := range rep.Skipped {
 			c.warn(fmt.Sprintf("skipped %s from %s: %s", sk.Ref, rep.Remote, sk.Reason))
 		}
@@ -202,6 +207,32 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 		return &silentError{code: exitFailed}
 	}
 	return nil
+}
+
+// warnUnusedResolutions says which tasks --ours or --theirs named had no
+// conflict to resolve: a misspelt name, or a task that merged anyway,
+// would otherwise pass in silence, as if the choice had been applied.
+func (c *cmdCtx) warnUnusedResolutions(rep *engine.SyncReport) {
+	res, err := c.resolutions()
+	if err != nil || len(res) == 0 {
+		return
+	}
+	used := map[string]bool{}
+	for _, t := range rep.Tasks {
+		if len(t.Conflicts) > 0 {
+			used[t.Task] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(res)) {
+		if used[name] {
+			continue
+		}
+		flag := "--ours"
+		if res[name] == engine.SideTheirs {
+			flag = "--theirs"
+		}
+		c.warn(fmt.Sprintf("%s %s: task %s had no conflict with %s to resolve; nothing was taken from either side", flag, name, name, rep.Remote))
+	}
 }
 
 // printFetched says what merging the remote's refs changed locally, or

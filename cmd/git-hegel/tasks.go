@@ -82,7 +82,7 @@ func runTasks(c *cmdCtx, args []string) error {
 			status += " (archived)"
 		}
 		fmt.Fprintf(tw, "%s %s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", mark, t.Name, st.Workflow, st.CurrentNode, status,
-			orDash(st.TaskType), priorityOf(st), c.ownerLabel(e, st), engine.RelativeTime(st.UpdatedAt, c.Now()))
+			firstLineOf(orDash(st.TaskType)), firstLineOf(priorityOf(st)), c.ownerLabel(e, st), engine.RelativeTime(st.UpdatedAt, c.Now()))
 	}
 	return tw.Flush()
 }
@@ -171,10 +171,9 @@ func runShow(c *cmdCtx, args []string) error {
 		return writeJSON(c.Stdout, out)
 	}
 	w := c.Stdout
-	// The values are the task's text, perhaps another clone's: no control
-	// character but the newline (a description's lines) reaches the
-	// terminal.
-	line := func(k, v string) { fmt.Fprintf(w, "%-13s %s\n", k+":", text.WithoutControls(v)) }
+	// Every value may come from a fetched task: what a terminal would act
+	// on is removed (text.Clean), line breaks stay.
+	line := func(k, v string) { fmt.Fprintf(w, "%-13s %s\n", k+":", text.Clean(v)) }
 	line("Task", st.Task)
 	if st.Description != "" {
 		line("Description", strings.ReplaceAll(st.Description, "\n", "\n              "))
@@ -221,7 +220,11 @@ func runShow(c *cmdCtx, args []string) error {
 	}
 	line("Owner", c.ownerLabel(e, st)+ownerPath(e, st))
 	if st.OwnerEmail != "" {
-		line("Owned by", text.Printable(st.OwnerEmail, 200)+" (as the task says)")
+		label := "Owned by"
+		if st.Worktree == "" && st.WorktreeID == "" {
+			label = "Last held by" // parked: nobody holds it now
+		}
+		line(label, text.Printable(st.OwnerEmail, 200)+" (as the task says)")
 	}
 	line("Started", c.stamp(st.StartedAt))
 	line("Updated", c.stamp(st.UpdatedAt))
@@ -564,10 +567,6 @@ func printMetadata(line func(k, v string), m *engine.RunMetadata) {
 		line("Estimate", text.HumanDuration(time.Duration(*m.EstimatedDurationMS)*time.Millisecond)+" (median of the last completed runs of the workflow)")
 	}
 }
-
-// cleanLine is the first line of a task's text, perhaps another
-// clone's, without control characters.
-func cleanLine(s string) string { return text.WithoutControls(firstLineOf(s)) }
 
 // printable is s, or s quoted when it holds a character that is not
 // printable text (a terminal escape, a newline).

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -49,7 +50,7 @@ func runTrust(c *cmdCtx, args []string) error {
 		return err
 	}
 	asJSON := c.boolFlag("json")
-	if rv.Trust.Trusted {
+	if rv.Trust.Trusted && len(rv.Texts) == 0 {
 		if asJSON {
 			return writeJSON(c.Stdout, trustToJSON(rv, true, c.jsonSchema()))
 		}
@@ -57,7 +58,10 @@ func runTrust(c *cmdCtx, args []string) error {
 		return nil
 	}
 	if !asJSON {
-		c.printReview(rv)
+		if !rv.Trust.Trusted {
+			c.printReview(rv)
+		}
+		c.printTexts(rv)
 	}
 	trusted := false
 	defer func() {
@@ -75,7 +79,14 @@ func runTrust(c *cmdCtx, args []string) error {
 	case asJSON || !c.inputIsTerminal():
 		return fmt.Errorf("Not trusted: there is no terminal to ask on; read what differs, then run 'git hegel trust %s -y'", rv.Task)
 	default:
-		ok, err := c.confirm(fmt.Sprintf("Trust this definition of task %s on this machine (its commands may then run, and its prompts reach your agent)? (y/N) ", rv.Task), "trust")
+		q := fmt.Sprintf("Trust this definition of task %s on this machine (its commands may then run, and its prompts reach your agent)? (y/N) ", rv.Task)
+		switch {
+		case rv.Trust.Trusted:
+			q = fmt.Sprintf("Trust these texts of task %s on this machine (they may then reach your agent in its prompts)? (y/N) ", rv.Task)
+		case len(rv.Texts) > 0:
+			q = fmt.Sprintf("Trust this definition of task %s and these texts on this machine (its commands may then run, and its prompts and these texts reach your agent)? (y/N) ", rv.Task)
+		}
+		ok, err := c.confirm(q, "trust")
 		if err != nil {
 			return err
 		}
@@ -89,9 +100,36 @@ func runTrust(c *cmdCtx, args []string) error {
 	}
 	trusted = true
 	if !asJSON {
-		fmt.Fprintf(c.Stdout, "Trusted the definition of task %s (blob %s) on this machine\n", rv.Task, short(rv.Current.ID))
+		if !rv.Trust.Trusted {
+			fmt.Fprintf(c.Stdout, "Trusted the definition of task %s (blob %s) on this machine\n", rv.Task, short(rv.Current.ID))
+		}
+		if n := len(rv.Texts); n > 0 {
+			fmt.Fprintf(c.Stdout, "Trusted %d %s of task %s on this machine\n", n, pluralWord(n, "text", "texts"), rv.Task)
+		}
 	}
 	return nil
+}
+
+// printTexts shows the task's texts that arrived with a fetch and are not
+// trusted, written out (a carriage return or an escape sequence is shown,
+// not obeyed), each with where it came from.
+func (c *cmdCtx) printTexts(rv *engine.TrustReview) {
+	if len(rv.Texts) == 0 {
+		return
+	}
+	w := c.Stdout
+	fmt.Fprintf(w, "Texts of task %s that came with a fetch and reach your agent in its prompts only once trusted:\n", rv.Task)
+	for _, t := range rv.Texts {
+		fmt.Fprintf(w, "  %s (from %s, blob %s):\n", t.Label(), text.Visible(t.Remote), short(t.ID))
+		body := strings.TrimRight(t.Text, "\n")
+		if t.Field == "step_results" || t.Field == "inputs/vars.json" {
+			body = strings.ReplaceAll(body, "\x00", " ")
+		}
+		for _, l := range strings.Split(body, "\n") {
+			fmt.Fprintf(w, "    | %s\n", text.Visible(l))
+		}
+	}
+	fmt.Fprintln(w)
 }
 
 // trustHow says how a definition came to be trusted, for people.
@@ -124,7 +162,7 @@ func (c *cmdCtx) printReview(rv *engine.TrustReview) {
 		if v.Remote != "" {
 			from = "from " + v.Remote
 		}
-		fmt.Fprintf(w, "  it came %s: commit %s by %s, %s, %s\n", from, short(v.Commit), orDash(v.Author), v.At.UTC().Format(time.DateOnly), quoteSubject(v.Subject))
+		fmt.Fprintf(w, "  it came %s: commit %s by %s, %s, %s\n", from, short(v.Commit), orDash(text.Visible(v.Author)), v.At.UTC().Format(time.DateOnly), quoteSubject(v.Subject))
 	}
 	old, oldName := "", "/dev/null"
 	if p := rv.Previous; p != nil {
@@ -151,8 +189,10 @@ func (c *cmdCtx) printReview(rv *engine.TrustReview) {
 		if rv.Previous != nil && f.IsNew(rv.PreviousCommands) {
 			mark = "  (new)"
 		}
-		text := strings.ReplaceAll(f.Text, "\n", "\n      ")
-		fmt.Fprintf(w, "  %s: %s: %s%s\n", f.Node, f.Field, c.paint(w, "command", text), mark)
+		// Written out as the shell gets it: a carriage return or an
+		// escape sequence in a command is shown, not obeyed.
+		cmd := strings.ReplaceAll(text.Visible(f.Text), "\n", "\n      ")
+		fmt.Fprintf(w, "  %s: %s: %s%s\n", f.Node, f.Field, c.paint(w, "command", cmd), mark)
 	}
 }
 
@@ -212,6 +252,16 @@ type trustJSON struct {
 	Previous   *trustOriginJSON   `json:"previous"`
 	Commands   []trustCommandJSON `json:"commands"`
 	Diff       string             `json:"diff"`
+	// Texts are the task's texts that came with a fetch and were not
+	// trusted before this command.
+	Texts []trustTextJSON `json:"texts"`
+}
+
+type trustTextJSON struct {
+	Field  string `json:"field"`
+	Remote string `json:"remote"`
+	Text   string `json:"text"`
+	ID     string `json:"id"` // the blob id of text
 }
 
 type trustOriginJSON struct {
@@ -257,6 +307,10 @@ func trustToJSON(rv *engine.TrustReview, trusted bool, schema int) *trustJSON {
 		j.How = rv.Trust.How
 	} else if trusted {
 		j.How = engine.TrustReviewed
+	}
+	j.Texts = []trustTextJSON{}
+	for _, t := range rv.Texts {
+		j.Texts = append(j.Texts, trustTextJSON{Field: t.Field, Remote: t.Remote, Text: t.Text, ID: t.ID})
 	}
 	for _, f := range rv.Commands {
 		j.Commands = append(j.Commands, trustCommandJSON{Node: f.Node, Field: f.Field, Command: f.Text, Line: f.Line,

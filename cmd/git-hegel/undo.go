@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/spf13/pflag"
 
@@ -74,11 +75,15 @@ func runUndo(c *cmdCtx, args []string) error {
 		return err
 	}
 	if c.boolFlag("json") {
-		return writeJSON(c.Stdout, c.undoPlanJSON(p))
+		return writeJSON(c.Stdout, c.undoPlanJSON(p, e.CheckUndo(p)))
 	}
 	c.printUndoPlan(p)
 	if c.boolFlag("dry-run") {
-		if err := p.Refusal(); err != nil {
+		err := p.Refusal()
+		if err == nil {
+			err = e.CheckUndo(p)
+		}
+		if err != nil {
 			fmt.Fprintln(c.Stdout, "Refused: "+err.Error())
 		}
 		fmt.Fprintln(c.Stdout, "Dry run: nothing changed")
@@ -96,6 +101,10 @@ func runUndo(c *cmdCtx, args []string) error {
 		verb = "Redo"
 	}
 	if !c.boolFlag("yes") {
+		// Refused by the working tree: say so before asking, not after.
+		if err := e.CheckUndo(p); err != nil {
+			return err
+		}
 		ok, err := c.confirm(fmt.Sprintf("%s? The files as they are now are kept in a safety snapshot. (y/N): ", verb), strings.ToLower(verb))
 		if err != nil {
 			return err
@@ -141,15 +150,25 @@ func (c *cmdCtx) printUndoPlan(p *engine.UndoPlan) {
 	}
 }
 
-// printableInput is an action's input on one line.
+// printableInput is an action's input (or any text a hook payload chose:
+// a session id) on one line, safe to print: control characters (C0, DEL
+// and C1, so an escape sequence or the one-byte CSI) and the
+// bidirectional overrides that reorder what a terminal shows come out as
+// '?'.
 func printableInput(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) || bidiControl(r) {
 			return '?'
 		}
 		return r
 	}, s)
+}
+
+// bidiControl reports the Unicode bidirectional embedding, override and
+// isolate characters.
+func bidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 func (c *cmdCtx) listActions(st *engine.State, actions []*engine.Action) error {
@@ -169,20 +188,25 @@ func (c *cmdCtx) listActions(st *engine.State, actions []*engine.Action) error {
 	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "N\tID\tTIME\tTOOL\tFILES\tSESSION\tINPUT")
 	for i, a := range actions {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", i+1, a.Before.ID, a.Before.CreatedAt.UTC().Format("2006-01-02 15:04:05"),
-			a.Before.Tool, len(a.Changed), shortSession(a.Before.Session), printableInput(a.Before.Input))
+		files := strconv.Itoa(len(a.Changed))
+		if a.Elsewhere {
+			files = "?" // running in the task's worktree: not seen from here
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, a.Before.ID, a.Before.CreatedAt.UTC().Format("2006-01-02 15:04:05"),
+			a.Before.Tool, files, shortSession(a.Before.Session), printableInput(a.Before.Input))
 	}
 	return tw.Flush()
 }
 
+// shortSession is a session id's first 8 characters, printable.
 func shortSession(s string) string {
 	if s == "" {
 		return "-"
 	}
-	if len(s) > 8 {
-		return s[:8]
+	if r := []rune(s); len(r) > 8 {
+		s = string(r[:8])
 	}
-	return s
+	return printableInput(s)
 }
 
 // The `undo --list --json` and `undo --dry-run --json` output
@@ -203,13 +227,14 @@ type actionJSON struct {
 	Input     string    `json:"input,omitempty"`
 	Finished  bool      `json:"finished"` // its PostToolUse was recorded
 	Changed   []string  `json:"changed"`
+	Elsewhere bool      `json:"running_elsewhere,omitempty"`
 	Local     bool      `json:"local"`
 }
 
 func actionToJSON(a *engine.Action) actionJSON {
 	b := a.Before
 	return actionJSON{ID: b.ID, CreatedAt: b.CreatedAt.UTC(), Session: b.Session, Agent: b.Agent, Tool: b.Tool, Input: b.Input,
-		Finished: a.After != nil, Changed: nonNil(a.Changed), Local: b.Local}
+		Finished: a.After != nil, Changed: nonNil(a.Changed), Elsewhere: a.Elsewhere, Local: b.Local}
 }
 
 type undoPlanJSON struct {
@@ -224,7 +249,9 @@ type undoPlanJSON struct {
 	Refused string       `json:"refused,omitempty"`
 }
 
-func (c *cmdCtx) undoPlanJSON(p *engine.UndoPlan) undoPlanJSON {
+// undoPlanJSON is p as JSON; check is what the working tree refuses
+// (engine.CheckUndo), reported when the plan itself does not refuse.
+func (c *cmdCtx) undoPlanJSON(p *engine.UndoPlan, check error) undoPlanJSON {
 	out := undoPlanJSON{Schema: c.jsonSchema(), Task: p.Task, Redo: p.Redo, Target: p.Target.ID, Actions: []actionJSON{},
 		Touched: nonNil(p.Touched), Changes: nonNil(p.Changes), Later: nonNil(p.Later)}
 	for i := len(p.Actions) - 1; i >= 0; i-- {
@@ -232,6 +259,8 @@ func (c *cmdCtx) undoPlanJSON(p *engine.UndoPlan) undoPlanJSON {
 	}
 	if err := p.Refusal(); err != nil {
 		out.Refused = err.Error()
+	} else if check != nil {
+		out.Refused = check.Error()
 	}
 	return out
 }

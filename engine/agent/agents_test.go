@@ -229,3 +229,58 @@ func TestHookReply(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoCommand: a shell call that is git hegel undo and nothing else
+// is marked (it gets no snapshot); anything that could run more than it
+// is not, even past the event's clip.
+func TestUndoCommand(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"git hegel undo":                 true,
+		"git hegel undo -y":              true,
+		"  git  hegel undo 3 -y --force": true,
+		"git hegel undo --redo -y":       true,
+		"git-hegel undo --list":          true,
+		"git hegel undo -y; rm -rf x":    false,
+		"git hegel undo && make gen":     false,
+		"git hegel undo | tee log":       false,
+		"git hegel undo > out":           false,
+		"git hegel undo $(rm x)":         false,
+		"git hegel undo `rm x`":          false,
+		"git hegel undo\nrm x":           false,
+		"git hegel status":               false,
+		"git hegel next":                 false,
+		"git hegelundo":                  false,
+		"echo git hegel undo":            false,
+		"X=1 git hegel undo":             false,
+		"":                               false,
+	} {
+		if got := UndoCommand(cmd); got != want {
+			t.Errorf("UndoCommand(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+	call := func(payload string) *ToolCall {
+		t.Helper()
+		h, err := ParseHook(HookInput{Payload: []byte(payload), Now: sampleTime})
+		if err != nil || h.Call == nil {
+			t.Fatalf("%s: %v", payload, err)
+		}
+		return h.Call
+	}
+	if c := call(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git hegel undo -y"}}`); !c.Undo {
+		t.Errorf("Claude Bash: %+v", c)
+	}
+	if c := call(`{"session_id":"s","turn_id":"t","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":["git","hegel","undo","--redo","-y"]}}`); !c.Undo {
+		t.Errorf("Codex argv: %+v", c)
+	}
+	if c := call(`{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeShellExecution","command":"git hegel undo -y"}`); !c.Undo {
+		t.Errorf("Cursor shell: %+v", c)
+	}
+	// A second command past the clip of the event's copy still counts.
+	long := "git hegel undo " + strings.Repeat(" ", 3000) + "; rm -rf src"
+	if c := call(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + long + `"}}`); c.Undo {
+		t.Errorf("a command hidden past the clip was taken for git hegel undo")
+	}
+	if c := call(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"git hegel undo"}}`); c.Undo {
+		t.Errorf("an edit was taken for git hegel undo")
+	}
+}

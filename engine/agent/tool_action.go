@@ -1,6 +1,9 @@
 package agent
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // ToolCall is a tool call about to run (PreToolUse) or that ran
 // (PostToolUse), as an action snapshot records it.
@@ -14,6 +17,11 @@ type ToolCall struct {
 	// File: Input is a path (relative to the worktree once Relativize
 	// ran).
 	File bool
+	// Undo: a shell command that is `git hegel undo` and nothing else
+	// (UndoCommand). It gets no snapshot: run by the agent, the undo
+	// would otherwise undo its own call, which changed nothing yet, and a
+	// redo would find a new action recorded after the undo it takes back.
+	Undo bool
 }
 
 // MaxInput bounds ToolCall.Input.
@@ -65,7 +73,7 @@ func toolCall(p *payload, kind string) *ToolCall {
 	switch p.HookEventName {
 	case "beforeShellExecution", "afterShellExecution":
 		tool = "Shell"
-		return &ToolCall{Tool: tool, Input: cutInput(strings.TrimSpace(p.Command))}
+		return &ToolCall{Tool: tool, Input: cutInput(strings.TrimSpace(p.Command)), Undo: UndoCommand(p.Command)}
 	case "afterFileEdit":
 		return &ToolCall{Tool: "Edit", Input: cutInput(p.FilePath), File: true}
 	}
@@ -78,6 +86,12 @@ func toolCall(p *payload, kind string) *ToolCall {
 		switch {
 		case evs[0].Command != "":
 			c.Input = cutInput(evs[0].Command)
+			// The whole command, not the event's clipped copy: what
+			// follows the clip could be another command.
+			var in toolInput
+			if json.Unmarshal(p.ToolInput, &in) == nil {
+				c.Undo = UndoCommand(commandText(in.Command))
+			}
 		case evs[0].File != "":
 			c.Input, c.File = cutInput(evs[0].File), true
 		}
@@ -95,4 +109,21 @@ func cutInput(s string) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// UndoCommand reports a shell command that runs `git hegel undo` (any
+// form: --redo, --list, -n) and nothing else: "git hegel undo ..." or
+// "git-hegel undo ...", with no character that could start another
+// command, a redirection, a substitution or an expansion. Anything more is
+// an ordinary command, snapshotted as any other, so no change can hide
+// behind it.
+func UndoCommand(cmd string) bool {
+	f := strings.Fields(cmd)
+	switch {
+	case len(f) >= 3 && f[0] == "git" && f[1] == "hegel" && f[2] == "undo":
+	case len(f) >= 2 && f[0] == "git-hegel" && f[1] == "undo":
+	default:
+		return false
+	}
+	return !strings.ContainsAny(cmd, ";&|<>`$(){}\\\n\r*?[~!#")
 }

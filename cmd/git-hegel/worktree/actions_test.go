@@ -82,3 +82,28 @@ func TestInterruptedUndoIsTakenBack(t *testing.T) {
 		t.Errorf("the task state changed: %+v", st)
 	}
 }
+
+// TestKeepActionsBound: hegel.agent.keepActions sets how many actions a
+// chain keeps (two snapshots each); a value over the cap keeps the cap,
+// never the default's fewer.
+func TestKeepActionsBound(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		keep  int
+	}{
+		{"", DefaultKeepActions},
+		{"5", 5},
+		{"2k", 2048},
+		{"1048576", MaxKeepActions},
+		{"99999999999", MaxKeepActions},
+	} {
+		tr := newDiskRepo(t)
+		if c.value != "" {
+			tr.git("config", "hegel.agent.keepActions", c.value)
+			tr.open()
+		}
+		if got := tr.s.actionManager().MaxCheckpoints; got != 2*c.keep {
+			t.Errorf("keepActions %q: the chain keeps %d snapshots, want %d", c.value, got, 2*c.keep)
+		}
+	}
+}

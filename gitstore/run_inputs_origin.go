@@ -1,0 +1,78 @@
+package gitstore
+
+import (
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+var _ engine.InputOrigin = Tasks{}
+
+// InputFetched implements engine.InputOrigin from this clone's reflog of
+// the task's ref, as definitionRemotes does for definitions: the newest
+// entry that changed path names who wrote its current value. A sync
+// writes "fetch <remote>: ..." there; a command here writes its own
+// message. A remote can write anything into the task's chain, never into
+// this reflog.
+func (s Tasks) InputFetched(task, path string) (string, bool) {
+	r := s.r
+	ref := TaskRef(task)
+	log := r.readReflog(ref)
+	if len(log) > maxReflogDefinitions {
+		log = log[len(log)-maxReflogDefinitions:]
+	}
+	blobs := map[plumbing.Hash]plumbing.Hash{}
+	at := func(c plumbing.Hash) plumbing.Hash {
+		if c.IsZero() {
+			return plumbing.ZeroHash
+		}
+		if b, ok := blobs[c]; ok {
+			return b
+		}
+		b := r.blobAt(c, path)
+		blobs[c] = b
+		return b
+	}
+	remote := ""
+	for _, e := range log {
+		if at(e.New) != at(e.Old) {
+			remote = fetchRemote(e.Msg)
+		}
+	}
+	return remote, remote != ""
+}
+
+// blobAt is the blob at path in commit c's tree (zero when there is none
+// or it cannot be read).
+func (r *Repo) blobAt(c plumbing.Hash, path string) plumbing.Hash {
+	ci, err := r.readChainCommit(c)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	h, parts := ci.tree, strings.Split(path, "/")
+	for i, name := range parts {
+		ents, err := readTree(r.storage, h)
+		if err != nil {
+			return plumbing.ZeroHash
+		}
+		found := false
+		for _, e := range ents {
+			if e.name != name {
+				continue
+			}
+			last := i == len(parts)-1
+			if (last && e.fm != filemode.Regular) || (!last && !e.isDir()) {
+				return plumbing.ZeroHash
+			}
+			h, found = e.hash, true
+			break
+		}
+		if !found {
+			return plumbing.ZeroHash
+		}
+	}
+	return h
+}
