@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Checkpoint kinds.
@@ -78,7 +80,9 @@ func (c *Checkpoint) Describe() string {
 		}
 		return "safety at " + c.Node
 	case CheckpointManual:
-		if m := firstLine(c.Message); m != "" {
+		// The message may be another clone's: no control character of it
+		// reaches a terminal.
+		if m := text.Clean(firstLine(c.Message)); m != "" {
 			return c.Node + ": " + m
 		}
 		return "at " + c.Node

@@ -137,11 +137,19 @@ func holderName(task string) string {
 type LockError struct {
 	Path   string
 	Holder LockHolder
+	// Arg is the path as the command line should repeat it in the hint:
+	// what the user typed, read from their directory, quoted for the
+	// shell ("": Path, which is relative to the top of the worktree).
+	Arg string
 }
 
 func (e *LockError) Error() string {
+	arg := e.Arg
+	if arg == "" {
+		arg = e.Path
+	}
 	return fmt.Sprintf("'%s' is locked by task %s (lock %s); 'git hegel lock --force %s' takes it over",
-		e.Path, holderName(e.Holder.Task), text.Quote(e.Holder.Lock.Path), e.Path)
+		e.Path, holderName(e.Holder.Task), text.Quote(e.Holder.Lock.Path), arg)
 }
 
 // LockResult is what `git hegel lock` did.

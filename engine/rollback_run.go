@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -170,7 +171,7 @@ func MadeBy(cp *Checkpoint) string {
 	}
 	who := "nobody"
 	if cp.Author != "" {
-		who = cp.Author
+		who = text.Printable(cp.Author, 200) // another clone's text
 	}
 	return "not in this clone's record of the checkpoints it took; its commit names " + who
 }

@@ -124,6 +124,13 @@ func ValidateState(st *State, wf *workflow.Definition) error {
 			}
 		}
 	}
+	// A lock is matched against the files an agent edits: a fetched one
+	// must be a lock `git hegel lock` would take.
+	for _, l := range st.FilesLocked {
+		if CheckLockPath(l.Path) != nil {
+			add("'files_locked' holds a bad path %s", text.Quote(l.Path))
+		}
+	}
 	if len(p) == 0 {
 		return nil
 	}

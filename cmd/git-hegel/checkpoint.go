@@ -354,7 +354,9 @@ func (c *cmdCtx) showCheckpoint(st *engine.State, cp *engine.Checkpoint, p *engi
 		fmt.Fprintf(w, "Made:    elsewhere (%s)\n", engine.MadeBy(cp))
 	}
 	if cp.Message != "" {
-		fmt.Fprintf(w, "Message: %s\n", cp.Message)
+		// Checkpoints travel with fetch --checkpoints: the message may be
+		// another clone's.
+		fmt.Fprintf(w, "Message: %s\n", text.Clean(cp.Message))
 	}
 	fmt.Fprintf(w, "Changed since the previous checkpoint: %s\n", text.Plural(cp.FilesChangedCount, "file", "files"))
 	for _, f := range cp.FilesChanged {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -37,6 +38,17 @@ func runLock(c *cmdCtx, args []string) error {
 		return err
 	}
 	res, err := e.Lock(engine.TaskOptions{Task: c.selected()}, paths, c.boolFlag("force"))
+	var le *engine.LockError
+	if errors.As(err, &le) {
+		// The hint repeats the path as typed: the stored one is relative
+		// to the top of the worktree, not to where the command ran.
+		for i, p := range paths {
+			if p == le.Path {
+				le.Arg = shellWord(args[i])
+				break
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -77,7 +89,8 @@ func runUnlock(c *cmdCtx, args []string) error {
 		return err
 	}
 	for _, p := range removed {
-		fmt.Fprintf(c.Stdout, "Unlocked '%s' for task %s\n", p, st.Task)
+		// With --all the paths are the state's, perhaps another clone's.
+		fmt.Fprintf(c.Stdout, "Unlocked '%s' for task %s\n", c.quotePath(p), st.Task)
 	}
 	return nil
 }
@@ -110,6 +123,10 @@ func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string) ([]string, error) {
 			return nil, usagef(c.name, "'%s' is outside the worktree", a)
 		}
 		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			// Named as typed: ".." in a subdirectory is the top too.
+			return nil, usagef(c.name, "'%s' is the whole worktree; lock the files or directories in it", a)
+		}
 		if fi, err := os.Stat(filepath.Join(top, rel)); err == nil && fi.IsDir() && rel != "." {
 			rel += "/"
 		}
@@ -126,9 +143,28 @@ func (c *cmdCtx) printLocks(st *engine.State) {
 	if len(st.FilesLocked) == 0 || !st.Active() {
 		return
 	}
+	// A lock may come from another clone: its path is quoted as git
+	// quotes file names, so no control character reaches the terminal.
 	paths := make([]string, len(st.FilesLocked))
 	for i, l := range st.FilesLocked {
-		paths[i] = l.Path
+		paths[i] = c.quotePath(l.Path)
 	}
 	fmt.Fprintf(c.Stdout, "Locked files: %s\n", strings.Join(paths, ", "))
+}
+
+// shellWord is s as one word for a POSIX shell: as it is when no
+// character of it is special, else in single quotes (a glob such as d/*
+// must reach the command, not be expanded).
+func shellWord(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:@%+=", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 
@@ -14,17 +15,24 @@ import (
 // hegel mcp < requests.jsonl`) gets every answer before the server ends:
 // the SDK ends the session as soon as its input does, so the input's end
 // is held back until each request read has had its response written.
-// Requests are the lines with an "id" and a "method"; responses the lines
-// written with an "id" and no "method".
+// Requests and responses are matched by id, read as the SDK reads it (so
+// 12.5 and 12, 1e2 and 100 are one id, as in its answers).
+//
+// The SDK drops, unanswered, a request whose id is still in use by one it
+// has not answered; counted, that request would hold the input's end back
+// for ever. The reader answers such a request itself, with the protocol's
+// invalid-request error, and does not pass it on: the ids it has passed on
+// and not seen answered include every id the SDK holds, so each request
+// gets exactly one answer.
 
 type mcpDrain struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
-	pending int
+	pending map[jsonrpc.ID]bool
 }
 
 func newMCPDrain() *mcpDrain {
-	d := &mcpDrain{}
+	d := &mcpDrain{pending: map[jsonrpc.ID]bool{}}
 	d.cond = sync.NewCond(&d.mu)
 	return d
 }
@@ -34,21 +42,23 @@ type rpcHead struct {
 	Method string          `json:"method"`
 }
 
-// lineKind reads a message's id and method; a line that is not one JSON
-// object counts as neither.
-func lineKind(line []byte) (request, response bool) {
-	var h rpcHead
-	if json.Unmarshal(bytes.TrimSpace(line), &h) != nil || len(h.ID) == 0 || string(h.ID) == "null" {
-		return false, false
+// begin records a request passed on; false when one with the same id is
+// still unanswered.
+func (d *mcpDrain) begin(id jsonrpc.ID) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pending[id] {
+		return false
 	}
-	return h.Method != "", h.Method == ""
+	d.pending[id] = true
+	return true
 }
 
-func (d *mcpDrain) add(n int) {
+// end records a response written.
+func (d *mcpDrain) end(id jsonrpc.ID) {
 	d.mu.Lock()
-	d.pending += n
-	if d.pending <= 0 {
-		d.pending = 0
+	delete(d.pending, id)
+	if len(d.pending) == 0 {
 		d.cond.Broadcast()
 	}
 	d.mu.Unlock()
@@ -56,7 +66,7 @@ func (d *mcpDrain) add(n int) {
 
 func (d *mcpDrain) wait() {
 	d.mu.Lock()
-	for d.pending > 0 {
+	for len(d.pending) > 0 {
 		d.cond.Wait()
 	}
 	d.mu.Unlock()
@@ -74,31 +84,39 @@ type drainReader struct {
 	buf []byte
 }
 
-// refuse answers a line the SDK cannot read: "" when it can.
-func refuse(line []byte) []byte {
+// refuse answers a line the SDK cannot read: nil when it can, with the
+// message it holds.
+func refuse(line []byte) ([]byte, jsonrpc.Message) {
 	t := bytes.TrimSpace(line)
 	if len(t) == 0 {
-		return nil
+		return nil, nil
 	}
 	code, msg := 0, ""
+	var m jsonrpc.Message
 	switch {
 	case !json.Valid(t):
 		code, msg = jsonrpc.CodeParseError, "Parse error: the line is not JSON"
 	case t[0] == '[':
 		code, msg = jsonrpc.CodeInvalidRequest, "Invalid request: batches are not supported"
 	default:
-		if _, err := jsonrpc.DecodeMessage(t); err != nil {
+		var err error
+		if m, err = jsonrpc.DecodeMessage(t); err != nil {
 			code, msg = jsonrpc.CodeInvalidRequest, "Invalid request: "+err.Error()
 		}
 	}
 	if code == 0 {
-		return nil
+		return nil, m
 	}
 	var h rpcHead
 	id := json.RawMessage("null")
 	if json.Unmarshal(t, &h) == nil && len(h.ID) > 0 && (h.ID[0] == '"' || h.ID[0] == '-' || (h.ID[0] >= '0' && h.ID[0] <= '9')) {
 		id = h.ID
 	}
+	return errorLine(id, code, msg), nil
+}
+
+// errorLine is a JSON-RPC error response, newline-terminated.
+func errorLine(id json.RawMessage, code int, msg string) []byte {
 	out, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -110,16 +128,18 @@ func refuse(line []byte) []byte {
 func (r *drainReader) Read(p []byte) (int, error) {
 	if len(r.buf) == 0 {
 		line, err := r.r.ReadBytes('\n')
-		if answer := refuse(line); answer != nil {
+		answer, m := refuse(line)
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() && !r.d.begin(req.ID) {
+			id, _ := json.Marshal(req.ID.Raw())
+			answer = errorLine(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: id %s is in use by a request not answered yet", id))
+		}
+		if answer != nil {
 			if _, werr := r.w.writeOwn(answer); werr != nil {
 				return 0, werr
 			}
 			line = nil
 		}
 		if len(line) > 0 {
-			if req, _ := lineKind(line); req {
-				r.d.add(1)
-			}
 			r.buf = line
 		}
 		if len(r.buf) == 0 && err == nil {
@@ -164,8 +184,10 @@ func (w *drainWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		if _, resp := lineKind(w.part[:i]); resp {
-			w.d.add(-1)
+		if m, err := jsonrpc.DecodeMessage(bytes.TrimSpace(w.part[:i])); err == nil {
+			if resp, ok := m.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+				w.d.end(resp.ID)
+			}
 		}
 		w.part = w.part[i+1:]
 	}

@@ -358,3 +358,46 @@ func TestMCPLockedTask(t *testing.T) {
 		t.Fatalf("next once the lock is gone: %s", toolText(res))
 	}
 }
+
+// TestMCPStdioDuplicateID: requests that reuse the id of one not answered
+// yet each get one answer (the in-use error), and the server still ends
+// at the input's end instead of waiting for answers that never come.
+func TestMCPStdioDuplicateID(t *testing.T) {
+	dir, env := loopRepo(t)
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	const n = 20
+	for i := 0; i < n; i++ {
+		in.WriteString(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"status","arguments":{}}}` + "\n")
+	}
+	// 12.5 is the id 12 to the SDK: its answer ends the request.
+	in.WriteString(`{"jsonrpc":"2.0","id":12.5,"method":"ping"}` + "\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "hegel", "mcp")
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = strings.NewReader(in.String())
+	cmd.WaitDelay = 2 * time.Second // git's child holds the output open
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		t.Fatalf("the server did not end at the input's end; it wrote:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("mcp: %v\n%s", err, out)
+	}
+	answers, inUse := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if strings.Contains(line, `"id":"a"`) {
+			answers++
+			if strings.Contains(line, `"code":-32600`) && strings.Contains(line, "in use") {
+				inUse++
+			}
+		}
+	}
+	if answers != n || inUse == 0 {
+		t.Errorf("%d answers to the %d requests with id \"a\" (%d refused as in use), want %d:\n%s", answers, n, inUse, n, out)
+	}
+	if !strings.Contains(string(out), `"id":12,"result":{}`) {
+		t.Errorf("no answer to the ping:\n%s", out)
+	}
+}

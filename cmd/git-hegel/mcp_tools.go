@@ -52,7 +52,7 @@ var mcpTools = []mcpTool{
 					args = append(args, "--"+f.name+"="+f.v)
 				}
 			}
-			if in.MaxCount > 0 {
+			if in.MaxCount != 0 { // a negative count is refused as the command refuses it
 				args = append(args, fmt.Sprintf("--max-count=%d", in.MaxCount))
 			}
 			return args

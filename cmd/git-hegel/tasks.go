@@ -305,7 +305,7 @@ func runShow(c *cmdCtx, args []string) error {
 	}
 	for _, l := range st.FilesLocked {
 		if st.Active() {
-			line("Locked", fmt.Sprintf("%s, %s", l.Path, c.stamp(l.At)))
+			line("Locked", fmt.Sprintf("%s, %s", c.quotePath(l.Path), c.stamp(l.At)))
 		}
 	}
 	for _, o := range st.Overrides {
