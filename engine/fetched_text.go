@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Text a task carries reaches an agent inside its prompt: the description
@@ -106,16 +107,11 @@ func (e *Engine) untrustedState(st *State) []FetchedText {
 	}
 	vals := map[string]string{"description": st.Description, "last_failure": st.LastFailure}
 	if len(st.StepResults) > 0 {
-		keys := make([]string, 0, len(st.StepResults))
-		for k := range st.StepResults {
-			keys = append(keys, k)
+		raw := make(map[string]string, len(st.StepResults))
+		for k, v := range st.StepResults {
+			raw[k] = string(v)
 		}
-		sort.Strings(keys)
-		s := ""
-		for _, k := range keys {
-			s += k + "\x00" + string(st.StepResults[k]) + "\x00"
-		}
-		vals["step_results"] = s
+		vals["step_results"] = keyedText(raw)
 	}
 	var fields []string
 	for _, f := range []string{"description", "last_failure", "step_results"} {
@@ -174,7 +170,7 @@ func (e *Engine) withholdRunData(st *State, d *runData, stateText []FetchedText)
 		}
 	}
 	if len(d.in.Vars) > 0 {
-		if t, ok := e.untrustedFile(st.Task, inputVars, varsText(d.in.Vars)); ok {
+		if t, ok := e.untrustedFile(st.Task, inputVars, keyedText(d.in.Vars)); ok {
 			for k := range d.in.Vars {
 				d.in.Vars[k] = withheld(st.Task, t)
 			}
@@ -190,19 +186,23 @@ func (e *Engine) withholdRunData(st *State, d *runData, stateText []FetchedText)
 	}
 }
 
-// varsText is the run's variables as one text, for their trust (the blob
-// the task holds is not kept by loadInputs).
-func varsText(vars map[string]string) string {
-	keys := make([]string, 0, len(vars))
-	for k := range vars {
+// keyedText is a map of texts (a run's variables, the state's step
+// results) as one text, in key order, each key and value followed by a
+// NUL: what trust records and what trust shows.
+func keyedText(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	s := ""
+	var b strings.Builder
 	for _, k := range keys {
-		s += k + "\x00" + vars[k] + "\x00"
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(m[k])
+		b.WriteByte(0)
 	}
-	return s
+	return b.String()
 }
 
 // UntrustedText lists every text of the task that arrived with a fetch
@@ -219,7 +219,7 @@ func (e *Engine) UntrustedText(st *State) ([]FetchedText, error) {
 		}
 	}
 	if len(in.Vars) > 0 {
-		if t, ok := e.untrustedFile(st.Task, inputVars, varsText(in.Vars)); ok {
+		if t, ok := e.untrustedFile(st.Task, inputVars, keyedText(in.Vars)); ok {
 			out = append(out, t)
 		}
 	}
