@@ -7,6 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 var _ engine.InputOrigin = Tasks{}
@@ -18,14 +19,26 @@ var _ engine.InputOrigin = Tasks{}
 // message. A remote can write anything into the task's chain, never into
 // this reflog.
 func (s Tasks) InputFetched(task, path string) (string, bool) {
-	r := s.r
-	ref := TaskRef(task)
-	log := r.readReflog(ref)
+	log, at := s.r.reflogBlobs(task, path)
+	remote := ""
+	for _, e := range log {
+		if at(e.New) != at(e.Old) {
+			remote = fetchRemote(e.Msg)
+		}
+	}
+	return remote, remote != ""
+}
+
+// reflogBlobs returns the newest entries of this clone's reflog of the
+// task's ref (at most maxReflogDefinitions) and the blob at path in a
+// commit (zero for none), read once per commit.
+func (r *Repo) reflogBlobs(task, path string) ([]refs.ReflogEntry, func(plumbing.Hash) plumbing.Hash) {
+	log := r.readReflog(TaskRef(task))
 	if len(log) > maxReflogDefinitions {
 		log = log[len(log)-maxReflogDefinitions:]
 	}
 	blobs := map[plumbing.Hash]plumbing.Hash{}
-	at := func(c plumbing.Hash) plumbing.Hash {
+	return log, func(c plumbing.Hash) plumbing.Hash {
 		if c.IsZero() {
 			return plumbing.ZeroHash
 		}
@@ -36,13 +49,6 @@ func (s Tasks) InputFetched(task, path string) (string, bool) {
 		blobs[c] = b
 		return b
 	}
-	remote := ""
-	for _, e := range log {
-		if at(e.New) != at(e.Old) {
-			remote = fetchRemote(e.Msg)
-		}
-	}
-	return remote, remote != ""
 }
 
 // blobAt is the blob at path in commit c's tree (zero when there is none

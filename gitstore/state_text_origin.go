@@ -19,7 +19,7 @@ var _ engine.TextOrigin = Tasks{}
 // from one file, its reflog.
 func (s Tasks) TextFetched(task string, fields []string) map[string]string {
 	r := s.r
-	log := r.readReflog(TaskRef(task))
+	log, at := r.reflogBlobs(task, stateFile)
 	fetched := false
 	for _, e := range log {
 		if fetchRemote(e.Msg) != "" {
@@ -29,21 +29,6 @@ func (s Tasks) TextFetched(task string, fields []string) map[string]string {
 	}
 	if !fetched {
 		return nil
-	}
-	if len(log) > maxReflogDefinitions {
-		log = log[len(log)-maxReflogDefinitions:]
-	}
-	blobs := map[plumbing.Hash]plumbing.Hash{}
-	at := func(c plumbing.Hash) plumbing.Hash {
-		if c.IsZero() {
-			return plumbing.ZeroHash
-		}
-		if b, ok := blobs[c]; ok {
-			return b
-		}
-		b := r.blobAt(c, stateFile)
-		blobs[c] = b
-		return b
 	}
 	// values decodes a version of state.json into its fields' raw JSON
 	// (none, for a blob that cannot be read or parsed: every field then
