@@ -22,7 +22,7 @@ const (
 )
 
 func gcFlags(fs *pflag.FlagSet) {
-	fs.Int("retention-days", -1, "remove what ended more than N days ago (default: git config hegel.retentionDays, else 30; 0 keeps everything)")
+	intFlag(fs, "retention-days", "", -1, "remove what ended more than N days ago (default: git config hegel.retentionDays, else 30; 0 keeps everything)")
 	valueName(fs, "retention-days", "N")
 	fs.BoolP("dry-run", "n", false, "say what would be removed, remove nothing")
 	jsonFlag(fs)

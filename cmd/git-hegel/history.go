@@ -34,7 +34,7 @@ func logFlags(fs *pflag.FlagSet) {
 	valueName(fs, "until", "DATE")
 	fs.String("grep", "", "only runs whose task, description or error contains TEXT")
 	valueName(fs, "grep", "TEXT")
-	fs.IntP("max-count", "n", 0, "show at most N runs")
+	intFlag(fs, "max-count", "n", 0, "show at most N runs")
 	valueName(fs, "max-count", "N")
 	jsonFlag(fs)
 	fs.String("format", "", "jsonl: one JSON object a line, with the fields docs/json.md lists under log --format=jsonl")

@@ -28,7 +28,7 @@ import (
 // `git hegel web`: the dashboard (package web) served on 127.0.0.1.
 
 func webFlags(fs *pflag.FlagSet) {
-	fs.Int("port", 0, "listen on this port (default: a free one)")
+	intFlag(fs, "port", "", 0, "listen on this port (default: a free one)")
 	valueName(fs, "port", "N")
 	fs.Bool("open", false, "open the address in the browser ($BROWSER, else xdg-open or open)")
 	fs.Bool("no-auth", false, "serve without the access token (anyone on this machine can approve)")
