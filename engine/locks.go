@@ -88,6 +88,20 @@ func CheckLockPath(p string) error {
 	return nil
 }
 
+// CheckNewLockPath is CheckLockPath for a lock being taken: it also
+// refuses a path inside the repository's .git (in any case of its name),
+// which git never tracks. A stored lock there, taken before this rule,
+// is still read.
+func CheckNewLockPath(p string) error {
+	if err := CheckLockPath(p); err != nil {
+		return err
+	}
+	if first, _, _ := strings.Cut(path.Clean(p), "/"); strings.EqualFold(first, ".git") {
+		return badNamef("'%s' is inside .git, which git does not track; lock files of the worktree", p)
+	}
+	return nil
+}
+
 // LockHolder is an open task holding a lock.
 type LockHolder struct {
 	Task string
@@ -186,7 +200,7 @@ func (e *Engine) OpenStates() ([]*State, error) { return e.openStates() }
 // the lock from that task, recording there who took it.
 func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult, error) {
 	for _, p := range paths {
-		if err := CheckLockPath(p); err != nil {
+		if err := CheckNewLockPath(p); err != nil {
 			return nil, err
 		}
 	}

@@ -33,7 +33,7 @@ func runLock(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := c.lockPaths(r, args)
+	paths, err := c.lockPaths(r, args, engine.CheckNewLockPath)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func runUnlock(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := c.lockPaths(r, args)
+	paths, err := c.lockPaths(r, args, engine.CheckLockPath)
 	if err != nil {
 		return err
 	}
@@ -98,9 +98,10 @@ func runUnlock(c *cmdCtx, args []string) error {
 // lockPaths makes the command line's paths relative to the top of the
 // worktree, as locks store them: a path is read from the current
 // directory as git reads pathspecs, an existing directory gets a trailing
-// slash (it locks what is under it), and a path outside the worktree is
-// refused (exit 2) before anything changes.
-func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string) ([]string, error) {
+// slash (it locks what is under it), and a path check refuses (outside
+// the worktree; for a new lock, inside .git) is refused (exit 2) before
+// anything changes.
+func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) error) ([]string, error) {
 	top := r.WorkTree
 	if t, err := filepath.EvalSymlinks(top); err == nil {
 		top = t
@@ -130,7 +131,7 @@ func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string) ([]string, error) {
 		if fi, err := os.Stat(filepath.Join(top, rel)); err == nil && fi.IsDir() && rel != "." {
 			rel += "/"
 		}
-		if err := engine.CheckLockPath(rel); err != nil {
+		if err := check(rel); err != nil {
 			return nil, usagef(c.name, "%v", err)
 		}
 		out = append(out, rel)
