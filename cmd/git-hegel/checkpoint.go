@@ -401,7 +401,11 @@ func kindLabel(cp *engine.Checkpoint) string {
 	return "taken by hand"
 }
 
+// headLabel names where HEAD was. The branch comes from a checkpoint or a
+// stash, which may have come from another clone: it is printed without
+// control characters.
 func headLabel(branch, commit string) string {
+	branch = strings.ReplaceAll(text.Clean(branch), "\n", " ")
 	switch {
 	case branch != "" && commit == "":
 		return branch + " (no commits yet)"
