@@ -110,6 +110,9 @@ type hookRun struct {
 
 func (hr *hookRun) run() error {
 	h, tgt := hr.h, hr.tgt
+	if denied, err := hr.checkGate(); denied || err != nil {
+		return err
+	}
 	hr.cache = gitstore.ReadHookCache(tgt.Layout.GitDir, tgt.ActiveTask, tgt.Commit)
 	if hr.cache == nil || hr.cache.Untrusted {
 		if err := hr.rebuild(); err != nil {
@@ -383,6 +386,35 @@ func (hr *hookRun) resumeContext() (string, error) {
 	fmt.Fprintf(&b, "Current node: %s\n\nPrompt:\n%s\n\n", st.CurrentNode, trimNL(v.Prompt))
 	b.WriteString("When this node's work is done, run `git hegel next` (or `git hegel next <claim>`); `git hegel status` shows where the task stands.")
 	return b.String(), nil
+}
+
+// checkGate refuses, in the agent's own format, a shell command of the
+// agent's that runs one of the person's commands (git hegel approve,
+// reject, answer, trust: agent.GateCommand), whatever task it names,
+// unless hegel.agent.allowGateCommands is true. A gate the agent passes
+// itself is no gate; an agent told to by text it read (a fetched task, a
+// file) is the case this stops.
+func (hr *hookRun) checkGate() (denied bool, err error) {
+	h := hr.h
+	if h.Kind != agent.EventPreTool || h.Call == nil || h.Call.Gate == "" {
+		return false, nil
+	}
+	cfg, err := hr.config()
+	if err != nil {
+		return false, err
+	}
+	if v, ok := cfg.Get("hegel", "agent", "allowgatecommands"); ok {
+		if allow, ok := gitdir.ParseBool(v); ok && allow {
+			return false, nil
+		}
+	}
+	reason := fmt.Sprintf("'git hegel %s' is for the person you work with, not for the agent: approvals, rejections, answers to your questions and trust are theirs to give. Ask them to run it (git config hegel.agent.allowGateCommands true lets agents run it).", h.Call.Gate)
+	out := h.Deny(reason)
+	if out == nil {
+		return false, nil
+	}
+	_, err = hr.c.Stdout.Write(out)
+	return true, err
 }
 
 // checkLocks refuses, in the agent's own format, an edit about to run on

@@ -22,6 +22,9 @@ type ToolCall struct {
 	// would otherwise undo its own call, which changed nothing yet, and a
 	// redo would find a new action recorded after the undo it takes back.
 	Undo bool
+	// Gate is the person's command a shell command runs (approve,
+	// reject, answer, trust: GateCommand), "" for none.
+	Gate string
 }
 
 // MaxInput bounds ToolCall.Input.
@@ -73,7 +76,7 @@ func toolCall(p *payload, kind string) *ToolCall {
 	switch p.HookEventName {
 	case "beforeShellExecution", "afterShellExecution":
 		tool = "Shell"
-		return &ToolCall{Tool: tool, Input: cutInput(strings.TrimSpace(p.Command)), Undo: UndoCommand(p.Command)}
+		return &ToolCall{Tool: tool, Input: cutInput(strings.TrimSpace(p.Command)), Undo: UndoCommand(p.Command), Gate: GateCommand(p.Command)}
 	case "afterFileEdit":
 		return &ToolCall{Tool: "Edit", Input: cutInput(p.FilePath), File: true}
 	}
@@ -91,6 +94,7 @@ func toolCall(p *payload, kind string) *ToolCall {
 			var in toolInput
 			if json.Unmarshal(p.ToolInput, &in) == nil {
 				c.Undo = UndoCommand(commandText(in.Command))
+				c.Gate = GateCommand(commandText(in.Command))
 			}
 		case evs[0].File != "":
 			c.Input, c.File = cutInput(evs[0].File), true
@@ -126,4 +130,67 @@ func UndoCommand(cmd string) bool {
 		return false
 	}
 	return !strings.ContainsAny(cmd, ";&|<>`$(){}\\\n\r*?[~!#")
+}
+
+// gateCommands are git-hegel's commands that stand for the person: an
+// approval or rejection at a gate, the answer to a question the agent
+// asked, trust in a definition or text that came from elsewhere.
+var gateCommands = []string{"approve", "reject", "answer", "trust"}
+
+// readOnly says whether gate command g with the words after it only
+// shows something: its help, or trust's --list and --dry-run.
+func readOnly(g string, rest []string) bool {
+	for _, w := range rest[:min(len(rest), 4)] {
+		switch {
+		case w == "-h" || w == "--help":
+			return true
+		case g == "trust" && (w == "--list" || w == "-n" || w == "--dry-run"):
+			return true
+		}
+	}
+	return false
+}
+
+// GateCommand returns the gate command a shell command line runs
+// ("git hegel approve ...", "git -C dir hegel answer ...", "git-hegel
+// trust ...", anywhere in the line), "" for none. It reads words, not the
+// shell's grammar: it is there to stop an agent that was told (by a
+// prompt, or by text in a file it read) to pass a gate itself, not one
+// that hides the command from it. Help, and trust --list or --dry-run,
+// only show something and pass.
+func GateCommand(cmd string) string {
+	f := strings.FieldsFunc(cmd, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '`'
+	})
+	for i := 0; i < len(f); i++ {
+		j := -1
+		switch w := f[i]; {
+		case w == "git" || strings.HasSuffix(w, "/git"):
+			// git's own options come before the subcommand.
+			k := i + 1
+			for k < len(f) && strings.HasPrefix(f[k], "-") {
+				if f[k] == "-C" || f[k] == "-c" {
+					k++
+				}
+				k++
+			}
+			if k+1 < len(f) && f[k] == "hegel" {
+				j = k + 1
+			}
+		case w == "git-hegel" || strings.HasSuffix(w, "/git-hegel"):
+			j = i + 1
+		}
+		if j < 0 || j >= len(f) {
+			continue
+		}
+		for _, g := range gateCommands {
+			if f[j] != g {
+				continue
+			}
+			if !readOnly(g, f[j+1:]) {
+				return g
+			}
+		}
+	}
+	return ""
 }
