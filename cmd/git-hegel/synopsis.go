@@ -312,7 +312,7 @@ type decimalInt int
 func (d *decimalInt) Set(s string) error {
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return fmt.Errorf("expects a decimal number")
+		return err // a *strconv.NumError, which invalidValue words
 	}
 	*d = decimalInt(n)
 	return nil
