@@ -16,7 +16,17 @@ type fakeTrust struct{ recs []TrustRecord }
 
 func (f *fakeTrust) TrustedDefinition(id string) (*TrustRecord, error) {
 	for i := range f.recs {
-		if f.recs[i].ID == id {
+		if f.recs[i].ID == id && f.recs[i].How != TrustText {
+			return &f.recs[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// TrustedText implements TextTrustStore.
+func (f *fakeTrust) TrustedText(id string) (*TrustRecord, error) {
+	for i := range f.recs {
+		if f.recs[i].ID == id && f.recs[i].How == TrustText {
 			return &f.recs[i], nil
 		}
 	}
