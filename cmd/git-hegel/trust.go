@@ -60,6 +60,9 @@ func runTrust(c *cmdCtx, args []string) error {
 	if !asJSON {
 		if !rv.Trust.Trusted {
 			c.printReview(rv)
+			if len(rv.Texts) > 0 {
+				fmt.Fprintln(c.Stdout)
+			}
 		}
 		c.printTexts(rv)
 	}
