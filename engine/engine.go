@@ -750,7 +750,8 @@ func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 			return v
 		}
 	}
-	prompt, err := e.RenderPrompt(st, wf)
+	stateText := e.stateTextOnce(st) // read by the prompt and the failure alike
+	prompt, err := e.renderPrompt(st, wf, stateText)
 	if err != nil {
 		e.warn(err.Error() + " (showing the prompt as written)")
 		prompt = wf.Prompt(st.CurrentNode)
@@ -762,7 +763,7 @@ func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 			head = fmt.Sprintf("This is attempt %d of %d at '%s'. The last attempt failed:", st.Attempt, v.MaxAttempts, st.CurrentNode)
 		}
 		failure := st.LastFailure
-		for _, t := range e.untrustedState(st) {
+		for _, t := range stateText() {
 			if t.Field == "last_failure" {
 				failure = withheld(st.Task, t) // fetched_text.go
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Text a task carries reaches an agent inside its prompt: the description
@@ -64,17 +65,10 @@ func (t FetchedText) Label() string {
 	case inputVars:
 		return "run variables"
 	}
-	if n, ok := cutResult(t.Field); ok {
+	if n, ok := strings.CutPrefix(t.Field, resultsDir); ok {
 		return "result of step " + n
 	}
 	return t.Field
-}
-
-func cutResult(field string) (string, bool) {
-	if len(field) > len(resultsDir) && field[:len(resultsDir)] == resultsDir {
-		return field[len(resultsDir):], true
-	}
-	return "", false
 }
 
 // withheld is the notice that stands in a prompt for text t of task.
@@ -96,6 +90,11 @@ func (e *Engine) textTrusted(s string) bool {
 		return false
 	}
 	return r != nil
+}
+
+// stateTextOnce returns untrustedState(st), read at most once.
+func (e *Engine) stateTextOnce(st *State) func() []FetchedText {
+	return sync.OnceValue(func() []FetchedText { return e.untrustedState(st) })
 }
 
 // untrustedState lists st's state fields whose text arrived with a fetch

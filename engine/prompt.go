@@ -14,11 +14,17 @@ import (
 
 // RenderPrompt renders the prompt of st's current node.
 func (e *Engine) RenderPrompt(st *State, wf *workflow.Definition) (string, error) {
+	return e.renderPrompt(st, wf, e.stateTextOnce(st))
+}
+
+// renderPrompt is RenderPrompt with st's untrusted text read by stateText
+// (which view shares, so the reflog is read once).
+func (e *Engine) renderPrompt(st *State, wf *workflow.Definition, stateText func() []FetchedText) (string, error) {
 	n, ok := wf.Nodes[st.CurrentNode]
 	if !ok || n.Template == nil {
 		return wf.Prompt(st.CurrentNode), nil
 	}
-	d, err := e.runData(st, n.Template)
+	d, err := e.runData(st, n.Template, stateText)
 	if err != nil {
 		return "", err
 	}
@@ -46,8 +52,9 @@ type runData struct {
 	description *string
 }
 
-// runData loads the run data template t uses, and nothing else.
-func (e *Engine) runData(st *State, t *workflow.Template) (runData, error) {
+// runData loads the run data template t uses, and nothing else, with
+// what stateText says arrived with a fetch withheld.
+func (e *Engine) runData(st *State, t *workflow.Template, stateText func() []FetchedText) (runData, error) {
 	d := runData{in: &runInputs{}, results: map[string]string{}}
 	var err error
 	if t.Uses(workflow.DataPrompt) || t.Uses(workflow.DataContext) || t.Uses(workflow.DataVars) {
@@ -64,17 +71,17 @@ func (e *Engine) runData(st *State, t *workflow.Template) (runData, error) {
 	// the agent the prompt is for.
 	// ({{task.*}} is always at hand, so a template's use of the
 	// description is not recorded: it is looked at whenever there is one.)
-	var stateText []FetchedText
+	var text []FetchedText
 	if st.Description != "" || t.Uses(workflow.DataResults) {
-		stateText = e.untrustedState(st)
+		text = stateText()
 	}
-	for _, ft := range stateText {
+	for _, ft := range text {
 		if ft.Field == "description" {
 			notice := withheld(st.Task, ft)
 			d.description = &notice
 		}
 	}
-	e.withholdRunData(st, &d, stateText)
+	e.withholdRunData(st, &d, text)
 	return d, nil
 }
 

@@ -754,7 +754,7 @@ func roundSeconds(d time.Duration) float64 {
 
 // render renders one of node n's templates for the task.
 func (rn *run) render(t *Task, n *workflow.Node, tpl *workflow.Template, line int, what string) (string, error) {
-	d, err := rn.e.runData(t.State, tpl)
+	d, err := rn.e.runData(t.State, tpl, rn.e.stateTextOnce(t.State))
 	if err != nil {
 		return "", err
 	}
