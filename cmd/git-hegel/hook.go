@@ -399,13 +399,13 @@ func (hr *hookRun) checkGate() (denied bool, err error) {
 	if h.Kind != agent.EventPreTool || h.Call == nil || h.Call.Gate == "" {
 		return false, nil
 	}
-	cfg, err := hr.config()
-	if err != nil {
-		return false, err
-	}
-	if v, ok := cfg.Get("hegel", "agent", "allowgatecommands"); ok {
-		if allow, ok := gitdir.ParseBool(v); ok && allow {
-			return false, nil
+	// Refused unless the setting says otherwise: a configuration that
+	// cannot be read allows nothing (and fails no other hook work).
+	if cfg, err := hr.config(); err == nil {
+		if v, ok := cfg.Get("hegel", "agent", "allowgatecommands"); ok {
+			if allow, ok := gitdir.ParseBool(v); ok && allow {
+				return false, nil
+			}
 		}
 	}
 	reason := fmt.Sprintf("'git hegel %s' is for the person you work with, not for the agent: approvals, rejections, answers to your questions and trust are theirs to give. Ask them to run it (git config hegel.agent.allowGateCommands true lets agents run it).", h.Call.Gate)
