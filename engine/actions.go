@@ -135,6 +135,28 @@ func (e *Engine) RecordAction(task string, s ActionSnapshot) error {
 	return e.Actions.TakeActionSnapshot(task, s)
 }
 
+// CloseOpenAction ends session's newest tool call when it has a
+// snapshot before it and none after: a call the person denied, or one
+// whose PostToolUse never came. The hook calls it when the agent's turn
+// ends or the person writes to it (Stop, UserPromptSubmit, SessionEnd):
+// what changes after that is not the call's doing, and an undo of the
+// call must not take it back. Another session's open call is left as it
+// is (it may still be running).
+func (e *Engine) CloseOpenAction(task, session string) error {
+	if e.Actions == nil {
+		return ErrNoWorktree
+	}
+	newest, err := e.Actions.NewestActionSnapshot(task)
+	if err != nil {
+		return err
+	}
+	if newest == nil || newest.Phase != ActionBefore || newest.Session != session {
+		return nil
+	}
+	return e.Actions.TakeActionSnapshot(task, ActionSnapshot{Phase: ActionAfter, Session: session,
+		Agent: newest.Agent, Tool: newest.Tool, Input: newest.Input, Action: newest.ID})
+}
+
 // actionTimeline is a chain read as actions: undone actions (those an
 // undo went back over, which the chain keeps only behind the undo's
 // safety snapshot) and the undo and redo snapshots are left out.

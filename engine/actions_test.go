@@ -255,3 +255,37 @@ func TestUndoRefusesAForeignSnapshotItReads(t *testing.T) {
 		t.Errorf("redo: %v", err)
 	}
 }
+
+// A call with no PostToolUse is closed when its session's turn ends: an
+// edit after that is not undone with it. Another session's end, or a
+// call already closed, adds nothing to the chain.
+func TestCloseOpenAction(t *testing.T) {
+	te, f := newActionsEnv(t)
+	if err := te.CloseOpenAction("t", "s"); err != nil || len(f.chain) != 0 {
+		t.Fatalf("empty chain: %v, %d snapshots", err, len(f.chain))
+	}
+	if err := te.RecordAction("t", ActionSnapshot{Phase: ActionBefore, Session: "s", Tool: "Bash", Input: "rm a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := te.CloseOpenAction("t", "other"); err != nil || len(f.chain) != 1 {
+		t.Fatalf("another session closed the call: %v, %d snapshots", err, len(f.chain))
+	}
+	if err := te.CloseOpenAction("t", "s"); err != nil || len(f.chain) != 2 {
+		t.Fatalf("not closed: %v, %d snapshots", err, len(f.chain))
+	}
+	if after := f.chain[1]; after.Phase != ActionAfter || after.Action != f.chain[0].ID || after.Tool != "Bash" || after.Input != "rm a" {
+		t.Fatalf("closed by %+v", after)
+	}
+	if err := te.CloseOpenAction("t", "s"); err != nil || len(f.chain) != 2 {
+		t.Fatalf("closed twice: %v, %d snapshots", err, len(f.chain))
+	}
+	f.wt["b"] = "the person's"
+	p := undo(t, te.Engine, UndoOptions{N: 1})
+	if len(p.Touched) != 0 || f.wt["b"] != "the person's" {
+		t.Fatalf("the undo touched %v; b = %q", p.Touched, f.wt["b"])
+	}
+	te.Actions = nil
+	if err := te.CloseOpenAction("t", "s"); !errors.Is(err, ErrNoWorktree) {
+		t.Errorf("no store: %v", err)
+	}
+}

@@ -136,6 +136,7 @@ func (hr *hookRun) run() error {
 		return err
 	}
 	hr.snapshotAction()
+	hr.closeOpenAction()
 	for i := range h.Events {
 		h.Events[i].Task = hr.cache.Task
 	}

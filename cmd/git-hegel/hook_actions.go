@@ -70,6 +70,32 @@ func (hr *hookRun) snapshotAction() {
 	}
 }
 
+// closeOpenAction ends this session's tool call that got a snapshot
+// before it and never one after (engine.CloseOpenAction), when the
+// agent's turn is over: on Stop, on the person's next prompt and at the
+// session's end.
+func (hr *hookRun) closeOpenAction() {
+	h := hr.h
+	if h.Kind != agent.EventStop && h.Kind != agent.EventPrompt && h.Kind != agent.EventSessionEnd {
+		return
+	}
+	cfg, err := hr.config()
+	if err != nil {
+		return // the call's snapshot warned already, if it took one
+	}
+	if !readActionSettings(cfg).on {
+		return
+	}
+	_, e, err := hr.open()
+	if err != nil {
+		hr.c.warn("the agent's last action was not closed: " + err.Error())
+		return
+	}
+	if err := e.CloseOpenAction(hr.cache.Task, h.Session); err != nil {
+		hr.c.warn("the agent's last action was not closed: " + err.Error())
+	}
+}
+
 // config is the repository's configuration: the open repository's, or
 // read from the layout without opening it.
 func (hr *hookRun) config() (*gitdir.Config, error) {
