@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -176,13 +177,21 @@ func (e *Engine) withholdRunData(st *State, d *runData, stateText []FetchedText)
 		}
 	}
 	for n, v := range d.results {
-		if _, inline := st.StepResults[n]; inline {
-			continue
+		if inlineResult(st, n) {
+			continue // the state's own: step_results above
 		}
 		if t, ok := e.untrustedFile(st.Task, ResultPath(n), v); ok {
 			d.results[n] = withheld(st.Task, t)
 		}
 	}
+}
+
+// inlineResult says whether node's result is kept in the state itself
+// (a JSON string in step_results), not in the task's file
+// results/<node>, which the state's entry then describes.
+func inlineResult(st *State, node string) bool {
+	var s string
+	return json.Unmarshal(st.StepResults[node], &s) == nil
 }
 
 // keyedText is a map of texts (a run's variables, the state's step
@@ -228,7 +237,7 @@ func (e *Engine) UntrustedText(st *State) ([]FetchedText, error) {
 	}
 	names := make([]string, 0, len(results))
 	for n := range results {
-		if _, inline := st.StepResults[n]; !inline {
+		if !inlineResult(st, n) {
 			names = append(names, n)
 		}
 	}
