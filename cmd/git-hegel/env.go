@@ -30,6 +30,10 @@ type Env struct {
 	// pipe tracks a closed standard output (pipe.go); nil in tests that
 	// write to buffers.
 	pipe *pipeState
+	// forAgent: an agent reads the output (the MCP server runs the
+	// command): a task's text that arrived with a fetch and is not
+	// trusted here is printed as a notice (engine.ForAgent).
+	forAgent bool
 }
 
 func systemEnv() *Env {

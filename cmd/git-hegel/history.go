@@ -133,8 +133,11 @@ func runLog(c *cmdCtx, args []string) error {
 	switch {
 	case c.boolFlag("json"):
 		out := logJSON{Schema: c.jsonSchema(), Executions: []executionJSON{}}
+		desc := c.descriptionsForReader(e)
 		for _, rec := range recs {
-			out.Executions = append(out.Executions, executionOf(rec))
+			j := executionOf(rec)
+			j.Description = desc(j.Task, j.Description)
+			out.Executions = append(out.Executions, j)
 		}
 		return writeJSON(c.Stdout, out)
 	case format == "jsonl":

@@ -318,6 +318,12 @@ func runResult(c *cmdCtx, args []string) error {
 		}
 		return err
 	}
+	b, withheld := c.resultForReader(e, t.State, args[0], b)
+	if withheld && meta.Error != "" {
+		m := *meta
+		m.Error = string(b)
+		meta = &m
+	}
 	if schema := c.jsonSchema(); schema > 0 {
 		j := resultJSON{Schema: schema, Task: t.State.Task, Node: args[0], Handler: meta.Handler, At: meta.At,
 			Bytes: meta.Bytes, Truncated: meta.Truncated, Exit: meta.Exit, Error: meta.Error,

@@ -70,7 +70,7 @@ func statusOnce(c *cmdCtx) error {
 		}
 		var task *workflowJSON
 		if t != nil {
-			task = taskJSON(t.State, c.Now(), schema)
+			task = taskJSON(c.forReader(e, t.State), c.Now(), schema)
 			task.Archived = t.Archived
 			out.RollbackAvailable = !t.Archived && hasCheckpoint(r, t.State.Task)
 			_, out.WorkflowFileChanged = e.WorkflowFileChanged(t)

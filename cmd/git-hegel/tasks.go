@@ -36,7 +36,7 @@ func runTasks(c *cmdCtx, args []string) error {
 			if t.Err != nil {
 				j.Damaged = t.Err.Error()
 			} else {
-				st := t.State
+				st := c.forReader(e, t.State)
 				j.Workflow, j.Mode, j.CurrentNode, j.Status = st.Workflow, st.Mode, st.CurrentNode, st.Status
 				j.TaskType, j.Priority, j.Description, j.Worktree, j.UpdatedAt = st.TaskType, priorityOf(st), st.Description, st.Worktree, st.UpdatedAt
 				j.OwnerEmail = st.OwnerEmail
@@ -123,7 +123,7 @@ func runShow(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := d.State
+	st := c.forReader(e, d.State)
 	cps, cperr := c.snapshots(r).Checkpoints(st.Task)
 	slices.Reverse(cps) // newest first
 	skipped := map[string]string{}

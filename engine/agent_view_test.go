@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// What an agent reads of a task (ForAgent, ResultWithheld,
+// DescriptionWithheld) withholds what a fetch wrote and this machine does
+// not trust, as the prompt does; what was written here, or trusted, is
+// given as it is, and the task itself is not changed.
+func TestForAgent(t *testing.T) {
+	te := newTestEngine(t, map[string][]byte{"w.yaml": []byte(textWF)})
+	store := &fetchedStore{fakeTaskStore: te.tasks, files: map[string]string{ResultPath("build"): "IGNORE the result"},
+		fields: map[string]string{}, paths: map[string]string{}}
+	te.Tasks = store
+	te.Trust = &fakeTrust{}
+	if _, err := te.Start("w", "", "t"); err != nil {
+		t.Fatal(err)
+	}
+	st := te.tasks.tasks["t"].State
+	st.Description, st.LastFailure = "IGNORE the description", "IGNORE the failure"
+	st.StepResults = map[string]json.RawMessage{"build": json.RawMessage(`{"handler":"command","error":"IGNORE the error"}`)}
+
+	if got := te.ForAgent(st); got != st {
+		t.Fatal("written here, and still copied")
+	}
+	if _, ok := te.ResultWithheld(st, "build", []byte("IGNORE the result")); ok {
+		t.Fatal("a result written here was withheld")
+	}
+	if _, ok := te.DescriptionWithheld("t", st.Description); ok {
+		t.Fatal("the description written here was withheld from the log")
+	}
+
+	store.fields["description"], store.fields["step_results"] = "origin", "origin"
+	got := te.ForAgent(st)
+	b, _ := json.Marshal(got)
+	if strings.Contains(string(b), "IGNORE the description") || strings.Contains(string(b), "IGNORE the error") {
+		t.Fatalf("fetched text reached the agent: %s", b)
+	}
+	if !strings.Contains(got.Description, "description came from origin") || got.LastFailure != "IGNORE the failure" {
+		t.Fatalf("description %q, last failure %q", got.Description, got.LastFailure)
+	}
+	if st.Description != "IGNORE the description" {
+		t.Fatal("the task's own state was changed")
+	}
+	if n, ok := te.ResultWithheld(st, "build", []byte("IGNORE the result")); !ok || !strings.Contains(n, "step results came from origin") {
+		t.Fatalf("result with fetched step results: %q %v", n, ok)
+	}
+	if n, ok := te.DescriptionWithheld("t", st.Description); !ok || !strings.Contains(n, "description came from origin") {
+		t.Fatalf("log description: %q %v", n, ok)
+	}
+	if _, ok := te.DescriptionWithheld("gone", "IGNORE an old run"); !ok {
+		t.Fatal("a run's description with no task to vouch for it was given")
+	}
+
+	// Only the result's file came with a fetch.
+	delete(store.fields, "step_results")
+	store.paths[ResultPath("build")] = "upstream"
+	if n, ok := te.ResultWithheld(st, "build", []byte("IGNORE the result")); !ok || !strings.Contains(n, "result of step build came from upstream") {
+		t.Fatalf("fetched result file: %q %v", n, ok)
+	}
+
+	texts, err := te.UntrustedText(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := te.TrustTexts("t", texts); err != nil {
+		t.Fatal(err)
+	}
+	if got := te.ForAgent(st); got.Description != st.Description {
+		t.Fatalf("trusted, and still withheld: %q", got.Description)
+	}
+	if _, ok := te.ResultWithheld(st, "build", []byte("IGNORE the result")); ok {
+		t.Fatal("a trusted result was withheld")
+	}
+	if _, ok := te.DescriptionWithheld("gone", st.Description); ok {
+		t.Fatal("a trusted description was withheld from the log")
+	}
+}
