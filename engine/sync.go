@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
 )
@@ -85,6 +87,9 @@ type TaskSync struct {
 	FromOurs, FromTheirs []string
 	Conflicts            []FieldConflict
 	Resolved             Side
+	// Unrelated: the two versions share no history (each clone started
+	// its own task of that name), so every field that differs conflicts.
+	Unrelated bool
 	// Archived: the change was to the task's archive ref.
 	Archived bool
 	// Held is set when a worktree of this clone held the task (it was
@@ -232,6 +237,14 @@ func (r *SyncReport) MergeNotes() []string {
 			parts = append(parts, strings.Join(t.FromOurs, ", ")+" from here")
 		}
 		line := fmt.Sprintf("Merged %s %s: %s", what, t.Task, strings.Join(parts, "; "))
+		if t.Unrelated {
+			side := "this clone"
+			if t.Resolved == SideTheirs {
+				side = r.Remote
+			}
+			out = append(out, fmt.Sprintf("Kept %s's %s %s whole: the two shared no history; the other one stays in the task's history (git log refs/hegel/tasks/%s)", side, what, t.Task, t.Task))
+			continue
+		}
 		if len(parts) == 0 {
 			line = fmt.Sprintf("Merged %s %s: both sides made the same changes", what, t.Task)
 		}
@@ -259,10 +272,50 @@ func (r *SyncReport) ConflictNotes() []string {
 		if t.Change != TaskConflicted {
 			continue
 		}
+		if t.Unrelated {
+			out = append(out, unrelatedNote(t, r.Remote))
+			continue
+		}
 		out = append(out, fmt.Sprintf("Task %s changed on both sides and was not merged: %s; nothing changed here. Keep this clone's values with 'git hegel sync --ours %s', or take %s's with 'git hegel sync --theirs %s' (every other field merges either way)",
 			t.Task, conflictList(t.Conflicts, r.Remote), t.Task, r.Remote, t.Task))
 	}
 	return out
+}
+
+// unrelatedNote says that a task here and the remote's task of the same
+// name are two tasks, who started each and when (as far as their
+// states say it differently), and how to keep one.
+func unrelatedNote(t TaskSync, remote string) string {
+	who := map[string][2]string{}
+	for _, c := range t.Conflicts {
+		who[c.Field] = [2]string{unquote(c.Ours), unquote(c.Theirs)}
+	}
+	side := func(i int) string {
+		var parts []string
+		if v := who["owner_email"][i]; v != "" {
+			parts = append(parts, "by "+v)
+		}
+		if at, err := time.Parse(time.RFC3339Nano, who["started_at"][i]); err == nil {
+			parts = append(parts, "on "+at.UTC().Format("2006-01-02 15:04 UTC"))
+		}
+		return strings.Join(parts, " ")
+	}
+	started := ""
+	if here, there := side(0), side(1); here != "" && there != "" {
+		started = fmt.Sprintf(" (here %s, at %s %s)", here, remote, there)
+	}
+	return fmt.Sprintf("Task %s here and task %s at %s share no history: each clone started its own task of that name%s; nothing changed here. Keep this clone's with 'git hegel sync --ours %s', or take %s's with 'git hegel sync --theirs %s': the other one's state is replaced",
+		t.Task, t.Task, remote, started, t.Task, remote, t.Task)
+}
+
+// unquote reads a conflict's value that is a JSON string; any other is
+// returned as it is.
+func unquote(v string) string {
+	var s string
+	if json.Unmarshal([]byte(v), &s) == nil {
+		return s
+	}
+	return v
 }
 
 // conflictList is "current_node is review here, plan at origin, ...".

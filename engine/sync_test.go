@@ -2,6 +2,7 @@ package engine
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +62,30 @@ func TestFetchSummaryCountsManyTasks(t *testing.T) {
 	r.Tasks = append(r.Tasks, TaskSync{Task: "z", Change: TaskFastForwarded})
 	if got, want := r.FetchSummary(), "4 tasks added, task z fast-forwarded"; got != want {
 		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// Two tasks with one name: the note says who started each and when, from
+// the conflicting fields, and leaves out what both sides share.
+func TestUnrelatedNote(t *testing.T) {
+	ts := TaskSync{Task: "login", Change: TaskConflicted, Unrelated: true, Conflicts: []FieldConflict{
+		{Field: "owner_email", Ours: `"bob@example.com"`, Theirs: `"ann@example.com"`},
+		{Field: "started_at", Ours: `"2026-11-29T13:22:24.892266814Z"`, Theirs: `"2026-11-29T14:05:00Z"`},
+	}}
+	r := &SyncReport{Remote: "origin", Tasks: []TaskSync{ts}}
+	notes := r.ConflictNotes()
+	want := "Task login here and task login at origin share no history: each clone started its own task of that name (here by bob@example.com on 2026-11-29 13:22 UTC, at origin by ann@example.com on 2026-11-29 14:05 UTC); nothing changed here. Keep this clone's with 'git hegel sync --ours login', or take origin's with 'git hegel sync --theirs login': the other one's state is replaced"
+	if len(notes) != 1 || notes[0] != want {
+		t.Fatalf("notes %q", notes)
+	}
+	ts.Conflicts = ts.Conflicts[1:] // one person, two clones
+	r.Tasks = []TaskSync{ts}
+	if n := r.ConflictNotes()[0]; !strings.Contains(n, "of that name (here on 2026-11-29 13:22 UTC, at origin on 2026-11-29 14:05 UTC); nothing") {
+		t.Fatalf("one person: %q", n)
+	}
+	ts.Change, ts.Resolved = TaskMerged, SideTheirs
+	r.Tasks = []TaskSync{ts}
+	if n := r.MergeNotes(); len(n) != 1 || n[0] != "Kept origin's task login whole: the two shared no history; the other one stays in the task's history (git log refs/hegel/tasks/login)" {
+		t.Fatalf("merge notes %q", n)
 	}
 }

@@ -78,6 +78,8 @@ type mergeResult struct {
 	// side, conflicts); state the merged state written.
 	merge *engine.StateMerge
 	state *engine.State
+	// unrelated: the two task histories have no commit in common.
+	unrelated bool
 }
 
 // mergeRef brings theirs into the local ref: create it, fast-forward it,
@@ -190,7 +192,7 @@ func (s *syncer) record(ref hegelRef, ours plumbing.Hash, res mergeResult) {
 		add(&s.rep.Checkpoints)
 		s.rep.CheckpointsUpdated = append(s.rep.CheckpointsUpdated, ref.task())
 	case kindTask:
-		ts := engine.TaskSync{Task: ref.task(), Change: res.change, Held: res.held, Archived: ref.archived()}
+		ts := engine.TaskSync{Task: ref.task(), Change: res.change, Held: res.held, Archived: ref.archived(), Unrelated: res.unrelated}
 		if m := res.merge; m != nil {
 			ts.FromOurs, ts.FromTheirs, ts.Conflicts = m.FromOurs, m.FromTheirs, m.Conflicts
 			ts.Resolved = s.o.Resolve[ref.task()]
@@ -259,7 +261,7 @@ func (s *syncer) mergeDiverged(ref hegelRef, ours, theirs plumbing.Hash) (mergeR
 // sides and no resolution was asked for this task (SyncOptions.Resolve),
 // nothing is written: the result is conflicted and the local ref stays.
 func (s *syncer) mergeTask(ref hegelRef, bases []plumbing.Hash, ours, theirs plumbing.Hash) (mergeResult, error) {
-	res := mergeResult{change: engine.TaskMerged}
+	res := mergeResult{change: engine.TaskMerged, unrelated: len(bases) == 0}
 	prefer := s.o.Resolve[ref.task()]
 	load := func(h plumbing.Hash) (*engine.State, map[string]leaf, error) {
 		d, err := s.r.readDocAt(ref.local(), h)
@@ -330,6 +332,22 @@ func (s *syncer) mergeTask(ref hegelRef, bases []plumbing.Hash, ours, theirs plu
 		res.change, res.next = engine.TaskConflicted, ours
 		return res, nil
 	}
+	if res.unrelated && prefer != engine.SideNone {
+		// Two tasks with one name: merging their counters and logs
+		// would make a third. The side asked for is kept whole, its
+		// state and its files; the other stays in the merge's history.
+		keep, keepFiles := os, of
+		if prefer == engine.SideTheirs {
+			keep, keepFiles = ts, tf
+		}
+		m.State, m.FromOurs, m.FromTheirs = keep, nil, nil
+		files = map[string]leaf{}
+		for p, l := range keepFiles {
+			if p != stateFile {
+				files[p] = l
+			}
+		}
+	}
 	if m.State == nil {
 		return res, fmt.Errorf("%s: the merge gave no state", ref.local())
 	}
@@ -347,7 +365,15 @@ func (s *syncer) mergeTask(ref hegelRef, bases []plumbing.Hash, ours, theirs plu
 		return res, err
 	}
 	res.state = m.State
-	res.next, err = s.r.writeCommit(tree, []plumbing.Hash{ours, theirs}, mergeMessage(s.rem.Name, &m, prefer))
+	msg := mergeMessage(s.rem.Name, &m, prefer)
+	if res.unrelated {
+		side := "this clone's"
+		if prefer == engine.SideTheirs {
+			side = s.rem.Name + "'s"
+		}
+		msg = "sync: kept " + side + " task whole (the two versions shared no history)"
+	}
+	res.next, err = s.r.writeCommit(tree, []plumbing.Hash{ours, theirs}, msg)
 	return res, err
 }
 

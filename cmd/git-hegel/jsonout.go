@@ -424,7 +424,10 @@ type syncTaskJSON struct {
 	FromTheirs []string           `json:"from_theirs,omitempty"`
 	Conflicts  []syncConflictJSON `json:"conflicts,omitempty"`
 	Resolved   string             `json:"resolved,omitempty"`
-	Held       *syncHeldJSON      `json:"held,omitempty"`
+	// Unrelated: the two versions share no history (each clone started
+	// its own task of that name).
+	Unrelated bool          `json:"unrelated,omitempty"`
+	Held      *syncHeldJSON `json:"held,omitempty"`
 	// Archived: the change was to the task's archive ref (it finished).
 	Archived bool `json:"archived,omitempty"`
 	// Definition: the fetch brought a task this clone holds a workflow

@@ -335,7 +335,7 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp, e *engine.Engine) 
 	j.Merged.Stashes, j.Merged.History, j.Merged.Checkpoints = counts(rep.Stashes), counts(rep.History), counts(rep.Checkpoints)
 	for _, t := range rep.Tasks {
 		tj := syncTaskJSON{Task: t.Task, Change: string(t.Change), Archived: t.Archived,
-			FromOurs: t.FromOurs, FromTheirs: t.FromTheirs, Resolved: string(t.Resolved)}
+			FromOurs: t.FromOurs, FromTheirs: t.FromTheirs, Resolved: string(t.Resolved), Unrelated: t.Unrelated}
 		for _, f := range t.Conflicts {
 			tj.Conflicts = append(tj.Conflicts, syncConflictJSON{Field: f.Field, Ours: f.Ours, Theirs: f.Theirs})
 		}
