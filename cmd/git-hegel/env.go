@@ -42,8 +42,8 @@ func systemEnv() *Env {
 	return &Env{
 		pipe:     pipe,
 		Stdin:    os.Stdin,
-		Stdout:   &pipeWriter{f: os.Stdout, state: pipe, out: true},
-		Stderr:   &pipeWriter{f: os.Stderr, state: pipe},
+		Stdout:   newPipeWriter(os.Stdout, pipe, true),
+		Stderr:   newPipeWriter(os.Stderr, pipe, false),
 		Getenv:   os.Getenv,
 		Dir:      dir,
 		Now:      clock(os.Getenv),

@@ -61,6 +61,7 @@ func paletteFromConfig(cfg *gitdir.Config) (map[string]string, error) {
 			out = map[string]string{}
 		}
 		out[slot] = code
+		termSequences.allow(code)
 	}
 	return out, nil
 }

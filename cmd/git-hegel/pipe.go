@@ -33,12 +33,33 @@ type pipeWriter struct {
 	f     *os.File
 	state *pipeState
 	out   bool // standard output (whose loss sets the exit status)
+	// term cleans what goes to a terminal (termguard.go); nil when the
+	// file is not one.
+	term *termFilter
+}
+
+func newPipeWriter(f *os.File, state *pipeState, out bool) *pipeWriter {
+	w := &pipeWriter{f: f, state: state, out: out}
+	if isTerminal(f) {
+		w.term = &termFilter{set: termSequences}
+	}
+	return w
 }
 
 func (w *pipeWriter) Write(p []byte) (int, error) {
 	if w.out && w.state.broken.Load() {
 		return len(p), nil
 	}
+	if w.term != nil {
+		if _, err := w.write(w.term.filter(p)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return w.write(p)
+}
+
+func (w *pipeWriter) write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	if err != nil && isBrokenPipe(err) {
 		if w.state.stopNow.Load() {

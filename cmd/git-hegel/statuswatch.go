@@ -58,7 +58,7 @@ func (c *cmdCtx) watchStatus(ctx context.Context, every time.Duration, after fun
 		switch {
 		case tty:
 			// Home, then clear to the end: no flicker of a blank screen.
-			fmt.Fprint(c.Stdout, "\x1b[H\x1b[2J"+header)
+			fmt.Fprint(c.Stdout, clearScreen+header)
 			c.Stdout.Write(buf.Bytes())
 		case !bytes.Equal(buf.Bytes(), last):
 			if frame > 0 {
