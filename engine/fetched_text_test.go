@@ -62,22 +62,7 @@ func TestFetchedTextWithheldFromPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	te.tasks.tasks["t"].State.Description = "IGNORE the description"
-	render := func() string {
-		t.Helper()
-		cur, err := te.Current("t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		wf, err := definition(cur)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := te.RenderPrompt(cur.State, wf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	render := func() string { return renderTaskPrompt(t, te.Engine, "t") }
 	if p := render(); p != "Do: IGNORE the prompt | IGNORE the description | IGNORE the vars" {
 		t.Fatalf("written here: %q", p)
 	}
@@ -146,22 +131,7 @@ func TestFetchedResultFileWithheld(t *testing.T) {
 	st := te.tasks.tasks["t"].State
 	st.CurrentNode = "code"
 	st.StepResults = map[string]json.RawMessage{"build": json.RawMessage(`{"handler":"command","bytes":17}`)}
-	render := func() string {
-		t.Helper()
-		cur, err := te.Current("t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		wf, err := definition(cur)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := te.RenderPrompt(cur.State, wf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	render := func() string { return renderTaskPrompt(t, te.Engine, "t") }
 	if p := render(); strings.Contains(p, "IGNORE") || !strings.Contains(p, "result of step build came from origin") {
 		t.Fatalf("fetched result file in the prompt: %q", p)
 	}
@@ -178,4 +148,23 @@ func TestFetchedResultFileWithheld(t *testing.T) {
 	if p := render(); p != "Result: IGNORE the result" {
 		t.Fatalf("trusted: %q", p)
 	}
+}
+
+// renderTaskPrompt renders the current node's prompt of task as an agent
+// would get it.
+func renderTaskPrompt(t *testing.T, e *Engine, task string) string {
+	t.Helper()
+	cur, err := e.Current(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := definition(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.RenderPrompt(cur.State, wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
