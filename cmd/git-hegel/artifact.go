@@ -47,8 +47,12 @@ func runArtifact(c *cmdCtx, args []string) error {
 		return err
 	}
 	if schema := c.jsonSchema(); schema > 0 {
-		return writeJSON(c.Stdout, artifactJSONOut{Schema: schema, Task: t.State.Task, Node: a.Node, Path: a.Path,
-			From: a.From, Blob: a.Blob, Size: len(a.Data), Content: string(a.Data)})
+		if err := writeJSON(c.Stdout, artifactJSONOut{Schema: schema, Task: t.State.Task, Node: a.Node, Path: a.Path,
+			From: a.From, Blob: a.Blob, Size: len(a.Data), Content: string(a.Data)}); err != nil {
+			return err
+		}
+		e.MarkSeen(t.State.Task, []string{a.Blob})
+		return nil
 	}
 	if a.From == "worktree" {
 		c.warn("node " + a.Node + " has not submitted " + a.Path + " yet; this is the file in this worktree")
@@ -61,8 +65,12 @@ func runArtifact(c *cmdCtx, args []string) error {
 		// characters. Piped or redirected, it is written byte for byte.
 		data = []byte(text.Visible(string(a.Data)))
 	}
-	_, err = c.Stdout.Write(data)
-	return err
+	if _, err := c.Stdout.Write(data); err != nil {
+		return err
+	}
+	// Printed whole: approve may cover this content now.
+	e.MarkSeen(t.State.Task, []string{a.Blob})
+	return nil
 }
 
 // artifactNames are the artifacts task has submitted, for completion.
