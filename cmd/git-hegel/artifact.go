@@ -51,7 +51,7 @@ func runArtifact(c *cmdCtx, args []string) error {
 			From: a.From, Blob: a.Blob, Size: len(a.Data), Content: string(a.Data)}); err != nil {
 			return err
 		}
-		e.MarkSeen(t.State.Task, []string{a.Blob})
+		c.markSeen(e, t.State.Task, []string{a.Blob})
 		return nil
 	}
 	if a.From == "worktree" {
@@ -69,7 +69,7 @@ func runArtifact(c *cmdCtx, args []string) error {
 		return err
 	}
 	// Printed whole: approve may cover this content now.
-	e.MarkSeen(t.State.Task, []string{a.Blob})
+	c.markSeen(e, t.State.Task, []string{a.Blob})
 	return nil
 }
 
@@ -90,4 +90,13 @@ func artifactNames(e *engine.Engine, task string) []candidate {
 		}
 	}
 	return out
+}
+
+// markSeen records that blobs of task were shown on this clone, so
+// approve may cover them. What a command prints for an agent (`git hegel
+// mcp`) is not shown to a person and is not recorded.
+func (c *cmdCtx) markSeen(e *engine.Engine, task string, blobs []string) {
+	if !c.forAgent {
+		e.MarkSeen(task, blobs)
+	}
 }

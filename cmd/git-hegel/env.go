@@ -30,6 +30,9 @@ type Env struct {
 	// pipe tracks a closed standard output (pipe.go); nil in tests that
 	// write to buffers.
 	pipe *pipeState
+	// forAgent: the command runs for an agent (`git hegel mcp`), so what
+	// it prints is not shown to a person (markSeen).
+	forAgent bool
 }
 
 func systemEnv() *Env {

@@ -136,6 +136,7 @@ func (s *mcpServer) run(name string, f func(env *Env) error) (stdout, stderr []b
 		Dir:      s.env.Dir,
 		Now:      s.env.Now,
 		Terminal: func(io.Writer) bool { return false },
+		forAgent: true,
 	}
 	err = func() (err error) {
 		defer func() {

@@ -171,7 +171,7 @@ func runShow(c *cmdCtx, args []string) error {
 		if err := writeJSON(c.Stdout, out); err != nil {
 			return err
 		}
-		e.MarkSeen(st.Task, d.ShownBlobs())
+		c.markSeen(e, st.Task, d.ShownBlobs())
 		return nil
 	}
 	w := c.Stdout
@@ -376,7 +376,7 @@ func runShow(c *cmdCtx, args []string) error {
 	}
 	// The artifacts listed (with their blob ids) count as shown here:
 	// approve covers only content this clone has shown or written.
-	e.MarkSeen(st.Task, d.ShownBlobs())
+	c.markSeen(e, st.Task, d.ShownBlobs())
 	return nil
 }
 

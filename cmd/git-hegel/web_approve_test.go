@@ -98,3 +98,42 @@ func TestWebApproveStaleForm(t *testing.T) {
 		t.Errorf("the approval does not record v2:\n%s", state)
 	}
 }
+
+// What an agent reads through `git hegel mcp` is not shown to a person:
+// it does not let approve cover the artifact; the person's own show does.
+func TestMCPReadsAreNotSeen(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	env := append(isolatedEnv(t), "GIT_HEGEL_DATE=")
+	dir := t.TempDir()
+	mustSh(t, env, dir, "git", "init", "-q")
+	mustSh(t, env, dir, "git", "commit", "-q", "--allow-empty", "-m", "init")
+	os.MkdirAll(filepath.Join(dir, ".hegel", "workflows"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".hegel", "workflows", "note.yaml"), []byte(noteWorkflow), 0o644)
+	os.WriteFile(filepath.Join(dir, "NOTE.md"), []byte("v1\n"), 0o644)
+	mustSh(t, env, dir, "git", "hegel", "start", "note", "--task", "doc")
+	mustSh(t, env, dir, "git", "hegel", "next")
+	// As if the submission had come from another clone.
+	seen := filepath.Join(dir, ".git", "hegel", "seen")
+	if err := os.Remove(seen); err != nil {
+		t.Fatalf("the submission was not recorded: %v", err)
+	}
+	cs, _ := mcpClient(t, dir, env)
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{{"show", map[string]any{"task": "doc"}}, {"artifact", map[string]any{"task": "doc", "name": "NOTE.md"}}} {
+		if res := callTool(t, cs, call.tool, call.args); res.IsError {
+			t.Fatalf("%s: %s", call.tool, toolText(res))
+		}
+	}
+	if _, err := os.Stat(seen); !os.IsNotExist(err) {
+		t.Fatalf("an agent's read was recorded as seen: %v", err)
+	}
+	if out, err := sh(t, env, dir, "git", "hegel", "approve", "--task", "doc"); err == nil || !strings.Contains(out, "has not been shown on this clone") {
+		t.Fatalf("approve after the agent's reads: %v\n%s", err, out)
+	}
+	mustSh(t, env, dir, "git", "hegel", "show", "doc")
+	mustSh(t, env, dir, "git", "hegel", "approve", "--task", "doc")
+}
