@@ -118,3 +118,22 @@ func TestSeenRecordBounded(t *testing.T) {
 		t.Error("newest entry dropped")
 	}
 }
+
+// BenchmarkSeenArtifacts reads a full record (maxSeenEntries lines, of
+// 50 tasks) from disk, as approve and every show that finds nothing new
+// do.
+func BenchmarkSeenArtifacts(b *testing.B) {
+	r, _ := stashDiskRepo(b)
+	s := r.Tasks()
+	for i := 0; i < maxSeenEntries; i++ {
+		if err := s.RecordSeen(fmt.Sprintf("some-task-%d", i%50), []string{engine.BlobID([]byte(fmt.Sprint(i)))}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(s.SeenArtifacts("some-task-7")) != maxSeenEntries/50 {
+			b.Fatal("short read")
+		}
+	}
+}
