@@ -93,8 +93,8 @@ func artifactNames(e *engine.Engine, task string) []candidate {
 }
 
 // markSeen records that blobs of task were shown on this clone, so
-// approve may cover them. What a command prints for an agent (`git hegel
-// mcp`) is not shown to a person and is not recorded.
+// approve may cover them. What a command prints for an agent (forAgent:
+// `git hegel mcp` runs it) is not shown to a person and is not recorded.
 func (c *cmdCtx) markSeen(e *engine.Engine, task string, blobs []string) {
 	if !c.forAgent {
 		e.MarkSeen(task, blobs)

@@ -30,8 +30,9 @@ type Env struct {
 	// pipe tracks a closed standard output (pipe.go); nil in tests that
 	// write to buffers.
 	pipe *pipeState
-	// forAgent: the command runs for an agent (`git hegel mcp`), so what
-	// it prints is not shown to a person (markSeen).
+	// forAgent: an agent reads the output (the MCP server runs the
+	// command): a task's text that arrived with a fetch and is not
+	// trusted here is printed as a notice (engine.ForAgent).
 	forAgent bool
 }
 
