@@ -62,6 +62,15 @@ func TestWebApproveStaleForm(t *testing.T) {
 
 	w, printed := newWebClient(t, dir, env)
 	w.login(printed)
+	// The task page and the artifact page count as shown here.
+	seen := filepath.Join(dir, ".git", "hegel", "seen")
+	for _, page := range []string{"/task/doc", "/task/doc/artifact/NOTE.md?node=write"} {
+		os.Remove(seen)
+		wantPage(t, w.get(page), 200)
+		if b, _ := os.ReadFile(seen); !strings.Contains(string(b), "\n"+v1+" doc\n") {
+			t.Errorf("%s did not record %s as seen: %q", page, v1, b)
+		}
+	}
 	old := approveForm(t, w.get("/task/doc").Body.String())
 	if old.Get("gate") != "write" || len(old["blob"]) != 1 || old.Get("blob") != v1 || old.Get("csrf") == "" {
 		t.Fatalf("the form does not carry what the page showed: %v (want blob %s)", old, v1)
