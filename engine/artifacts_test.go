@@ -116,7 +116,7 @@ func TestSubmitApproveAndWarn(t *testing.T) {
 		t.Error("--node nosuch")
 	}
 	te.files["hegel-tasks/a/SPEC.md"] = "v1\n"
-	if _, err := te.Approve(TaskOptions{}, "ok"); err != nil {
+	if _, err := te.Approve(ApproveOptions{Comment: "ok"}); err != nil {
 		t.Fatal(err)
 	}
 	st = te.state(t)

@@ -12,7 +12,7 @@ func TestRetryFlow(t *testing.T) {
 	te.pipelineArtifacts()
 	te.StartTask(StartOptions{Workflow: "pipeline", Task: "p", Type: "bug_fix"})
 	te.Next("")
-	te.Approve(TaskOptions{}, "")
+	te.Approve(ApproveOptions{})
 	te.Next("") // preflight -> dev
 	v, err := te.Fail(TaskOptions{}, "Tests failed: missing validation on email field")
 	if err != nil {
@@ -58,7 +58,7 @@ func TestMaxAttemptsFailTheTask(t *testing.T) {
 	te2 := newGateEngine(t)
 	te2.MaxAttempts = 1
 	te2.Next("")
-	te2.Approve(TaskOptions{}, "")
+	te2.Approve(ApproveOptions{})
 	for i := 0; i < 4; i++ {
 		if _, err := te2.Fail(TaskOptions{}, ""); err != nil {
 			t.Fatal(err)

@@ -64,14 +64,17 @@ func (e *Engine) user() (string, error) {
 
 // Approve records an approval at the gate the task waits at and moves on
 // along the claim `next` asked for. o.Force decides without being one of
-// the node's approvers (recorded in the task).
-func (e *Engine) Approve(o TaskOptions, comment string) (*View, error) {
+// the node's approvers (recorded in the task); it does not approve
+// artifacts unseen, which is o.Unseen's to say: the two are different
+// permissions (checkSeen). The check runs on the state the approval is
+// written to, so it covers exactly the blobs the approval records.
+func (e *Engine) Approve(o ApproveOptions) (*View, error) {
 	user, err := e.user()
 	if err != nil {
 		return nil, err
 	}
 	var skipped []SkippedNode
-	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
+	st, wf, err := e.updateOpts(updateOpts{call: o.TaskOptions, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "approve"); err != nil {
 			return "", err
 		}
@@ -82,6 +85,9 @@ func (e *Engine) Approve(o TaskOptions, comment string) (*View, error) {
 		if err := e.mayDecide(wf, node, user, st, o.Force); err != nil {
 			return "", err
 		}
+		if err := e.checkSeen(st, node, o); err != nil {
+			return "", err
+		}
 		claim := st.PendingClaim
 		if claim == "" {
 			claim = node + "_complete"
@@ -90,7 +96,7 @@ func (e *Engine) Approve(o TaskOptions, comment string) (*View, error) {
 		if !ok {
 			return "", &ErrNoMatch{Node: node, Claim: claim, Valid: claims(wf, node)}
 		}
-		st.Approvals = append(st.Approvals, Approval{Node: node, By: user, At: e.now().UTC(), Comment: comment, Artifacts: approvedArtifacts(st, node)})
+		st.Approvals = append(st.Approvals, Approval{Node: node, By: user, At: e.now().UTC(), Comment: o.Comment, Artifacts: approvedArtifacts(st, node)})
 		var msg string
 		msg, skipped = e.move(st, wf, claim, to, "")
 		return fmt.Sprintf("approve: %s by %s", msg, user), nil

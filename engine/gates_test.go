@@ -47,15 +47,15 @@ func TestApprovalGate(t *testing.T) {
 	}
 	// Only the approvers decide, unless forced (recorded).
 	te.User = func() string { return "Eve" }
-	if _, err := te.Approve(TaskOptions{}, ""); err == nil || err.Error() != "Only Ann or Bob may decide at 'spec' (you are 'Eve' by git config user.name); --force decides anyway, recorded in the task" {
+	if _, err := te.Approve(ApproveOptions{}); err == nil || err.Error() != "Only Ann or Bob may decide at 'spec' (you are 'Eve' by git config user.name); --force decides anyway, recorded in the task" {
 		t.Errorf("approve by a stranger: %v", err)
 	}
 	te.User = func() string { return "" }
-	if _, err := te.Approve(TaskOptions{}, ""); !errors.Is(err, ErrNoUser) {
+	if _, err := te.Approve(ApproveOptions{}); !errors.Is(err, ErrNoUser) {
 		t.Errorf("approve without a name: %v", err)
 	}
 	te.User = func() string { return "Bob" }
-	v, err = te.Approve(TaskOptions{}, "fine")
+	v, err = te.Approve(ApproveOptions{Comment: "fine"})
 	if err != nil || v.Node != "done" {
 		t.Fatalf("approve: %v", err)
 	}
@@ -71,7 +71,7 @@ func TestApprovalGate(t *testing.T) {
 func TestRejectSendsBack(t *testing.T) {
 	te := newGateEngine(t)
 	te.Next("")
-	te.Approve(TaskOptions{}, "")
+	te.Approve(ApproveOptions{})
 	te.Next("plan_redo") // back at spec, its gate again
 	te.Next("")
 	if _, err := te.Reject(TaskOptions{}, "", ""); err == nil {
@@ -104,7 +104,7 @@ func TestRejectSendsBack(t *testing.T) {
 func TestConfirmTransition(t *testing.T) {
 	te := newGateEngine(t)
 	te.Next("")
-	te.Approve(TaskOptions{}, "")
+	te.Approve(ApproveOptions{})
 	n := len(te.tasks.log)
 	// No one to ask: refused.
 	if _, err := te.Next(""); err == nil || !strings.Contains(err.Error(), "needs confirmation") {

@@ -118,6 +118,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	}
 	var skipped []SkippedNode
 	var gate *GateView
+	var ended string
 	// The node's artifacts go into the task's tree in the same commit
 	// that ends the node (submit).
 	put := map[string][]byte{}
@@ -156,6 +157,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 			return "", err
 		}
 		e.submit(st, wf, f, put)
+		ended = f
 		if checkLog != nil && f == from {
 			put[LogPath(f, cur.State.Attempt)] = checkLog
 		}
@@ -175,6 +177,9 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What the node submitted is this worktree's files: an approval here
+	// covers content this clone wrote.
+	e.markSubmitted(st, ended)
 	if err := e.touchSession(func(s *Session) {
 		if gate == nil {
 			countMove(s, st)

@@ -67,7 +67,7 @@ func TestApprovalOtherPerson(t *testing.T) {
 		te.WorktreeID = c.clone
 		email := c.email
 		te.Email = func() string { return email }
-		if _, err := te.Approve(TaskOptions{Task: "g", Force: c.force}, ""); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := te.Approve(ApproveOptions{TaskOptions: TaskOptions{Task: "g", Force: c.force}}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("approve on %s as %q: %v, want %q", c.clone, c.email, err, c.want)
 		}
 	}
@@ -77,7 +77,7 @@ func TestApprovalOtherPerson(t *testing.T) {
 	te.WorktreeID = "bbbb:main"
 	te.Email = func() string { return "bob@example.com" }
 	te.User = func() string { return "Bob" }
-	if v, err := te.Approve(TaskOptions{Task: "g"}, ""); err != nil || v.Node != "plan" {
+	if v, err := te.Approve(ApproveOptions{TaskOptions: TaskOptions{Task: "g"}}); err != nil || v.Node != "plan" {
 		t.Fatalf("another person approves: %v", err)
 	}
 }

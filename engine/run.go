@@ -863,6 +863,9 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		rn.stop(RunFailed, t, err)
 		return false
 	}
+	if failed == "" {
+		e.markSubmitted(st, node)
+	}
 	nt := &Task{State: st, Definition: t.Definition}
 	if failed != "" {
 		rn.stop(RunFailed, nt, errors.New(failed))

@@ -683,7 +683,7 @@ func TestStashCarriesGatesAndFailures(t *testing.T) {
 	if !reflect.DeepEqual(after.State, want) {
 		t.Fatalf("restored state differs:\n got %+v\nwant %+v", after.State, want)
 	}
-	v, err = e2.Approve(TaskOptions{}, "ok")
+	v, err = e2.Approve(ApproveOptions{Comment: "ok"})
 	mustOK(t, err)
 	// bug_fix skips design: the approval goes on to preflight.
 	if v.Node != "preflight" {

@@ -72,11 +72,14 @@ func TestStatusMachine(t *testing.T) {
 		"prev":    func(e *Engine, o TaskOptions) error { _, err := e.Prev(o); return err },
 		"restart": func(e *Engine, o TaskOptions) error { _, err := e.Restart(o); return err },
 		"fail":    func(e *Engine, o TaskOptions) error { _, err := e.Fail(o, "no"); return err },
-		"approve": func(e *Engine, o TaskOptions) error { _, err := e.Approve(o, "ok"); return err },
-		"reject":  func(e *Engine, o TaskOptions) error { _, err := e.Reject(o, "no", ""); return err },
-		"ask":     func(e *Engine, o TaskOptions) error { _, err := e.Ask(o, "why?"); return err },
-		"answer":  func(e *Engine, o TaskOptions) error { _, _, err := e.Answer(o, "because"); return err },
-		"pause":   func(e *Engine, o TaskOptions) error { _, err := e.Pause(o, "lunch"); return err },
+		"approve": func(e *Engine, o TaskOptions) error {
+			_, err := e.Approve(ApproveOptions{TaskOptions: o, Comment: "ok"})
+			return err
+		},
+		"reject": func(e *Engine, o TaskOptions) error { _, err := e.Reject(o, "no", ""); return err },
+		"ask":    func(e *Engine, o TaskOptions) error { _, err := e.Ask(o, "why?"); return err },
+		"answer": func(e *Engine, o TaskOptions) error { _, _, err := e.Answer(o, "because"); return err },
+		"pause":  func(e *Engine, o TaskOptions) error { _, err := e.Pause(o, "lunch"); return err },
 		"resume": func(e *Engine, o TaskOptions) error {
 			_, err := e.Resume(ResumeOptions{Task: o.Task, Strategy: RetryCurrent})
 			return err
@@ -148,7 +151,7 @@ func TestStatusMessagesNameTheFit(t *testing.T) {
 		run    func(e *Engine, o TaskOptions) error
 		want   string
 	}{
-		{StatusActive, func(e *Engine, o TaskOptions) error { _, err := e.Approve(o, ""); return err },
+		{StatusActive, func(e *Engine, o TaskOptions) error { _, err := e.Approve(ApproveOptions{TaskOptions: o}); return err },
 			"Cannot approve: task x is active. It is not waiting for approval; 'git hegel next' moves it on"},
 		{StatusActive, func(e *Engine, o TaskOptions) error { _, _, err := e.Answer(o, "a"); return err },
 			"Cannot answer: task x is active. No question is open; 'git hegel ask QUESTION' asks one"},

@@ -36,7 +36,7 @@ func (te *testEnv) walkPipeline(t *testing.T, task, typ string) []string {
 			return seen
 		}
 		if st.Status == StatusAwaitingApproval {
-			v, err = te.Approve(TaskOptions{}, "ok")
+			v, err = te.Approve(ApproveOptions{Comment: "ok"})
 		} else {
 			v, err = te.Next("")
 		}
@@ -163,7 +163,7 @@ func TestRequiresWarnOnEntry(t *testing.T) {
 	te.StartTask(StartOptions{Workflow: "pipeline", Task: "p"})
 	te.files["hegel-tasks/p/SPEC.md"] = "spec"
 	te.NextWith(NextOptions{Force: Force{All: true}})
-	te.Approve(TaskOptions{}, "")
+	te.Approve(ApproveOptions{})
 	if len(te.warnings) != 1 || te.warnings[0] != "'design' reads hegel-tasks/p/PLAN.md, which is missing" {
 		t.Errorf("warnings %q", te.warnings)
 	}
@@ -174,7 +174,7 @@ func TestQAFailedIsARollbackEvent(t *testing.T) {
 	te.pipelineArtifacts()
 	te.StartTask(StartOptions{Workflow: "pipeline", Task: "p", Type: "bug_fix"})
 	te.Next("")
-	te.Approve(TaskOptions{}, "")
+	te.Approve(ApproveOptions{})
 	for te.state(t).CurrentNode != "qa" {
 		if _, err := te.Next(""); err != nil {
 			t.Fatal(err)

@@ -47,8 +47,12 @@ func runArtifact(c *cmdCtx, args []string) error {
 		return err
 	}
 	if schema := c.jsonSchema(); schema > 0 {
-		return writeJSON(c.Stdout, artifactJSONOut{Schema: schema, Task: t.State.Task, Node: a.Node, Path: a.Path,
-			From: a.From, Blob: a.Blob, Size: len(a.Data), Content: string(a.Data)})
+		if err := writeJSON(c.Stdout, artifactJSONOut{Schema: schema, Task: t.State.Task, Node: a.Node, Path: a.Path,
+			From: a.From, Blob: a.Blob, Size: len(a.Data), Content: string(a.Data)}); err != nil {
+			return err
+		}
+		c.markSeen(e, t.State.Task, []string{a.Blob})
+		return nil
 	}
 	if a.From == "worktree" {
 		c.warn("node " + a.Node + " has not submitted " + a.Path + " yet; this is the file in this worktree")
@@ -61,8 +65,12 @@ func runArtifact(c *cmdCtx, args []string) error {
 		// characters. Piped or redirected, it is written byte for byte.
 		data = []byte(text.Visible(string(a.Data)))
 	}
-	_, err = c.Stdout.Write(data)
-	return err
+	if _, err := c.Stdout.Write(data); err != nil {
+		return err
+	}
+	// Printed whole: approve may cover this content now.
+	c.markSeen(e, t.State.Task, []string{a.Blob})
+	return nil
 }
 
 // artifactNames are the artifacts task has submitted, for completion.
@@ -82,4 +90,13 @@ func artifactNames(e *engine.Engine, task string) []candidate {
 		}
 	}
 	return out
+}
+
+// markSeen records that blobs of task were shown on this clone, so
+// approve may cover them. What a command prints for an agent (forAgent:
+// `git hegel mcp` runs it) is not shown to a person and is not recorded.
+func (c *cmdCtx) markSeen(e *engine.Engine, task string, blobs []string) {
+	if !c.forAgent {
+		e.MarkSeen(task, blobs)
+	}
 }

@@ -209,6 +209,7 @@ func init() {
 		{name: "approve", summary: "Approve the move an approval gate holds, and go on", group: "Failures and gates",
 			setFlags: flags(messageFlag("COMMENT", "a comment kept with the approval"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "decide although the node names other approvers (recorded)")
+				fs.Bool("unseen", false, "approve artifacts whose content this clone has not shown or written")
 			}, taskFlag), run: runApprove},
 		{name: "reject", args: "{message}", summary: "Reject at an approval gate and send the task back", group: "Failures and gates",
 			setFlags: flags(messageFlag("REASON", "why (required)"), func(fs *pflag.FlagSet) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
@@ -46,14 +47,36 @@ func runApprove(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := e.Approve(c.taskOptions(), c.stringFlag("message"))
+	v, err := e.Approve(engine.ApproveOptions{TaskOptions: c.taskOptions(), Comment: c.stringFlag("message"), Unseen: c.boolFlag("unseen")})
 	if err != nil {
 		return c.atNoGate(e, err)
 	}
 	a := v.State.Approvals[len(v.State.Approvals)-1]
-	fmt.Fprintf(c.Stdout, "Approved %s by %s\n\n", a.Node, a.By)
+	fmt.Fprintf(c.Stdout, "Approved %s by %s\n", a.Node, a.By)
+	c.printApproved(v.State, a)
+	fmt.Fprintln(c.Stdout)
 	c.printView(v)
 	return nil
+}
+
+// printApproved lists the artifacts approval a covers, each with its
+// size and blob id, in the columns `git hegel show` lists artifacts in.
+func (c *cmdCtx) printApproved(st *engine.State, a engine.Approval) {
+	if len(a.Artifacts) == 0 {
+		return
+	}
+	fmt.Fprintln(c.Stdout, "Approved artifacts:")
+	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 1, ' ', 0)
+	for _, art := range a.Artifacts {
+		size := "size unknown"
+		for _, s := range st.Submitted[a.Node] {
+			if s.Path == art.Path && s.Blob == art.Blob {
+				size = text.Plural(int(s.Size), "byte", "bytes")
+			}
+		}
+		fmt.Fprintf(tw, "  %-12s\t%-24s\t%s (blob %s)\n", a.Node, c.quotePath(art.Path), size, engine.ShortID(art.Blob))
+	}
+	tw.Flush()
 }
 
 func runReject(c *cmdCtx, args []string) error {

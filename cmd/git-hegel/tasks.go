@@ -168,7 +168,11 @@ func runShow(c *cmdCtx, args []string) error {
 		} else {
 			out.Metadata = m
 		}
-		return writeJSON(c.Stdout, out)
+		if err := writeJSON(c.Stdout, out); err != nil {
+			return err
+		}
+		c.markSeen(e, st.Task, d.ShownBlobs())
+		return nil
 	}
 	w := c.Stdout
 	// Every value may come from a fetched task: what a terminal would act
@@ -370,6 +374,9 @@ func runShow(c *cmdCtx, args []string) error {
 	for _, p := range problems {
 		line("Problem", p)
 	}
+	// The artifacts listed (with their blob ids) count as shown here:
+	// approve covers only content this clone has shown or written.
+	c.markSeen(e, st.Task, d.ShownBlobs())
 	return nil
 }
 

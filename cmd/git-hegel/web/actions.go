@@ -46,13 +46,26 @@ func (s *Server) action(fn func(*request, *engine.Engine, engine.TaskOptions) (s
 	}
 }
 
+// approve approves what the page showed: the form carries the gate's
+// node and the blob ids of its artifacts as the page listed them, and
+// the engine refuses the approval when the task holds others now (a sync
+// brought a new version while the page was open). A form without them
+// falls back to this clone's record of what it has shown.
 func (s *Server) approve(req *request, e *engine.Engine, o engine.TaskOptions) (string, error) {
-	v, err := e.Approve(o, strings.TrimSpace(req.PostForm.Get("comment")))
+	ao := engine.ApproveOptions{TaskOptions: o, Comment: strings.TrimSpace(req.PostForm.Get("comment"))}
+	if req.PostForm.Has("gate") {
+		ao.Shown = &engine.ShownGate{Node: req.PostForm.Get("gate"), Blobs: req.PostForm["blob"]}
+	}
+	v, err := e.Approve(ao)
 	if err != nil {
 		return "", err
 	}
 	a := v.State.Approvals[len(v.State.Approvals)-1]
-	return fmt.Sprintf("Approved %s by %s; task %s is now at %s (%s)", a.Node, a.By, v.Task, v.Node, v.State.Status), nil
+	msg := fmt.Sprintf("Approved %s by %s; task %s is now at %s (%s)", a.Node, a.By, v.Task, v.Node, v.State.Status)
+	for _, art := range a.Artifacts {
+		msg += fmt.Sprintf("\napproved %s (blob %s)", art.Path, engine.ShortID(art.Blob))
+	}
+	return msg, nil
 }
 
 func (s *Server) reject(req *request, e *engine.Engine, o engine.TaskOptions) (string, error) {

@@ -34,6 +34,7 @@ type taskData struct {
 	LastFailure, Error, PauseReason                                   string
 	History                                                           []string
 	Gate                                                              *engine.GateView
+	GateBlobs                                                         []string
 	GateWho                                                           string
 	Question                                                          *engine.Question
 	RejectTargets                                                     []string
@@ -185,6 +186,12 @@ func (s *Server) task(req *request) (string, any, error) {
 		td.Artifacts = append(td.Artifacts, row)
 	}
 	td.Graph = LayoutWorkflow(wf, marksOf(st, wf))
+	// The approve form carries the blob ids of the gate's artifacts this
+	// page lists, so an approval sent from it covers only those; the
+	// artifacts listed count as shown on this clone (approve on the
+	// command line checks that).
+	td.GateBlobs = d.GateBlobs()
+	e.MarkSeen(st.Task, d.ShownBlobs())
 	return "task.html", td, nil
 }
 
@@ -363,6 +370,7 @@ func (s *Server) artifact(req *request) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	req.repo.Engine.MarkSeen(d.State.Task, []string{a.Blob})
 	data := a.Data
 	ad := artifactData{pageData: s.base(req, p+" — "+d.State.Task), Task: d.State.Task, Path: a.Path, Where: "in this worktree (node " + a.Node + " has not submitted it)"}
 	ad.Nav = "board"
