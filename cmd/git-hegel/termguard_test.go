@@ -54,9 +54,10 @@ func TestTermFilter(t *testing.T) {
 }
 
 // A colour set with git config passes the filter once the palette was
-// read; the same code written by anything else before that does not.
+// read; the same code written by anything else before that does not. (The
+// set is the process's: the colour is one no other test configures.)
 func TestTermFilterConfiguredColour(t *testing.T) {
-	code, err := parseGitColor("bold magenta ul")
+	code, err := parseGitColor("italic strike 123 #0a0b0c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestTermFilterConfiguredColour(t *testing.T) {
 		case "HOME":
 			return home
 		case "GIT_CONFIG_PARAMETERS":
-			return "'color.hegel.node=bold magenta ul'"
+			return "'color.hegel.node=italic strike 123 #0a0b0c'"
 		}
 		return ""
 	})
