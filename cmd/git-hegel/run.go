@@ -332,6 +332,14 @@ func runResult(c *cmdCtx, args []string) error {
 	if meta.Truncated {
 		c.warn(fmt.Sprintf("the step printed %s; the result was cut at hegel.maxResultSize", engine.Size(meta.Bytes)))
 	}
+	if c.Terminal != nil && c.Terminal(c.Stdout) {
+		// On a terminal the result is shown, not obeyed: a step's output
+		// (an adapter's answer, a command's coloured log) or a result
+		// that came with a fetch could set the window title, write the
+		// clipboard or draw one line over another. Piped or redirected,
+		// it is written byte for byte, as artifact does.
+		b = []byte(text.Visible(string(b)))
+	}
 	_, err = c.Stdout.Write(b)
 	return err
 }

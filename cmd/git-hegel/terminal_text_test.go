@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stepOutputFlow runs one command step whose output holds an escape
+// sequence (it sets the window title), a bell and a carriage return that
+// would draw "shown" over "hidden"; the next node's prompt quotes it.
+const stepOutputFlow = `mode: s
+start_node: one
+nodes:
+  one:
+    run:
+      command: printf 'OUT\033]0;pwned\007\r\nhidden\rshown\n'
+    transitions:
+      - when: one_complete
+        to: two
+  two:
+    prompt: |
+      Result: {{results.one}}
+    transitions:
+      - when: two_complete
+        to: done
+`
+
+// stepOutputRepo is a repository whose task t stands at node two of
+// stepOutputFlow, its step one's result stored.
+func stepOutputRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	env := isolatedEnv(t)
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && (k == "HOME" || strings.HasPrefix(k, "GIT_CONFIG")) {
+			t.Setenv(k, v)
+		}
+	}
+	dir := t.TempDir()
+	mustSh(t, env, dir, "git", "init", "-q")
+	mustSh(t, env, dir, "git", "commit", "-q", "--allow-empty", "-m", "init")
+	if err := os.MkdirAll(filepath.Join(dir, ".hegel", "workflows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".hegel", "workflows", "s.yaml"), []byte(stepOutputFlow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Node two has no step: the run stops there, the task waiting at it.
+	if out, errs, code := run1(t, dir, "run", "s", "--task", "t", "-y"); code != 1 || !strings.Contains(errs, "Missing step handler for step 'two'") {
+		t.Fatalf("run: %d %s %s", code, out, errs)
+	}
+	return dir
+}
+
+// runTerminal runs git hegel in dir with its standard output taken for a
+// terminal or not.
+func runTerminal(t *testing.T, dir string, terminal bool, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+		Getenv: os.Getenv, Dir: dir, Now: time.Now, Terminal: func(io.Writer) bool { return terminal }})
+	if code != 0 {
+		t.Fatalf("%s (terminal %v): %d %s", strings.Join(args, " "), terminal, code, errb.String())
+	}
+	return out.String()
+}
+
+const (
+	stepOutput        = "OUT\x1b]0;pwned\x07\r\nhidden\rshown\n"
+	stepOutputVisible = "OUT\\x1b]0;pwned\\a\r\nhidden\\rshown\n"
+)
+
+// On a terminal, result writes a step's control characters out (a step's
+// output is whatever an adapter or a command printed, and a result can
+// come with a fetch); piped, it writes the bytes the step printed.
+func TestResultOnATerminalShowsControlCharacters(t *testing.T) {
+	dir := stepOutputRepo(t)
+	if got := runTerminal(t, dir, true, "result", "one"); got != stepOutputVisible {
+		t.Errorf("on a terminal:\n got %q\nwant %q", got, stepOutputVisible)
+	}
+	if got := runTerminal(t, dir, false, "result", "one"); got != stepOutput {
+		t.Errorf("piped: got %q, want the step's bytes %q", got, stepOutput)
+	}
+}
