@@ -90,3 +90,22 @@ func TestResultOnATerminalShowsControlCharacters(t *testing.T) {
 		t.Errorf("piped: got %q, want the step's bytes %q", got, stepOutput)
 	}
 }
+
+// A prompt that quotes a step's output is shown the same way on a
+// terminal; piped, as an agent reads it, it keeps the bytes.
+func TestPromptOnATerminalShowsControlCharacters(t *testing.T) {
+	dir := stepOutputRepo(t)
+	quoted := func(out string) string {
+		_, p, ok := strings.Cut(out, "\nPrompt:\nResult: ")
+		if !ok {
+			t.Fatalf("no prompt in:\n%s", out)
+		}
+		return p
+	}
+	if got, want := quoted(runTerminal(t, dir, true, "repeat")), strings.TrimRight(stepOutputVisible, "\n")+"\n"; got != want {
+		t.Errorf("repeat on a terminal:\n got %q\nwant %q", got, want)
+	}
+	if got, want := quoted(runTerminal(t, dir, false, "repeat")), strings.TrimRight(stepOutput, "\n")+"\n"; got != want {
+		t.Errorf("repeat piped: got %q, want the step's bytes %q", got, want)
+	}
+}
