@@ -133,6 +133,11 @@ type Engine struct {
 	// (upgrade.go). Nil: the worktree's definitions are not compared
 	// with the tasks', and upgrade refuses.
 	WorkflowFile WorkflowFileReader
+	// Committed reports whether the file at path (relative to the top of
+	// the worktree) holds def as HEAD's commit has it: a clone, pull or
+	// checkout wrote it, not the user. Start does not trust such a
+	// definition by itself (trust.go). Nil: no file is.
+	Committed func(path string, def []byte) bool
 	// MaxRollbacks is hegel.maxRollbacks: moves back to an earlier node a
 	// task may make before the next one needs --force, when its workflow
 	// does not say (0: DefaultMaxRollbacks; negative: no cap).

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
@@ -116,4 +117,28 @@ func readFileLimit(fs billy.Filesystem, name string, limit int64) ([]byte, error
 		return nil, fmt.Errorf("it grew past %d bytes while it was read", limit)
 	}
 	return b, err
+}
+
+// Committed reports whether HEAD's commit holds def at p (a path relative
+// to the top of the work tree): the file is exactly as a clone, pull or
+// checkout wrote it. An unborn branch, a path HEAD does not have and a
+// tree that cannot be read are not.
+func (r *Repo) Committed(p string, def []byte) bool {
+	h, err := r.Head()
+	if err != nil || h.Commit.IsZero() {
+		return false
+	}
+	c, err := object.GetCommit(r.storage, h.Commit)
+	if err != nil {
+		return false
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return false
+	}
+	ent, err := t.FindEntry(p)
+	if err != nil || !ent.Mode.IsFile() {
+		return false
+	}
+	return ent.Hash.String() == engine.DefinitionID(def)
 }
