@@ -109,3 +109,21 @@ func TestPromptOnATerminalShowsControlCharacters(t *testing.T) {
 		t.Errorf("repeat piped: got %q, want the step's bytes %q", got, want)
 	}
 }
+
+// A guide in .hegel/guides comes with the clone: on a terminal guides
+// writes its control characters out; piped, it writes the file's bytes.
+func TestGuideOnATerminalShowsControlCharacters(t *testing.T) {
+	dir := stepOutputRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, ".hegel", "guides"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".hegel", "guides", "EVIL.md"), []byte(stepOutput), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := runTerminal(t, dir, true, "guides", "EVIL"); got != stepOutputVisible {
+		t.Errorf("on a terminal:\n got %q\nwant %q", got, stepOutputVisible)
+	}
+	if got := runTerminal(t, dir, false, "guides", "EVIL"); got != stepOutput {
+		t.Errorf("piped: got %q, want the file's bytes %q", got, stepOutput)
+	}
+}
