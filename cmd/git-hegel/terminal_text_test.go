@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -125,5 +126,34 @@ func TestGuideOnATerminalShowsControlCharacters(t *testing.T) {
 	}
 	if got := runTerminal(t, dir, false, "guides", "EVIL"); got != stepOutput {
 		t.Errorf("piped: got %q, want the file's bytes %q", got, stepOutput)
+	}
+}
+
+// A confirm text quotes an earlier step's result: on a terminal, run
+// writes its control characters out where it asks.
+func TestConfirmOnATerminalShowsControlCharacters(t *testing.T) {
+	dir := stepOutputRepo(t)
+	flow := strings.Replace(stepOutputFlow, `    prompt: |
+      Result: {{results.one}}
+`, `    run:
+      confirm: "Go on with {{results.one}}?"
+`, 1)
+	if err := os.WriteFile(filepath.Join(dir, ".hegel", "workflows", "c.yaml"), []byte(strings.Replace(flow, "mode: s", "mode: c", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, terminal := range []bool{true, false} {
+		var out, errb bytes.Buffer
+		code := run([]string{"run", "c", "--task", fmt.Sprintf("c-%v", terminal)}, &Env{Stdin: strings.NewReader("n\n"), Stdout: &out, Stderr: &errb,
+			Getenv: os.Getenv, Dir: dir, Now: time.Now, Terminal: func(io.Writer) bool { return terminal }})
+		if code != 1 || !strings.Contains(errb.String(), "you declined at two") {
+			t.Fatalf("run (terminal %v): %d %s", terminal, code, errb.String())
+		}
+		want := "Go on with " + strings.TrimSuffix(stepOutput, "\n") + "?"
+		if terminal {
+			want = "Go on with " + strings.TrimSuffix(stepOutputVisible, "\n") + "?"
+		}
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("terminal %v: the confirm text is not %q in:\n%q", terminal, want, errb.String())
+		}
 	}
 }
