@@ -1,8 +1,10 @@
 package gitstore
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os/exec"
 	"path"
 	"sort"
 	"strings"
@@ -140,5 +142,19 @@ func (r *Repo) Committed(p string, def []byte) bool {
 	if err != nil || !ent.Mode.IsFile() {
 		return false
 	}
-	return ent.Hash.String() == engine.DefinitionID(def)
+	if ent.Hash.String() == engine.DefinitionID(def) {
+		return true
+	}
+	// The checkout may have converted it (line endings, as .gitattributes,
+	// which the commit brings, asks): git hashes the bytes as it would
+	// store them at that path, and says whether they are the committed
+	// blob.
+	if r.WorkTree == "" || r.GitDir == "" {
+		return false
+	}
+	cmd := exec.Command("git", "--git-dir", r.GitDir, "--work-tree", r.WorkTree, "hash-object", "--stdin", "--path="+p)
+	cmd.Dir = r.WorkTree
+	cmd.Stdin = bytes.NewReader(def)
+	out, err := cmd.Output()
+	return err == nil && strings.TrimSpace(string(out)) == ent.Hash.String()
 }
