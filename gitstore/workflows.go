@@ -6,10 +6,12 @@ import (
 	"io"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
@@ -121,6 +123,30 @@ func readFileLimit(fs billy.Filesystem, name string, limit int64) ([]byte, error
 	return b, err
 }
 
+// resolvedPath is p (relative to the top of the work tree) with the
+// symbolic links on its way followed, as reading it followed them: a
+// commit can make .hegel/workflows, or the file, a link to a file it
+// holds elsewhere. p itself when it cannot be resolved inside the work
+// tree.
+func (r *Repo) resolvedPath(p string) string {
+	if r.WorkTree == "" {
+		return p
+	}
+	top, err := filepath.EvalSymlinks(r.WorkTree)
+	if err != nil {
+		return p
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(r.WorkTree, filepath.FromSlash(p)))
+	if err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(top, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
 // Committed reports whether HEAD's commit holds def at p (a path relative
 // to the top of the work tree): the file is exactly as a clone, pull or
 // checkout wrote it. An unborn branch, a path HEAD does not have and a
@@ -138,8 +164,9 @@ func (r *Repo) Committed(p string, def []byte) bool {
 	if err != nil {
 		return false
 	}
+	p = r.resolvedPath(p)
 	ent, err := t.FindEntry(p)
-	if err != nil || !ent.Mode.IsFile() {
+	if err != nil || !ent.Mode.IsRegular() && ent.Mode != filemode.Executable {
 		return false
 	}
 	if ent.Hash.String() == engine.DefinitionID(def) {
