@@ -600,9 +600,15 @@ func checkLoaded(t *Task, wf *workflow.Definition) error {
 // OwnerError refuses to change a task another worktree owns.
 type OwnerError struct {
 	Task, Owner string
+	// OtherClone: the owner is a worktree of another clone (its path is
+	// on that machine), which claim takes the task from.
+	OtherClone bool
 }
 
 func (e *OwnerError) Error() string {
+	if e.OtherClone {
+		return fmt.Sprintf("Task '%s' is held by another clone (its worktree %s); 'git hegel claim %s' takes it over, or add --force to change it from here (recorded in the task)", e.Task, e.Owner, e.Task)
+	}
 	return fmt.Sprintf("Task '%s' belongs to the worktree %s; run the command there, or add --force to change it from here (recorded in the task)", e.Task, e.Owner)
 }
 
@@ -613,7 +619,8 @@ func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
 		return false, nil
 	}
 	if !o.call.Force {
-		return false, &OwnerError{Task: st.Task, Owner: ownerOf(st)}
+		other := st.WorktreeID != "" && e.WorktreeID != "" && !sameInstance(st.WorktreeID, e.WorktreeID)
+		return false, &OwnerError{Task: st.Task, Owner: ownerOf(st), OtherClone: other}
 	}
 	return true, nil
 }
