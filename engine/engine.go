@@ -133,6 +133,11 @@ type Engine struct {
 	// (upgrade.go). Nil: the worktree's definitions are not compared
 	// with the tasks', and upgrade refuses.
 	WorkflowFile WorkflowFileReader
+	// Committed reports whether the file at path (relative to the top of
+	// the worktree) holds def as HEAD's commit has it: a clone, pull or
+	// checkout wrote it, not the user. Start does not trust such a
+	// definition by itself (trust.go). Nil: no file is.
+	Committed func(path string, def []byte) bool
 	// MaxRollbacks is hegel.maxRollbacks: moves back to an earlier node a
 	// task may make before the next one needs --force, when its workflow
 	// does not say (0: DefaultMaxRollbacks; negative: no cap).
@@ -595,9 +600,15 @@ func checkLoaded(t *Task, wf *workflow.Definition) error {
 // OwnerError refuses to change a task another worktree owns.
 type OwnerError struct {
 	Task, Owner string
+	// OtherClone: the owner is a worktree of another clone (its path is
+	// on that machine), which claim takes the task from.
+	OtherClone bool
 }
 
 func (e *OwnerError) Error() string {
+	if e.OtherClone {
+		return fmt.Sprintf("Task '%s' is held by another clone (its worktree %s); 'git hegel claim %s' takes it over, or add --force to change it from here (recorded in the task)", e.Task, e.Owner, e.Task)
+	}
 	return fmt.Sprintf("Task '%s' belongs to the worktree %s; run the command there, or add --force to change it from here (recorded in the task)", e.Task, e.Owner)
 }
 
@@ -608,7 +619,8 @@ func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
 		return false, nil
 	}
 	if !o.call.Force {
-		return false, &OwnerError{Task: st.Task, Owner: ownerOf(st)}
+		other := st.WorktreeID != "" && e.WorktreeID != "" && !sameInstance(st.WorktreeID, e.WorktreeID)
+		return false, &OwnerError{Task: st.Task, Owner: ownerOf(st), OtherClone: other}
 	}
 	return true, nil
 }

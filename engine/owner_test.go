@@ -81,3 +81,73 @@ func TestApprovalOtherPerson(t *testing.T) {
 		t.Fatalf("another person approves: %v", err)
 	}
 }
+
+// Two worktrees of one clone switching to the same parked task at once:
+// the one whose save comes second finds the task taken since it read it
+// and refuses, instead of taking it over a second time with both saying
+// they hold it.
+func TestSwitchRaceLeavesTheTaskToOneWorktree(t *testing.T) {
+	te := newTestEngine(t, nil)
+	te.WorktreeID = "aaaa:main"
+	if _, err := te.Start("minimal", "", "p"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Start("minimal", "", "q"); err != nil { // parks p
+		t.Fatal(err)
+	}
+	other := &Engine{Tasks: te.tasks, Archive: te.tasks, Session: &fakeSessionStore{}, Worktree: "/work/other",
+		WorktreeID: "aaaa:worktrees/other", Now: te.Now, Workflows: te.Workflows, Files: te.files}
+	te.tasks.beforeSave = func() {
+		te.tasks.beforeSave = nil
+		if _, err := other.Switch("p"); err != nil {
+			t.Errorf("racing switch: %v", err)
+		}
+	}
+	_, err := te.Switch("p")
+	if err == nil || !strings.Contains(err.Error(), "Task 'p' is active in another worktree (/work/other)") {
+		t.Fatalf("the second switch: %v, want the other worktree's refusal", err)
+	}
+	if st := te.stateOf(t, "p"); st.WorktreeID != "aaaa:worktrees/other" {
+		t.Errorf("task p is held by %q, want the worktree that switched first", st.WorktreeID)
+	}
+	if st := te.state(t); st.Task != "q" {
+		t.Errorf("this worktree's task is %s, want q (nothing parked)", st.Task)
+	}
+}
+
+// The other order of the same race: the other worktree claimed the task
+// first, this worktree's claim wrote the adoption record over it, and
+// the other's save landed first. The switch that lost refuses, and gives
+// the record back to the worktree the state names.
+func TestSwitchRaceGivesTheAdoptionRecordBack(t *testing.T) {
+	te := newTestEngine(t, nil)
+	te.WorktreeID = "aaaa:main"
+	store := &recordingStore{fakeTaskStore: te.tasks, adopted: map[string]string{}}
+	te.Engine.Tasks = store
+	if _, err := te.Start("minimal", "", "p"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Start("minimal", "", "q"); err != nil { // parks p
+		t.Fatal(err)
+	}
+	// The other worktree's claim was written before this one's, so only
+	// its save is left to happen: it goes through the store directly.
+	other := &Engine{Tasks: te.tasks, Archive: te.tasks, Session: &fakeSessionStore{}, Worktree: "/work/other",
+		WorktreeID: "aaaa:worktrees/other", Now: te.Now, Workflows: te.Workflows, Files: te.files}
+	te.tasks.beforeSave = func() {
+		te.tasks.beforeSave = nil
+		if _, err := other.Switch("p"); err != nil {
+			t.Errorf("racing switch: %v", err)
+		}
+	}
+	_, err := te.Switch("p")
+	if err == nil || !strings.Contains(err.Error(), "Task 'p' is active in another worktree (/work/other)") {
+		t.Fatalf("the second switch: %v, want the other worktree's refusal", err)
+	}
+	if st := te.stateOf(t, "p"); st.WorktreeID != "aaaa:worktrees/other" {
+		t.Errorf("task p is held by %q, want the worktree that saved first", st.WorktreeID)
+	}
+	if got := store.adopted["p"]; got != "aaaa:worktrees/other" {
+		t.Errorf("the adoption record gives p to %q, want the worktree that holds it", got)
+	}
+}

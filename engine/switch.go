@@ -51,8 +51,8 @@ func (e *Engine) takeOver(task, verb string) (*View, *State, error) {
 			task, st.Status, st.CurrentNode, st.Workflow, task)
 	case !st.Active():
 		return nil, nil, fmt.Errorf("Task '%s' is %s; start a new workflow with 'git hegel start <workflow>'", task, st.Status)
-	case !e.owns(st) && !ownedByNobody(st) && sameClone(st.WorktreeID, e.WorktreeID) && e.verified(st):
-		return nil, nil, fmt.Errorf("Task '%s' is active in another worktree (%s); continue it there, or abort it there first", task, st.Worktree)
+	case e.inAnotherWorktree(st):
+		return nil, nil, inAnotherWorktreeError(st)
 	}
 	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
@@ -65,18 +65,40 @@ func (e *Engine) takeOver(task, verb string) (*View, *State, error) {
 		}
 		return e.view(cur.State, wf), nil, nil
 	}
-	prev := *st
-	from := st.WorktreeID
-	if ownedByNobody(st) {
-		from = "nobody (parked)"
-	}
+	var prev State
+	seen, claimed := st.WorktreeID, false
 	nst, wf, err := e.updateTask(t, updateOpts{anyOwner: true}, func(st *State, _ *workflow.Definition) (string, error) {
+		// st is the task as this save will replace it: when another
+		// command saved it since it was read above (a worktree of this
+		// clone switching to it too), the checks are made again, so two
+		// worktrees never both take it.
 		if !st.Active() {
 			return "", fmt.Errorf("Task '%s' became %s while switching; nothing changed", task, st.Status)
+		}
+		if e.inAnotherWorktree(st) {
+			return "", inAnotherWorktreeError(st)
+		}
+		if claimed && st.WorktreeID != "" && st.WorktreeID != seen && !e.claims(st) && sameClone(st.WorktreeID, e.WorktreeID) {
+			// Another worktree of this clone took the task after it was
+			// read, and the attempt that lost the save wrote this
+			// worktree into the adoption record over that worktree's
+			// claim: the record goes back to the state's owner.
+			if a, ok := e.Tasks.(AdoptionRecord); ok {
+				if err := a.Adopt(task, st.WorktreeID); err != nil {
+					e.warn(fmt.Sprintf("task %s: cannot give the adoption record back to %s (%v); 'git hegel doctor' reports it", task, st.Worktree, err))
+				}
+			}
+			return "", inAnotherWorktreeError(st)
+		}
+		prev = *st.Clone()
+		from := st.WorktreeID
+		if ownedByNobody(st) {
+			from = "nobody (parked)"
 		}
 		if err := e.Claim(st); err != nil {
 			return "", err
 		}
+		claimed = true
 		st.comeBack(e.now())
 		return fmt.Sprintf("%s: taken over from %s", verb, from), nil
 	})
@@ -97,6 +119,16 @@ func (e *Engine) takeOver(task, verb string) (*View, *State, error) {
 	v := e.view(nst, wf)
 	v.Parked = parked
 	return v, &prev, nil
+}
+
+// inAnotherWorktree reports whether st is held by another worktree of
+// this clone (one that switching must not take from).
+func (e *Engine) inAnotherWorktree(st *State) bool {
+	return !e.owns(st) && !ownedByNobody(st) && sameClone(st.WorktreeID, e.WorktreeID) && e.verified(st)
+}
+
+func inAnotherWorktreeError(st *State) error {
+	return fmt.Errorf("Task '%s' is active in another worktree (%s); continue it there, or abort it there first", st.Task, st.Worktree)
 }
 
 // park leaves cur open but owned by no worktree.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,6 +104,13 @@ type DefinitionVersion struct {
 	Data   []byte
 }
 
+// StartedHere reports whether a start in this clone brought v in: a
+// definition that is still untrusted was then started from a file a
+// commit brought (checkedOut), or before trust was recorded.
+func (v DefinitionVersion) StartedHere() bool {
+	return v.Remote == "" && strings.HasPrefix(v.Subject, "start: ")
+}
+
 // DefinitionTrust says whether a definition is trusted here, and how.
 type DefinitionTrust struct {
 	ID      string
@@ -149,6 +157,17 @@ func (e *Engine) trustStarted(task string, def []byte) {
 	}
 }
 
+// checkedOut reports whether wf is a worktree file that HEAD's commit
+// holds as it is and this machine does not trust yet: a clone, pull or
+// checkout put it there, so whoever wrote that commit chose its commands
+// and prompts, not the user starting it.
+func (e *Engine) checkedOut(wf *workflow.Definition) bool {
+	if e.Committed == nil || e.Trust == nil || e.TrustOf(wf.Raw).Trusted {
+		return false
+	}
+	return e.Committed(wf.Source, wf.Raw)
+}
+
 // DefinitionNotes says, one line per task a fetch gave a definition this
 // machine does not trust, how to review it.
 func (e *Engine) DefinitionNotes(r *SyncReport) []string {
@@ -189,6 +208,9 @@ func originText(v *DefinitionVersion) string {
 	}
 	if v.Remote != "" {
 		return fmt.Sprintf("it came from %s in commit %s%s", v.Remote, shortID(v.Commit), who)
+	}
+	if v.StartedHere() {
+		return "it was started here from a file this machine has not trusted"
 	}
 	return fmt.Sprintf("it came in commit %s%s, not from a start here", shortID(v.Commit), who)
 }

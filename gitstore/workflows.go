@@ -1,13 +1,20 @@
 package gitstore
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/text"
@@ -116,4 +123,95 @@ func readFileLimit(fs billy.Filesystem, name string, limit int64) ([]byte, error
 		return nil, fmt.Errorf("it grew past %d bytes while it was read", limit)
 	}
 	return b, err
+}
+
+// resolvedPath is p (relative to the top of the work tree) with the
+// symbolic links on its way followed, as reading it followed them: a
+// commit can make .hegel/workflows, or the file, a link to a file it
+// holds elsewhere. p itself when it cannot be resolved inside the work
+// tree.
+func (r *Repo) resolvedPath(p string) string {
+	if r.WorkTree == "" {
+		return p
+	}
+	top, err := filepath.EvalSymlinks(r.WorkTree)
+	if err != nil {
+		return p
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(r.WorkTree, filepath.FromSlash(p)))
+	if err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(top, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
+// Committed reports whether a commit holds def at p (a path relative to
+// the top of the work tree): HEAD's, or the one a merge, cherry-pick,
+// revert or rebase in progress is bringing in (a pull that stopped on a
+// conflict has written the other side's files already). The file is then
+// as a clone, pull or checkout wrote it. An unborn branch, a path no such
+// commit has and a tree that cannot be read are not.
+func (r *Repo) Committed(p string, def []byte) bool {
+	p = r.resolvedPath(p)
+	blobs := map[string]bool{}
+	for _, c := range r.checkedOutCommits() {
+		co, err := object.GetCommit(r.storage, c)
+		if err != nil {
+			continue
+		}
+		t, err := co.Tree()
+		if err != nil {
+			continue
+		}
+		ent, err := t.FindEntry(p)
+		if err == nil && (ent.Mode.IsRegular() || ent.Mode == filemode.Executable) {
+			blobs[ent.Hash.String()] = true
+		}
+	}
+	if len(blobs) == 0 {
+		return false
+	}
+	if blobs[engine.DefinitionID(def)] {
+		return true
+	}
+	// The checkout may have converted it (line endings, as .gitattributes,
+	// which the commit brings, asks): git hashes the bytes as it would
+	// store them at that path, and says whether they are a committed blob.
+	if r.WorkTree == "" || r.GitDir == "" {
+		return false
+	}
+	cmd := exec.Command("git", "--git-dir", r.GitDir, "--work-tree", r.WorkTree, "hash-object", "--stdin", "--path="+p)
+	cmd.Dir = r.WorkTree
+	cmd.Stdin = bytes.NewReader(def)
+	out, err := cmd.Output()
+	return err == nil && blobs[strings.TrimSpace(string(out))]
+}
+
+// checkedOutCommits are the commits whose files this worktree may hold
+// as they wrote them: HEAD's, and those MERGE_HEAD, CHERRY_PICK_HEAD,
+// REVERT_HEAD and REBASE_HEAD name while git is in the middle of one.
+func (r *Repo) checkedOutCommits() []plumbing.Hash {
+	var out []plumbing.Hash
+	if h, err := r.Head(); err == nil && !h.Commit.IsZero() {
+		out = append(out, h.Commit)
+	}
+	if r.GitDir == "" {
+		return out
+	}
+	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD"} {
+		b, err := os.ReadFile(filepath.Join(r.GitDir, name))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 0 && plumbing.IsHash(f[0]) {
+				out = append(out, plumbing.NewHash(f[0]))
+			}
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -29,8 +30,15 @@ func runGuides(c *cmdCtx, args []string) error {
 				if c.boolFlag("json") {
 					return writeJSON(c.Stdout, guideJSON{Schema: c.jsonSchema(), Name: g.Name, Source: g.Source, Title: g.Title, Overrides: g.Overrides, Text: g.Text})
 				}
-				fmt.Fprint(c.Stdout, g.Text)
-				if !strings.HasSuffix(g.Text, "\n") {
+				body := g.Text
+				if c.Terminal != nil && c.Terminal(c.Stdout) {
+					// A guide in .hegel/guides came with the clone: on a
+					// terminal its control characters are shown, not
+					// obeyed (piped, it is the file's bytes).
+					body = text.Visible(body)
+				}
+				fmt.Fprint(c.Stdout, body)
+				if !strings.HasSuffix(body, "\n") {
 					fmt.Fprintln(c.Stdout)
 				}
 				return nil
@@ -57,7 +65,9 @@ func runGuides(c *cmdCtx, args []string) error {
 		if g.Source != "built-in" {
 			src = "  (" + g.Source + ")"
 		}
-		fmt.Fprintf(c.Stdout, "%-*s  %s%s\n", width, g.Name, g.Title, src)
+		// The title is the file's first line: a label, printed without
+		// the control characters a terminal would act on.
+		fmt.Fprintf(c.Stdout, "%-*s  %s%s\n", width, g.Name, text.Clean(g.Title), src)
 	}
 	return nil
 }

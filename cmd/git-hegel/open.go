@@ -119,6 +119,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	}
 	e.Trust = r.Trust()
 	e.WorkflowFile = s.WorkflowFile
+	e.Committed = r.Committed
 	// checkSettings refused a bad value before the engine was made.
 	e.MaxRollbacks, _ = maxRollbacksSetting(cfg)
 	// Checks (check: on a node) run through os/exec in the worktree's

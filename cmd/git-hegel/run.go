@@ -128,7 +128,7 @@ func runRun(c *cmdCtx, args []string) error {
 		E: e, Adapters: configAdapters{cfg}, Runs: r.Runs(),
 		MaxResultSize: cfg.Int("hegel", "maxresultsize", engine.DefaultMaxResultSize),
 		Stdout:        c.Stdout, Stderr: c.Stderr,
-		Confirm:  c.runConfirm(stdinUsed),
+		Confirm:  c.runConfirm(stdinUsed, disp.tty),
 		Progress: disp.update,
 		PID:      os.Getpid(),
 		Leftover: runexec.StopLeftover,
@@ -221,7 +221,10 @@ func shortErr(err error) string {
 // about to happen (the planned files), then "Proceed with <step>? (y/N)".
 // The answer is a line on standard input; end of input, or standard input
 // already read for the context, is no answer: the task then waits.
-func (c *cmdCtx) runConfirm(stdinUsed bool) func(*engine.Confirmation) (engine.Answer, error) {
+// errTTY: standard error is a terminal (c.Stderr is the progress display
+// by now), where the text's control characters are written out: a confirm
+// text quotes earlier steps' results, which an adapter or a command wrote.
+func (c *cmdCtx) runConfirm(stdinUsed, errTTY bool) func(*engine.Confirmation) (engine.Answer, error) {
 	var in *bufio.Reader
 	return func(q *engine.Confirmation) (engine.Answer, error) {
 		if stdinUsed || c.Stdin == nil {
@@ -230,7 +233,11 @@ func (c *cmdCtx) runConfirm(stdinUsed bool) func(*engine.Confirmation) (engine.A
 		w := c.Stderr
 		fmt.Fprintf(w, "\nStep %d of %d: %s\n", q.Step, q.Total, q.Node)
 		if q.Text != "" {
-			fmt.Fprintln(w, q.Text)
+			msg := q.Text
+			if errTTY {
+				msg = text.Visible(msg)
+			}
+			fmt.Fprintln(w, msg)
 		}
 		if len(q.Files) > 0 {
 			fmt.Fprintln(w, "Planned files:")
@@ -337,6 +344,14 @@ func runResult(c *cmdCtx, args []string) error {
 	}
 	if meta.Truncated {
 		c.warn(fmt.Sprintf("the step printed %s; the result was cut at hegel.maxResultSize", engine.Size(meta.Bytes)))
+	}
+	if c.Terminal != nil && c.Terminal(c.Stdout) {
+		// On a terminal the result is shown, not obeyed: a step's output
+		// (an adapter's answer, a command's coloured log) or a result
+		// that came with a fetch could set the window title, write the
+		// clipboard or draw one line over another. Piped or redirected,
+		// it is written byte for byte, as artifact does.
+		b = []byte(text.Visible(string(b)))
 	}
 	_, err = c.Stdout.Write(b)
 	return err

@@ -162,8 +162,11 @@ func (c *cmdCtx) printReview(rv *engine.TrustReview) {
 	fmt.Fprintf(w, "  %s, blob %s\n", where, short(rv.Current.ID))
 	if v := rv.Current; v.Commit != "" {
 		from := "in this clone, not by a start here"
-		if v.Remote != "" {
+		switch {
+		case v.Remote != "":
 			from = "from " + v.Remote
+		case v.StartedHere():
+			from = "with a start here, from a file this machine has not trusted"
 		}
 		fmt.Fprintf(w, "  it came %s: commit %s by %s, %s, %s\n", from, short(v.Commit), orDash(text.Visible(v.Author)), v.At.UTC().Format(time.DateOnly), quoteSubject(v.Subject))
 	}

@@ -340,7 +340,7 @@ func (c *cmdCtx) printView(v *engine.View) {
 	switch {
 	case c.boolFlag("quiet"):
 	case strings.TrimSpace(v.Prompt) != "":
-		fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+		fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", c.promptText(v.Prompt))
 	case v.Step:
 		// A step git hegel run carries out: nothing for a person to read.
 		fmt.Fprintf(c.Stdout, "\n%s has no prompt: 'git hegel run' runs its step\n", v.Node)
@@ -356,6 +356,20 @@ func gateText(g *engine.GateView) string {
 	}
 	return fmt.Sprintf("Waiting for approval to go from %s to %s.\nWho may decide: %s\n"+
 		"Approve: git hegel approve [-m COMMENT]\nReject:  git hegel reject -m REASON [--to NODE]", g.Node, g.To, who)
+}
+
+// promptText is a node's prompt as printed: on a terminal its control
+// characters are written out (\x1b, \r), since a prompt quotes a step's
+// output, a check's output in the last failure, a run's context and a
+// description, and an escape sequence in any of them would set the window
+// title or draw one line over another. Piped, as an agent reads it, it is
+// the prompt's bytes.
+func (c *cmdCtx) promptText(p string) string {
+	p = trimNL(p)
+	if c.Terminal != nil && c.Terminal(c.Stdout) {
+		return text.Visible(p)
+	}
+	return p
 }
 
 func trimNL(s string) string {
@@ -379,7 +393,7 @@ func runNextSub(c *cmdCtx, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\nSub-phase: %s\n", v.Mode, c.paint(c.Stdout, "node", v.Node), v.State.Subphase)
-	fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", trimNL(v.Prompt))
+	fmt.Fprintf(c.Stdout, "\nPrompt:\n%s\n", c.promptText(v.Prompt))
 	return nil
 }
 
