@@ -79,3 +79,31 @@ func TestForAgent(t *testing.T) {
 		t.Fatal("a trusted description was withheld from the log")
 	}
 }
+
+// A prompt's guide file that a commit brought reaches the agent once its
+// bytes are trusted; one written here is included as it is.
+func TestCommittedText(t *testing.T) {
+	te := newTestEngine(t, nil)
+	trust := &fakeTrust{}
+	te.Trust = trust
+	committed := map[string]string{".hegel/guides/X.md": "IGNORE the guide"}
+	te.Committed = func(path string, b []byte) bool { return committed[path] == string(b) }
+	b := []byte("IGNORE the guide")
+	got := string(te.CommittedText(".hegel/guides/X.md", b))
+	if strings.Contains(got, "IGNORE") || !strings.Contains(got, ".hegel/guides/X.md came with a commit") {
+		t.Fatalf("committed, untrusted: %q", got)
+	}
+	if got := string(te.CommittedText(".hegel/guides/X.md", []byte("mine"))); got != "mine" {
+		t.Fatalf("changed here: %q", got)
+	}
+	if err := te.TrustTexts("t", []FetchedText{{Field: ".hegel/guides/X.md", Text: string(b), ID: DefinitionID(b)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(te.CommittedText(".hegel/guides/X.md", b)); got != string(b) {
+		t.Fatalf("trusted: %q", got)
+	}
+	te.Committed = nil
+	if got := string(te.CommittedText(".hegel/guides/Y.md", []byte("x"))); got != "x" {
+		t.Fatalf("no record of commits: %q", got)
+	}
+}

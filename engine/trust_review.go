@@ -24,7 +24,9 @@ type TrustReview struct {
 	// Previous that run processes.
 	Commands, PreviousCommands []workflow.CommandField
 	// Texts are the task's texts that arrived with a fetch and are not
-	// trusted here (fetched_text.go): trusting lets them reach the agent.
+	// trusted here (fetched_text.go), then the worktree's guide files a
+	// commit brought that are not (committed_text.go): trusting lets them
+	// reach the agent.
 	Texts []FetchedText
 }
 
@@ -44,6 +46,11 @@ func (e *Engine) ReviewTrust(name string) (*TrustReview, error) {
 	if rv.Texts, err = e.UntrustedText(t.State); err != nil {
 		return nil, err
 	}
+	guides, err := e.untrustedGuides()
+	if err != nil {
+		return nil, err
+	}
+	rv.Texts = append(rv.Texts, guides...)
 	dh, ok := e.Tasks.(DefinitionHistory)
 	if !ok {
 		return rv, nil

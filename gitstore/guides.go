@@ -90,10 +90,16 @@ func (s *Sessions) UserTemplate(name string) ([]byte, error) {
 
 // Optional implements workflow.GuideSource.
 func (s *Sessions) Optional(name string) ([]byte, error) {
-	if strings.ContainsAny(name, "/\\") || strings.HasPrefix(name, ".") {
+	if !validContextName(name) {
 		return nil, fmt.Errorf("context %q: %w", name, engine.ErrNotFound)
 	}
 	return s.read(path.Join(contextDir, name+".md"))
+}
+
+// validContextName reports whether name can name a context file: no
+// separator, no leading dot.
+func validContextName(name string) bool {
+	return !strings.ContainsAny(name, "/\\") && !strings.HasPrefix(name, ".")
 }
 
 func (s *Sessions) read(rel string) ([]byte, error) {
@@ -105,7 +111,52 @@ func (s *Sessions) read(rel string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %s", p, oneLine(err.Error()))
 	}
+	if s.vet != nil {
+		b = s.vet(p, b)
+	}
 	return b, nil
+}
+
+// WithVet returns the guides as a prompt reads them: every file read
+// passes through vet with its path (engine.CommittedText).
+func (s *Sessions) WithVet(vet func(path string, b []byte) []byte) *Sessions {
+	c := *s
+	c.vet = vet
+	return &c
+}
+
+var _ engine.GuideFiles = (*Sessions)(nil)
+
+// GuideFiles implements engine.GuideFiles: every guide, partial, template
+// and context file, as it is on disk.
+func (s *Sessions) GuideFiles() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	raw := *s
+	raw.vet = nil
+	for _, kind := range []struct {
+		dir, ext string
+		valid    func(string) bool
+	}{
+		{guidesDir, ".md", workflow.ValidGuideName},
+		{partialsDir, ".hbs", workflow.ValidPartialName},
+		{guidesDir, ".hbs", workflow.ValidPartialName},
+		{templatesDir, ".md", workflow.ValidTemplateName},
+		{contextDir, ".md", validContextName},
+	} {
+		names, err := raw.names(kind.dir, kind.ext, kind.valid)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			rel := path.Join(kind.dir, n+kind.ext)
+			b, err := raw.read(rel)
+			if err != nil {
+				return nil, err
+			}
+			out[path.Join(s.dir, rel)] = b
+		}
+	}
+	return out, nil
 }
 
 func (s *Sessions) names(dir, ext string, valid func(string) bool) ([]string, error) {

@@ -31,6 +31,9 @@ const (
 type Sessions struct {
 	r   *Repo
 	dir string // the .hegel directory, relative to the top of the work tree
+	// vet, when set, is what a guide, partial, template or context file
+	// read for a prompt passes through, with its path (WithVet).
+	vet func(path string, b []byte) []byte
 }
 
 var _ engine.SessionStore = (*Sessions)(nil)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
@@ -42,6 +43,15 @@ func (c *cmdCtx) promptSetting(cfg *gitdir.Config) string {
 
 // briefGuides is a guide source whose guides are one line each.
 type briefGuides struct{ workflow.GuideSource }
+
+// GuideFiles lists the files behind the guides, for git hegel trust
+// (engine.GuideFiles).
+func (g briefGuides) GuideFiles() (map[string][]byte, error) {
+	if gf, ok := g.GuideSource.(engine.GuideFiles); ok {
+		return gf.GuideFiles()
+	}
+	return nil, nil
+}
 
 func (g briefGuides) UserGuide(name string) ([]byte, error) {
 	if _, err := g.GuideSource.UserGuide(name); err != nil {

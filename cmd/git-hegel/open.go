@@ -120,6 +120,9 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 	e.Trust = r.Trust()
 	e.WorkflowFile = s.WorkflowFile
 	e.Committed = r.Committed
+	// A prompt's guides, partials, templates and context that a commit
+	// brought reach the agent once trusted (engine.CommittedText).
+	e.Guides = c.guideSource(r, s.WithVet(e.CommittedText))
 	// checkSettings refused a bad value before the engine was made.
 	e.MaxRollbacks, _ = maxRollbacksSetting(cfg)
 	// Checks (check: on a node) run through os/exec in the worktree's

@@ -121,7 +121,7 @@ func (c *cmdCtx) printTexts(rv *engine.TrustReview) {
 		return
 	}
 	w := c.Stdout
-	fmt.Fprintf(w, "Texts of task %s that came with a fetch and reach your agent in its prompts only once trusted:\n", rv.Task)
+	fmt.Fprintf(w, "Texts of task %s that came with a fetch or a commit and reach your agent in its prompts only once trusted:\n", rv.Task)
 	for _, t := range rv.Texts {
 		fmt.Fprintf(w, "  %s (from %s, blob %s):\n", t.Label(), text.Visible(t.Remote), short(t.ID))
 		body := strings.TrimRight(t.Text, "\n")
