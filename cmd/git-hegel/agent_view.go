@@ -1,6 +1,11 @@
 package main
 
-import "github.com/git-hegel/git-hegel/engine"
+import (
+	"fmt"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/workflow"
+)
 
 // forReader is st as this command's reader may see it: as it is for a
 // person; for an agent reading through the MCP server, with the text a
@@ -44,5 +49,33 @@ func (c *cmdCtx) descriptionsForReader(e *engine.Engine) func(task, desc string)
 		}
 		seen[k] = out
 		return out
+	}
+}
+
+// definitionsWithheld says which workflow files an agent reading this
+// command's output may not read the words of: those exactly as a commit
+// brought them that this machine has not trusted (engine.CheckedOut),
+// whose titles and node summaries are the committer's, as their prompts
+// are. For a person, none.
+func (c *cmdCtx) definitionsWithheld() func(*workflow.Definition) bool {
+	none := func(*workflow.Definition) bool { return false }
+	if !c.forAgent {
+		return none
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return none // outside a repository: the built-ins only
+	}
+	return e.CheckedOut
+}
+
+// withholdDefText replaces a definition's words (title, node summaries
+// and descriptions) with a notice; names, transitions and the rest of
+// its shape stay.
+func withholdDefText(d *workflowDefJSON) {
+	notice := fmt.Sprintf("(%s came with a commit and its words are not shown to the agent until this machine trusts it: 'git hegel trust' after starting it.)", d.Source)
+	d.Title = notice
+	for i := range d.Nodes {
+		d.Nodes[i].Summary, d.Nodes[i].Description = notice, ""
 	}
 }

@@ -51,8 +51,13 @@ func runWorkflows(c *cmdCtx, args []string) error {
 	broken := reg.Broken()
 	if c.boolFlag("json") {
 		out := workflowsJSON{Schema: c.jsonSchema(), Workflows: []workflowDefJSON{}, Broken: []brokenJSON{}}
+		withheld := c.definitionsWithheld()
 		for _, wf := range list {
-			out.Workflows = append(out.Workflows, defJSON(wf, c.maxAttempts()))
+			d := defJSON(wf, c.maxAttempts())
+			if withheld(wf) {
+				withholdDefText(&d)
+			}
+			out.Workflows = append(out.Workflows, d)
 		}
 		for _, b := range broken {
 			out.Broken = append(out.Broken, brokenJSON{Name: b.Name, Source: b.Source, Error: b.Err.Error()})
