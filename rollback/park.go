@@ -453,5 +453,8 @@ func (m *Manager) readParked(root plumbing.Hash) (*Checkpoint, plumbing.Hash, er
 	if cp.Meta, err = unmarshalFlat(meta, cp, ownKeys); err != nil || cp.Kind != KindStash {
 		return nil, plumbing.ZeroHash, fmt.Errorf("damaged %s", metaFile)
 	}
+	if err := cp.restoreRaw(cp.Meta); err != nil {
+		return nil, plumbing.ZeroHash, fmt.Errorf("damaged %s: %v", metaFile, err)
+	}
 	return cp, base, nil
 }

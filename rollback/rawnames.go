@@ -1,0 +1,110 @@
+package rollback
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// A path or branch name is bytes, and git takes any bytes but NUL and /
+// in a file name (Latin-1 names are common on Linux). A JSON string holds
+// only UTF-8: encoding/json writes each byte that is not part of valid
+// UTF-8 as U+FFFD, so such a name would come back from checkpoint.json as
+// another name. The checkpoint's id is derived from the names as they were
+// taken, so it would no longer match (the checkpoint, and the safety
+// checkpoint of every rollback in that working tree, would count as taken
+// elsewhere), and a restore would set intent-to-add and assume-unchanged
+// on paths that do not exist, or check out a branch of another name.
+//
+// So checkpoint.json keeps, beside the names as JSON can show them, the
+// exact bytes of each name that is not valid UTF-8: "raw" maps the
+// field's JSON name (with ".N" for an element of a list) to the bytes in
+// base64. It is present only when such a name is. Reading puts the bytes
+// back before anything else looks at the checkpoint, so the id, the
+// checks and the restore see the names as taken. "raw" itself is not part
+// of the id's digest: the names it gives back are.
+
+const rawKey = "raw"
+
+// jsonText is s as a JSON string gives it back: each byte that is not
+// part of valid UTF-8 becomes U+FFFD.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b, _ := json.Marshal(s)
+	var t string
+	if json.Unmarshal(b, &t) != nil {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return t
+}
+
+// rawNames visits every name of c that JSON cannot hold as it is, by the
+// key "raw" records it under, with a pointer to the name.
+func (c *Checkpoint) rawNames(visit func(key string, name *string)) {
+	visit("branch", &c.Branch)
+	list := func(field string, items []string) {
+		for i := range items {
+			visit(field+"."+strconv.Itoa(i), &items[i])
+		}
+	}
+	list("files_changed", c.FilesChanged)
+	list("assume_unchanged", c.AssumeUnchanged)
+	list("intent_to_add", c.IntentToAdd)
+	for i := range c.Skipped {
+		visit("skipped."+strconv.Itoa(i), &c.Skipped[i].Path)
+	}
+	for i := range c.Moved {
+		visit("moved."+strconv.Itoa(i), &c.Moved[i].Ref)
+	}
+}
+
+// rawField is what "raw" holds for c: nil when every name is valid
+// UTF-8.
+func (c *Checkpoint) rawField() map[string]string {
+	var raw map[string]string
+	c.rawNames(func(key string, name *string) {
+		if utf8.ValidString(*name) {
+			return
+		}
+		if raw == nil {
+			raw = map[string]string{}
+		}
+		raw[key] = base64.StdEncoding.EncodeToString([]byte(*name))
+	})
+	return raw
+}
+
+// restoreRaw puts the exact names of the metadata's "raw" field back into
+// c (read from meta, which it is then removed from). An entry that names
+// no field, is not base64, or whose bytes are not what the field shows is
+// an error: the metadata is damaged.
+func (c *Checkpoint) restoreRaw(meta Meta) error {
+	b, ok := meta[rawKey]
+	if !ok {
+		return nil
+	}
+	delete(meta, rawKey)
+	var raw map[string]string
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("bad %q field", rawKey)
+	}
+	names := map[string]*string{}
+	c.rawNames(func(key string, name *string) { names[key] = name })
+	for key, enc := range raw {
+		name, ok := names[key]
+		if !ok {
+			return fmt.Errorf("%q names no field (%q)", rawKey, key)
+		}
+		exact, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil || jsonText(string(exact)) != *name || utf8.Valid(exact) {
+			return fmt.Errorf("%q does not match the field %q", rawKey, key)
+		}
+		*name = string(exact)
+	}
+	return nil
+}

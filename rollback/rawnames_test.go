@@ -1,0 +1,49 @@
+package rollback
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// A checkpoint whose names are not valid UTF-8 reads back with the same
+// names and the same digest; a "raw" field that does not match what the
+// field shows is refused.
+func TestRawNamesRoundTrip(t *testing.T) {
+	cp := &Checkpoint{ID: "0123abcd", Kind: KindManual, Branch: "refs/heads/br\xe9",
+		FilesChanged: []string{"ok.txt", "caf\xe9"}, IntentToAdd: []string{"\xffx"},
+		AssumeUnchanged: []string{"a\xfe"}, Skipped: []SkippedFile{{Path: "big\xff", Size: 9, Reason: "too large"}},
+		Moved: []MovedBranch{{Ref: "refs/heads/m\xe9"}}, Meta: Meta{"node": json.RawMessage(`"spec"`)}}
+	want := cp.digest()
+	b, err := encodeMeta(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &Checkpoint{}
+	if got.Meta, err = unmarshalFlat(b, got, ownKeys); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.restoreRaw(got.Meta); err != nil {
+		t.Fatal(err)
+	}
+	if got.Branch != cp.Branch || got.FilesChanged[1] != "caf\xe9" || got.IntentToAdd[0] != "\xffx" ||
+		got.AssumeUnchanged[0] != "a\xfe" || got.Skipped[0].Path != "big\xff" || got.Moved[0].Ref != "refs/heads/m\xe9" {
+		t.Fatalf("names changed: %+v", got)
+	}
+	if _, left := got.Meta[rawKey]; left || got.digest() != want {
+		t.Fatalf("digest %s, want %s (meta %s)", got.digest(), want, got.Meta.canonical())
+	}
+
+	for _, raw := range []string{
+		`{"branch": "cmVmcy9oZWFkcy9vdGhlcg=="}`, // refs/heads/other: valid UTF-8, not what the field shows
+		`{"files_changed.0": "/w=="}`,            // the field is ok.txt
+		`{"files_changed.9": "/w=="}`,            // no such element
+		`{"nope": "/w=="}`,
+		`{"branch": "not base64!"}`,
+		`[1]`,
+	} {
+		c := &Checkpoint{Branch: jsonText(cp.Branch), FilesChanged: []string{"ok.txt"}}
+		if err := c.restoreRaw(Meta{rawKey: json.RawMessage(raw)}); err == nil {
+			t.Errorf("raw %s accepted: branch %q", raw, c.Branch)
+		}
+	}
+}
