@@ -282,6 +282,32 @@ func (w *workspace) runGit(stdin *bytes.Buffer, env []string, args ...string) ([
 	return stdout.Bytes(), nil
 }
 
+// mayConvert reports whether git may convert files between the
+// repository and the working tree here (attributes or core.autocrlf).
+func (w *workspace) mayConvert() bool {
+	return !w.memory && (w.attrSeen || w.conversionConfigured())
+}
+
+// cleanBytes returns data, the bytes of path in the working tree, as git
+// would store them (git hash-object --path: clean filters, line endings).
+func (w *workspace) cleanBytes(path string, data []byte) ([]byte, error) {
+	out, err := w.runGit(bytes.NewBuffer(data), nil, "hash-object", "-w", "--path="+path, "--stdin")
+	if err != nil {
+		return nil, err
+	}
+	h := strings.TrimSpace(string(out))
+	if !plumbing.IsHash(h) {
+		return nil, fmt.Errorf("git hash-object gave %q for %s", h, quotePath(path))
+	}
+	return w.runGit(nil, nil, "cat-file", "blob", h)
+}
+
+// smudgeBlob returns the stored blob h as git would write it to path in
+// the working tree (git cat-file --filters: smudge filters, line endings).
+func (w *workspace) smudgeBlob(path string, h plumbing.Hash) ([]byte, error) {
+	return w.runGit(nil, nil, "cat-file", "--filters", "--path="+path, h.String())
+}
+
 // cleanHashes returns the blob git would store for each of paths as the
 // working tree has them (git hash-object, through the clean conversions
 // of their attributes).
