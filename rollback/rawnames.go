@@ -108,3 +108,52 @@ func (c *Checkpoint) restoreRaw(meta Meta) error {
 	}
 	return nil
 }
+
+// rawSuffix names the field beside a list SetNames stores that keeps its
+// names that are not valid UTF-8.
+const rawSuffix = "_raw"
+
+// SetNames stores names (paths, branch names: bytes, not necessarily
+// UTF-8) under key so that GetNames reads them back exactly: as Set
+// stores a list, and, when a name is not valid UTF-8, under key+"_raw"
+// its exact bytes by position, in base64 (as a checkpoint's own "raw"
+// field keeps its names).
+func (m Meta) SetNames(key string, names []string) {
+	m.Set(key, names)
+	delete(m, key+rawSuffix)
+	raw := map[string]string{}
+	for i, n := range names {
+		if !utf8.ValidString(n) {
+			raw[strconv.Itoa(i)] = base64.StdEncoding.EncodeToString([]byte(n))
+		}
+	}
+	if len(raw) > 0 {
+		m.Set(key+rawSuffix, raw)
+	}
+}
+
+// GetNames decodes the list SetNames stored under key into names, with
+// each name's exact bytes; false, leaving names as it was, when the field
+// is missing or not a list of strings. An exact name that does not match
+// the one the list shows is not used.
+func (m Meta) GetNames(key string, names *[]string) bool {
+	var got []string
+	if !m.Get(key, &got) {
+		return false
+	}
+	var raw map[string]string
+	if m.Get(key+rawSuffix, &raw) {
+		for k, enc := range raw {
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(got) {
+				continue
+			}
+			exact, err := base64.StdEncoding.DecodeString(enc)
+			if err == nil && !utf8.Valid(exact) && jsonText(string(exact)) == got[i] {
+				got[i] = string(exact)
+			}
+		}
+	}
+	*names = got
+	return true
+}

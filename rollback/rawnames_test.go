@@ -47,3 +47,22 @@ func TestRawNamesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// SetNames and GetNames keep names that are not valid UTF-8 exactly, and
+// a "_raw" entry that does not match the listed name is not used.
+func TestMetaNames(t *testing.T) {
+	m := Meta{}
+	m.SetNames("paths", []string{"a.txt", "caf\xe9", "\xff\xfe"})
+	var got []string
+	if !m.GetNames("paths", &got) || len(got) != 3 || got[0] != "a.txt" || got[1] != "caf\xe9" || got[2] != "\xff\xfe" {
+		t.Fatalf("GetNames = %q", got)
+	}
+	m.SetNames("paths", []string{"a.txt"})
+	if _, ok := m["paths_raw"]; ok {
+		t.Fatal("a stale _raw field was kept")
+	}
+	m = Meta{"paths": json.RawMessage(`["a.txt","x\ufffd"]`), "paths_raw": json.RawMessage(`{"0":"/w==","1":"eP8=","2":"/w=="}`)}
+	if !m.GetNames("paths", &got) || got[0] != "a.txt" || got[1] != "x\xff" {
+		t.Fatalf("GetNames = %q", got)
+	}
+}
