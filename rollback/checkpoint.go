@@ -3,7 +3,6 @@ package rollback
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -123,15 +122,7 @@ var ownKeys = map[string]bool{
 
 // encodeMeta is checkpoint.json for c.
 func encodeMeta(c *Checkpoint) ([]byte, error) {
-	meta := c.Meta
-	if raw := c.rawField(); raw != nil {
-		meta = maps.Clone(c.Meta)
-		if meta == nil {
-			meta = Meta{}
-		}
-		meta.Set(rawKey, raw)
-	}
-	b, err := marshalFlat(c, meta)
+	b, err := marshalFlat(c, withRaw(c.Meta, c.rawNames))
 	if err != nil {
 		return nil, err
 	}

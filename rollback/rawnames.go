@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -65,9 +66,65 @@ func (c *Checkpoint) rawNames(visit func(key string, name *string)) {
 
 // rawField is what "raw" holds for c: nil when every name is valid
 // UTF-8.
-func (c *Checkpoint) rawField() map[string]string {
+func (c *Checkpoint) rawField() map[string]string { return rawOf(c.rawNames) }
+
+// restoreRaw puts the exact names of the metadata's "raw" field back into
+// c (read from meta, which it is then removed from). An entry that names
+// no field, is not base64, or whose bytes are not what the field shows is
+// an error: the metadata is damaged.
+func (c *Checkpoint) restoreRaw(meta Meta) error { return putRaw(c.rawNames, meta) }
+
+// rawNames of a rollback's journal: the branches it moves and the paths
+// it is limited to. A rollback killed on a branch named in Latin-1 is
+// finished on that branch.
+func (j *Journal) rawNames(visit func(key string, name *string)) {
+	visit("head_ref", &j.HeadRef)
+	visit("head_to_ref", &j.HeadToRef)
+	for i := range j.Moves {
+		visit("moves."+strconv.Itoa(i), &j.Moves[i].Ref)
+	}
+	for i := range j.Only {
+		visit("only."+strconv.Itoa(i), &j.Only[i])
+	}
+}
+
+// rawNames of a stash's journal: HEAD's branch and the flagged index
+// entries on each side.
+func (j *ParkJournal) rawNames(visit func(key string, name *string)) {
+	visit("head_ref", &j.HeadRef)
+	for _, side := range []struct {
+		name string
+		s    *parkSide
+	}{{"from", &j.From}, {"to", &j.To}} {
+		for i := range side.s.AssumeUnchanged {
+			visit(side.name+".assume_unchanged."+strconv.Itoa(i), &side.s.AssumeUnchanged[i])
+		}
+		for i := range side.s.IntentToAdd {
+			visit(side.name+".intent_to_add."+strconv.Itoa(i), &side.s.IntentToAdd[i])
+		}
+	}
+}
+
+// withRaw is meta with the "raw" field for the names names visits (meta
+// itself when they are all valid UTF-8; a copy otherwise).
+func withRaw(meta Meta, names func(visit func(key string, name *string))) Meta {
+	raw := rawOf(names)
+	if raw == nil {
+		return meta
+	}
+	out := maps.Clone(meta)
+	if out == nil {
+		out = Meta{}
+	}
+	out.Set(rawKey, raw)
+	return out
+}
+
+// rawOf is the "raw" field for the names names visits: nil when every
+// one is valid UTF-8.
+func rawOf(names func(visit func(key string, name *string))) map[string]string {
 	var raw map[string]string
-	c.rawNames(func(key string, name *string) {
+	names(func(key string, name *string) {
 		if utf8.ValidString(*name) {
 			return
 		}
@@ -79,11 +136,9 @@ func (c *Checkpoint) rawField() map[string]string {
 	return raw
 }
 
-// restoreRaw puts the exact names of the metadata's "raw" field back into
-// c (read from meta, which it is then removed from). An entry that names
-// no field, is not base64, or whose bytes are not what the field shows is
-// an error: the metadata is damaged.
-func (c *Checkpoint) restoreRaw(meta Meta) error {
+// putRaw puts the exact names of meta's "raw" field back where names
+// visits them, and removes the field from meta.
+func putRaw(names func(visit func(key string, name *string)), meta Meta) error {
 	b, ok := meta[rawKey]
 	if !ok {
 		return nil
@@ -93,10 +148,10 @@ func (c *Checkpoint) restoreRaw(meta Meta) error {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return fmt.Errorf("bad %q field", rawKey)
 	}
-	names := map[string]*string{}
-	c.rawNames(func(key string, name *string) { names[key] = name })
+	byKey := map[string]*string{}
+	names(func(key string, name *string) { byKey[key] = name })
 	for key, enc := range raw {
-		name, ok := names[key]
+		name, ok := byKey[key]
 		if !ok {
 			return fmt.Errorf("%q names no field (%q)", rawKey, key)
 		}

@@ -66,3 +66,39 @@ func TestMetaNames(t *testing.T) {
 		t.Fatalf("GetNames = %q", got)
 	}
 }
+
+// The journals of a rollback and of a stash keep their branch names and
+// paths exactly, so an interrupted one is finished on the same names.
+func TestJournalsKeepRawNames(t *testing.T) {
+	tr := newDiskRepo(t)
+	j := &Journal{Version: journalVersion, Step: "started", HeadRef: "refs/heads/br\xe9", HeadToRef: "refs/heads/to\xe9",
+		Moves: []journalMove{{Ref: "refs/heads/m\xff", From: "a", To: "b"}}, Only: []string{"ok", "caf\xe9"},
+		Record: Meta{"node": json.RawMessage(`"spec"`)}}
+	if err := tr.m.w.saveJournal(j); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tr.m.w.loadJournal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.HeadRef != j.HeadRef || got.HeadToRef != j.HeadToRef || got.Moves[0].Ref != j.Moves[0].Ref || got.Only[1] != "caf\xe9" || got.Only[0] != "ok" {
+		t.Errorf("rollback journal read back as %+v", got)
+	}
+	if _, left := got.Record[rawKey]; left || got.Record.String("node") != "spec" {
+		t.Errorf("record %v", got.Record)
+	}
+
+	pj := &ParkJournal{Op: ParkClean, HeadRef: "refs/heads/br\xe9",
+		From: parkSide{AssumeUnchanged: []string{"a\xfe"}, IntentToAdd: []string{"ok", "\xffx"}},
+		To:   parkSide{AssumeUnchanged: []string{"a\xfe"}}, Record: Meta{}}
+	if err := tr.m.saveParkJournal(pj); err != nil {
+		t.Fatal(err)
+	}
+	pgot, err := tr.m.loadParkJournal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pgot.HeadRef != pj.HeadRef || pgot.From.AssumeUnchanged[0] != "a\xfe" || pgot.From.IntentToAdd[1] != "\xffx" || pgot.To.AssumeUnchanged[0] != "a\xfe" {
+		t.Errorf("stash journal read back as %+v", pgot)
+	}
+}
