@@ -136,7 +136,7 @@ func (m *Manager) park(t Template, keep *StashKeep) (*Parked, error) {
 	if len(wt) == 0 && len(ix) == 0 && len(ita) == 0 {
 		return pk, nil
 	}
-	if err := m.w.conflicts(wt); err != nil {
+	if err := m.w.conflicts(wt, parkWay); err != nil {
 		return nil, err
 	}
 	if err := m.w.checkWritable(wt); err != nil {
@@ -387,7 +387,7 @@ func (m *Manager) Unpark(tree, label string, keep *StashKeep, record Meta) (*Unp
 			}
 		}
 	}
-	if err := m.w.conflicts(wt); err != nil {
+	if err := m.w.conflicts(wt, unparkWay); err != nil {
 		return nil, err
 	}
 	if err := m.w.checkWritable(wt); err != nil {

@@ -217,7 +217,7 @@ func (c *Chain) plan(cp *Checkpoint, store, recurse bool, only []string) (*Plan,
 		}
 		p.Recurse = true
 	}
-	if err := m.w.conflicts(p.wt); err != nil {
+	if err := m.w.conflicts(p.wt, rollbackWay); err != nil {
 		return nil, err
 	}
 	if err := m.w.checkWritable(p.wt); err != nil {
@@ -633,7 +633,7 @@ func (m *Manager) replayAs(from, to *Checkpoint, j *Journal, back bool, msg, wha
 	}
 	sparse := m.w.sparseSkips(ix)
 	wt = dropPaths(wt, sparse)
-	if err := m.w.conflicts(wt); err != nil {
+	if err := m.w.conflicts(wt, rollbackWay); err != nil {
 		return err
 	}
 	if err := m.w.checkWritable(wt); err != nil {
