@@ -139,7 +139,7 @@ func (m *Manager) park(t Template, keep *StashKeep) (*Parked, error) {
 	if err := m.w.conflicts(wt, parkWay); err != nil {
 		return nil, err
 	}
-	if err := m.w.checkWritable(wt); err != nil {
+	if err := m.w.checkWritable(wt, parkWay); err != nil {
 		return nil, err
 	}
 	pk.wt, pk.ix = wt, ix
@@ -390,7 +390,7 @@ func (m *Manager) Unpark(tree, label string, keep *StashKeep, record Meta) (*Unp
 	if err := m.w.conflicts(wt, unparkWay); err != nil {
 		return nil, err
 	}
-	if err := m.w.checkWritable(wt); err != nil {
+	if err := m.w.checkWritable(wt, unparkWay); err != nil {
 		return nil, err
 	}
 	target := &Checkpoint{AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: append(append([]string(nil), snap.intentToAdd...), parkedITA...)}

@@ -135,25 +135,30 @@ func skipWorktree(wt []change, idx *gitIndex) []change {
 // remove although no checkpoint holds it (an ignored or oversized file).
 var ErrInTheWay = errors.New("a file is in the way")
 
-// inTheWayWords say, in an "is in the way" refusal, what needs the path
-// and why the file there is not simply replaced: the words of a rollback
-// (or an undo), of a stash pop, and of the cleaning after a stash push.
-type inTheWayWords struct {
+// restoreWords are the words a refusal uses for the operation that would
+// change the files (actor), what needs the path, and why the file there
+// is not simply replaced: the words of a rollback (or an undo), of a
+// stash pop, and of the cleaning after a stash push.
+type restoreWords struct {
+	actor                        string
 	needsDir, needsFile, unsaved string
 }
 
 var (
-	rollbackWay = inTheWayWords{
+	rollbackWay = restoreWords{
+		actor:     "the rollback",
 		needsDir:  "the checkpoint needs a directory there",
 		needsFile: "it is in no checkpoint, and the rollback needs its directory to be a file",
 		unsaved:   "it is in no checkpoint (ignored, or too large to save)",
 	}
-	unparkWay = inTheWayWords{
+	unparkWay = restoreWords{
+		actor:     "the stash pop",
 		needsDir:  "the stash needs a directory there",
 		needsFile: "it is not in the stash, and the stash needs its directory to be a file",
 		unsaved:   "it is ignored or too large to save, and the stash has a file there",
 	}
-	parkWay = inTheWayWords{
+	parkWay = restoreWords{
+		actor:     "the stash push",
 		needsDir:  "HEAD has a directory there",
 		needsFile: "it would not be parked, and HEAD has a file where its directory is",
 		unsaved:   "it is ignored or too large to park, and HEAD has a file there",
@@ -165,7 +170,7 @@ var (
 // so the safety checkpoint keeps): an ignored file, an oversized untracked
 // file or a nested repository in the way is never overwritten or removed,
 // and no file is ever written through a symbolic link.
-func (w *workspace) conflicts(wt []change, words inTheWayWords) error {
+func (w *workspace) conflicts(wt []change, words restoreWords) error {
 	current := make(map[string]bool, len(wt))
 	for _, c := range wt {
 		if c.from.mode != 0 && c.from.mode != filemode.Submodule {

@@ -220,7 +220,7 @@ func (c *Chain) plan(cp *Checkpoint, store, recurse bool, only []string) (*Plan,
 	if err := m.w.conflicts(p.wt, rollbackWay); err != nil {
 		return nil, err
 	}
-	if err := m.w.checkWritable(p.wt); err != nil {
+	if err := m.w.checkWritable(p.wt, rollbackWay); err != nil {
 		return nil, err
 	}
 	p.chain = c
@@ -636,7 +636,7 @@ func (m *Manager) replayAs(from, to *Checkpoint, j *Journal, back bool, msg, wha
 	if err := m.w.conflicts(wt, rollbackWay); err != nil {
 		return err
 	}
-	if err := m.w.checkWritable(wt); err != nil {
+	if err := m.w.checkWritable(wt, rollbackWay); err != nil {
 		return err
 	}
 	before := head{Ref: plumbing.ReferenceName(j.HeadRef), Commit: hashOf(j.HeadFrom)}
