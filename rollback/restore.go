@@ -137,8 +137,9 @@ var ErrInTheWay = errors.New("a file is in the way")
 
 // restoreWords are the words a refusal uses for the operation that would
 // change the files (actor), what needs the path, and why the file there
-// is not simply replaced: the words of a rollback (or an undo), of a
-// stash pop, and of the cleaning after a stash push.
+// is not simply replaced: the words of a rollback, of an undo of agent
+// actions (a restore limited to the paths they touched), of a stash pop,
+// and of the cleaning after a stash push.
 type restoreWords struct {
 	actor                        string
 	needsDir, needsFile, unsaved string
@@ -150,6 +151,12 @@ var (
 		needsDir:  "the checkpoint needs a directory there",
 		needsFile: "it is in no checkpoint, and the rollback needs its directory to be a file",
 		unsaved:   "it is in no checkpoint (ignored, or too large to save)",
+	}
+	undoWay = restoreWords{
+		actor:     "the undo",
+		needsDir:  "the snapshot needs a directory there",
+		needsFile: "it is in no snapshot, and the undo needs its directory to be a file",
+		unsaved:   "it is in no snapshot (ignored, or too large to save)",
 	}
 	unparkWay = restoreWords{
 		actor:     "the stash pop",
