@@ -3,6 +3,8 @@ package rollback
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // A checkpoint whose names are not valid UTF-8 reads back with the same
@@ -100,5 +102,29 @@ func TestJournalsKeepRawNames(t *testing.T) {
 	}
 	if pgot.HeadRef != pj.HeadRef || pgot.From.AssumeUnchanged[0] != "a\xfe" || pgot.From.IntentToAdd[1] != "\xffx" || pgot.To.AssumeUnchanged[0] != "a\xfe" {
 		t.Errorf("stash journal read back as %+v", pgot)
+	}
+}
+
+// A planted checkpoint whose "raw" field does not match the name it
+// shows (an attempt to make a branch named in UTF-8 read back as another)
+// is damaged: it is left out of the list, and the others are still read.
+func TestForgedRawFieldIsDamaged(t *testing.T) {
+	tr := newDiskRepo(t)
+	tr.write("f", "1\n")
+	tr.add("f")
+	tr.commit("c1")
+	tr.start("minimal")
+	before := len(tr.list())
+	tr.plant("abcdef01", plumbing.ZeroHash, plumbing.ZeroHash, "1\n", func(cp *Checkpoint) {
+		cp.Meta.Set(rawKey, map[string]string{"branch": "cmVmcy9oZWFkcy9ldmls"}) // refs/heads/evil
+	})
+	list := tr.list()
+	if len(list) != before {
+		t.Fatalf("%d checkpoints listed, want the %d genuine ones", len(list), before)
+	}
+	for _, cp := range list {
+		if cp.ID == "abcdef01" || cp.Branch == "refs/heads/evil" {
+			t.Fatalf("the forged checkpoint was read: %+v", cp)
+		}
 	}
 }
