@@ -310,31 +310,44 @@ func (w *workspace) smudgeBlob(path string, h plumbing.Hash) ([]byte, error) {
 
 // cleanHashes returns the blob git would store for each of paths as the
 // working tree has them (git hash-object, through the clean conversions
-// of their attributes).
+// of their attributes). Names --stdin-paths cannot carry (it reads lines,
+// and unquotes a name in double quotes) are given as arguments.
 func (w *workspace) cleanHashes(paths []string) (map[string]plumbing.Hash, error) {
-	var in bytes.Buffer
+	res := map[string]plumbing.Hash{}
+	var lines, args []string
 	for _, p := range paths {
 		if strings.ContainsAny(p, "\n\"\\") {
-			continue // --stdin-paths reads lines; such names are left as they are
+			args = append(args, p)
+		} else {
+			lines = append(lines, p)
 		}
-		in.WriteString(p)
-		in.WriteByte('\n')
 	}
-	out, err := w.runGit(&in, nil, "hash-object", "--stdin-paths")
-	if err != nil {
-		return nil, err
+	read := func(names []string, out []byte) {
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for i := 0; sc.Scan() && i < len(names); i++ {
+			if plumbing.IsHash(sc.Text()) {
+				res[names[i]] = plumbing.NewHash(sc.Text())
+			}
+		}
 	}
-	res := map[string]plumbing.Hash{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	i := 0
-	for sc.Scan() {
-		for i < len(paths) && strings.ContainsAny(paths[i], "\n\"\\") {
-			i++
+	if len(lines) > 0 {
+		var in bytes.Buffer
+		for _, p := range lines {
+			in.WriteString(p)
+			in.WriteByte('\n')
 		}
-		if i < len(paths) && plumbing.IsHash(sc.Text()) {
-			res[paths[i]] = plumbing.NewHash(sc.Text())
+		out, err := w.runGit(&in, nil, "hash-object", "--stdin-paths")
+		if err != nil {
+			return nil, err
 		}
-		i++
+		read(lines, out)
+	}
+	if len(args) > 0 {
+		out, err := w.runGit(nil, nil, append([]string{"hash-object", "--"}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		read(args, out)
 	}
 	return res, nil
 }
