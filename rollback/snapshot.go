@@ -205,7 +205,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	if sn.converts != nil && sn.converts(res.attributes.Load()) {
+	if sn.converts != nil {
 		var paths []string
 		var ks []int
 		for k, it := range items {
@@ -213,7 +213,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 				paths, ks = append(paths, it.path), append(ks, k)
 			}
 		}
-		if len(paths) > 0 {
+		if len(paths) > 0 && sn.converts(res.attributes.Load()) {
 			// A file that vanished or cannot be read now leaves git
 			// nothing to hash: the files then stay as read (changed).
 			clean, err := sn.cleanHashes(paths)
