@@ -84,6 +84,35 @@ func (w *workspace) readBranch(ref plumbing.ReferenceName) (plumbing.Hash, error
 	return h, nil
 }
 
+// nameFree reports an error when branch ref cannot be created because
+// another branch's name contains it as a directory (refs/heads/a/b keeps
+// refs/heads/a from existing) or is a directory of it: git stores both in
+// the same tree of names, and the rollback would fail at its first step.
+func (w *workspace) nameFree(ref plumbing.ReferenceName) error {
+	taken := func(other string) error {
+		return userErr(ErrBranch, "%s cannot be created again: branch %s exists, and git cannot have both names; rename it ('git branch -m %s <new-name>') and run the command again; nothing was changed",
+			ref.Short(), plumbing.ReferenceName(other).Short(), plumbing.ReferenceName(other).Short())
+	}
+	below, err := w.r.ListRefs(string(ref) + "/")
+	if err != nil {
+		return fmt.Errorf("cannot read the branches: %w", err)
+	}
+	if len(below) > 0 {
+		return taken(string(below[0].Name))
+	}
+	name := string(ref)
+	for i := strings.LastIndexByte(name, '/'); i > len("refs/heads"); i = strings.LastIndexByte(name[:i], '/') {
+		h, err := w.readBranch(plumbing.ReferenceName(name[:i]))
+		if err != nil {
+			return err
+		}
+		if !h.IsZero() {
+			return taken(name[:i])
+		}
+	}
+	return nil
+}
+
 // planRefs works out where HEAD goes and which branches move to restore
 // cp over the current HEAD cur.
 func (w *workspace) planRefs(cur head, cp *Checkpoint) (head, []refMove, error) {
@@ -120,6 +149,11 @@ func (w *workspace) planRefs(cur head, cp *Checkpoint) (head, []refMove, error) 
 			return userErr(ErrBranch, "Checkpoint %s was taken before %s had any commit, and %s has commits now: a rollback never deletes a branch. "+
 				"Nothing was changed. To go back to it anyway, rename the branch first ('git branch -m %s <new-name>') and run the command again",
 				cp.ID, ref.Short(), ref.Short(), ref.Short())
+		}
+		if now.IsZero() && !want.IsZero() {
+			if err := w.nameFree(ref); err != nil {
+				return err
+			}
 		}
 		moves = append(moves, refMove{Ref: ref, From: now, To: want})
 		return nil

@@ -122,7 +122,7 @@ var ownKeys = map[string]bool{
 
 // encodeMeta is checkpoint.json for c.
 func encodeMeta(c *Checkpoint) ([]byte, error) {
-	b, err := marshalFlat(c, c.Meta)
+	b, err := marshalFlat(c, withRaw(c.Meta, c.rawNames))
 	if err != nil {
 		return nil, err
 	}
@@ -876,6 +876,9 @@ func (m *Manager) readCheckpoint(h plumbing.Hash) (*Checkpoint, plumbing.Hash, e
 	}
 	if cp.Meta, err = unmarshalFlat(meta, cp, ownKeys); err != nil || cp.ID == "" {
 		return nil, plumbing.ZeroHash, m.damaged(c, "", "damaged "+metaFile)
+	}
+	if err := cp.restoreRaw(cp.Meta); err != nil {
+		return nil, plumbing.ZeroHash, m.damaged(c, cp.ID, "damaged "+metaFile+": "+err.Error())
 	}
 	cp.Label, cp.author = labelOf(c.Message, cp.ID), c.Author
 	cp.Author = c.Author.Name + " <" + c.Author.Email + ">"

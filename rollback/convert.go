@@ -282,33 +282,72 @@ func (w *workspace) runGit(stdin *bytes.Buffer, env []string, args ...string) ([
 	return stdout.Bytes(), nil
 }
 
-// cleanHashes returns the blob git would store for each of paths as the
-// working tree has them (git hash-object, through the clean conversions
-// of their attributes).
-func (w *workspace) cleanHashes(paths []string) (map[string]plumbing.Hash, error) {
-	var in bytes.Buffer
-	for _, p := range paths {
-		if strings.ContainsAny(p, "\n\"\\") {
-			continue // --stdin-paths reads lines; such names are left as they are
-		}
-		in.WriteString(p)
-		in.WriteByte('\n')
-	}
-	out, err := w.runGit(&in, nil, "hash-object", "--stdin-paths")
+// mayConvert reports whether git may convert files between the
+// repository and the working tree here (attributes or core.autocrlf).
+func (w *workspace) mayConvert() bool {
+	return !w.memory && (w.attrSeen || w.conversionConfigured())
+}
+
+// cleanBytes returns data, the bytes of path in the working tree, as git
+// would store them (git hash-object --path: clean filters, line endings).
+func (w *workspace) cleanBytes(path string, data []byte) ([]byte, error) {
+	out, err := w.runGit(bytes.NewBuffer(data), nil, "hash-object", "-w", "--path="+path, "--stdin")
 	if err != nil {
 		return nil, err
 	}
+	h := strings.TrimSpace(string(out))
+	if !plumbing.IsHash(h) {
+		return nil, fmt.Errorf("git hash-object gave %q for %s", h, quotePath(path))
+	}
+	return w.runGit(nil, nil, "cat-file", "blob", h)
+}
+
+// smudgeBlob returns the stored blob h as git would write it to path in
+// the working tree (git cat-file --filters: smudge filters, line endings).
+func (w *workspace) smudgeBlob(path string, h plumbing.Hash) ([]byte, error) {
+	return w.runGit(nil, nil, "cat-file", "--filters", "--path="+path, h.String())
+}
+
+// cleanHashes returns the blob git would store for each of paths as the
+// working tree has them (git hash-object, through the clean conversions
+// of their attributes). Names --stdin-paths cannot carry (it reads lines,
+// and unquotes a name in double quotes) are given as arguments.
+func (w *workspace) cleanHashes(paths []string) (map[string]plumbing.Hash, error) {
 	res := map[string]plumbing.Hash{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	i := 0
-	for sc.Scan() {
-		for i < len(paths) && strings.ContainsAny(paths[i], "\n\"\\") {
-			i++
+	var lines, args []string
+	for _, p := range paths {
+		if strings.ContainsAny(p, "\n\"\\") {
+			args = append(args, p)
+		} else {
+			lines = append(lines, p)
 		}
-		if i < len(paths) && plumbing.IsHash(sc.Text()) {
-			res[paths[i]] = plumbing.NewHash(sc.Text())
+	}
+	read := func(names []string, out []byte) {
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for i := 0; sc.Scan() && i < len(names); i++ {
+			if plumbing.IsHash(sc.Text()) {
+				res[names[i]] = plumbing.NewHash(sc.Text())
+			}
 		}
-		i++
+	}
+	if len(lines) > 0 {
+		var in bytes.Buffer
+		for _, p := range lines {
+			in.WriteString(p)
+			in.WriteByte('\n')
+		}
+		out, err := w.runGit(&in, nil, "hash-object", "--stdin-paths")
+		if err != nil {
+			return nil, err
+		}
+		read(lines, out)
+	}
+	if len(args) > 0 {
+		out, err := w.runGit(nil, nil, append([]string{"hash-object", "--"}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		read(args, out)
 	}
 	return res, nil
 }

@@ -163,6 +163,9 @@ func (w *workspace) loadJournal() (*Journal, error) {
 	if err != nil || j.Version < 1 || j.Version > journalVersion {
 		return nil, fmt.Errorf("the rollback journal (%s) is damaged or from another version; if no rollback is running, remove it", journalFile)
 	}
+	if err := putRaw(j.rawNames, rec); err != nil {
+		return nil, fmt.Errorf("the rollback journal (%s) is damaged (%v); if no rollback is running, remove it", journalFile, err)
+	}
 	j.Record = rec
 	if j.Chain == "" && w.chainOf != nil {
 		j.Chain = w.chainOf(rec)
@@ -178,7 +181,7 @@ func (w *workspace) loadJournal() (*Journal, error) {
 }
 
 func (w *workspace) saveJournal(j *Journal) error {
-	b, err := marshalFlat(j, j.Record)
+	b, err := marshalFlat(j, withRaw(j.Record, j.rawNames))
 	if err != nil {
 		return err
 	}

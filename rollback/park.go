@@ -3,6 +3,7 @@ package rollback
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -136,10 +137,10 @@ func (m *Manager) park(t Template, keep *StashKeep) (*Parked, error) {
 	if len(wt) == 0 && len(ix) == 0 && len(ita) == 0 {
 		return pk, nil
 	}
-	if err := m.w.conflicts(wt); err != nil {
+	if err := m.w.conflicts(wt, parkWay); err != nil {
 		return nil, err
 	}
-	if err := m.w.checkWritable(wt); err != nil {
+	if err := m.w.checkWritable(wt, parkWay); err != nil {
 		return nil, err
 	}
 	pk.wt, pk.ix = wt, ix
@@ -244,6 +245,10 @@ func (m *Manager) Clean(pk *Parked, record Meta) error {
 
 // ErrLocalChanges reports files that popping a stash would overwrite.
 var ErrLocalChanges = errors.New("local changes in the way")
+
+// ErrSparse reports parked changes to files outside the sparse checkout,
+// which popping the stash could not write.
+var ErrSparse = errors.New("parked files outside the sparse checkout")
 
 // UnparkResult is what Unpark did besides writing the parked files back.
 type UnparkResult struct {
@@ -375,7 +380,24 @@ func (m *Manager) Unpark(tree, label string, keep *StashKeep, record Meta) (*Unp
 			res.Conflicts = append(res.Conflicts, UnparkConflict{Path: mg.path, Kind: conflict})
 		}
 	}
-	wt = skipWorktree(wt, idx)
+	// A parked change to a file outside the sparse checkout (its entry
+	// flagged skip-worktree since the push) would not be written, and a
+	// pop drops the stash: the change would be lost, unseen. Refused, so
+	// the user can widen the checkout first.
+	if kept := skipWorktree(slices.Clone(wt), idx); len(kept) < len(wt) {
+		in := make(map[string]bool, len(kept))
+		for _, c := range kept {
+			in[c.path] = true
+		}
+		var outside []string
+		for _, c := range wt {
+			if !in[c.path] {
+				outside = append(outside, c.path)
+			}
+		}
+		return nil, userErr(ErrSparse, "Cannot restore %s: it changes %s, outside the sparse checkout; widen it ('git sparse-checkout add <dir>', or 'git sparse-checkout disable') and run the command again (nothing was changed)",
+			label, listSome(outside, 3, m.quote))
+	}
 	wt, _ = m.w.splitSubmodules(wt, idx)
 	for _, list := range [][]change{wt, ix} {
 		for _, c := range list {
@@ -387,10 +409,10 @@ func (m *Manager) Unpark(tree, label string, keep *StashKeep, record Meta) (*Unp
 			}
 		}
 	}
-	if err := m.w.conflicts(wt); err != nil {
+	if err := m.w.conflicts(wt, unparkWay); err != nil {
 		return nil, err
 	}
-	if err := m.w.checkWritable(wt); err != nil {
+	if err := m.w.checkWritable(wt, unparkWay); err != nil {
 		return nil, err
 	}
 	target := &Checkpoint{AssumeUnchanged: snap.assumeUnchanged, IntentToAdd: append(append([]string(nil), snap.intentToAdd...), parkedITA...)}
@@ -452,6 +474,9 @@ func (m *Manager) readParked(root plumbing.Hash) (*Checkpoint, plumbing.Hash, er
 	}
 	if cp.Meta, err = unmarshalFlat(meta, cp, ownKeys); err != nil || cp.Kind != KindStash {
 		return nil, plumbing.ZeroHash, fmt.Errorf("damaged %s", metaFile)
+	}
+	if err := cp.restoreRaw(cp.Meta); err != nil {
+		return nil, plumbing.ZeroHash, fmt.Errorf("damaged %s: %v", metaFile, err)
 	}
 	return cp, base, nil
 }

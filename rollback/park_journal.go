@@ -81,7 +81,7 @@ var parkJournalKeys = map[string]bool{
 
 func (m *Manager) saveParkJournal(j *ParkJournal) error {
 	j.Version, j.PID, j.Host, j.BootID = parkJournalVersion, os.Getpid(), hostName(), bootID()
-	b, err := marshalFlat(j, j.Record)
+	b, err := marshalFlat(j, withRaw(j.Record, j.rawNames))
 	if err != nil {
 		return err
 	}
@@ -104,6 +104,9 @@ func (m *Manager) loadParkJournal() (*ParkJournal, error) {
 	rec, err := unmarshalFlat(b, &j, parkJournalKeys)
 	if err != nil || j.Version < 1 || j.Version > parkJournalVersion || (j.Op != ParkClean && j.Op != ParkUnpark) {
 		return nil, fmt.Errorf("the stash's journal (%s) is damaged or from another version; if no git hegel stash is running, remove it", parkJournalFile)
+	}
+	if err := putRaw(j.rawNames, rec); err != nil {
+		return nil, fmt.Errorf("the stash's journal (%s) is damaged (%v); if no git hegel stash is running, remove it", parkJournalFile, err)
 	}
 	j.Record = rec
 	return &j, nil

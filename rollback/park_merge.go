@@ -76,6 +76,10 @@ func (c UnparkConflict) Describe() string {
 type mergeInput struct {
 	path               string
 	base, ours, theirs leaf
+	// theirsStaged: the parked file is the parked index's blob, so it is
+	// in repository form (a snapshot stores a file that matches the index
+	// as the index's blob, and a modified one as the bytes on disk).
+	theirsStaged bool
 }
 
 // unparkPlan is what popping a stash does to each path.
@@ -93,6 +97,10 @@ type unparkPlan struct {
 func planUnpark(pwt, pix []change, nowWT, nowIdx, headWT map[string]leaf, localWT, localIdx map[string]bool) unparkPlan {
 	var pl unparkPlan
 	local := func(p string) bool { return localWT[p] || localIdx[p] }
+	parkedIdx := make(map[string]leaf, len(pix))
+	for _, c := range pix {
+		parkedIdx[c.path] = c.to
+	}
 	for _, c := range pwt {
 		w := sideOf(nowWT, c)
 		switch {
@@ -101,7 +109,9 @@ func planUnpark(pwt, pix []change, nowWT, nowIdx, headWT map[string]leaf, localW
 		case sameLeaf(w, c.from):
 			pl.wt = append(pl.wt, change{path: c.path, from: w, to: c.to})
 		case !local(c.path):
-			pl.merge = append(pl.merge, mergeInput{path: c.path, base: c.from, ours: sideOf(headWT, c), theirs: c.to})
+			staged, ok := parkedIdx[c.path]
+			pl.merge = append(pl.merge, mergeInput{path: c.path, base: c.from, ours: sideOf(headWT, c), theirs: c.to,
+				theirsStaged: ok && sameLeaf(staged, c.to)})
 		case localWT[c.path]:
 			pl.busyWT = append(pl.busyWT, c.path)
 		default:
@@ -182,6 +192,18 @@ func (m *Manager) mergeParked(mg mergeInput) (*change, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	// The base and ours are commits' blobs, in repository form; a parked
+	// file that was modified is the bytes on disk, in working-tree form
+	// (CRLF with core.autocrlf, a clean/smudge filter's output). Merged
+	// as they are, every line would differ, so, as git stash pop does,
+	// the parked file is merged as git would store it, and the result is
+	// written as git would check it out.
+	convert := m.w.mayConvert()
+	if convert && !mg.theirsStaged {
+		if theirs, err = m.w.cleanBytes(mg.path, theirs); err != nil {
+			return nil, "", err
+		}
+	}
 	if isBinary(base) || isBinary(ours) || isBinary(theirs) {
 		return nil, ConflictBinary, nil
 	}
@@ -206,6 +228,16 @@ func (m *Manager) mergeParked(mg mergeInput) (*change, string, error) {
 	}
 	if err := m.w.obj.write(plumbing.BlobObject, h, merged); err != nil {
 		return nil, "", err
+	}
+	if convert {
+		onDisk, err := m.w.smudgeBlob(mg.path, h)
+		if err != nil {
+			return nil, "", err
+		}
+		h = plumbing.ComputeHash(plumbing.BlobObject, onDisk)
+		if err := m.w.obj.write(plumbing.BlobObject, h, onDisk); err != nil {
+			return nil, "", err
+		}
 	}
 	return &change{path: mg.path, from: o, to: leaf{path: mg.path, mode: mode, hash: h}}, kind, nil
 }

@@ -135,12 +135,49 @@ func skipWorktree(wt []change, idx *gitIndex) []change {
 // remove although no checkpoint holds it (an ignored or oversized file).
 var ErrInTheWay = errors.New("a file is in the way")
 
+// restoreWords are the words a refusal uses for the operation that would
+// change the files (actor), what needs the path, and why the file there
+// is not simply replaced: the words of a rollback, of an undo of agent
+// actions (a restore limited to the paths they touched), of a stash pop,
+// and of the cleaning after a stash push.
+type restoreWords struct {
+	actor                        string
+	needsDir, needsFile, unsaved string
+}
+
+var (
+	rollbackWay = restoreWords{
+		actor:     "the rollback",
+		needsDir:  "the checkpoint needs a directory there",
+		needsFile: "it is in no checkpoint, and the rollback needs its directory to be a file",
+		unsaved:   "it is in no checkpoint (ignored, or too large to save)",
+	}
+	undoWay = restoreWords{
+		actor:     "the undo",
+		needsDir:  "the snapshot needs a directory there",
+		needsFile: "it is in no snapshot, and the undo needs its directory to be a file",
+		unsaved:   "it is in no snapshot (ignored, or too large to save)",
+	}
+	unparkWay = restoreWords{
+		actor:     "the stash pop",
+		needsDir:  "the stash needs a directory there",
+		needsFile: "it is not in the stash, and the stash needs its directory to be a file",
+		unsaved:   "it is ignored or too large to save, and the stash has a file there",
+	}
+	parkWay = restoreWords{
+		actor:     "the stash push",
+		needsDir:  "HEAD has a directory there",
+		needsFile: "it would not be parked, and HEAD has a file where its directory is",
+		unsaved:   "it is ignored or too large to park, and HEAD has a file there",
+	}
+)
+
 // conflicts checks, before anything is changed, that the paths the
 // rollback writes are free or hold only what the current snapshot has (and
 // so the safety checkpoint keeps): an ignored file, an oversized untracked
 // file or a nested repository in the way is never overwritten or removed,
 // and no file is ever written through a symbolic link.
-func (w *workspace) conflicts(wt []change) error {
+func (w *workspace) conflicts(wt []change, words restoreWords) error {
 	current := make(map[string]bool, len(wt))
 	for _, c := range wt {
 		if c.from.mode != 0 && c.from.mode != filemode.Submodule {
@@ -180,7 +217,7 @@ func (w *workspace) conflicts(wt []change) error {
 				// a file or link the rollback removes first
 				replaced[d], below = true, true
 			default:
-				return inTheWay(d, "is in the way: the checkpoint needs a directory there")
+				return inTheWay(d, "is in the way: "+words.needsDir)
 			}
 			okDirs[d] = true
 		}
@@ -197,7 +234,7 @@ func (w *workspace) conflicts(wt []change) error {
 				continue
 			}
 			if p := w.unknownBelow(c.path, current); p != "" {
-				return inTheWay(p, "is in the way: it is in no checkpoint, and the rollback needs its directory to be a file")
+				return inTheWay(p, "is in the way: "+words.needsFile)
 			}
 		default:
 			if w.holds(c.path, st, c.to) {
@@ -205,7 +242,7 @@ func (w *workspace) conflicts(wt []change) error {
 				// it holds from before it was ignored): nothing is lost
 				continue
 			}
-			return inTheWay(c.path, "is in the way: it is in no checkpoint (ignored, or too large to save)")
+			return inTheWay(c.path, "is in the way: "+words.unsaved)
 		}
 	}
 	return nil

@@ -196,7 +196,11 @@ func (c *Chain) Plan(target *Checkpoint, o PlanOptions) (*Plan, error) {
 		}
 	}
 	if op := m.w.operationInProgress(); op != "" {
-		return nil, fmt.Errorf("%s is in progress; finish or abort it before rolling back", op)
+		doing := "rolling back"
+		if o.Only != nil {
+			doing = "undoing"
+		}
+		return nil, fmt.Errorf("%s is in progress; finish or abort it before %s", op, doing)
 	}
 	if o.Only != nil && len(o.Only) == 0 {
 		return nil, ErrNothingToRestore
@@ -217,10 +221,14 @@ func (c *Chain) plan(cp *Checkpoint, store, recurse bool, only []string) (*Plan,
 		}
 		p.Recurse = true
 	}
-	if err := m.w.conflicts(p.wt); err != nil {
+	words := rollbackWay
+	if only != nil {
+		words = undoWay
+	}
+	if err := m.w.conflicts(p.wt, words); err != nil {
 		return nil, err
 	}
-	if err := m.w.checkWritable(p.wt); err != nil {
+	if err := m.w.checkWritable(p.wt, words); err != nil {
 		return nil, err
 	}
 	p.chain = c
@@ -633,10 +641,14 @@ func (m *Manager) replayAs(from, to *Checkpoint, j *Journal, back bool, msg, wha
 	}
 	sparse := m.w.sparseSkips(ix)
 	wt = dropPaths(wt, sparse)
-	if err := m.w.conflicts(wt); err != nil {
+	words := rollbackWay
+	if j.Only != nil {
+		words = undoWay
+	}
+	if err := m.w.conflicts(wt, words); err != nil {
 		return err
 	}
-	if err := m.w.checkWritable(wt); err != nil {
+	if err := m.w.checkWritable(wt, words); err != nil {
 		return err
 	}
 	before := head{Ref: plumbing.ReferenceName(j.HeadRef), Commit: hashOf(j.HeadFrom)}

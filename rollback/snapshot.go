@@ -38,9 +38,10 @@ type snapshot struct {
 
 // hashed is a file's blob and mode once read.
 type hashed struct {
-	hash plumbing.Hash
-	mode filemode.FileMode
-	gone bool // vanished before it could be read
+	hash   plumbing.Hash
+	mode   filemode.FileMode
+	gone   bool // vanished before it could be read
+	cached bool // from the stat cache, not read
 }
 
 // ErrUnmerged reports an index with unresolved conflicts: a tree cannot
@@ -64,6 +65,12 @@ type snapshotter struct {
 	fsmon *fsmonitor
 	// subHead reads the commits submodules have checked out (submodule.go).
 	subHead func(*gitIndex) map[int]plumbing.Hash
+	// converts reports whether git may convert files between the
+	// repository and the working tree (attributes: a .gitattributes file
+	// was seen); cleanHashes has git hash files as it would store them.
+	// Nil in memory.
+	converts    func(attributes bool) bool
+	cleanHashes func(paths []string) (map[string]plumbing.Hash, error)
 }
 
 // take snapshots the working tree and idx. With store, every blob and tree
@@ -172,7 +179,7 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 				it := items[k]
 				mode := sn.modeOf(it.st.kind, it.st.exec, it.base)
 				if h, ok := cache.lookup(it.path, it.st, sn.cfg); ok && (!store || sn.obj.stored(h)) {
-					results[k] = hashed{hash: h, mode: mode}
+					results[k] = hashed{hash: h, mode: mode, cached: true}
 					reused.Add(1)
 					continue
 				}
@@ -197,6 +204,29 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 	prog.Done()
 	if firstErr != nil {
 		return nil, firstErr
+	}
+	if sn.converts != nil {
+		var paths []string
+		var ks []int
+		for k, it := range items {
+			if it.entry >= 0 && sn.compareClean(&idx.Entries[it.entry], it.st, results[k]) {
+				paths, ks = append(paths, it.path), append(ks, k)
+			}
+		}
+		if len(paths) > 0 && sn.converts(res.attributes.Load()) {
+			// A file that vanished or cannot be read now leaves git
+			// nothing to hash: the files then stay as read (changed).
+			clean, err := sn.cleanHashes(paths)
+			if err != nil {
+				sn.trace("clean conversion failed: " + err.Error())
+			}
+			for i, k := range ks {
+				if e := &idx.Entries[items[k].entry]; clean[paths[i]] == e.Hash {
+					results[k].hash = e.Hash // unchanged, as git sees it: the index's blob
+				}
+			}
+			sn.trace(fmt.Sprintf("clean conversion (%d files)", len(paths)))
+		}
 	}
 	if store && sn.gitDir != "" {
 		next := make(map[string]statCacheEntry, len(items))
@@ -435,6 +465,24 @@ func (sn *snapshotter) take(idx *gitIndex, store bool) (*snapshot, error) {
 		sn.trace("write trees")
 	}
 	return snap, nil
+}
+
+// compareClean reports whether a tracked file whose bytes differ from its
+// index entry's blob must be compared as git stores it (through its clean
+// conversion: CRLF line endings, a clean filter) before it counts as
+// changed. git does so (read-cache.c: ie_modified) when only the file's
+// times or inode changed, not its size or type: a file touched, rewritten
+// with the same content, or written in the same instant as the index
+// (racily clean). A file whose size changed is changed, as git says. A
+// file taken from the stat cache was compared when it was read.
+func (sn *snapshotter) compareClean(e *idxEntry, st fstat, h hashed) bool {
+	if h.gone || h.cached || h.hash == e.Hash || e.intentToAdd() || st.kind != kindFile {
+		return false
+	}
+	if h.mode != normMode(e.mode()) || (e.mode() != filemode.Regular && e.mode() != filemode.Executable) {
+		return false
+	}
+	return e.Stat.Size == 0 || int64(e.Stat.Size) == st.size&0xffffffff
 }
 
 // hashFile reads a file (or a link's target) and returns its blob name,

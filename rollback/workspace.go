@@ -99,6 +99,8 @@ func (w *workspace) snapshotter() *snapshotter {
 	if !w.memory {
 		sn.gitDir, sn.perm = w.r.GitDir, w.r.Shared()
 		sn.subHead = w.submoduleHeads
+		sn.converts = func(attributes bool) bool { return attributes || w.conversionConfigured() }
+		sn.cleanHashes = w.cleanHashes
 	}
 	return sn
 }

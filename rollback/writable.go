@@ -18,7 +18,7 @@ var ErrNotWritable = errors.New("cannot be changed")
 // new path: the nearest one that exists) is writable and neither immutable
 // nor append-only. A rollback that stopped halfway on such a path could
 // not always put things back either.
-func (w *workspace) checkWritable(wt []change) error {
+func (w *workspace) checkWritable(wt []change, words restoreWords) error {
 	dirs := map[string]bool{}
 	checkDir := func(d string) error {
 		for {
@@ -33,7 +33,7 @@ func (w *workspace) checkWritable(wt []change) error {
 				continue
 			}
 			if why != "" {
-				return userErr(ErrNotWritable, "%s %s, and the rollback must change what is in it; nothing was changed", quotePath(displayDir(d)), why)
+				return userErr(ErrNotWritable, "%s %s, and %s must change what is in it; nothing was changed", quotePath(displayDir(d)), why, words.actor)
 			}
 			return nil
 		}
@@ -41,7 +41,7 @@ func (w *workspace) checkWritable(wt []change) error {
 	for _, c := range wt {
 		if c.from.mode != 0 && c.from.mode != filemode.Submodule {
 			if why, _ := w.fs.problem(c.path, false); why != "" {
-				return userErr(ErrNotWritable, "%s %s, and the rollback must change it; nothing was changed", quotePath(c.path), why)
+				return userErr(ErrNotWritable, "%s %s, and %s must change it; nothing was changed", quotePath(c.path), why, words.actor)
 			}
 		}
 		if c.to.mode == filemode.Submodule && c.from.mode == filemode.Submodule {

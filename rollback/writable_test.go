@@ -64,3 +64,43 @@ func TestRollbackChecksEveryPathBeforeChangingAnything(t *testing.T) {
 		t.Errorf("after the file was made writable: z/z.txt = %q", tr.files()["z/z.txt"])
 	}
 }
+
+// TestStashRefusalsSayStash: a file stash push --files or stash pop must
+// change but cannot refuses in the words of that operation, not a
+// rollback's.
+func TestStashRefusalsSayStash(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs chattr +i, as root")
+	}
+	tr := parkedRepo(t)
+	full := filepath.Join(tr.dir, "a.txt")
+	immutable := func() func() {
+		if err := exec.Command("chattr", "+i", full).Run(); err != nil {
+			t.Skipf("chattr +i is not available here: %v", err)
+		}
+		return func() { exec.Command("chattr", "-i", full).Run() }
+	}
+	undo := immutable()
+	_, err := tr.m.Park(tr.template(KindStash, "", ""), nil)
+	undo()
+	if want := "a.txt is immutable (chattr +i), and the stash push must change it; nothing was changed"; !errors.Is(err, ErrNotWritable) || err.Error() != want {
+		t.Fatalf("park: err = %v", err)
+	}
+	pk, err := tr.m.Park(tr.template(KindStash, "", ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.m.Clean(pk, tr.parkMeta()); err != nil {
+		t.Fatal(err)
+	}
+	undo = immutable()
+	defer undo()
+	before := tr.fingerprint()
+	_, err = tr.m.Unpark(pk.Tree, "stash@{0}", nil, tr.parkMeta())
+	if want := "a.txt is immutable (chattr +i), and the stash pop must change it; nothing was changed"; !errors.Is(err, ErrNotWritable) || err.Error() != want {
+		t.Fatalf("unpark: err = %v", err)
+	}
+	if got := tr.fingerprint(); got != before {
+		t.Fatalf("a refused pop changed something:\n%s", diffLines(before, got))
+	}
+}

@@ -61,7 +61,11 @@ func runGC(c *cmdCtx, args []string) error {
 		if c.boolFlag("json") {
 			return writeJSON(c.Stdout, gcJSON{Schema: c.jsonSchema(), DryRun: dry, Archived: []string{}, DeletedRecords: []string{}, Rerooted: []string{}, Kept: []string{}})
 		}
-		fmt.Fprintln(c.Stdout, "Nothing removed: the retention is 0 days, which keeps everything (git config hegel.retentionDays)")
+		from := "git config hegel.retentionDays"
+		if c.flags.Changed("retention-days") {
+			from = "--retention-days"
+		}
+		fmt.Fprintf(c.Stdout, "Nothing removed: the retention is 0 days, which keeps everything (%s)\n", from)
 		return nil
 	}
 	now := c.Now()

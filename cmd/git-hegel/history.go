@@ -129,6 +129,9 @@ func runLog(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.Limit == 0 && c.flags.Changed("max-count") {
+		recs = nil // -n 0 shows none, as git log -n 0 does (0 is the engine's "no limit")
+	}
 	c.warnDamagedHistory(h)
 	switch {
 	case c.boolFlag("json"):

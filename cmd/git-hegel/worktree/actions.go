@@ -113,7 +113,7 @@ func (s *Snapshots) actionSnapshot(cp *rollback.Checkpoint) *engine.ActionSnapsh
 		Input: cp.Meta.String(keyInput), Action: cp.Meta.String(keyAction),
 		Local: s.actionManager().Local(cp), Handle: cp,
 	}
-	cp.Meta.Get(keyPaths, &a.Paths)
+	cp.Meta.GetNames(keyPaths, &a.Paths)
 	return a
 }
 
@@ -127,7 +127,7 @@ func actionMeta(task string, a engine.ActionSnapshot) rollback.Meta {
 		}
 	}
 	if a.Paths != nil {
-		meta.Set(keyPaths, a.Paths)
+		meta.SetNames(keyPaths, a.Paths)
 	}
 	return meta
 }
