@@ -17,7 +17,10 @@ type fakeParking struct {
 	conflicts []StashConflict // Unpark's conflicts
 	journal   *ParkingRecord
 	failFix   error
+	elsewhere bool // the files were parked in another clone
 }
+
+func (f *fakeParking) ParkedHere(*StashEntry) bool { return !f.elsewhere }
 
 func (f *fakeParking) Park(st *State) (*StashFiles, error) {
 	f.calls = append(f.calls, "park "+st.Task)
@@ -78,18 +81,18 @@ func TestStashPushParkingOrder(t *testing.T) {
 	}
 	// The pop writes the files back before the workflow comes back.
 	p.calls = nil
-	_, _, err = env.engine("/wt/a").StashPop("", false)
+	_, _, err = env.engine("/wt/a").StashPop("", false, false)
 	if err == nil {
 		t.Fatal("popped files without Parking")
 	}
 	e2 := env.engine("/wt/a")
 	e2.Parking = p
 	p.refuse = errors.New("Cannot restore stash@{0}: a.txt has local changes")
-	if _, _, err := e2.StashPop("", false); err == nil || func() bool { ids, _ := env.stashes.StashIDs(); return len(ids) != 1 }() {
+	if _, _, err := e2.StashPop("", false, false); err == nil || func() bool { ids, _ := env.stashes.StashIDs(); return len(ids) != 1 }() {
 		t.Fatalf("a refused unpark popped the stash: %v", err)
 	}
 	p.refuse = nil
-	got, _, err := e2.StashPop("", false)
+	got, _, err := e2.StashPop("", false, false)
 	mustOK(t, err)
 	if strings.Join(p.calls, ", ") != "unpark "+got.ID+", unpark "+got.ID {
 		t.Errorf("pop calls: %v", p.calls)
@@ -161,7 +164,7 @@ func TestStashPopConflictKeepsStash(t *testing.T) {
 	p.conflicts = []StashConflict{{Path: "a.txt", Kind: "content", What: "both modified"}}
 	e2 := env.engine("/wt/a")
 	e2.Parking = p
-	_, _, err = e2.StashPop("", false)
+	_, _, err = e2.StashPop("", false, false)
 	var ce *StashConflictError
 	if !errors.As(err, &ce) || ce.Entry == nil || ce.View == nil || !ce.Pop || len(ce.Conflicts) != 1 {
 		t.Fatalf("conflicted pop: %v", err)
@@ -176,5 +179,41 @@ func TestStashPopConflictKeepsStash(t *testing.T) {
 	mustOK(t, err)
 	if cur.State.Task != ce.Entry.Task || !cur.State.Active() {
 		t.Errorf("the workflow was not restored: %+v", cur.State)
+	}
+}
+
+// Files another clone parked are not written without force: the pop is
+// refused before anything is unparked, the stash stays, and force
+// restores it.
+func TestStashPopRefusesFilesParkedElsewhere(t *testing.T) {
+	env := newStashEnv()
+	e := env.engine("/wt/a")
+	p := &fakeParking{files: &StashFiles{Tree: "abc", Count: 2}}
+	e.Parking = p
+	_, err := e.Start("discovery", "", "")
+	mustOK(t, err)
+	_, _, err = e.StashPushParking("from the laptop")
+	mustOK(t, err)
+	p.elsewhere, p.calls = true, nil
+	e2 := env.engine("/wt/a")
+	e2.Parking = p
+	_, _, err = e2.StashPop("", false, false)
+	if err == nil || !strings.Contains(err.Error(), "its 2 files were parked in another clone (stashed from /wt/a on ") ||
+		!strings.Contains(err.Error(), "run 'git hegel stash pop --force stash@{0}'") {
+		t.Fatalf("pop of another clone's files: %v", err)
+	}
+	if len(p.calls) != 0 {
+		t.Fatalf("refused, and still called %v", p.calls)
+	}
+	if ids, _ := env.stashes.StashIDs(); len(ids) != 1 {
+		t.Fatalf("the stash is gone: %v", ids)
+	}
+	if _, _, err := e2.StashPop("", true, false); err == nil || !strings.Contains(err.Error(), "'git hegel stash apply --force stash@{0}'") {
+		t.Fatalf("apply: %v", err)
+	}
+	_, _, err = e2.StashPop("", false, true)
+	mustOK(t, err)
+	if len(p.calls) != 1 || !strings.HasPrefix(p.calls[0], "unpark ") {
+		t.Fatalf("forced pop calls %v", p.calls)
 	}
 }

@@ -63,6 +63,17 @@ func (s *Stash) Label() string {
 	return l
 }
 
+// foreignStash says why the files of ent, which another clone parked,
+// are not written without --force.
+func foreignStash(ent *StashEntry, op string) error {
+	from := ""
+	if w := text.Clean(firstLine(ent.Worktree)); w != "" {
+		from = " from " + w
+	}
+	return fmt.Errorf("Cannot restore %s: its %s were parked in another clone (stashed%s on %s), so whoever made it chose what it writes; run 'git hegel stash %s --force %s' to restore them anyway; nothing was changed",
+		ent.Ref(), text.Plural(ent.Files.Count, "file", "files"), from, ent.Timestamp.UTC().Format("2006-01-02 15:04 UTC"), op, ent.Ref())
+}
+
 // StashFiles describes the uncommitted files a stash parked: a snapshot of
 // the working tree and the index (stored by package rollback), which the
 // stash store keeps reachable for as long as the stash exists.
@@ -344,7 +355,11 @@ func (e *Engine) StashFind(sel, verb string) (*StashEntry, error) {
 // (written with markers, or left as HEAD has them) keep the entry, as
 // git stash pop keeps it: the error is a *StashConflictError, with the
 // entry and the view of the restored workflow.
-func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
+//
+// Files another clone parked (a stash fetched from it, or forged) are
+// written only with force: whoever made the stash chose them, as with a
+// checkpoint this clone did not take.
+func (e *Engine) StashPop(sel string, keep, force bool) (*StashEntry, *View, error) {
 	cur, _, err := e.currentOrDamaged("")
 	if err != nil && !errors.Is(err, ErrNoWorkflow) {
 		return nil, nil, err
@@ -372,6 +387,9 @@ func (e *Engine) StashPop(sel string, keep bool) (*StashEntry, *View, error) {
 	if ent.Files != nil {
 		if e.Parking == nil {
 			return nil, nil, fmt.Errorf("Cannot restore %s here: it parked files, and the working tree is not available", ent.Ref())
+		}
+		if !force && !e.Parking.ParkedHere(ent) {
+			return nil, nil, foreignStash(ent, string(op))
 		}
 		if unparked, err = e.Parking.Unpark(ent); err != nil {
 			return nil, nil, err

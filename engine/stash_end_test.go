@@ -71,7 +71,7 @@ func TestStashDropKeepsTaskHeldElsewhere(t *testing.T) {
 	te, _ := newStashTestEngine(t)
 	first := stashTask(t, te, "t1")
 	// apply keeps the entry; the task is active again.
-	if _, _, err := te.StashPop("", true); err != nil {
+	if _, _, err := te.StashPop("", true, false); err != nil {
 		t.Fatal(err)
 	}
 	if ends, _ := te.StashDropEnds(first); ends != "" {
@@ -90,7 +90,7 @@ func TestStashDropKeepsTaskHeldElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := te.StashPop(a.ID, true); err != nil {
+	if _, _, err := te.StashPop(a.ID, true, false); err != nil {
 		t.Fatal(err)
 	}
 	b, err := te.StashPush("b")
@@ -156,7 +156,7 @@ func TestStashRestoreStashesTheEndedTaskAgain(t *testing.T) {
 		t.Fatalf("after restore: %v %+v", err, got)
 	}
 	// It pops like any stash.
-	if _, _, err := te.StashPop("", false); err != nil {
+	if _, _, err := te.StashPop("", false, false); err != nil {
 		t.Fatal(err)
 	}
 	if te.state(t).Status != StatusActive {
@@ -187,7 +187,7 @@ func TestStashRestoreStashesTheEndedTaskAgain(t *testing.T) {
 func TestStashRestoreLeavesAUserAbortAlone(t *testing.T) {
 	te, _ := newStashTestEngine(t)
 	ent := stashTask(t, te, "t1")
-	if _, _, err := te.StashPop("", true); err != nil { // apply: the entry stays
+	if _, _, err := te.StashPop("", true, false); err != nil { // apply: the entry stays
 		t.Fatal(err)
 	}
 	if _, err := te.Abort(TaskOptions{}); err != nil {

@@ -256,7 +256,7 @@ func TestStashRoundTrip(t *testing.T) {
 	// Pop in another worktree, later.
 	env.tick(3 * time.Hour)
 	e2 := env.engine("/wt/b")
-	got, v, err := e2.StashPop("", false)
+	got, v, err := e2.StashPop("", false, false)
 	mustOK(t, err)
 	if got.Ref() != "stash@{0}" || v.Node != "plan" || v.Mode != "discovery" || v.Prompt == "" {
 		t.Fatalf("pop: %s, view %+v", got.Ref(), v)
@@ -289,7 +289,7 @@ func TestStashMessages(t *testing.T) {
 
 	_, err := e.StashPush("")
 	wantErr(t, err, "No active workflow to stash")
-	_, _, err = e.StashPop("", false)
+	_, _, err = e.StashPop("", false, false)
 	wantErr(t, err, "No stashes to restore")
 	_, err = e.StashFind("", "drop")
 	wantErr(t, err, "No stashes to drop")
@@ -310,7 +310,7 @@ func TestStashMessages(t *testing.T) {
 	// open, owned by no worktree.
 	v, err := e.Start("discovery", "", "")
 	mustOK(t, err)
-	_, pv, err := e.StashPop("", false)
+	_, pv, err := e.StashPop("", false, false)
 	mustOK(t, err)
 	if pv.Parked == nil || pv.Parked.Task != v.Task {
 		t.Fatalf("pop parked %+v, want task %s", pv.Parked, v.Task)
@@ -323,17 +323,17 @@ func TestStashMessages(t *testing.T) {
 	_, err = e.StashPush("two")
 	mustOK(t, err)
 
-	_, _, err = e.StashPop("5", false)
+	_, _, err = e.StashPop("5", false, false)
 	wantErr(t, err, "Stash index 5 not found. Available stashes: 0-1")
-	_, _, err = e.StashPop("stash@{2}", false)
+	_, _, err = e.StashPop("stash@{2}", false, false)
 	wantErr(t, err, "Stash index 2 not found. Available stashes: 0-1")
-	_, _, err = e.StashPop("bogus", false)
+	_, _, err = e.StashPop("bogus", false, false)
 	wantErr(t, err, "Invalid stash reference 'bogus': use N, stash@{N} or a stash id (see 'git hegel stash list')")
-	_, _, err = e.StashPop("20990101T000000.000000000Z-00000000", false)
+	_, _, err = e.StashPop("20990101T000000.000000000Z-00000000", false, false)
 	wantErr(t, err, "No stash with id '20990101T000000.000000000Z-00000000' (see 'git hegel stash list', or 'git hegel stash list --dropped' for dropped ones)")
 
 	// An aborted workflow does not block; stash@{1} is the first one.
-	got, v, err := e.StashPop("stash@{1}", false)
+	got, v, err := e.StashPop("stash@{1}", false, false)
 	mustOK(t, err)
 	if got.Label() != "discovery/spec" || v.Node != "spec" {
 		t.Fatalf("popped %s at %s", got.Label(), v.Node)
@@ -361,7 +361,7 @@ func TestStashAtTerminalNode(t *testing.T) {
 	if ent.State.Status != StatusCompleted {
 		t.Fatalf("stashed status %q", ent.State.Status)
 	}
-	_, v, err := e.StashPop("0", false)
+	_, v, err := e.StashPop("0", false, false)
 	mustOK(t, err)
 	if v.Node != workflow.NodeDone {
 		t.Fatalf("restored at %s", v.Node)
@@ -380,14 +380,14 @@ func TestStashApplyKeepsEntry(t *testing.T) {
 	mustOK(t, err)
 	_, err = e.StashPush("keep me")
 	mustOK(t, err)
-	_, _, err = e.StashPop("", true)
+	_, _, err = e.StashPop("", true, false)
 	mustOK(t, err)
 	if ids, _ := env.stashes.StashIDs(); len(ids) != 1 {
 		t.Fatalf("apply removed the entry: %d left", len(ids))
 	}
 	// The task is active again: another worktree cannot apply it too.
 	other := env.engine("/wt2")
-	_, _, err = other.StashPop("", true)
+	_, _, err = other.StashPop("", true, false)
 	wantErr(t, err, "Cannot restore stash@{0}: its task 't1' is active again in /wt; finish or abort it there first")
 }
 
@@ -470,7 +470,7 @@ func TestStashDamagedEntry(t *testing.T) {
 	if len(list) != 2 || list[0].Damaged == "" || list[0].Label() != "damaged entry "+bad.ID {
 		t.Fatalf("list: %v", labels(list))
 	}
-	_, _, err = e.StashPop("", false)
+	_, _, err = e.StashPop("", false, false)
 	wantErr(t, err, "Cannot restore stash@{0}: damaged entry "+bad.ID+": invalid JSON: unexpected end of JSON input")
 	if len(env.stashes.live) != 2 {
 		t.Fatal("failed pop changed the stash list")
@@ -479,7 +479,7 @@ func TestStashDamagedEntry(t *testing.T) {
 		t.Fatalf("failed pop changed the session: %v", err)
 	}
 	// The other entry still pops, and the damaged one can be dropped.
-	_, _, err = e.StashPop("1", false)
+	_, _, err = e.StashPop("1", false, false)
 	mustOK(t, err)
 	ent, err := e.StashFind("", "drop")
 	mustOK(t, err)
@@ -672,7 +672,7 @@ func TestStashCarriesGatesAndFailures(t *testing.T) {
 
 	e2 := env.engine("/wt/b")
 	e2.User = func() string { return "Bob" }
-	_, _, err = e2.StashPop("", false)
+	_, _, err = e2.StashPop("", false, false)
 	mustOK(t, err)
 	after, err := e2.Current("")
 	mustOK(t, err)

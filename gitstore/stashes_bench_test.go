@@ -96,7 +96,7 @@ func BenchmarkStashPopEngine(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			if _, _, err := e.StashPop("", false); err != nil {
+			if _, _, err := e.StashPop("", false, false); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

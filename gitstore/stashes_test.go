@@ -336,7 +336,7 @@ func TestStashEngineRoundTrip(t *testing.T) {
 
 		clock.tick(2 * time.Hour)
 		e2 := stashEngine(r, "/wt/two", clock.now)
-		ent, v, err := e2.StashPop("", false)
+		ent, v, err := e2.StashPop("", false, false)
 		must(t, err)
 		if ent.Label() != `discovery/plan "fixing auth bug"` || v.Node != "plan" {
 			t.Fatalf("popped %s at %s", ent.Label(), v.Node)
@@ -441,7 +441,7 @@ func TestStashDamagedEntries(t *testing.T) {
 
 		// Popping a damaged entry changes nothing.
 		tip, _ := r.refs.Read(StashRef)
-		_, _, err = e.StashPop("0", false)
+		_, _, err = e.StashPop("0", false, false)
 		if err == nil || !strings.HasPrefix(err.Error(), "Cannot restore stash@{0}: damaged entry 20990101T000000.000000004Z-00000004: no workflow_state") {
 			t.Fatalf("pop damaged = %v", err)
 		}
@@ -452,7 +452,7 @@ func TestStashDamagedEntries(t *testing.T) {
 			t.Fatalf("failed pop changed the session: %v", err)
 		}
 		// Everything else works: pop the good one, push, drop a damaged one.
-		ent, _, err := e.StashPop("4", false)
+		ent, _, err := e.StashPop("4", false, false)
 		must(t, err)
 		if ent.Message != "good one" {
 			t.Fatalf("popped %+v", ent)
@@ -544,7 +544,7 @@ func TestStashOpsReadOneBlob(t *testing.T) {
 	_, err = e.StashPush("x")
 	must(t, err)
 	check("push", 0)
-	_, _, err = e.StashPop("", false)
+	_, _, err = e.StashPop("", false, false)
 	must(t, err)
 	check("pop", 1)
 	ent, err := e.StashFind("17", "drop")
@@ -652,7 +652,7 @@ func TestStashGitCompatibility(t *testing.T) {
 	if back.Index != 1 {
 		t.Fatalf("restored as %s", back.Ref())
 	}
-	_, _, err = e2.StashPop("1", false)
+	_, _, err = e2.StashPop("1", false, false)
 	must(t, err)
 	stashGit(t, dir, "fsck", "--strict", "--no-dangling")
 }
@@ -838,7 +838,7 @@ func TestStashHostileMetaMode(t *testing.T) {
 		if st.Damaged != want {
 			t.Fatalf("LoadStash: damaged %q, want %q", st.Damaged, want)
 		}
-		if _, _, err := e.StashPop("0", false); err == nil {
+		if _, _, err := e.StashPop("0", false, false); err == nil {
 			t.Fatal("a stash with a hostile meta_mode was restored")
 		}
 	})

@@ -19,8 +19,8 @@ var stashSubs = []*subcommand{
 	{name: "save", flags: []string{"message", "files"}, run: runStashPush},
 	{name: "list", readOnly: true, flags: []string{"json", "dropped"}, run: runStashList},
 	{name: "show", readOnly: true, args: "[<stash>]", flags: []string{"json"}, operands: []valueKind{kindStash}, run: runStashShow},
-	{name: "pop", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
-	{name: "apply", args: "[<stash>]", operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
+	{name: "pop", args: "[<stash>]", flags: []string{"force"}, operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, false) }},
+	{name: "apply", args: "[<stash>]", flags: []string{"force"}, operands: []valueKind{kindStash}, run: func(c *cmdCtx, a []string) error { return runStashPop(c, a, true) }},
 	{name: "drop", args: "[<stash>]", flags: []string{"yes"}, operands: []valueKind{kindStash}, run: runStashDrop},
 	{name: "clear", flags: []string{"yes"}, run: runStashClear},
 	{name: "restore", args: "<id>", min: 1, operands: []valueKind{kindDroppedStash}, run: runStashRestore},
@@ -33,6 +33,7 @@ func stashFlags(fs *pflag.FlagSet) {
 	fs.Bool("dropped", false, "list dropped and cleared stashes that can still be restored (list)")
 	fs.BoolP("yes", "y", false, "do not ask for confirmation (drop, clear)")
 	fs.BoolP("files", "u", false, "also park the uncommitted files, tracked and untracked (push, save)")
+	fs.BoolP("force", "f", false, "write the files of a stash another clone parked (pop, apply)")
 }
 
 func contains(list []string, s string) bool {
@@ -223,7 +224,7 @@ func runStashPop(c *cmdCtx, args []string, keep bool) error {
 	if err != nil {
 		return err
 	}
-	ent, v, err := e.StashPop(optArg(args), keep)
+	ent, v, err := e.StashPop(optArg(args), keep, c.boolFlag("force"))
 	var conflict *engine.StashConflictError
 	if errors.As(err, &conflict) {
 		ent, v = conflict.Entry, conflict.View
