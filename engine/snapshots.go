@@ -84,10 +84,13 @@ type RestorePlan struct {
 	Branches         []BranchMove
 	Files            []FileChange
 	Kept             []string // ignored files the restore leaves in place
-	Submodules       []SubmoduleChange
-	Recurse          bool // submodules' checkouts are restored too
-	IndexPaths       int  // index entries that change
-	Refused          string
+	// Settings are git-hegel's and the agents' settings files that git
+	// does not track, which the restore leaves as they are.
+	Settings   []string
+	Submodules []SubmoduleChange
+	Recurse    bool // submodules' checkouts are restored too
+	IndexPaths int  // index entries that change
+	Refused    string
 	// Handle is the implementation's own plan; the engine hands it back.
 	Handle any
 }

@@ -68,6 +68,10 @@ type Plan struct {
 	// Kept are files absent from the checkpoint that the restore leaves
 	// in place because the ignore rules ignore them (before or after).
 	Kept []string
+	// Settings are git-hegel's and the agents' settings files (the paths
+	// a stash leaves alone) that git tracks neither now nor in the
+	// checkpoint: the restore leaves them as they are.
+	Settings []string
 	// Submodules whose checked-out commit differs from the checkpoint's,
 	// or whose files have local changes.
 	Submodules []SubmoduleChange
@@ -280,6 +284,10 @@ func (m *Manager) planFilesOnly(cp *Checkpoint, store, strict bool, only []strin
 		wt, ix = onlyPaths(wt, only), onlyPaths(ix, only)
 	}
 	wt = skipWorktree(wt, idx)
+	var settings []string
+	if only == nil {
+		wt, settings = keepSettings(wt, ix, idx)
+	}
 	wt, subs := m.w.splitSubmodules(wt, idx)
 	wt, kept, err := m.w.keepIgnored(wt, orEmpty(cp.WorkTree))
 	if err != nil {
@@ -293,7 +301,7 @@ func (m *Manager) planFilesOnly(cp *Checkpoint, store, strict bool, only []strin
 		HeadRef: to.Ref.Short(), HeadFrom: h.Commit, HeadTo: to.Commit,
 		CheckedOut: h.Ref.Short(),
 		Branches:   branchMoves(h, moves, cp),
-		Files:      summarize(wt), Kept: kept, IndexPaths: len(ix), Submodules: subs,
+		Files:      summarize(wt), Kept: kept, Settings: settings, IndexPaths: len(ix), Submodules: subs,
 		Refused: refused,
 		snap:    snap, head: h, to: to, moves: moves, wt: wt, ix: ix, sparse: sparse, only: only,
 	}

@@ -204,3 +204,46 @@ func appendOnce(list []string, p string) []string {
 	}
 	return append(list, p)
 }
+
+// keepSettings leaves out of a rollback's working tree changes the
+// settings files (DefaultStashKeep's paths) that git tracks neither now
+// (idx) nor in the checkpoint (no index change ix brings them in): hooks
+// installed, an MCP server registered or a workflow written during a task
+// are not the task's work, and a rollback that deleted them would take
+// the agent's hooks away with it. Tracked settings are the project's
+// files and are restored as any other. It returns the changes left and
+// the paths kept.
+func keepSettings(wt, ix []change, idx *gitIndex) (out []change, kept []string) {
+	var tracked map[string]bool
+	for _, c := range wt {
+		if !defaultStashKeep.Match(c.path) {
+			continue
+		}
+		if tracked == nil {
+			tracked = map[string]bool{}
+			for i := range idx.Entries {
+				if n := idx.Entries[i].Name; defaultStashKeep.Match(n) {
+					tracked[n] = true
+				}
+			}
+			for _, x := range ix {
+				if x.to.mode != 0 {
+					tracked[x.path] = true
+				}
+			}
+		}
+		if !tracked[c.path] {
+			kept = append(kept, c.path)
+		}
+	}
+	if len(kept) == 0 {
+		return wt, nil
+	}
+	out = wt[:0:0]
+	for _, c := range wt {
+		if !defaultStashKeep.Match(c.path) || tracked[c.path] {
+			out = append(out, c)
+		}
+	}
+	return out, kept
+}

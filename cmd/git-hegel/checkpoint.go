@@ -223,9 +223,12 @@ type rollbackPlanJSON struct {
 	Branches   []branchMoveJSON    `json:"branches"`
 	Files      []engine.FileChange `json:"files"`
 	Kept       []string            `json:"kept"`
-	IndexPaths int                 `json:"index_paths"`
-	Submodules []submoduleJSON     `json:"submodules"`
-	Refused    string              `json:"refused,omitempty"`
+	// SettingsKept: git-hegel's and the agents' settings files that git
+	// does not track, left as they are.
+	SettingsKept []string        `json:"settings_kept"`
+	IndexPaths   int             `json:"index_paths"`
+	Submodules   []submoduleJSON `json:"submodules"`
+	Refused      string          `json:"refused,omitempty"`
 }
 
 type branchMoveJSON struct {
@@ -255,7 +258,7 @@ type submoduleJSON struct {
 
 func planJSON(p *engine.RestorePlan) rollbackPlanJSON {
 	out := rollbackPlanJSON{HeadRef: p.HeadRef, HeadFrom: p.HeadFrom, HeadTo: p.HeadTo,
-		CheckedOut: p.CheckedOut, Branches: []branchMoveJSON{}, Files: p.Files, Kept: p.Kept, IndexPaths: p.IndexPaths, Refused: p.Refused}
+		CheckedOut: p.CheckedOut, Branches: []branchMoveJSON{}, Files: p.Files, Kept: p.Kept, SettingsKept: nonNil(p.Settings), IndexPaths: p.IndexPaths, Refused: p.Refused}
 	for _, b := range p.Branches {
 		bm := branchMoveJSON{Name: b.Name, From: b.From, To: b.To, MovedOn: b.MovedOn,
 			Leaving: []leavingJSON{}, LeavingCount: b.LeavingCount, LeavingMore: b.LeavingMore}
@@ -472,6 +475,9 @@ func (c *cmdCtx) printPlan(p *engine.RestorePlan, limit int) {
 			break
 		}
 		fmt.Fprintf(w, "  keep    %s (ignored: the checkpoint does not hold it)\n", c.quotePath(k))
+	}
+	for _, k := range p.Settings {
+		fmt.Fprintf(w, "  keep    %s (settings git does not track: a rollback leaves them)\n", c.quotePath(k))
 	}
 	if p.IndexPaths > 0 {
 		fmt.Fprintf(w, "  restore the index (%s)\n", text.Plural(p.IndexPaths, "path", "paths"))

@@ -237,7 +237,7 @@ func (s *Snapshots) PlanRestore(cp *engine.Checkpoint, o engine.RestoreOptions) 
 func planOf(p *rollback.Plan) *engine.RestorePlan {
 	out := &engine.RestorePlan{
 		HeadRef: p.HeadRef, HeadFrom: hexOf(p.HeadFrom), HeadTo: hexOf(p.HeadTo), CheckedOut: p.CheckedOut,
-		Kept: p.Kept, Recurse: p.Recurse, IndexPaths: p.IndexPaths, Refused: p.Refused, Handle: p,
+		Kept: p.Kept, Settings: p.Settings, Recurse: p.Recurse, IndexPaths: p.IndexPaths, Refused: p.Refused, Handle: p,
 	}
 	for _, b := range p.Branches {
 		bm := engine.BranchMove{Name: b.Name, From: hexOf(b.From), To: hexOf(b.To), MovedOn: b.MovedOn,
