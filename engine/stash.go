@@ -63,6 +63,12 @@ func (s *Stash) Label() string {
 	return l
 }
 
+// ParkedElsewhere reports whether ent's files were parked by another
+// clone (StashPop writes them only with force).
+func (e *Engine) ParkedElsewhere(ent *StashEntry) bool {
+	return ent.Files != nil && e.Parking != nil && !e.Parking.ParkedHere(ent)
+}
+
 // foreignStash says why the files of ent, which another clone parked,
 // are not written without --force.
 func foreignStash(ent *StashEntry, op string) error {

@@ -101,7 +101,9 @@ func runStashList(c *cmdCtx, _ []string) error {
 	if c.boolFlag("json") {
 		out := stashListJSON{Schema: c.jsonSchema(), Stashes: []stashJSON{}}
 		for _, ent := range list {
-			out.Stashes = append(out.Stashes, newStashJSON(ent))
+			j := newStashJSON(ent)
+			j.FilesElsewhere = e.ParkedElsewhere(ent)
+			out.Stashes = append(out.Stashes, j)
 		}
 		return writeJSON(c.Stdout, out)
 	}
@@ -115,7 +117,11 @@ func runStashList(c *cmdCtx, _ []string) error {
 			fmt.Fprintf(c.Stdout, "%s: %s: %s\n", ent.Ref(), ent.Label(), ent.Damaged)
 			continue
 		}
-		fmt.Fprintf(c.Stdout, "%s: %s (%s)%s\n", ent.Ref(), ent.Label(), engine.RelativeTime(ent.Timestamp, now), filesMark(ent.Stash))
+		mark := filesMark(ent.Stash)
+		if e.ParkedElsewhere(ent) {
+			mark = strings.TrimSuffix(mark, "]") + " in another clone]"
+		}
+		fmt.Fprintf(c.Stdout, "%s: %s (%s)%s\n", ent.Ref(), ent.Label(), engine.RelativeTime(ent.Timestamp, now), mark)
 	}
 	return nil
 }
@@ -367,6 +373,9 @@ type stashJSON struct {
 	Status      string     `json:"status,omitempty"`
 	MetaMode    string     `json:"meta_mode,omitempty"` // the meta-mode the task was started in
 	Files       *int       `json:"files,omitempty"`     // uncommitted files parked with it (stash push --files)
+	// FilesElsewhere: another clone parked them (pop and apply need
+	// --force); list only.
+	FilesElsewhere bool `json:"files_elsewhere,omitempty"`
 }
 
 func newStashJSON(ent *engine.StashEntry) stashJSON {
