@@ -45,7 +45,7 @@ var errorTable = []struct {
 	{"norepo", []string{"completion", "tcsh"}, 2, "error: unsupported shell 'tcsh' (supported: bash, zsh, fish) (see 'git hegel completion -h')"},
 	{"norepo", []string{"stash", "bogus"}, 2, "error: 'bogus' is not a stash subcommand (push, save, list, show, pop, apply, drop, clear, restore) (see 'git hegel stash -h')"},
 	{"norepo", []string{"stash", "pop", "--json"}, 2, "error: --json does not apply to 'stash pop' (see 'git hegel stash -h')"},
-	{"norepo", []string{"stash", "pop", "1", "2"}, 2, "usage: git hegel stash pop [<stash>]"},
+	{"norepo", []string{"stash", "pop", "1", "2"}, 2, "usage: git hegel stash pop [<stash>] [-f]"},
 	{"norepo", []string{"stash", "restore"}, 2, "usage: git hegel stash restore <id>"},
 	{"norepo", []string{"checkpoint", "bogus"}, 2, "error: 'bogus' is not a checkpoint subcommand (list, show, drop) (see 'git hegel checkpoint -h')"},
 	{"norepo", []string{"checkpoint", "--json"}, 2, "error: --json does not apply to 'checkpoint' (see 'git hegel checkpoint -h')"},
