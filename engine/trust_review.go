@@ -13,6 +13,9 @@ import (
 type TrustReview struct {
 	Task     string
 	Archived bool
+	// File is the worktree's workflow file reviewed (git hegel trust
+	// --workflow), with Workflow its name; Task is then "".
+	File, Workflow string
 	// Current is the definition the task runs; its Commit is "" when the
 	// store cannot say where it came from.
 	Current DefinitionVersion
@@ -73,6 +76,35 @@ func (e *Engine) ReviewTrust(name string) (*TrustReview, error) {
 		if pwf, err := workflow.Parse(t.State.Workflow, "previous.yaml", rv.Previous.Data); err == nil {
 			rv.PreviousCommands = pwf.AllCommandFields()
 		}
+	}
+	return rv, nil
+}
+
+// ReviewWorkflowFile gathers what `git hegel trust --workflow name` shows:
+// the worktree's file for that workflow, before any task is started from
+// it, and the guide files a commit brought that its prompts may include.
+func (e *Engine) ReviewWorkflowFile(name string) (*TrustReview, error) {
+	if e.Workflows == nil {
+		return nil, ErrNoWorktree
+	}
+	reg, err := e.Workflows()
+	if err != nil {
+		return nil, err
+	}
+	wf, ok := reg.Get(name)
+	if b, broken := reg.GetBroken(name); !ok && broken {
+		return nil, fmt.Errorf("Workflow '%s' cannot be loaded: %v", name, b.Err)
+	}
+	if !ok {
+		return nil, BadName(fmt.Errorf("Unknown workflow '%s'. Run 'git hegel workflows' to list them", name))
+	}
+	if wf.Source == workflow.BuiltinSource {
+		return nil, BadName(fmt.Errorf("Workflow '%s' is built in, and trusted as it is; --workflow reviews a file of the worktree", name))
+	}
+	rv := &TrustReview{File: wf.Source, Workflow: wf.Name, Trust: e.TrustOf(wf.Raw),
+		Current: DefinitionVersion{ID: DefinitionID(wf.Raw), Data: wf.Raw}, Commands: wf.AllCommandFields()}
+	if rv.Texts, err = e.untrustedGuides(); err != nil {
+		return nil, err
 	}
 	return rv, nil
 }

@@ -87,7 +87,11 @@ func (t Trust) trusted(id string, text bool) (*engine.TrustRecord, error) {
 
 // TrustDefinition implements engine.TrustStore.
 func (t Trust) TrustDefinition(rec engine.TrustRecord) error {
-	line := fmt.Sprintf("%s %s %s %s\n", rec.ID, rec.At.UTC().Format(time.RFC3339), rec.How, rec.Task)
+	task := rec.Task
+	if task == "" {
+		task = noTask // a workflow file reviewed before any task ran it
+	}
+	line := fmt.Sprintf("%s %s %s %s\n", rec.ID, rec.At.UTC().Format(time.RFC3339), rec.How, task)
 	if _, ok := parseTrustLine(strings.TrimSuffix(line, "\n")); !ok {
 		return fmt.Errorf("not a trust record: %q", strings.TrimSuffix(line, "\n"))
 	}
@@ -108,15 +112,25 @@ func (t Trust) TrustDefinition(rec engine.TrustRecord) error {
 // parseTrustLine reads one line of the record.
 func parseTrustLine(line string) (engine.TrustRecord, bool) {
 	f := strings.Fields(line)
-	if len(f) != 4 || !isHexID(f[0]) || (f[2] != engine.TrustStart && f[2] != engine.TrustReviewed && f[2] != engine.TrustText) || !engine.ValidTaskName(f[3]) {
+	if len(f) != 4 || !isHexID(f[0]) || (f[2] != engine.TrustStart && f[2] != engine.TrustReviewed && f[2] != engine.TrustText) ||
+		!(engine.ValidTaskName(f[3]) || f[3] == noTask && f[2] != engine.TrustStart) {
 		return engine.TrustRecord{}, false
 	}
 	at, err := time.Parse(time.RFC3339, f[1])
 	if err != nil {
 		return engine.TrustRecord{}, false
 	}
-	return engine.TrustRecord{ID: f[0], At: at, How: f[2], Task: f[3]}, true
+	rec := engine.TrustRecord{ID: f[0], At: at, How: f[2], Task: f[3]}
+	if rec.Task == noTask {
+		rec.Task = ""
+	}
+	return rec, true
 }
+
+// noTask stands in a record for the task of a trust given to a workflow
+// file before any task ran it (git hegel trust --workflow): no task name
+// is a single dash.
+const noTask = "-"
 
 func isHexID(s string) bool {
 	if len(s) != 40 {

@@ -133,3 +133,21 @@ git update-ref -m "fetch origin: fast-forward" refs/hegel/tasks/t "$c" && echo "
 		t.Errorf("max 1: %+v %v", one, err)
 	}
 }
+
+// A workflow file reviewed before any task ran it is trusted with no task
+// (written as "-"); a start always names its task.
+func TestTrustRecordWithoutTask(t *testing.T) {
+	r := newMemRepo(t)
+	tr := r.Trust()
+	id := engine.DefinitionID([]byte("file\n"))
+	if err := tr.TrustDefinition(engine.TrustRecord{ID: id, How: engine.TrustReviewed, At: fixedNow}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tr.TrustedDefinition(id)
+	if err != nil || got == nil || got.Task != "" || got.How != engine.TrustReviewed {
+		t.Fatalf("record %+v %v", got, err)
+	}
+	if err := tr.TrustDefinition(engine.TrustRecord{ID: engine.DefinitionID([]byte("s\n")), How: engine.TrustStart, At: fixedNow}); err == nil {
+		t.Fatal("a start with no task was recorded")
+	}
+}

@@ -189,7 +189,7 @@ func init() {
 			setFlags: syncFlags, run: runPush, operands: []valueKind{kindRemote}},
 		{name: "sync", args: "[<remote>]", summary: "Fetch, merge and push refs/hegel/*", group: "Workflows",
 			setFlags: syncFlags, run: runSync, operands: []valueKind{kindRemote}},
-		{name: "trust", args: "[<task>] {...}", alt: []string{"{list} [{json}]"}, summary: "Review what differs in a task's workflow definition and trust it on this machine, so it may run commands and instruct your agent", group: "Workflows",
+		{name: "trust", args: "[<task>] {...}", alt: []string{"{workflow} [{yes}] [{dry-run}] [{json}]", "{list} [{json}]"}, summary: "Review what differs in a task's workflow definition and trust it on this machine, so it may run commands and instruct your agent", group: "Workflows",
 			setFlags: flags(trustFlags, func(fs *pflag.FlagSet) { altFlags(fs, "yes", "dry-run") }), run: runTrust, operands: []valueKind{kindAnyTask}},
 		{name: "upgrade", args: "[<task>]", summary: "Show how the worktree's workflow file differs from the definition a running task holds, and adopt it", group: "Workflows",
 			setFlags: flags(upgradeFlags, func(fs *pflag.FlagSet) { altFlags(fs, "yes", "dry-run") }), run: runUpgrade, operands: []valueKind{kindTask}},

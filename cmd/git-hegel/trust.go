@@ -21,6 +21,8 @@ func trustFlags(fs *pflag.FlagSet) {
 	fs.BoolP("yes", "y", false, "trust it without asking (after reading what this prints)")
 	fs.BoolP("dry-run", "n", false, "show what differs from the version trusted here, and trust nothing")
 	fs.Bool("list", false, "list the definitions trusted on this machine")
+	fs.String("workflow", "", "review the worktree's file for this workflow before starting a task from it")
+	valueName(fs, "workflow", "NAME")
 	jsonFlag(fs)
 }
 
@@ -35,6 +37,10 @@ func runTrust(c *cmdCtx, args []string) error {
 	if c.boolFlag("yes") && c.boolFlag("dry-run") {
 		return usagef(c.name, "-y and --dry-run exclude each other")
 	}
+	file := c.flags.Changed("workflow")
+	if file && (len(args) > 0 || list || c.stringFlag("workflow") == "") {
+		return usagef(c.name, "--workflow takes a workflow's name, and no task or --list")
+	}
 	e, _, err := c.engine()
 	if err != nil {
 		return err
@@ -42,19 +48,28 @@ func runTrust(c *cmdCtx, args []string) error {
 	if list {
 		return c.trustList(e)
 	}
-	rv, err := e.ReviewTrust(optArg(args))
+	var rv *engine.TrustReview
+	if file {
+		rv, err = e.ReviewWorkflowFile(c.stringFlag("workflow"))
+	} else {
+		rv, err = e.ReviewTrust(optArg(args))
+	}
 	if errors.Is(err, engine.ErrNoWorkflow) {
 		return errors.New("No active workflow; name the task: git hegel trust <task>")
 	}
 	if err != nil {
 		return err
 	}
+	subject := "task " + rv.Task
+	if file {
+		subject = "workflow file " + c.quotePath(rv.File)
+	}
 	asJSON := c.boolFlag("json")
 	if rv.Trust.Trusted && len(rv.Texts) == 0 {
 		if asJSON {
 			return writeJSON(c.Stdout, trustToJSON(rv, true, c.jsonSchema()))
 		}
-		fmt.Fprintf(c.Stdout, "The definition of task %s is trusted on this machine already (%s); nothing to do\n", rv.Task, trustHow(rv.Trust))
+		fmt.Fprintf(c.Stdout, "The definition of %s is trusted on this machine already (%s); nothing to do\n", subject, trustHow(rv.Trust))
 		return nil
 	}
 	if !asJSON {
@@ -80,14 +95,18 @@ func runTrust(c *cmdCtx, args []string) error {
 		return nil
 	case c.boolFlag("yes"):
 	case asJSON || !c.inputIsTerminal():
-		return fmt.Errorf("Not trusted: there is no terminal to ask on; read what differs, then run 'git hegel trust %s -y'", rv.Task)
+		again := rv.Task
+		if file {
+			again = "--workflow " + rv.Workflow
+		}
+		return fmt.Errorf("Not trusted: there is no terminal to ask on; read what differs, then run 'git hegel trust %s -y'", again)
 	default:
-		q := fmt.Sprintf("Trust this definition of task %s on this machine (its commands may then run, and its prompts reach your agent)? (y/N) ", rv.Task)
+		q := fmt.Sprintf("Trust this definition of %s on this machine (its commands may then run, and its prompts reach your agent)? (y/N) ", subject)
 		switch {
 		case rv.Trust.Trusted:
-			q = fmt.Sprintf("Trust these texts of task %s on this machine (they may then reach your agent in its prompts)? (y/N) ", rv.Task)
+			q = fmt.Sprintf("Trust these texts of %s on this machine (they may then reach your agent in its prompts)? (y/N) ", subject)
 		case len(rv.Texts) > 0:
-			q = fmt.Sprintf("Trust this definition of task %s and these texts on this machine (its commands may then run, and its prompts and these texts reach your agent)? (y/N) ", rv.Task)
+			q = fmt.Sprintf("Trust this definition of %s and these texts on this machine (its commands may then run, and its prompts and these texts reach your agent)? (y/N) ", subject)
 		}
 		ok, err := c.confirm(q, "trust")
 		if err != nil {
@@ -104,10 +123,10 @@ func runTrust(c *cmdCtx, args []string) error {
 	trusted = true
 	if !asJSON {
 		if !rv.Trust.Trusted {
-			fmt.Fprintf(c.Stdout, "Trusted the definition of task %s (blob %s) on this machine\n", rv.Task, short(rv.Current.ID))
+			fmt.Fprintf(c.Stdout, "Trusted the definition of %s (blob %s) on this machine\n", subject, short(rv.Current.ID))
 		}
 		if n := len(rv.Texts); n > 0 {
-			fmt.Fprintf(c.Stdout, "Trusted %d %s of task %s on this machine\n", n, pluralWord(n, "text", "texts"), rv.Task)
+			fmt.Fprintf(c.Stdout, "Trusted %d %s of %s on this machine\n", n, pluralWord(n, "text", "texts"), subject)
 		}
 	}
 	return nil
@@ -121,7 +140,11 @@ func (c *cmdCtx) printTexts(rv *engine.TrustReview) {
 		return
 	}
 	w := c.Stdout
-	fmt.Fprintf(w, "Texts of task %s that came with a fetch or a commit and reach your agent in its prompts only once trusted:\n", rv.Task)
+	of := "of task " + rv.Task
+	if rv.File != "" {
+		of = "its prompts may include"
+	}
+	fmt.Fprintf(w, "Texts %s that came with a fetch or a commit and reach your agent in its prompts only once trusted:\n", of)
 	for _, t := range rv.Texts {
 		fmt.Fprintf(w, "  %s (from %s, blob %s):\n", t.Label(), text.Visible(t.Remote), short(t.ID))
 		body := strings.TrimRight(t.Text, "\n")
@@ -143,6 +166,9 @@ func trustHow(t engine.DefinitionTrust) string {
 	case engine.TrustStart:
 		return fmt.Sprintf("task %s was started here from it on %s", t.Task, t.At.UTC().Format("2006-01-02"))
 	case engine.TrustReviewed:
+		if t.Task == "" {
+			return fmt.Sprintf("trusted with git hegel trust --workflow on %s", t.At.UTC().Format("2006-01-02"))
+		}
 		return fmt.Sprintf("trusted with git hegel trust %s on %s", t.Task, t.At.UTC().Format("2006-01-02"))
 	}
 	return "no record of trust is kept in this repository"
@@ -158,8 +184,13 @@ func (c *cmdCtx) printReview(rv *engine.TrustReview) {
 		ns = "archive"
 	}
 	where := fmt.Sprintf("refs/hegel/%s/%s:workflow.yaml", ns, rv.Task)
-	fmt.Fprintf(w, "Task %s runs a workflow definition this machine does not trust:\n", rv.Task)
-	fmt.Fprintf(w, "  %s, blob %s\n", where, short(rv.Current.ID))
+	if rv.File != "" {
+		where = rv.File
+		fmt.Fprintf(w, "Workflow %s is a file this machine does not trust:\n", rv.Workflow)
+	} else {
+		fmt.Fprintf(w, "Task %s runs a workflow definition this machine does not trust:\n", rv.Task)
+	}
+	fmt.Fprintf(w, "  %s, blob %s\n", c.quotePath(where), short(rv.Current.ID))
 	if v := rv.Current; v.Commit != "" {
 		from := "in this clone, not by a start here"
 		switch {
@@ -240,7 +271,7 @@ func (c *cmdCtx) trustList(e *engine.Engine) error {
 	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DEFINITION\tTRUSTED\tHOW\tTASK")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", short(r.ID), r.At.UTC().Format("2006-01-02 15:04"), r.How, r.Task)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", short(r.ID), r.At.UTC().Format("2006-01-02 15:04"), r.How, orDash(r.Task))
 	}
 	return tw.Flush()
 }
@@ -248,8 +279,11 @@ func (c *cmdCtx) trustList(e *engine.Engine) error {
 // The --json documents (docs/json.md).
 
 type trustJSON struct {
-	Schema     int                `json:"schema"`
-	Task       string             `json:"task"`
+	Schema int    `json:"schema"`
+	Task   string `json:"task"` // "" with --workflow
+	// Workflow and File: with --workflow, the workflow and its file.
+	Workflow   string             `json:"workflow,omitempty"`
+	File       string             `json:"file,omitempty"`
 	Archived   bool               `json:"archived"`
 	Definition string             `json:"definition"` // the blob id
 	Trusted    bool               `json:"trusted"`    // after this command
@@ -307,7 +341,7 @@ func originJSON(v *engine.DefinitionVersion) *trustOriginJSON {
 }
 
 func trustToJSON(rv *engine.TrustReview, trusted bool, schema int) *trustJSON {
-	j := &trustJSON{Schema: schema, Task: rv.Task, Archived: rv.Archived, Definition: rv.Current.ID, Trusted: trusted,
+	j := &trustJSON{Schema: schema, Task: rv.Task, Workflow: rv.Workflow, File: rv.File, Archived: rv.Archived, Definition: rv.Current.ID, Trusted: trusted,
 		Origin: originJSON(&rv.Current), Previous: originJSON(rv.Previous), Commands: []trustCommandJSON{}}
 	if rv.Trust.Trusted {
 		j.How = rv.Trust.How

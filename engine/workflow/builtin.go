@@ -12,6 +12,10 @@ import (
 // builtinSource is the Source of every embedded workflow.
 const builtinSource = "built-in"
 
+// BuiltinSource is the Source of every embedded workflow, for callers
+// that must tell one from a file.
+const BuiltinSource = builtinSource
+
 //go:embed builtin/*.yaml
 var builtinFS embed.FS
 
