@@ -73,7 +73,7 @@ func (c *cmdCtx) definitionsWithheld() func(*workflow.Definition) bool {
 // and descriptions) with a notice; names, transitions and the rest of
 // its shape stay.
 func withholdDefText(d *workflowDefJSON) {
-	notice := fmt.Sprintf("(%s came with a commit and its words are not shown to the agent until this machine trusts it: 'git hegel trust' after starting it.)", d.Source)
+	notice := fmt.Sprintf("(%s came with a commit and its words are not shown to the agent until this machine trusts it: 'git hegel trust --workflow %s'.)", d.Source, d.Name)
 	d.Title = notice
 	for i := range d.Nodes {
 		d.Nodes[i].Summary, d.Nodes[i].Description = notice, ""
