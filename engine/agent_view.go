@@ -207,3 +207,21 @@ func (e *Engine) DescriptionWithheld(task, desc string) (notice string, ok bool)
 	}
 	return "", false
 }
+
+// ErrorWithheld says whether msg, the error a record of task's run keeps
+// (git hegel log), may not reach an agent, as DescriptionWithheld does
+// for its description: it may when it is the error task's state holds
+// now and ForAgent shows it.
+func (e *Engine) ErrorWithheld(task, msg string) (notice string, ok bool) {
+	if msg == "" {
+		return "", false
+	}
+	t, err := e.load(task)
+	if err != nil || t.State.Error == nil || t.State.Error.Message != msg {
+		return "(An error message this clone cannot vouch for is not shown to the agent: see it with 'git hegel log'.)", true
+	}
+	if a := e.ForAgent(t.State); a.Error.Message != msg {
+		return a.Error.Message, true
+	}
+	return "", false
+}
