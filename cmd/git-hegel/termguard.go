@@ -171,6 +171,12 @@ func (f *termFilter) filter(p []byte) []byte {
 			i++
 		case c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f:
 			i += 2 // a C1 control as UTF-8
+		case c == 0xc2 && i+1 == len(p):
+			// The character is cut by the end of the write (a buffered
+			// writer's chunk): it may be a C1 control, judged with the
+			// next write.
+			f.held, f.heldAtStart = []byte{c}, false
+			return out
 		default:
 			out = append(out, c)
 			i++
@@ -182,7 +188,7 @@ func (f *termFilter) filter(p []byte) []byte {
 // needsFilter reports whether p holds anything filter would look at.
 func needsFilter(p []byte) bool {
 	for i, c := range p {
-		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f || c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f {
+		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f || c == 0xc2 && (i+1 == len(p) || p[i+1] >= 0x80 && p[i+1] <= 0x9f) {
 			return true
 		}
 	}

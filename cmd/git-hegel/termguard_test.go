@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
@@ -43,6 +44,9 @@ func TestTermFilter(t *testing.T) {
 		{"clear cut, then inside", []string{"a\x1b[", "K\n"}, "a[K\n"},
 		{"clear cut at the start", []string{"\r\x1b[", "K", "line\n"}, "\r\x1b[Kline\n"},
 		{"c1 csi", []string{"a\xc2\x9b31mb\n"}, "a31mb\n"},
+		{"c1 csi cut", []string{"a\xc2", "\x9b31mb\n"}, "a31mb\n"},
+		{"c1 osc cut by a buffer", []string{strings.Repeat("x", 4095) + "\xc2", "\x9d0;owned\x07\n"}, strings.Repeat("x", 4095) + "0;owned\n"},
+		{"non-ascii cut", []string{"\xc2", "\xa9 Grüße\n"}, "© Grüße\n"},
 		{"bell, backspace, del", []string{"a\a\b\x7fb\n"}, "ab\n"},
 		{"cut palette", []string{"a\x1b[3", "3mb" + colorReset}, "a\x1b[33mb" + colorReset},
 		{"cut, not ours", []string{"a\x1b[", "9mb\n"}, "a[9mb\n"},
