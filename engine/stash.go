@@ -76,8 +76,12 @@ func foreignStash(ent *StashEntry, op string) error {
 	if w := text.Clean(firstLine(ent.Worktree)); w != "" {
 		from = " from " + w
 	}
-	return fmt.Errorf("Cannot restore %s: its %s were parked in another clone (stashed%s on %s), so whoever made it chose what it writes; run 'git hegel stash %s --force %s' to restore them anyway; nothing was changed",
-		ent.Ref(), text.Plural(ent.Files.Count, "file", "files"), from, ent.Timestamp.UTC().Format("2006-01-02 15:04 UTC"), op, ent.Ref())
+	were := "were"
+	if ent.Files.Count == 1 {
+		were = "was"
+	}
+	return fmt.Errorf("Cannot restore %s: its %s %s parked in another clone (stashed%s on %s), so whoever made it chose what it writes; run 'git hegel stash %s --force %s' to restore them anyway; nothing was changed",
+		ent.Ref(), text.Plural(ent.Files.Count, "file", "files"), were, from, ent.Timestamp.UTC().Format("2006-01-02 15:04 UTC"), op, ent.Ref())
 }
 
 // StashFiles describes the uncommitted files a stash parked: a snapshot of
