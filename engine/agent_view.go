@@ -1,6 +1,9 @@
 package engine
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // What an agent reads through git-hegel's MCP server (the state
 // resource, the status, show, tasks, log and result tools) is held to
@@ -15,10 +18,12 @@ import "encoding/json"
 // step result by the notice as a JSON string). st is not changed.
 func (e *Engine) ForAgent(st *State) *State {
 	texts := e.untrustedState(st)
-	if len(texts) == 0 {
+	notes := e.fetchedNotes(st)
+	if len(texts) == 0 && len(notes) == 0 {
 		return st
 	}
 	c := *st
+	withholdNotes(&c, notes)
 	for _, t := range texts {
 		notice := withheld(st.Task, t)
 		switch t.Field {
@@ -38,6 +43,133 @@ func (e *Engine) ForAgent(st *State) *State {
 		}
 	}
 	return &c
+}
+
+// agentNotes are the state fields that hold free text besides the
+// description, last failure and step results: a reason, a comment, a
+// question and its answer, an error's message. No prompt carries them,
+// so there is nothing to trust them for, but an agent reads them through
+// the MCP server as it reads its prompt, and anyone who pushes writes
+// them. Written here, they are shown; brought by a fetch, each text in
+// the field gives way to a notice (the person sees it in show).
+var agentNotes = []string{"pause_reason", "questions", "approvals", "overrides", "rollback_history", "node_moves", "skipped_nodes", "error"}
+
+// fetchedNotes returns, for each of agentNotes that st holds text in and
+// a fetch last changed, the notice an agent reads in its texts' place.
+func (e *Engine) fetchedNotes(st *State) map[string]string {
+	o, ok := e.Tasks.(TextOrigin)
+	if !ok {
+		return nil
+	}
+	var fields []string
+	for _, f := range agentNotes {
+		if hasNote(st, f) {
+			fields = append(fields, f)
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for f, remote := range o.TextFetched(st.Task, fields) {
+		out[f] = fmt.Sprintf("(Text that came from %s is not shown to the agent: a person reads it with 'git hegel show %s'.)", remote, st.Task)
+	}
+	return out
+}
+
+// hasNote says whether st's field f (one of agentNotes) holds any text.
+func hasNote(st *State, f string) bool {
+	switch f {
+	case "pause_reason":
+		return st.PauseReason != ""
+	case "questions":
+		return len(st.Questions) > 0
+	case "approvals":
+		for _, a := range st.Approvals {
+			if a.Comment != "" {
+				return true
+			}
+		}
+	case "overrides":
+		for _, o := range st.Overrides {
+			if o.Reason != "" {
+				return true
+			}
+		}
+	case "rollback_history":
+		for _, r := range st.RollbackHistory {
+			if r.Reason != "" {
+				return true
+			}
+		}
+	case "node_moves":
+		for _, m := range st.NodeMoves {
+			if m.Reason != "" {
+				return true
+			}
+		}
+	case "skipped_nodes":
+		for _, s := range st.SkippedNodes {
+			if s.Reason != "" {
+				return true
+			}
+		}
+	case "error":
+		return st.Error != nil && st.Error.Message != ""
+	}
+	return false
+}
+
+// withholdNotes puts each notice of notes (fetchedNotes) in place of the
+// texts of its field in c, a copy of a state: the slices are copied
+// before they change, so the state copied is not.
+func withholdNotes(c *State, notes map[string]string) {
+	put := func(s *string, n string) {
+		if *s != "" {
+			*s = n
+		}
+	}
+	for f, n := range notes {
+		switch f {
+		case "pause_reason":
+			c.PauseReason = n
+		case "questions":
+			c.Questions = append([]Question(nil), c.Questions...)
+			for i := range c.Questions {
+				put(&c.Questions[i].Question, n)
+				put(&c.Questions[i].Answer, n)
+			}
+		case "approvals":
+			c.Approvals = append([]Approval(nil), c.Approvals...)
+			for i := range c.Approvals {
+				put(&c.Approvals[i].Comment, n)
+			}
+		case "overrides":
+			c.Overrides = append([]Override(nil), c.Overrides...)
+			for i := range c.Overrides {
+				put(&c.Overrides[i].Reason, n)
+			}
+		case "rollback_history":
+			c.RollbackHistory = append([]RollbackEvent(nil), c.RollbackHistory...)
+			for i := range c.RollbackHistory {
+				put(&c.RollbackHistory[i].Reason, n)
+			}
+		case "node_moves":
+			c.NodeMoves = append([]NodeMove(nil), c.NodeMoves...)
+			for i := range c.NodeMoves {
+				put(&c.NodeMoves[i].Reason, n)
+			}
+		case "skipped_nodes":
+			c.SkippedNodes = append([]SkippedNode(nil), c.SkippedNodes...)
+			for i := range c.SkippedNodes {
+				put(&c.SkippedNodes[i].Reason, n)
+			}
+		case "error":
+			e := *c.Error
+			e.Message = n
+			c.Error = &e
+		}
+	}
 }
 
 // ResultWithheld says whether the stored result of node's step (b, as
@@ -72,6 +204,24 @@ func (e *Engine) DescriptionWithheld(task, desc string) (notice string, ok bool)
 	}
 	if a := e.ForAgent(t.State); a.Description != desc {
 		return a.Description, true
+	}
+	return "", false
+}
+
+// ErrorWithheld says whether msg, the error a record of task's run keeps
+// (git hegel log), may not reach an agent, as DescriptionWithheld does
+// for its description: it may when it is the error task's state holds
+// now and ForAgent shows it.
+func (e *Engine) ErrorWithheld(task, msg string) (notice string, ok bool) {
+	if msg == "" {
+		return "", false
+	}
+	t, err := e.load(task)
+	if err != nil || t.State.Error == nil || t.State.Error.Message != msg {
+		return "(An error message this clone cannot vouch for is not shown to the agent: see it with 'git hegel log'.)", true
+	}
+	if a := e.ForAgent(t.State); a.Error.Message != msg {
+		return a.Error.Message, true
 	}
 	return "", false
 }

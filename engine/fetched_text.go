@@ -32,6 +32,12 @@ type TextOrigin interface {
 	TextFetched(task string, fields []string) map[string]string
 }
 
+// UnrecordedOrigin is the remote a TextOrigin or InputOrigin names for a
+// text the task's ref held before this clone's record of it starts (git
+// expired the older reflog entries): no origin can be vouched for, so it
+// is treated as fetched.
+const UnrecordedOrigin = "a state older than this clone's record of the task"
+
 // TextTrustStore is a TrustStore that also keeps reviewed texts.
 type TextTrustStore interface {
 	// TrustedText returns the record of a text with blob id id, or nil.

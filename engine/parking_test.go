@@ -217,3 +217,11 @@ func TestStashPopRefusesFilesParkedElsewhere(t *testing.T) {
 		t.Fatalf("forced pop calls %v", p.calls)
 	}
 }
+
+// The refusal of one file another clone parked says so in the singular.
+func TestForeignStashOneFile(t *testing.T) {
+	ent := &StashEntry{Stash: &Stash{Worktree: "/wt/b", Files: &StashFiles{Tree: "abc", Count: 1}}}
+	if err := foreignStash(ent, "pop"); !strings.Contains(err.Error(), "its 1 file was parked in another clone (stashed from /wt/b on ") {
+		t.Fatalf("refusal: %v", err)
+	}
+}

@@ -76,9 +76,34 @@ func foreignStash(ent *StashEntry, op string) error {
 	if w := text.Clean(firstLine(ent.Worktree)); w != "" {
 		from = " from " + w
 	}
-	return fmt.Errorf("Cannot restore %s: its %s were parked in another clone (stashed%s on %s), so whoever made it chose what it writes; run 'git hegel stash %s --force %s' to restore them anyway; nothing was changed",
-		ent.Ref(), text.Plural(ent.Files.Count, "file", "files"), from, ent.Timestamp.UTC().Format("2006-01-02 15:04 UTC"), op, ent.Ref())
+	were := "were"
+	if ent.Files.Count == 1 {
+		were = "was"
+	}
+	return fmt.Errorf("Cannot restore %s: its %s %s parked in another clone (stashed%s on %s), so whoever made it chose what it writes; run 'git hegel stash %s --force %s' to restore them anyway; nothing was changed",
+		ent.Ref(), text.Plural(ent.Files.Count, "file", "files"), were, from, ent.Timestamp.UTC().Format("2006-01-02 15:04 UTC"), op, ent.Ref())
 }
+
+// StashOrigin is implemented by a StashStore that keeps this clone's
+// record of the stashes it pushed. Stashes sync as a union of every
+// clone's entries: a task restored from another clone's entry holds that
+// clone's words, so its state is saved with a message that marks it as
+// fetched (StashElsewhereMsg), and its texts reach an agent only once
+// trusted, as a fetch's do (fetched_text.go).
+type StashOrigin interface {
+	// MadeHere says whether the stash entry whose content is blob rev
+	// (Stash.Rev) was pushed on this clone.
+	MadeHere(rev string) bool
+}
+
+// StashElsewhereMsg starts the history message of a task restored from a
+// stash another clone made: a task store reads the change as a fetch
+// from StashElsewhere.
+const StashElsewhereMsg = "stash from another clone: "
+
+// StashElsewhere is the origin the fetched-text notice names for such a
+// task's texts.
+const StashElsewhere = "a stash another clone made"
 
 // StashFiles describes the uncommitted files a stash parked: a snapshot of
 // the working tree and the index (stored by package rollback), which the
@@ -431,7 +456,11 @@ func (e *Engine) StashPop(sel string, keep, force bool) (*StashEntry, *View, err
 		st.leave(ent.Timestamp, AwayStashed)
 		st.comeBack(e.now())
 		st.UpdatedAt = e.now()
-		_, err = e.save(base, st, wf, fmt.Sprintf("stash %s: restored from %s", op, ent.ID))
+		msg := fmt.Sprintf("stash %s: restored from %s", op, ent.ID)
+		if o, ok := e.Stashes.(StashOrigin); ok && !o.MadeHere(ent.Rev) {
+			msg = StashElsewhereMsg + msg
+		}
+		_, err = e.save(base, st, wf, msg)
 		if err == nil {
 			ent.State = st
 			break

@@ -164,8 +164,12 @@ func (r *Repo) definitionRemotes(ref plumbing.ReferenceName) map[plumbing.Hash]s
 }
 
 // fetchRemote returns the remote a "fetch <remote>: ..." reflog message
-// names, "" for any other message.
+// names (engine.StashElsewhere for a task restored from another clone's
+// stash, whose words are that clone's), "" for any other message.
 func fetchRemote(msg string) string {
+	if strings.HasPrefix(msg, engine.StashElsewhereMsg) {
+		return engine.StashElsewhere
+	}
 	rest, ok := strings.CutPrefix(msg, "fetch ")
 	if !ok {
 		return ""

@@ -21,12 +21,27 @@ var _ engine.InputOrigin = Tasks{}
 func (s Tasks) InputFetched(task, path string) (string, bool) {
 	log, at := s.r.reflogBlobs(task, path)
 	remote := ""
+	if unrecordedStart(log) {
+		remote = engine.UnrecordedOrigin
+	}
 	for _, e := range log {
 		if at(e.New) != at(e.Old) {
 			remote = fetchRemote(e.Msg)
 		}
 	}
 	return remote, remote != ""
+}
+
+// unrecordedStart says whether log, the newest entries of a task ref's
+// reflog, does not reach back to the ref's creation: git gc expired the
+// older entries (gc.reflogExpire, 90 days by default), someone expired
+// them by hand, or the window of maxReflogDefinitions left them out.
+// Whatever the ref held before its oldest entry has no origin this clone
+// can vouch for, so it counts as fetched (engine.UnrecordedOrigin):
+// otherwise a pushed text withheld today would reach the agent once git
+// forgot the fetch that brought it.
+func unrecordedStart(log []refs.ReflogEntry) bool {
+	return len(log) == 0 || !log[0].Old.IsZero()
 }
 
 // reflogBlobs returns the newest entries of this clone's reflog of the

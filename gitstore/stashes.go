@@ -338,6 +338,11 @@ func (s Stashes) PushStash(st *engine.Stash, detail string) error {
 		return err
 	}
 	st.Rev = blob.String()
+	if err := s.recordMade(st.Rev); err != nil {
+		// The stash is pushed; popping it here will ask for its texts to
+		// be trusted, as another clone's would.
+		s.r.warnf(fmt.Sprintf("could not note that stash %s was made here: %s", st.ID, oneLine(err.Error())))
+	}
 	return nil
 }
 

@@ -20,7 +20,8 @@ var _ engine.TextOrigin = Tasks{}
 func (s Tasks) TextFetched(task string, fields []string) map[string]string {
 	r := s.r
 	log, at := r.reflogBlobs(task, stateFile)
-	fetched := false
+	unrecorded := unrecordedStart(log)
+	fetched := unrecorded
 	for _, e := range log {
 		if fetchRemote(e.Msg) != "" {
 			fetched = true
@@ -47,6 +48,13 @@ func (s Tasks) TextFetched(task string, fields []string) map[string]string {
 		return string(m[field])
 	}
 	out := map[string]string{}
+	if unrecorded {
+		// A field no recorded entry changed holds what the ref held
+		// before the record starts.
+		for _, f := range fields {
+			out[f] = engine.UnrecordedOrigin
+		}
+	}
 	for _, e := range log {
 		ob, nb := at(e.Old), at(e.New)
 		if ob == nb {

@@ -52,6 +52,27 @@ func (c *cmdCtx) descriptionsForReader(e *engine.Engine) func(task, desc string)
 	}
 }
 
+// errorsForReader returns the error a run record keeps as this command's
+// reader may see it (forReader), reading each task once.
+func (c *cmdCtx) errorsForReader(e *engine.Engine) func(task, msg string) string {
+	if !c.forAgent {
+		return func(_, msg string) string { return msg }
+	}
+	seen := map[[2]string]string{}
+	return func(task, msg string) string {
+		k := [2]string{task, msg}
+		if out, ok := seen[k]; ok {
+			return out
+		}
+		out := msg
+		if notice, ok := e.ErrorWithheld(task, msg); ok {
+			out = notice
+		}
+		seen[k] = out
+		return out
+	}
+}
+
 // definitionsWithheld says which workflow files an agent reading this
 // command's output may not read the words of: those exactly as a commit
 // brought them that this machine has not trusted (engine.CheckedOut),

@@ -293,6 +293,17 @@ func (c *cmdCtx) checkpointJSON(cp *engine.Checkpoint) checkpointJSON {
 	for _, s := range cp.Skipped {
 		out.Skipped = append(out.Skipped, skippedJSON{Path: s.Path, Size: s.Size, Reason: s.Reason})
 	}
+	if c.forAgent && !cp.Local {
+		// Another clone's checkpoint says what its maker wrote: an agent
+		// reads its words as it reads a prompt (agent_view.go).
+		notice := "(A checkpoint another clone took: its text is not shown to the agent; a person reads it with 'git hegel checkpoint show'.)"
+		if out.Message != "" {
+			out.Message = notice
+		}
+		for i := range out.Skipped {
+			out.Skipped[i].Reason = notice
+		}
+	}
 	return out
 }
 

@@ -136,10 +136,11 @@ func runLog(c *cmdCtx, args []string) error {
 	switch {
 	case c.boolFlag("json"):
 		out := logJSON{Schema: c.jsonSchema(), Executions: []executionJSON{}}
-		desc := c.descriptionsForReader(e)
+		desc, errText := c.descriptionsForReader(e), c.errorsForReader(e)
 		for _, rec := range recs {
 			j := executionOf(rec)
 			j.Description = desc(j.Task, j.Description)
+			j.Error = errText(j.Task, j.Error)
 			out.Executions = append(out.Executions, j)
 		}
 		return writeJSON(c.Stdout, out)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
@@ -13,7 +14,9 @@ import (
 // left out, and a sequence cut by the end of a write is judged with the
 // next one.
 func TestTermFilter(t *testing.T) {
-	set := newSequenceSet(colorReset, "\x1b[K", clearScreen)
+	set := newSequenceSet(colorReset)
+	set.allowAtStart(clearLine)
+	set.allowAtStart(clearScreen)
 	for _, code := range palette {
 		set.allow(code)
 	}
@@ -35,7 +38,15 @@ func TestTermFilter(t *testing.T) {
 		{"progress line", []string{"Merging (1/2)\r", "Merging (2/2)\r", "Merging (2/2), done.\n"}, "Merging (1/2)\rMerging (2/2)\rMerging (2/2), done.\n"},
 		{"crlf", []string{"a\r\nb\r\n"}, "a\r\nb\r\n"},
 		{"clear the line", []string{"\r\x1b[Kline\n"}, "\r\x1b[Kline\n"},
+		{"clear the line inside a write", []string{"run: curl x | sh\r\x1b[Kls\n"}, "run: curl x | sh[Kls\n"},
+		{"clear the screen inside a write", []string{"Task t\n" + clearScreen + "all fine\n"}, "Task t\n[H[2Jall fine\n"},
+		{"carriage return and colour inside", []string{"rm -rf ~\r" + palette["node"] + "ok\n"}, "rm -rf ~" + palette["node"] + "ok\n"},
+		{"clear cut, then inside", []string{"a\x1b[", "K\n"}, "a[K\n"},
+		{"clear cut at the start", []string{"\r\x1b[", "K", "line\n"}, "\r\x1b[Kline\n"},
 		{"c1 csi", []string{"a\xc2\x9b31mb\n"}, "a31mb\n"},
+		{"c1 csi cut", []string{"a\xc2", "\x9b31mb\n"}, "a31mb\n"},
+		{"c1 osc cut by a buffer", []string{strings.Repeat("x", 4095) + "\xc2", "\x9d0;owned\x07\n"}, strings.Repeat("x", 4095) + "0;owned\n"},
+		{"non-ascii cut", []string{"\xc2", "\xa9 Grüße\n"}, "© Grüße\n"},
 		{"bell, backspace, del", []string{"a\a\b\x7fb\n"}, "ab\n"},
 		{"cut palette", []string{"a\x1b[3", "3mb" + colorReset}, "a\x1b[33mb" + colorReset},
 		{"cut, not ours", []string{"a\x1b[", "9mb\n"}, "a[9mb\n"},
