@@ -70,7 +70,8 @@ type Plan struct {
 	Kept []string
 	// Settings are git-hegel's and the agents' settings files (the paths
 	// a stash leaves alone) that git tracks neither now nor in the
-	// checkpoint: the restore leaves them as they are.
+	// checkpoint, or, for a checkpoint another clone took, all of them:
+	// the restore leaves them as they are.
 	Settings []string
 	// Submodules whose checked-out commit differs from the checkpoint's,
 	// or whose files have local changes.
@@ -285,8 +286,15 @@ func (m *Manager) planFilesOnly(cp *Checkpoint, store, strict bool, only []strin
 	}
 	wt = skipWorktree(wt, idx)
 	var settings []string
-	if only == nil {
+	switch {
+	case only != nil:
+	case m.Local(cp):
 		wt, settings = keepSettings(wt, ix, idx)
+	default:
+		// Another clone's checkpoint (rolled back to with --force) writes
+		// no settings at all, tracked or not, as a stash from elsewhere
+		// writes none: its maker would choose which hooks run here.
+		wt, ix, settings = keepAllSettings(wt, ix)
 	}
 	wt, subs := m.w.splitSubmodules(wt, idx)
 	wt, kept, err := m.w.keepIgnored(wt, orEmpty(cp.WorkTree))

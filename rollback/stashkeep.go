@@ -247,3 +247,20 @@ func keepSettings(wt, ix []change, idx *gitIndex) (out []change, kept []string) 
 	}
 	return out, kept
 }
+
+// keepAllSettings leaves every settings path (DefaultStashKeep's) out of
+// a restore's working tree and index changes: what a checkpoint from
+// another clone must never write. It returns what is left and the paths
+// kept.
+func keepAllSettings(wt, ix []change) (outWT, outIX []change, kept []string) {
+	keptWT, outWT := splitKept(wt, defaultStashKeep)
+	keptIX, outIX := splitKept(ix, defaultStashKeep)
+	seen := map[string]bool{}
+	for _, c := range append(keptWT, keptIX...) {
+		if !seen[c.path] {
+			seen[c.path] = true
+			kept = append(kept, c.path)
+		}
+	}
+	return outWT, outIX, kept
+}

@@ -488,7 +488,7 @@ func (c *cmdCtx) printPlan(p *engine.RestorePlan, limit int) {
 		fmt.Fprintf(w, "  keep    %s (ignored: the checkpoint does not hold it)\n", c.quotePath(k))
 	}
 	for _, k := range p.Settings {
-		fmt.Fprintf(w, "  keep    %s (settings git does not track: a rollback leaves them)\n", c.quotePath(k))
+		fmt.Fprintf(w, "  keep    %s (settings: a rollback leaves them as they are)\n", c.quotePath(k))
 	}
 	if p.IndexPaths > 0 {
 		fmt.Fprintf(w, "  restore the index (%s)\n", text.Plural(p.IndexPaths, "path", "paths"))
