@@ -205,7 +205,7 @@ func (rn *run) begin() (*Task, error) {
 		if err := firstStepRuns(wf, o.Workflow); err != nil {
 			return nil, err
 		}
-		if e.checkedOut(wf) {
+		if e.CheckedOut(wf) {
 			// Its first step would be refused: say so before a task
 			// exists that waits for nothing but this review.
 			return nil, fmt.Errorf("%s is as a commit brought it and this machine has not trusted it, so its steps may not run: review it with 'git hegel trust --workflow %s', then run it again; nothing was started",

@@ -145,7 +145,7 @@ func (e *Engine) StartTask(o StartOptions) (*View, error) {
 	// and the task is this worktree's by this clone's own record. A file
 	// exactly as a commit brought it is not the user's own: it waits for
 	// a review, as a definition a fetch brought does.
-	if e.checkedOut(wf) {
+	if e.CheckedOut(wf) {
 		e.warn(fmt.Sprintf("%s is as a commit brought it and this machine has not trusted it: its commands do not run and its prompts are not shown until you review it with 'git hegel trust %s'",
 			text.QuotePath(wf.Source, true), task))
 	} else {

@@ -157,15 +157,11 @@ func (e *Engine) trustStarted(task string, def []byte) {
 	}
 }
 
-// CheckedOut is checkedOut, for what an agent may read of a definition
-// (the MCP server's workflows tool).
-func (e *Engine) CheckedOut(wf *workflow.Definition) bool { return e.checkedOut(wf) }
-
-// checkedOut reports whether wf is a worktree file that HEAD's commit
+// CheckedOut reports whether wf is a worktree file that HEAD's commit
 // holds as it is and this machine does not trust yet: a clone, pull or
 // checkout put it there, so whoever wrote that commit chose its commands
 // and prompts, not the user starting it.
-func (e *Engine) checkedOut(wf *workflow.Definition) bool {
+func (e *Engine) CheckedOut(wf *workflow.Definition) bool {
 	if e.Committed == nil || e.Trust == nil || e.TrustOf(wf.Raw).Trusted {
 		return false
 	}
