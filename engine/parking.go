@@ -30,9 +30,6 @@ type Parking interface {
 	// the stash would overwrite refuses the whole of it, with nothing
 	// changed.
 	Unpark(s *StashEntry) (*StashUnparked, error)
-	// ParkedHere reports whether this clone parked s's files (by its own
-	// record, which no fetch writes).
-	ParkedHere(s *StashEntry) bool
 	// InterruptedParking returns the stash file operation that was cut
 	// short, or nil; one another process is running is an error.
 	InterruptedParking() (*ParkingRecord, error)

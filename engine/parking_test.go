@@ -17,10 +17,12 @@ type fakeParking struct {
 	conflicts []StashConflict // Unpark's conflicts
 	journal   *ParkingRecord
 	failFix   error
-	elsewhere bool // the files were parked in another clone
 }
 
-func (f *fakeParking) ParkedHere(*StashEntry) bool { return !f.elsewhere }
+// otherClones is a stash store whose every entry another clone pushed.
+type otherClones struct{ StashStore }
+
+func (otherClones) MadeHere(string) bool { return false }
 
 func (f *fakeParking) Park(st *State) (*StashFiles, error) {
 	f.calls = append(f.calls, "park "+st.Task)
@@ -194,9 +196,10 @@ func TestStashPopRefusesFilesParkedElsewhere(t *testing.T) {
 	mustOK(t, err)
 	_, _, err = e.StashPushParking("from the laptop")
 	mustOK(t, err)
-	p.elsewhere, p.calls = true, nil
+	p.calls = nil
 	e2 := env.engine("/wt/a")
 	e2.Parking = p
+	e2.Stashes = otherClones{env.stashes}
 	_, _, err = e2.StashPop("", false, false)
 	if err == nil || !strings.Contains(err.Error(), "its 2 files were parked in another clone (stashed from /wt/a on ") ||
 		!strings.Contains(err.Error(), "run 'git hegel stash pop --force stash@{0}'") {

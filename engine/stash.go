@@ -66,7 +66,15 @@ func (s *Stash) Label() string {
 // ParkedElsewhere reports whether ent's files were parked by another
 // clone (StashPop writes them only with force).
 func (e *Engine) ParkedElsewhere(ent *StashEntry) bool {
-	return ent.Files != nil && e.Parking != nil && !e.Parking.ParkedHere(ent)
+	return ent.Files != nil && e.madeElsewhere(ent)
+}
+
+// madeElsewhere reports whether ent was pushed by another clone, by this
+// clone's own record (StashOrigin); a store that keeps none (in memory)
+// has only this clone's.
+func (e *Engine) madeElsewhere(ent *StashEntry) bool {
+	o, ok := e.Stashes.(StashOrigin)
+	return ok && !o.MadeHere(ent.Rev)
 }
 
 // foreignStash says why the files of ent, which another clone parked,
@@ -419,7 +427,7 @@ func (e *Engine) StashPop(sel string, keep, force bool) (*StashEntry, *View, err
 		if e.Parking == nil {
 			return nil, nil, fmt.Errorf("Cannot restore %s here: it parked files, and the working tree is not available", ent.Ref())
 		}
-		if !force && !e.Parking.ParkedHere(ent) {
+		if !force && e.madeElsewhere(ent) {
 			return nil, nil, foreignStash(ent, string(op))
 		}
 		if unparked, err = e.Parking.Unpark(ent); err != nil {
@@ -457,7 +465,7 @@ func (e *Engine) StashPop(sel string, keep, force bool) (*StashEntry, *View, err
 		st.comeBack(e.now())
 		st.UpdatedAt = e.now()
 		msg := fmt.Sprintf("stash %s: restored from %s", op, ent.ID)
-		if o, ok := e.Stashes.(StashOrigin); ok && !o.MadeHere(ent.Rev) {
+		if e.madeElsewhere(ent) {
 			msg = StashElsewhereMsg + msg
 		}
 		_, err = e.save(base, st, wf, msg)

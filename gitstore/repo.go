@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
@@ -29,6 +30,11 @@ var ErrNoWorkTree = errors.New("this operation must be run in a work tree")
 // go-git storage git-hegel reads and writes objects through.
 type Repo struct {
 	gitdir.Layout // empty paths for in-memory repositories
+
+	// stashesMade is the record of the stashes pushed here, read once
+	// per process (stash_made.go); nil until read.
+	stashesMade   map[string]bool
+	stashesMadeMu sync.Mutex
 
 	cfg      *gitdir.Config
 	storage  storage.Storer

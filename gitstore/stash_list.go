@@ -118,8 +118,7 @@ type stashSummary struct {
 	task, worktree               string
 	workflow, mode, node, status string
 	metaMode                     string
-	files                        int    // files parked; 0: none
-	filesTree                    string // the parked files' tree ("": none)
+	files                        int // files parked; 0: none
 }
 
 // summarize reads the summary of entry e. cacheable is false when the
@@ -141,7 +140,7 @@ func (s Stashes) summarize(e object.TreeEntry, rd *summaryReader) (sm *stashSumm
 		metaMode: st.MetaMode,
 	}
 	if b.Files != nil {
-		sm.files, sm.filesTree = max(b.Files.Count, 1), b.Files.Tree
+		sm.files = max(b.Files.Count, 1)
 	}
 	return sm, true
 }
@@ -154,7 +153,7 @@ func (sm *stashSummary) stash(e object.TreeEntry) *engine.Stash {
 	st.Message, st.Timestamp, st.Task, st.Worktree = sm.message, sm.timestamp, sm.task, sm.worktree
 	st.State = &engine.State{Task: sm.task, Workflow: sm.workflow, Mode: sm.mode, CurrentNode: sm.node, Status: sm.status, MetaMode: sm.metaMode}
 	if sm.files > 0 {
-		st.Files = &engine.StashFiles{Count: sm.files, Tree: sm.filesTree}
+		st.Files = &engine.StashFiles{Count: sm.files}
 	}
 	return st
 }
@@ -174,8 +173,8 @@ func damaged(format string, a ...any) error { return &damageError{fmt.Sprintf(fo
 // reads into one file read.
 const (
 	summaryCacheFile   = "hegel/stash-summaries"
-	summaryCacheHeader = "git-hegel stash summaries 4"
-	summaryCacheFields = 13
+	summaryCacheHeader = "git-hegel stash summaries 3"
+	summaryCacheFields = 12
 )
 
 func (s Stashes) summaryCachePath() string {
@@ -233,9 +232,6 @@ func (s Stashes) readSummaryCache() map[plumbing.Hash]*stashSummary {
 		if sm.files, err = strconv.Atoi(f[11]); err != nil {
 			return nil
 		}
-		if sm.filesTree, err = strconv.Unquote(f[12]); err != nil {
-			return nil
-		}
 		out[h] = sm
 	}
 	return out
@@ -265,8 +261,6 @@ func (s Stashes) writeSummaryCache(entries []object.TreeEntry, sums []*stashSumm
 		}
 		buf.WriteByte('\t')
 		buf.WriteString(strconv.Itoa(sm.files))
-		buf.WriteByte('\t')
-		buf.WriteString(strconv.Quote(sm.filesTree))
 		buf.WriteByte('\n')
 	}
 	_ = s.r.writeCommon(summaryCacheFile, buf.Bytes(), false)

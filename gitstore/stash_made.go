@@ -57,17 +57,18 @@ func (r *Repo) readStashesMade() []string {
 	return out
 }
 
-// MadeHere implements engine.StashOrigin.
+// MadeHere implements engine.StashOrigin. The record is read once per
+// process: stash list asks for every entry.
 func (s Stashes) MadeHere(rev string) bool {
-	if rev == "" {
-		return false
-	}
-	for _, b := range s.r.readStashesMade() {
-		if b == rev {
-			return true
+	s.r.stashesMadeMu.Lock()
+	defer s.r.stashesMadeMu.Unlock()
+	if s.r.stashesMade == nil {
+		s.r.stashesMade = map[string]bool{}
+		for _, b := range s.r.readStashesMade() {
+			s.r.stashesMade[b] = true
 		}
 	}
-	return false
+	return rev != "" && s.r.stashesMade[rev]
 }
 
 // recordMade adds rev, the blob of an entry pushed here, to the record.
@@ -84,5 +85,13 @@ func (s Stashes) recordMade(rev string) error {
 	for _, b := range list {
 		buf.WriteString(b + "\n")
 	}
-	return s.r.writeCommon(stashesMadeFile, buf.Bytes(), false)
+	if err := s.r.writeCommon(stashesMadeFile, buf.Bytes(), false); err != nil {
+		return err
+	}
+	s.r.stashesMadeMu.Lock()
+	if s.r.stashesMade != nil {
+		s.r.stashesMade[rev] = true
+	}
+	s.r.stashesMadeMu.Unlock()
+	return nil
 }

@@ -1,8 +1,6 @@
 package rollback
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -176,24 +174,7 @@ func (m *Manager) park(t Template, keep *StashKeep) (*Parked, error) {
 		changed[p] = true
 	}
 	pk.Tree, pk.Count, pk.Branch, pk.Head = root.String(), len(changed), cp.Branch, cp.Head
-	if err := m.record().add(parkDigest(pk.Tree)); err != nil {
-		return nil, err
-	}
 	return pk, nil
-}
-
-// ParkedHere reports whether this clone parked the files of tree (a
-// stash's Files.Tree): its own record lists it, which no fetch writes. A
-// stash fetched from another clone, or forged, did not.
-func (m *Manager) ParkedHere(tree string) bool {
-	return m.record().has(parkDigest(tree))
-}
-
-// parkDigest is what the record of what this clone took holds for a tree
-// of parked files: kept apart from checkpoints' digests by its prefix.
-func parkDigest(tree string) string {
-	d := sha256.Sum256([]byte("hegel parked files\x00" + tree))
-	return hex.EncodeToString(d[:])
 }
 
 // writeParkedRoot stores cp's root tree with base/ added.

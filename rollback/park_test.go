@@ -196,28 +196,3 @@ func (tr *testRepo) snapshot() *snapshot {
 	}
 	return snap
 }
-
-// The clone knows the files it parked by its own record, which a new
-// manager (the next command) reads from disk; another tree, or one whose
-// digest is a checkpoint's, is not its.
-func TestParkedHere(t *testing.T) {
-	tr := parkedRepo(t)
-	pk, err := tr.m.Park(tr.template(KindStash, "", ""), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !tr.m.ParkedHere(pk.Tree) {
-		t.Fatal("the tree just parked is not this clone's")
-	}
-	tr.m.Release(pk)
-	next := newTestManager(tr)
-	if !next.ParkedHere(pk.Tree) {
-		t.Fatal("the record was not kept on disk")
-	}
-	if next.ParkedHere(strings.Repeat("1", 40)) {
-		t.Fatal("a tree never parked here is this clone's")
-	}
-	if next.record().has(pk.Tree) || parkDigest(pk.Tree) == pk.Tree {
-		t.Fatal("a parked tree's digest is the tree id")
-	}
-}

@@ -54,11 +54,6 @@ func (s *Snapshots) Release() {
 	}
 }
 
-// ParkedHere implements engine.Parking.
-func (s *Snapshots) ParkedHere(ent *engine.StashEntry) bool {
-	return ent.Files != nil && s.Manager().ParkedHere(ent.Files.Tree)
-}
-
 // Unpark implements engine.Parking.
 func (s *Snapshots) Unpark(ent *engine.StashEntry) (*engine.StashUnparked, error) {
 	if ent.Files == nil {
