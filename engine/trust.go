@@ -47,11 +47,13 @@ func DefinitionID(def []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// builtinIDs are the blob ids of the built-in workflows.
+// builtinIDs are the blob ids of the built-in workflows, from their
+// bytes: parsing them all would cost a hook that only asks whether a
+// definition is one of them several milliseconds.
 var builtinIDs = sync.OnceValue(func() map[string]string {
 	out := map[string]string{}
-	for _, w := range workflow.Builtins() {
-		out[DefinitionID(w.Raw)] = w.Name
+	for name, raw := range workflow.BuiltinSources() {
+		out[DefinitionID(raw)] = name
 	}
 	return out
 })

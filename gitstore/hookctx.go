@@ -3,6 +3,7 @@ package gitstore
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,9 +48,31 @@ type HookCache struct {
 	Recent      []agent.Event `json:"recent,omitempty"`
 	PhaseTokens int64         `json:"phase_tokens,omitempty"`
 	// Untrusted: the task's definition was not trusted when the cache was
-	// built, so Rules is empty; trust can change without the task's
-	// commit changing, so such a cache is built again on every hook.
-	Untrusted bool `json:"untrusted,omitempty"`
+	// built, so Rules is empty. Trust can change without the task's
+	// commit changing: TrustStamp is the trust record's TrustStamp when
+	// the cache was built, and such a cache is built again once the
+	// record has changed (Current).
+	Untrusted  bool   `json:"untrusted,omitempty"`
+	TrustStamp string `json:"trust_stamp,omitempty"`
+}
+
+// TrustStamp identifies the state of the clone's trust record (its size
+// and modification time; "none" when there is none). Every
+// change to the record, an append by `git hegel trust` or a line
+// deleted by hand, changes it.
+func TrustStamp(commonDir string) string {
+	fi, err := os.Stat(filepath.Join(commonDir, filepath.FromSlash(trustFile)))
+	if err != nil {
+		return "none"
+	}
+	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// Current reports whether the cache still describes the task for the
+// trust record in commonDir: a trusted one always does (it is keyed by
+// the task's commit), an untrusted one while the record is unchanged.
+func (c *HookCache) Current(commonDir string) bool {
+	return !c.Untrusted || (c.TrustStamp != "" && c.TrustStamp == TrustStamp(commonDir))
 }
 
 // HookTarget is where a hook's events go.

@@ -114,7 +114,7 @@ func (hr *hookRun) run() error {
 		return err
 	}
 	hr.cache = gitstore.ReadHookCache(tgt.Layout.GitDir, tgt.ActiveTask, tgt.Commit)
-	if hr.cache == nil || hr.cache.Untrusted {
+	if hr.cache == nil || !hr.cache.Current(tgt.Layout.CommonDir) {
 		if err := hr.rebuild(); err != nil {
 			return err
 		}
@@ -217,6 +217,9 @@ func (hr *hookRun) rebuild() error {
 	if err != nil {
 		return err
 	}
+	// Stamped before trust is read: trust granted meanwhile makes the
+	// next hook build the cache again, never keeps a stale one.
+	stamp := gitstore.TrustStamp(hr.tgt.Layout.CommonDir)
 	t, err := e.Current("")
 	if errors.Is(err, engine.ErrNoWorkflow) {
 		hr.cache = nil
@@ -237,6 +240,9 @@ func (hr *hookRun) rebuild() error {
 	// A rule's text reaches the agent: an untrusted definition's do not
 	// (engine/trust.go); its session start gets a notice, not the prompt.
 	c.Untrusted = !e.TrustOf(t.Definition).Trusted
+	if c.Untrusted {
+		c.TrustStamp = stamp
+	}
 	if n, ok := wf.Nodes[st.CurrentNode]; ok && !c.Untrusted {
 		for _, rule := range n.Rules {
 			if agent.EventRule(rule.Type) {

@@ -25,6 +25,25 @@ func Builtins() []*Definition {
 	return slices.Clone(loadBuiltins())
 }
 
+// BuiltinSources returns the embedded workflows' files as they are
+// stored, by name, without parsing them: enough to know a definition is
+// a built-in one by its bytes, which the agent hook asks on every call.
+func BuiltinSources() map[string][]byte {
+	files, err := fs.Glob(builtinFS, "builtin/*.yaml")
+	if err != nil {
+		panic(err)
+	}
+	out := make(map[string][]byte, len(files))
+	for _, f := range files {
+		data, err := builtinFS.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		out[strings.TrimSuffix(strings.TrimPrefix(f, "builtin/"), ".yaml")] = data
+	}
+	return out
+}
+
 // loadBuiltins panics on an invalid built-in: that is a bug in this
 // package, and TestBuiltins fails before any release could ship it.
 var loadBuiltins = sync.OnceValue(func() []*Definition {

@@ -329,3 +329,18 @@ func assertSameWorkflow(t *testing.T, got, want *Definition) {
 		}
 	}
 }
+
+// The trust check tells a built-in definition by its bytes without
+// parsing: those bytes must be exactly what the parsed built-ins hold.
+func TestBuiltinSourcesAreTheBuiltins(t *testing.T) {
+	src := BuiltinSources()
+	wfs := Builtins()
+	if len(src) != len(wfs) {
+		t.Fatalf("%d sources for %d built-in workflows", len(src), len(wfs))
+	}
+	for _, w := range wfs {
+		if string(src[w.Name]) != string(w.Raw) {
+			t.Errorf("%s: the source differs from the parsed definition's bytes", w.Name)
+		}
+	}
+}

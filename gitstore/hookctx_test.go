@@ -1,0 +1,53 @@
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// An untrusted task's hook cache stays good until the trust record
+// changes, so the hook does not open the repository on every call for
+// it; any change to the record (trust granted, a line removed by hand)
+// makes the next hook build it again.
+func TestHookCacheUntrustedCurrentUntilTrustChanges(t *testing.T) {
+	r, _ := stashDiskRepo(t)
+	common := r.CommonDir
+	if (&HookCache{Task: "t"}).Current(common) != true {
+		t.Fatal("a trusted cache is current whatever the record says")
+	}
+	c := &HookCache{Task: "t", Untrusted: true, TrustStamp: TrustStamp(common)}
+	if c.TrustStamp != "none" || !c.Current(common) {
+		t.Fatalf("no record yet: stamp %q, current %v", c.TrustStamp, c.Current(common))
+	}
+	if (&HookCache{Task: "t", Untrusted: true}).Current(common) {
+		t.Error("an untrusted cache without a stamp (an older build's) is current")
+	}
+	rec := engine.TrustRecord{ID: engine.DefinitionID([]byte("x\n")), Task: "t", How: engine.TrustReviewed, At: fixedNow}
+	if err := r.Trust().TrustDefinition(rec); err != nil {
+		t.Fatal(err)
+	}
+	if c.Current(common) {
+		t.Fatal("the record was created, the untrusted cache still current")
+	}
+	c.TrustStamp = TrustStamp(common)
+	if !c.Current(common) {
+		t.Fatal("unchanged record, cache not current")
+	}
+	rec.ID = engine.DefinitionID([]byte("y\n"))
+	if err := r.Trust().TrustDefinition(rec); err != nil {
+		t.Fatal(err)
+	}
+	if c.Current(common) {
+		t.Fatal("a trust appended, the untrusted cache still current")
+	}
+	c.TrustStamp = TrustStamp(common)
+	if err := os.Remove(filepath.Join(common, filepath.FromSlash(TrustFile))); err != nil {
+		t.Fatal(err)
+	}
+	if c.Current(common) {
+		t.Fatal("the record deleted, the untrusted cache still current")
+	}
+}
