@@ -59,7 +59,11 @@ func (b *bench) gitFloor(dir, label, of string, objects, files int) []step {
 	})
 	ho := timed(fmt.Sprintf("%s floor: git hash-object -w (%d new)%s", of, objects, label), dir, "git", "hash-object", "-w", "--stdin-paths")
 	ho.stdin = paths
-	ur := timed(fmt.Sprintf("%s floor: git update-ref --stdin (%d refs)%s", of, files, label), dir, "git", "update-ref", "--create-reflog", "--stdin")
+	refs := "refs"
+	if files == 1 {
+		refs = "ref"
+	}
+	ur := timed(fmt.Sprintf("%s floor: git update-ref --stdin (%d %s)%s", of, files, refs, label), dir, "git", "update-ref", "--create-reflog", "--stdin")
 	ur.stdin = script
 	return []step{prepare, ho, ur}
 }
