@@ -280,6 +280,12 @@ type UndoOptions struct {
 	// actions too (their later change is lost, kept only in the safety
 	// snapshot).
 	Force bool
+	// Newest, when set, is the id of the newest action the caller showed
+	// (its snapshot before): an undo is refused (ErrActionsChanged) when
+	// the task's newest action is another by now. An agent keeps acting
+	// while a person looks at the list; the undo must go back over the
+	// actions they saw, not over one that ran since.
+	Newest string
 }
 
 // UndoPlan is what an undo (or redo) will do; nothing has changed yet.
@@ -300,6 +306,10 @@ type UndoPlan struct {
 	Later []string
 	Force bool
 }
+
+// ErrActionsChanged reports an undo refused because the task's actions
+// are no longer the ones the caller showed (UndoOptions.Newest).
+var ErrActionsChanged = errors.New("the agent actions changed since they were listed")
 
 // ErrChangedLater reports an undo refused because something other than
 // the actions changed some of their paths afterwards.
@@ -329,13 +339,28 @@ func (e *Engine) PlanUndo(task string, o UndoOptions) (*UndoPlan, error) {
 	p := &UndoPlan{Task: st.Task, Redo: o.Redo, Force: o.Force}
 	if o.Redo {
 		err = planRedo(p, t, store, now)
-	} else {
+	} else if err = checkNewest(st.Task, t, o.Newest); err == nil {
 		err = planUndo(p, t, store, now, max(o.N, 1))
 	}
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkNewest refuses an undo when the timeline's newest action is not
+// the one the caller listed as newest ("" checks nothing).
+func checkNewest(task string, t actionTimeline, listed string) error {
+	if listed == "" {
+		return nil
+	}
+	if n := len(t.actions); n == 0 {
+		return fmt.Errorf("%w: task %s has no agent action now, and the list showed %s; nothing changed: reload the page and look again", ErrActionsChanged, task, text.Printable(listed, 40))
+	} else if newest := t.seq[t.actions[n-1].before]; newest.ID != listed {
+		return fmt.Errorf("%w: the newest agent action of task %s is %s (%s) now, not %s, the newest the list showed; nothing changed: reload the page and look again",
+			ErrActionsChanged, task, newest.ID, text.Printable(newest.Tool, 40), text.Printable(listed, 40))
+	}
+	return nil
 }
 
 // localOnly refuses snapshots this clone did not take. Not only the one

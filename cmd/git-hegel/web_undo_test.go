@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -68,5 +69,74 @@ func TestWebUndo(t *testing.T) {
 	}
 	if read("a.txt") != "later\n" || read("gen.txt") != "generated\n" {
 		t.Fatalf("after the redo: a.txt %q, gen.txt %q", read("a.txt"), read("gen.txt"))
+	}
+}
+
+// actionRepo makes a repository whose active task t has one agent action
+// ("make gen": a.txt one → two, gen.txt created); act records another.
+func actionRepo(t *testing.T) (dir string, env []string, write func(name, content string), read func(name string) string, act func(cmd string, change func())) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	env = append(isolatedEnv(t), "GIT_HEGEL_DATE=")
+	dir = t.TempDir()
+	write = func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read = func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return string(b)
+	}
+	act = func(cmd string, change func()) {
+		t.Helper()
+		ev := func(name string) string {
+			return `{"hook_event_name":"` + name + `","session_id":"s","tool_name":"Bash","tool_input":{"command":"` + cmd + `"}}`
+		}
+		mustShIn(t, env, dir, ev("PreToolUse"), "git", "hegel", "hook", "PreToolUse")
+		change()
+		mustShIn(t, env, dir, ev("PostToolUse"), "git", "hegel", "hook", "PostToolUse")
+	}
+	mustSh(t, env, dir, "git", "init", "-q")
+	write("a.txt", "one\n")
+	mustSh(t, env, dir, "git", "add", "a.txt")
+	mustSh(t, env, dir, "git", "commit", "-q", "-m", "base")
+	mustSh(t, env, dir, "git", "hegel", "start", "minimal", "--task", "t")
+	act("make gen", func() { write("a.txt", "two\n"); write("gen.txt", "generated\n") })
+	return dir, env, write, read, act
+}
+
+var newestField = regexp.MustCompile(`name="newest" value="([^"]+)"`)
+
+// The undo form names the newest action its page listed: when the agent
+// ran another one since, the undo is refused and changes nothing, rather
+// than going back over an action the person never saw.
+func TestWebUndoStaleList(t *testing.T) {
+	dir, env, write, read, act := actionRepo(t)
+	w, u := newWebClient(t, dir, env)
+	w.login(u)
+	page := wantPage(t, w.get("/task/t"), 200, "make gen")
+	m := newestField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the undo form names no newest action:\n%s", page)
+	}
+	csrf := w.csrf("/task/t")
+	// The agent goes on while the page is open.
+	act("make docs", func() { write("doc.txt", "docs\n") })
+	wantPage(t, w.post("/task/t/undo", url.Values{"csrf": {csrf}, "n": {"1"}, "newest": {m[1]}}), http.StatusConflict, "reload the page")
+	if read("doc.txt") != "docs\n" || read("a.txt") != "two\n" {
+		t.Fatalf("a refused undo changed files: doc.txt %q, a.txt %q", read("doc.txt"), read("a.txt"))
+	}
+	// Reloaded, the page lists the new action, and its form undoes it.
+	page = wantPage(t, w.get("/task/t"), 200, "make docs")
+	m = newestField.FindStringSubmatch(page)
+	if rec := w.post("/task/t/undo", url.Values{"csrf": {csrf}, "n": {"1"}, "newest": {m[1]}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("undo from the reloaded page: %d\n%s", rec.Code, rec.Body.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "doc.txt")); !os.IsNotExist(err) || read("a.txt") != "two\n" {
+		t.Fatalf("after the undo: doc.txt %v, a.txt %q", err, read("a.txt"))
 	}
 }

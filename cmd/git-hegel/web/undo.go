@@ -13,7 +13,8 @@ import (
 // The task page's agent-action timeline and its undo button: the same
 // decision and the same safety rules as `git hegel undo -y` (a safety
 // snapshot first, only the files the actions changed, a refusal naming
-// what something else changed later unless forced).
+// what something else changed later unless forced), and the undo goes
+// back over the actions the page listed or not at all.
 
 type actionRow struct {
 	N                    int
@@ -46,6 +47,11 @@ func (s *Server) undo(req *request, _ *engine.Engine, o engine.TaskOptions) (str
 		return "", fmt.Errorf("undo is not available here")
 	}
 	uo := engine.UndoOptions{N: 1, Redo: req.PostForm.Get("redo") != "", Force: req.PostForm.Get("force") != ""}
+	if !uo.Redo {
+		// The form names the newest action its page listed: an action
+		// the agent ran since is never undone unseen.
+		uo.Newest = strings.TrimSpace(req.PostForm.Get("newest"))
+	}
 	if v := strings.TrimSpace(req.PostForm.Get("n")); v != "" && !uo.Redo {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
