@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -138,5 +139,62 @@ func TestWebUndoStaleList(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "doc.txt")); !os.IsNotExist(err) || read("a.txt") != "two\n" {
 		t.Fatalf("after the undo: doc.txt %v, a.txt %q", err, read("a.txt"))
+	}
+}
+
+// An undo with nothing to write (the action changed no file, as a shell
+// command that only reads) records nothing, and the action stays listed:
+// the page says so, as the command does, and does not claim an undo.
+func TestWebUndoNothingToChange(t *testing.T) {
+	dir, env, _, _, act := actionRepo(t)
+	act("ls", func() {})
+	w, u := newWebClient(t, dir, env)
+	w.login(u)
+	page := wantPage(t, w.get("/task/t"), 200, "<code>ls</code>")
+	csrf := w.csrf("/task/t")
+	m := newestField.FindStringSubmatch(page)
+	if rec := w.post("/task/t/undo", url.Values{"csrf": {csrf}, "n": {"1"}, "newest": {m[1]}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("undo: %d\n%s", rec.Code, rec.Body.String())
+	}
+	page = wantPage(t, w.get("/task/t"), 200, "Nothing to change in task t: the files are already as they were", "<code>ls</code>")
+	if strings.Contains(page, "Undid") {
+		t.Errorf("the page claims an undo that changed and recorded nothing:\n%s", page)
+	}
+}
+
+// A refusal because something else changed the files later says how to go
+// ahead on the page (the box), not with the command line's --force, and
+// the redo form has the box too.
+func TestWebUndoRefusalAdvice(t *testing.T) {
+	dir, env, write, read, _ := actionRepo(t)
+	w, u := newWebClient(t, dir, env)
+	w.login(u)
+	csrf := w.csrf("/task/t")
+	write("a.txt", "mine\n")
+	page := wantPage(t, w.post("/task/t/undo", url.Values{"csrf": {csrf}, "n": {"1"}}), http.StatusConflict,
+		"Nothing changed: the undo would overwrite a.txt", "also files changed later by something else")
+	if strings.Contains(page, "--force") {
+		t.Errorf("the page's refusal names the command line's option:\n%s", page)
+	}
+	if rec := w.post("/task/t/undo", url.Values{"csrf": {csrf}, "n": {"1"}, "force": {"1"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("forced undo: %d\n%s", rec.Code, rec.Body.String())
+	}
+	// Changed again after the undo: the redo is refused, then forced from
+	// its own form's box.
+	write("a.txt", "again\n")
+	page = wantPage(t, w.post("/task/t/undo", url.Values{"csrf": {csrf}, "redo": {"1"}}), http.StatusConflict,
+		"Nothing changed: the redo would overwrite a.txt")
+	if strings.Contains(page, "--force") {
+		t.Errorf("the page's refusal names the command line's option:\n%s", page)
+	}
+	form := wantPage(t, w.get("/task/t"), 200)
+	if i := strings.Index(form, `id="redo-form"`); i < 0 || !strings.Contains(form[i:], `name="force"`) {
+		t.Fatalf("the redo form has no box to force it:\n%s", form)
+	}
+	if rec := w.post("/task/t/undo", url.Values{"csrf": {csrf}, "redo": {"1"}, "force": {"1"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("forced redo: %d\n%s", rec.Code, rec.Body.String())
+	}
+	if read("a.txt") != "mine\n" {
+		t.Fatalf("after the forced redo a.txt is %q, want what the undo's safety snapshot kept", read("a.txt"))
 	}
 }

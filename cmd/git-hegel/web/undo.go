@@ -1,7 +1,9 @@
 package web
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -60,8 +62,16 @@ func (s *Server) undo(req *request, _ *engine.Engine, o engine.TaskOptions) (str
 		uo.N = n
 	}
 	p, err := req.repo.Undo(o.Task, uo)
+	if errors.Is(err, engine.ErrChangedLater) && p != nil && len(p.Later) > 0 {
+		return "", laterRefusal(p)
+	}
 	if err != nil {
 		return "", err
+	}
+	if len(p.Changes) == 0 {
+		// Nothing was written and nothing recorded: the actions stay
+		// listed, so the page must not say they were undone.
+		return fmt.Sprintf("Nothing to change in task %s: the files are already as they were", p.Task), nil
 	}
 	what := "Undid " + text.Plural(len(p.Actions), "action", "actions")
 	if p.Redo {
@@ -69,3 +79,28 @@ func (s *Server) undo(req *request, _ *engine.Engine, o engine.TaskOptions) (str
 	}
 	return fmt.Sprintf("%s of task %s: %s restored", what, p.Task, text.Plural(len(p.Changes), "file", "files")), nil
 }
+
+// laterRefusal is the refusal of an undo (or redo) that would overwrite
+// files something else changed after the actions, with the page's way to
+// go ahead (the command line's is --force).
+func laterRefusal(p *engine.UndoPlan) error {
+	const shown = 5
+	var names []string
+	for i, l := range p.Later {
+		if i == shown {
+			names = append(names, fmt.Sprintf("%d more", len(p.Later)-shown))
+			break
+		}
+		names = append(names, text.QuotePath(l, false))
+	}
+	what := "undo"
+	if p.Redo {
+		what = "redo"
+	}
+	return &pageError{http.StatusConflict, fmt.Errorf("Nothing changed: the %s would overwrite %s, which something else changed after the actions. Tick %q and send it again to restore them anyway (what they hold now is kept in the safety snapshot)",
+		what, strings.Join(names, ", "), forceLabel)}
+}
+
+// forceLabel is the undo and redo forms' box that restores files changed
+// later too.
+const forceLabel = "also files changed later by something else"
