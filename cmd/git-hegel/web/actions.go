@@ -38,12 +38,33 @@ func (s *Server) action(fn func(*request, *engine.Engine, engine.TaskOptions) (s
 		for _, warn := range req.warnings {
 			msg += "\nwarning: " + warn
 		}
-		if len(msg) > 2000 {
-			msg = msg[:2000] + "…"
-		}
-		http.SetCookie(w, &http.Cookie{Name: s.cookieName("flash"), Value: url.QueryEscape(msg), Path: "/", MaxAge: 60, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: s.cookieName("flash"), Value: flashValue(msg), Path: "/", MaxAge: 60, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		http.Redirect(w, r, "/task/"+url.PathEscape(name), http.StatusSeeOther)
 	}
+}
+
+// maxFlash bounds the flash cookie's value: a browser drops a cookie
+// over 4096 bytes (name and value) whole, and the message with it, and a
+// message quotes text from elsewhere (a question, artifact paths) that
+// escaping can make three to nine times longer.
+const maxFlash = 3000
+
+// flashValue is msg escaped for the flash cookie, cut at a character with
+// "…" when it would pass maxFlash.
+func flashValue(msg string) string {
+	if v := url.QueryEscape(msg); len(v) <= maxFlash {
+		return v
+	}
+	ellipsis := url.QueryEscape("…")
+	var b strings.Builder
+	for _, r := range msg {
+		e := url.QueryEscape(string(r))
+		if b.Len()+len(e)+len(ellipsis) > maxFlash {
+			break
+		}
+		b.WriteString(e)
+	}
+	return b.String() + ellipsis
 }
 
 // approve approves what the page showed: the form carries the gate's
