@@ -198,3 +198,18 @@ func TestWebUndoRefusalAdvice(t *testing.T) {
 		t.Fatalf("after the forced redo a.txt is %q, want what the undo's safety snapshot kept", read("a.txt"))
 	}
 }
+
+// An undo writes the files of the worktree that owns the task and is
+// refused anywhere else: a task this worktree does not own gets no undo
+// or redo form, and a line says where to undo.
+func TestWebUndoOnlyWhereTheTaskRuns(t *testing.T) {
+	dir, env, _, _, _ := actionRepo(t)
+	mustSh(t, env, dir, "git", "hegel", "start", "minimal", "--task", "other")
+	w, u := newWebClient(t, dir, env)
+	w.login(u)
+	page := wantPage(t, w.get("/task/t"), 200, "make gen", "git hegel undo --task t")
+	if strings.Contains(page, `id="undo-form"`) || strings.Contains(page, `id="redo-form"`) {
+		t.Errorf("a task this worktree does not own offers an undo:\n%s", page)
+	}
+	wantPage(t, w.get("/task/other"), 200, `id="redo-form"`)
+}

@@ -46,6 +46,7 @@ type taskData struct {
 	Actions                                                           []actionRow
 	ActionErr                                                         string
 	CanUndo                                                           bool
+	UndoElsewhere                                                     bool
 	Results                                                           []resultRow
 	Artifacts                                                         []artifactRow
 	Log                                                               []logRow
@@ -157,7 +158,10 @@ func (s *Server) task(req *request) (string, any, error) {
 	td.Checkpoints, td.CheckpointErr = s.checkpoints(req, st.Task, now)
 	if !td.Archived {
 		td.Actions, td.ActionErr = s.actions(req, st.Task, now)
-		td.CanUndo = req.repo.Undo != nil && st.Active()
+		// An undo writes the owning worktree's files: elsewhere it is
+		// refused, so the forms are not offered.
+		td.CanUndo = req.repo.Undo != nil && st.Active() && e.Owns(st)
+		td.UndoElsewhere = req.repo.Undo != nil && st.Active() && !td.CanUndo && len(td.Actions) > 0
 	}
 	for _, n := range resultOrder(st.StepResults, wf.Order) {
 		td.Results = append(td.Results, resultRow{Node: n, JSON: prettyJSON(st.StepResults[n])})
