@@ -352,6 +352,9 @@ func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, code int, err
 	}
 	d := errorData{pageData: s.base(nil, "Error"), Code: code, Message: err.Error()}
 	d.Warnings = warnings
+	// A page that answers a form must not reload itself: a reload sends
+	// the form again.
+	d.NoRefresh = r.Method != http.MethodGet && r.Method != http.MethodHead
 	s.render(w, r, code, "error.html", d)
 }
 
@@ -367,6 +370,8 @@ type pageData struct {
 	CSRF     string
 	Flash    string
 	Warnings []string
+	// NoRefresh leaves out the "refresh every 5s" box.
+	NoRefresh bool
 }
 
 func (s *Server) base(req *request, title string) pageData {

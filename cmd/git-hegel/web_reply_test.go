@@ -48,3 +48,19 @@ func TestWebFlashFitsACookie(t *testing.T) {
 	}
 	wantPage(t, w.get("/task/q"), 200, "Answered &#34;é&lt;é&lt;")
 }
+
+// A refused form is answered with the error page itself, which is the
+// response to a POST: reloading it sends the form again, so it carries no
+// "refresh every 5s" box (ticked once, it is ticked on every page).
+func TestWebRefusedFormDoesNotRefresh(t *testing.T) {
+	dir, env := webRepo(t)
+	w, u := newWebClient(t, dir, env)
+	w.login(u)
+	page := wantPage(t, w.get("/task/plain"), 200, `id="autorefresh"`)
+	csrf := csrfField.FindStringSubmatch(page)[1]
+	refused := wantPage(t, w.post("/task/plain/approve", url.Values{"csrf": {csrf}}), http.StatusConflict, "not waiting for approval")
+	if strings.Contains(refused, `id="autorefresh"`) {
+		t.Errorf("the page answering a refused form reloads itself (sending the form again):\n%s", refused)
+	}
+	wantPage(t, w.get("/task/nope"), http.StatusNotFound, `id="autorefresh"`)
+}
