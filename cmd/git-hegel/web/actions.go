@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -94,7 +96,9 @@ func (s *Server) reject(req *request, e *engine.Engine, o engine.TaskOptions) (s
 	if reason == "" {
 		return "", engine.BadName(fmt.Errorf("A rejection needs a reason"))
 	}
-	v, err := e.Reject(o, reason, strings.TrimSpace(req.PostForm.Get("to")))
+	// The form names the gate its page showed: at another gate by now,
+	// the rejection is refused.
+	v, err := e.RejectShown(o, reason, strings.TrimSpace(req.PostForm.Get("to")), req.PostForm.Get("gate"))
 	if err != nil {
 		return "", err
 	}
@@ -103,7 +107,18 @@ func (s *Server) reject(req *request, e *engine.Engine, o engine.TaskOptions) (s
 }
 
 func (s *Server) answer(req *request, e *engine.Engine, o engine.TaskOptions) (string, error) {
-	q, v, err := e.Answer(o, req.PostForm.Get("answer"))
+	// The form names the question its page showed: answered elsewhere
+	// and another asked since, the answer is refused.
+	var shown *engine.ShownQuestion
+	if req.PostForm.Has("question") {
+		i, err := strconv.Atoi(req.PostForm.Get("question"))
+		at, terr := time.Parse(time.RFC3339Nano, req.PostForm.Get("asked"))
+		if err != nil || terr != nil || i < 0 {
+			return "", engine.BadName(fmt.Errorf("The form does not say which question it answers; reload the page"))
+		}
+		shown = &engine.ShownQuestion{Index: i, AskedAt: at}
+	}
+	q, v, err := e.AnswerShown(o, req.PostForm.Get("answer"), shown)
 	if err != nil {
 		return "", err
 	}

@@ -37,6 +37,8 @@ type taskData struct {
 	GateBlobs                                                         []string
 	GateWho                                                           string
 	Question                                                          *engine.Question
+	QuestionIndex                                                     int
+	QuestionAsked                                                     string
 	RejectTargets                                                     []string
 	Timeline                                                          []visitRow
 	Truncated                                                         bool
@@ -131,6 +133,7 @@ func (s *Server) task(req *request) (string, any, error) {
 		for i := range st.Questions {
 			if st.Questions[i].AnsweredAt == nil {
 				td.Question = &st.Questions[i]
+				td.QuestionIndex, td.QuestionAsked = i, st.Questions[i].AskedAt.Format(time.RFC3339Nano)
 			}
 		}
 	}
