@@ -318,3 +318,28 @@ func TestUndoRefusesWhenNewestMoved(t *testing.T) {
 		t.Fatalf("undo of an action undone since: %v", err)
 	}
 }
+
+// A redo told which undo the caller showed is refused once another undo
+// is the newest (or a new action made the undo final).
+func TestRedoRefusesWhenNewestUndoMoved(t *testing.T) {
+	te, f := newActionsEnv(t)
+	f.act(t, te.Engine, "Edit", func(wt map[string]string) { wt["a"] = "2" })
+	f.act(t, te.Engine, "Edit", func(wt map[string]string) { wt["b"] = "2" })
+	undo(t, te.Engine, UndoOptions{N: 1})
+	shown, err := te.NewestUndo("")
+	if err != nil || shown == nil || shown.Phase != ActionUndo {
+		t.Fatalf("NewestUndo = %v, %v", shown, err)
+	}
+	undo(t, te.Engine, UndoOptions{N: 1}) // another undo: of a
+	if _, err := te.PlanUndo("", UndoOptions{Redo: true, Newest: shown.ID}); !errors.Is(err, ErrActionsChanged) {
+		t.Fatalf("redo of an undo that is no longer the newest: %v", err)
+	}
+	now, _ := te.NewestUndo("")
+	undo(t, te.Engine, UndoOptions{Redo: true, Newest: now.ID})
+	if f.wt["a"] != "2" || f.wt["b"] != "1" {
+		t.Fatalf("after the redo of the newest undo: %v", f.wt)
+	}
+	if s, err := te.NewestUndo(""); s != nil || err != nil {
+		t.Errorf("NewestUndo after a redo = %v, %v", s, err)
+	}
+}

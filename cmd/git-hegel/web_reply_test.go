@@ -56,8 +56,8 @@ func TestWebRefusedFormDoesNotRefresh(t *testing.T) {
 	dir, env := webRepo(t)
 	w, u := newWebClient(t, dir, env)
 	w.login(u)
-	page := wantPage(t, w.get("/task/plain"), 200, `id="autorefresh"`)
-	csrf := csrfField.FindStringSubmatch(page)[1]
+	wantPage(t, w.get("/task/plain"), 200, `id="autorefresh"`)
+	csrf := w.csrf("/task/gated")
 	refused := wantPage(t, w.post("/task/plain/approve", url.Values{"csrf": {csrf}}), http.StatusConflict, "not waiting for approval")
 	if strings.Contains(refused, `id="autorefresh"`) {
 		t.Errorf("the page answering a refused form reloads itself (sending the form again):\n%s", refused)

@@ -211,5 +211,36 @@ func TestWebUndoOnlyWhereTheTaskRuns(t *testing.T) {
 	if strings.Contains(page, `id="undo-form"`) || strings.Contains(page, `id="redo-form"`) {
 		t.Errorf("a task this worktree does not own offers an undo:\n%s", page)
 	}
-	wantPage(t, w.get("/task/other"), 200, `id="redo-form"`)
+	if page := wantPage(t, w.get("/task/other"), 200); strings.Contains(page, "is not this worktree") {
+		t.Errorf("this worktree's task says it is another's:\n%s", page)
+	}
+}
+
+// The redo form is offered only when there is an undo to take back, and
+// names it: another undo made since (here from the terminal) is not
+// taken back by the old page's form.
+func TestWebRedoStaleForm(t *testing.T) {
+	dir, env, write, read, act := actionRepo(t)
+	act("make docs", func() { write("doc.txt", "docs\n") })
+	w, u := newWebClient(t, dir, env)
+	w.login(u)
+	page := wantPage(t, w.get("/task/t"), 200, `id="undo-form"`)
+	if strings.Contains(page, `id="redo-form"`) {
+		t.Fatalf("a redo is offered with no undo to take back:\n%s", page)
+	}
+	undoForm := formOf(t, page, "undo-form")
+	if rec := w.post("/task/t/undo", undoForm); rec.Code != http.StatusSeeOther {
+		t.Fatalf("undo: %d\n%s", rec.Code, rec.Body.String())
+	}
+	redoForm := formOf(t, wantPage(t, w.get("/task/t"), 200, `id="redo-form"`), "redo-form")
+	if redoForm.Get("newest") == "" {
+		t.Fatalf("the redo form does not name the undo it takes back: %v", redoForm)
+	}
+	// From the terminal: the redo, then an undo of the action before.
+	mustSh(t, env, dir, "git", "hegel", "undo", "--redo", "-y")
+	mustSh(t, env, dir, "git", "hegel", "undo", "-y", "2")
+	wantPage(t, w.post("/task/t/undo", redoForm), http.StatusConflict, "reload the page")
+	if read("a.txt") != "one\n" || read("doc.txt") != "" {
+		t.Fatalf("a stale redo changed files: a.txt %q, doc.txt %q", read("a.txt"), read("doc.txt"))
+	}
 }

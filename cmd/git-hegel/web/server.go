@@ -45,6 +45,9 @@ type Repo struct {
 	// Actions lists a task's agent actions, oldest first (nil: none are
 	// shown).
 	Actions func(task string) ([]*engine.Action, error)
+	// NewestUndo is the undo a redo of a task's agent actions would take
+	// back (nil: none).
+	NewestUndo func(task string) (*engine.ActionSnapshot, error)
 	// Undo plans and carries out an undo (or redo) of a task's agent
 	// actions, as git hegel undo -y does; the plan is returned when it
 	// refuses too.

@@ -49,6 +49,7 @@ type taskData struct {
 	ActionErr                                                         string
 	CanUndo                                                           bool
 	UndoElsewhere                                                     bool
+	RedoUndo                                                          string // the undo a redo takes back ("": none)
 	Results                                                           []resultRow
 	Artifacts                                                         []artifactRow
 	Log                                                               []logRow
@@ -165,6 +166,9 @@ func (s *Server) task(req *request) (string, any, error) {
 		// refused, so the forms are not offered.
 		td.CanUndo = req.repo.Undo != nil && st.Active() && e.Owns(st)
 		td.UndoElsewhere = req.repo.Undo != nil && st.Active() && !td.CanUndo && len(td.Actions) > 0
+		if td.CanUndo {
+			td.RedoUndo = s.redoable(req, st.Task)
+		}
 	}
 	for _, n := range resultOrder(st.StepResults, wf.Order) {
 		td.Results = append(td.Results, resultRow{Node: n, JSON: prettyJSON(st.StepResults[n])})

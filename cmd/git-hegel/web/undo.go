@@ -44,16 +44,28 @@ func (s *Server) actions(req *request, task string, now time.Time) ([]actionRow,
 	return out, ""
 }
 
+// redoable is the id of the undo a redo of task would take back ("":
+// none, or it cannot be read; the redo form is then not offered).
+func (s *Server) redoable(req *request, task string) string {
+	if req.repo.NewestUndo == nil {
+		return ""
+	}
+	u, err := req.repo.NewestUndo(task)
+	if err != nil || u == nil {
+		return ""
+	}
+	return u.ID
+}
+
 func (s *Server) undo(req *request, _ *engine.Engine, o engine.TaskOptions) (string, error) {
 	if req.repo.Undo == nil {
 		return "", fmt.Errorf("undo is not available here")
 	}
 	uo := engine.UndoOptions{N: 1, Redo: req.PostForm.Get("redo") != "", Force: req.PostForm.Get("force") != ""}
-	if !uo.Redo {
-		// The form names the newest action its page listed: an action
-		// the agent ran since is never undone unseen.
-		uo.Newest = strings.TrimSpace(req.PostForm.Get("newest"))
-	}
+	// The form names the newest action its page listed (for a redo, the
+	// undo it offered to take back): an action the agent ran since, or
+	// another undo, is never taken back unseen.
+	uo.Newest = strings.TrimSpace(req.PostForm.Get("newest"))
 	if v := strings.TrimSpace(req.PostForm.Get("n")); v != "" && !uo.Redo {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
