@@ -23,6 +23,11 @@ func TestLogLinesAreInert(t *testing.T) {
 		s.ServeHTTP(httptest.NewRecorder(), req)
 	}
 	out := log.String()
+	log.Reset()
+	s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/"+strings.Repeat("x", 100<<10), nil))
+	if n := log.Len(); n > 1000 {
+		t.Errorf("a refused request with a 100 KiB path wrote a %d-byte line", n)
+	}
 	if strings.Count(out, "\n") != 2 || strings.ContainsAny(out, "\x1b\x07\r\u009b") || strings.Contains(out, "\ngit hegel web: forged") || !strings.Contains(out, `\x1b]52;c;`) || !strings.Contains(out, `\xff`) {
 		t.Errorf("log:\n%q", out)
 	}

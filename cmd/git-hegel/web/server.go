@@ -235,7 +235,17 @@ func quoteHeader(v string) string {
 
 // refuse answers a request the checks turned down, in plain text.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	s.logf("refused %s %s: %d %s", r.Method, r.URL.Path, code, msg)
+	// The path is cut: refusals come before the token check, and a page
+	// elsewhere could fill the terminal with megabyte-long lines.
+	p := r.URL.Path
+	if len(p) > 200 {
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(p[cut]) {
+			cut--
+		}
+		p = p[:cut] + "…"
+	}
+	s.logf("refused %s %s: %d %s", r.Method, p, code, msg)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
 	fmt.Fprintln(w, msg)
