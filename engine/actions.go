@@ -280,6 +280,13 @@ type UndoOptions struct {
 	// actions too (their later change is lost, kept only in the safety
 	// snapshot).
 	Force bool
+	// Newest, when set, is the id of the newest action the caller showed
+	// (its snapshot before), or for a redo the id of the undo it showed
+	// (NewestUndo): the undo or redo is refused (ErrActionsChanged) when
+	// the task's newest action, or undo, is another by now. An agent keeps
+	// acting (and may undo) while a person looks at the list; what they
+	// take back must be what they saw.
+	Newest string
 }
 
 // UndoPlan is what an undo (or redo) will do; nothing has changed yet.
@@ -300,6 +307,10 @@ type UndoPlan struct {
 	Later []string
 	Force bool
 }
+
+// ErrActionsChanged reports an undo refused because the task's actions
+// are no longer the ones the caller showed (UndoOptions.Newest).
+var ErrActionsChanged = errors.New("the agent actions changed since they were listed")
 
 // ErrChangedLater reports an undo refused because something other than
 // the actions changed some of their paths afterwards.
@@ -328,14 +339,55 @@ func (e *Engine) PlanUndo(task string, o UndoOptions) (*UndoPlan, error) {
 	}
 	p := &UndoPlan{Task: st.Task, Redo: o.Redo, Force: o.Force}
 	if o.Redo {
-		err = planRedo(p, t, store, now)
-	} else {
+		if err = checkNewestUndo(st.Task, t, o.Newest); err == nil {
+			err = planRedo(p, t, store, now)
+		}
+	} else if err = checkNewest(st.Task, t, o.Newest); err == nil {
 		err = planUndo(p, t, store, now, max(o.N, 1))
 	}
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkNewest refuses an undo when the timeline's newest action is not
+// the one the caller listed as newest ("" checks nothing).
+func checkNewest(task string, t actionTimeline, listed string) error {
+	if listed == "" {
+		return nil
+	}
+	if n := len(t.actions); n == 0 {
+		return fmt.Errorf("%w: task %s has no agent action now, and the list showed %s; nothing changed: reload the page and look again", ErrActionsChanged, task, text.Printable(listed, 40))
+	} else if newest := t.seq[t.actions[n-1].before]; newest.ID != listed {
+		return fmt.Errorf("%w: the newest agent action of task %s is %s (%s) now, not %s, the newest the list showed; nothing changed: reload the page and look again",
+			ErrActionsChanged, task, newest.ID, text.Printable(newest.Tool, 40), text.Printable(listed, 40))
+	}
+	return nil
+}
+
+// checkNewestUndo refuses a redo when the undo it would take back is not
+// the one the caller showed ("" checks nothing).
+func checkNewestUndo(task string, t actionTimeline, listed string) error {
+	if listed == "" || t.lastUndo != nil && t.lastUndo.ID == listed {
+		return nil
+	}
+	return fmt.Errorf("%w: the undo of task %s that a redo takes back is no longer %s, the one the page showed; nothing changed: reload the page and look again",
+		ErrActionsChanged, task, text.Printable(listed, 40))
+}
+
+// NewestUndo returns the undo a redo of task's actions would take back
+// (its safety snapshot), or nil when the newest snapshot is not one.
+func (e *Engine) NewestUndo(task string) (*ActionSnapshot, error) {
+	st, store, err := e.actionTask(task)
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.NewestActionSnapshot(st.Task)
+	if err != nil || s == nil || s.Phase != ActionUndo {
+		return nil, err
+	}
+	return s, nil
 }
 
 // localOnly refuses snapshots this clone did not take. Not only the one

@@ -289,3 +289,57 @@ func TestCloseOpenAction(t *testing.T) {
 		t.Errorf("no store: %v", err)
 	}
 }
+
+// An undo told which action was the newest when the list was shown is
+// refused once another one has run (or the listed one was undone), and
+// changes nothing: it never goes back over an action nobody saw.
+func TestUndoRefusesWhenNewestMoved(t *testing.T) {
+	te, f := newActionsEnv(t)
+	f.act(t, te.Engine, "Edit", func(wt map[string]string) { wt["a"] = "2" })
+	_, acts, err := te.ListActions("")
+	if err != nil || len(acts) != 1 {
+		t.Fatalf("ListActions = %v, %v", acts, err)
+	}
+	listed := acts[0].Before.ID
+	f.act(t, te.Engine, "Bash", func(wt map[string]string) { wt["b"] = "2" })
+	if _, err := te.PlanUndo("", UndoOptions{N: 1, Newest: listed}); !errors.Is(err, ErrActionsChanged) {
+		t.Fatalf("undo of a list whose newest moved: %v", err)
+	}
+	if f.wt["a"] != "2" || f.wt["b"] != "2" {
+		t.Fatalf("a refused undo changed files: %v", f.wt)
+	}
+	_, acts, _ = te.ListActions("")
+	undo(t, te.Engine, UndoOptions{N: 1, Newest: acts[1].Before.ID})
+	if f.wt["a"] != "2" || f.wt["b"] != "1" {
+		t.Fatalf("after the undo of the listed newest: %v", f.wt)
+	}
+	// The listed action was undone since: refused too.
+	if _, err := te.PlanUndo("", UndoOptions{N: 1, Newest: acts[1].Before.ID}); !errors.Is(err, ErrActionsChanged) {
+		t.Fatalf("undo of an action undone since: %v", err)
+	}
+}
+
+// A redo told which undo the caller showed is refused once another undo
+// is the newest (or a new action made the undo final).
+func TestRedoRefusesWhenNewestUndoMoved(t *testing.T) {
+	te, f := newActionsEnv(t)
+	f.act(t, te.Engine, "Edit", func(wt map[string]string) { wt["a"] = "2" })
+	f.act(t, te.Engine, "Edit", func(wt map[string]string) { wt["b"] = "2" })
+	undo(t, te.Engine, UndoOptions{N: 1})
+	shown, err := te.NewestUndo("")
+	if err != nil || shown == nil || shown.Phase != ActionUndo {
+		t.Fatalf("NewestUndo = %v, %v", shown, err)
+	}
+	undo(t, te.Engine, UndoOptions{N: 1}) // another undo: of a
+	if _, err := te.PlanUndo("", UndoOptions{Redo: true, Newest: shown.ID}); !errors.Is(err, ErrActionsChanged) {
+		t.Fatalf("redo of an undo that is no longer the newest: %v", err)
+	}
+	now, _ := te.NewestUndo("")
+	undo(t, te.Engine, UndoOptions{Redo: true, Newest: now.ID})
+	if f.wt["a"] != "2" || f.wt["b"] != "1" {
+		t.Fatalf("after the redo of the newest undo: %v", f.wt)
+	}
+	if s, err := te.NewestUndo(""); s != nil || err != nil {
+		t.Errorf("NewestUndo after a redo = %v, %v", s, err)
+	}
+}

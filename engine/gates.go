@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
@@ -111,6 +112,14 @@ func (e *Engine) Approve(o ApproveOptions) (*View, error) {
 // (default: the node before the gate), as a rollback event. o.Force
 // decides without being one of the node's approvers.
 func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
+	return e.RejectShown(o, reason, to, "")
+}
+
+// RejectShown is Reject from a page that showed the gate at node
+// shownGate ("" checks nothing): the rejection is refused
+// (StaleGateError) when the task waits at another gate by then, so a
+// reason written about one gate never sends back the work of another.
+func (e *Engine) RejectShown(o TaskOptions, reason, to, shownGate string) (*View, error) {
 	user, err := e.user()
 	if err != nil {
 		return nil, err
@@ -121,6 +130,9 @@ func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
 	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
 		if err := allowed(st, "reject"); err != nil {
 			return "", err
+		}
+		if shownGate != "" && shownGate != st.CurrentNode {
+			return "", &StaleGateError{Task: st.Task, Node: st.CurrentNode, Moved: true}
 		}
 		from := st.CurrentNode
 		if err := e.mayDecide(wf, from, user, st, o.Force); err != nil {
@@ -284,6 +296,34 @@ func (e *Engine) Ask(o TaskOptions, question string) (*State, error) {
 // Answer records the answer to the open question and makes the task
 // active again.
 func (e *Engine) Answer(o TaskOptions, answer string) (*Question, *View, error) {
+	return e.AnswerShown(o, answer, nil)
+}
+
+// ShownQuestion is an open question as a page showed it: its place among
+// the task's questions and when it was asked.
+type ShownQuestion struct {
+	Index   int
+	AskedAt time.Time
+}
+
+// StaleQuestionError refuses an answer from a page that showed another
+// question than the one open now.
+type StaleQuestionError struct {
+	Task, Node string
+	AskedAt    time.Time
+}
+
+func (e *StaleQuestionError) Error() string {
+	return fmt.Sprintf("Task %s waits for the answer to another question now (asked at '%s', %s), not the one this page showed; nothing changed: reload the page and look again",
+		e.Task, e.Node, e.AskedAt.Format("2006-01-02 15:04:05 UTC"))
+}
+
+// AnswerShown is Answer from a page: with shown set, the answer is
+// refused (StaleQuestionError) unless the open question is still the one
+// the page showed. The question can be answered elsewhere and another
+// asked while the page is open; an answer typed to one question must
+// never be recorded for the next.
+func (e *Engine) AnswerShown(o TaskOptions, answer string, shown *ShownQuestion) (*Question, *View, error) {
 	answer = strings.TrimSpace(answer)
 	if answer == "" {
 		return nil, nil, badNamef("The answer is empty")
@@ -294,6 +334,9 @@ func (e *Engine) Answer(o TaskOptions, answer string) (*Question, *View, error) 
 			return "", err
 		}
 		i := openQuestion(st)
+		if shown != nil && i >= 0 && (i != shown.Index || !st.Questions[i].AskedAt.Equal(shown.AskedAt)) {
+			return "", &StaleQuestionError{Task: st.Task, Node: st.Questions[i].Node, AskedAt: st.Questions[i].AskedAt.UTC()}
+		}
 		now := e.now().UTC()
 		st.Questions[i].Answer, st.Questions[i].AnsweredAt = answer, &now
 		q = st.Questions[i]

@@ -174,3 +174,44 @@ func TestRejectAtTheFirstGate(t *testing.T) {
 		t.Errorf("event %+v", ev)
 	}
 }
+
+// An answer from a page names the question it showed: once that one was
+// answered elsewhere and another asked, the answer is refused and
+// nothing changes, rather than being recorded for a question its writer
+// never read.
+func TestAnswerShownRefusesAnotherQuestion(t *testing.T) {
+	te := newTestEngine(t, nil)
+	te.Start("minimal", "", "m")
+	te.Ask(TaskOptions{}, "Which database?")
+	shown := ShownQuestion{Index: 0, AskedAt: te.state(t).Questions[0].AskedAt}
+	te.Answer(TaskOptions{}, "Postgres")
+	te.Ask(TaskOptions{}, "Drop the old tables?")
+	var stale *StaleQuestionError
+	if _, _, err := te.AnswerShown(TaskOptions{}, "yes", &shown); !errors.As(err, &stale) || !strings.Contains(err.Error(), "nothing changed") {
+		t.Fatalf("an answer to the question before: %v", err)
+	}
+	if st := te.state(t); st.Status != StatusAwaitingAnswer || st.Questions[1].AnsweredAt != nil {
+		t.Fatalf("a refused answer was recorded: %+v", st.Questions)
+	}
+	shown = ShownQuestion{Index: 1, AskedAt: te.state(t).Questions[1].AskedAt}
+	if q, _, err := te.AnswerShown(TaskOptions{}, "no", &shown); err != nil || q.Question != "Drop the old tables?" {
+		t.Fatalf("the answer to the question shown: %v %v", q, err)
+	}
+}
+
+// A rejection from a page names the gate it showed: at another gate by
+// then, it is refused and the task stays where it is.
+func TestRejectShownRefusesAnotherGate(t *testing.T) {
+	te := newGateEngine(t)
+	te.Next("")
+	var stale *StaleGateError
+	if _, err := te.RejectShown(TaskOptions{}, "vague", "", "plan"); !errors.As(err, &stale) || !stale.Moved {
+		t.Fatalf("a rejection of a gate the task is not at: %v", err)
+	}
+	if st := te.state(t); st.Status != StatusAwaitingApproval || st.CurrentNode != "spec" || len(st.Approvals) != 0 {
+		t.Fatalf("a refused rejection changed the task: %s at %s, %+v", st.Status, st.CurrentNode, st.Approvals)
+	}
+	if v, err := te.RejectShown(TaskOptions{}, "vague", "", "spec"); err != nil || v.State.Status != StatusActive {
+		t.Fatalf("the rejection of the gate shown: %v", err)
+	}
+}

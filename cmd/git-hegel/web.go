@@ -129,6 +129,10 @@ func (c *cmdCtx) webHandler(addr, title string) (http.Handler, string, error) {
 				_, acts, err := e.ListActions(task)
 				return acts, err
 			}
+			newestUndo := func(task string) (*engine.ActionSnapshot, error) {
+				defer rc.closeSnapshots()
+				return e.NewestUndo(task)
+			}
 			undo := func(task string, o engine.UndoOptions) (*engine.UndoPlan, error) {
 				defer rc.closeSnapshots()
 				if _, err := e.RecoverUndo(); err != nil {
@@ -140,7 +144,7 @@ func (c *cmdCtx) webHandler(addr, title string) (http.Handler, string, error) {
 				}
 				return p, e.Undo(p)
 			}
-			return &web.Repo{Engine: e, Git: r, Checkpoints: checkpoints, Actions: actions, Undo: undo}, nil
+			return &web.Repo{Engine: e, Git: r, Checkpoints: checkpoints, Actions: actions, NewestUndo: newestUndo, Undo: undo}, nil
 		},
 	})
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-hegel/git-hegel/engine"
 )
@@ -38,12 +40,33 @@ func (s *Server) action(fn func(*request, *engine.Engine, engine.TaskOptions) (s
 		for _, warn := range req.warnings {
 			msg += "\nwarning: " + warn
 		}
-		if len(msg) > 2000 {
-			msg = msg[:2000] + "…"
-		}
-		http.SetCookie(w, &http.Cookie{Name: s.cookieName("flash"), Value: url.QueryEscape(msg), Path: "/", MaxAge: 60, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: s.cookieName("flash"), Value: flashValue(msg), Path: "/", MaxAge: 60, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		http.Redirect(w, r, "/task/"+url.PathEscape(name), http.StatusSeeOther)
 	}
+}
+
+// maxFlash bounds the flash cookie's value: a browser drops a cookie
+// over 4096 bytes (name and value) whole, and the message with it, and a
+// message quotes text from elsewhere (a question, artifact paths) that
+// escaping can make three to nine times longer.
+const maxFlash = 3000
+
+// flashValue is msg escaped for the flash cookie, cut at a character with
+// "…" when it would pass maxFlash.
+func flashValue(msg string) string {
+	if v := url.QueryEscape(msg); len(v) <= maxFlash {
+		return v
+	}
+	ellipsis := url.QueryEscape("…")
+	var b strings.Builder
+	for _, r := range msg {
+		e := url.QueryEscape(string(r))
+		if b.Len()+len(e)+len(ellipsis) > maxFlash {
+			break
+		}
+		b.WriteString(e)
+	}
+	return b.String() + ellipsis
 }
 
 // approve approves what the page showed: the form carries the gate's
@@ -73,7 +96,9 @@ func (s *Server) reject(req *request, e *engine.Engine, o engine.TaskOptions) (s
 	if reason == "" {
 		return "", engine.BadName(fmt.Errorf("A rejection needs a reason"))
 	}
-	v, err := e.Reject(o, reason, strings.TrimSpace(req.PostForm.Get("to")))
+	// The form names the gate its page showed: at another gate by now,
+	// the rejection is refused.
+	v, err := e.RejectShown(o, reason, strings.TrimSpace(req.PostForm.Get("to")), req.PostForm.Get("gate"))
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +107,18 @@ func (s *Server) reject(req *request, e *engine.Engine, o engine.TaskOptions) (s
 }
 
 func (s *Server) answer(req *request, e *engine.Engine, o engine.TaskOptions) (string, error) {
-	q, v, err := e.Answer(o, req.PostForm.Get("answer"))
+	// The form names the question its page showed: answered elsewhere
+	// and another asked since, the answer is refused.
+	var shown *engine.ShownQuestion
+	if req.PostForm.Has("question") {
+		i, err := strconv.Atoi(req.PostForm.Get("question"))
+		at, terr := time.Parse(time.RFC3339Nano, req.PostForm.Get("asked"))
+		if err != nil || terr != nil || i < 0 {
+			return "", engine.BadName(fmt.Errorf("The form does not say which question it answers; reload the page"))
+		}
+		shown = &engine.ShownQuestion{Index: i, AskedAt: at}
+	}
+	q, v, err := e.AnswerShown(o, req.PostForm.Get("answer"), shown)
 	if err != nil {
 		return "", err
 	}

@@ -61,6 +61,40 @@ var mdRe = sync.OnceValue(func() map[string]*regexp.Regexp {
 	}
 })
 
+// headLen is how much of a line the patterns that end in "(.*)$" (a
+// quote's ">", a list item's marker) are matched on: what they decide is
+// in its first few bytes, and the rest of the line is their last group.
+// Matched on whole lines, they ran the regexp machine over every byte of
+// a line at every level of nesting: a 4 MiB artifact of one line of ">"
+// or "1. " took about a minute to render.
+const headLen = 256
+
+// matchHead is re.FindStringSubmatch(l) for a pattern whose last group is
+// "(.*)$", matched on l's first headLen bytes, the last group extended to
+// the end of l.
+func matchHead(re *regexp.Regexp, l string) []string {
+	head := l[:min(len(l), headLen)]
+	idx := re.FindStringSubmatchIndex(head)
+	if idx == nil {
+		return nil
+	}
+	m := make([]string, len(idx)/2)
+	for k := range m {
+		if idx[2*k] >= 0 {
+			m[k] = l[idx[2*k]:idx[2*k+1]]
+		}
+	}
+	if last := len(m) - 1; idx[2*last] >= 0 {
+		m[last] = l[idx[2*last]:]
+	}
+	m[0] = l[idx[0]:]
+	return m
+}
+
+func isQuote(l string) bool { return mdRe()["quote"].MatchString(l[:min(len(l), headLen)]) }
+
+func isItem(l string) bool { return mdRe()["item"].MatchString(l[:min(len(l), headLen)]) }
+
 func expandTabs(s string) string {
 	if !strings.Contains(s, "\t") {
 		return s
@@ -145,10 +179,10 @@ func (md *mdRenderer) blocks(b *strings.Builder, lines []string, depth int) {
 		case re["hr"].MatchString(l):
 			b.WriteString("<hr>\n")
 			i++
-		case re["quote"].MatchString(l):
+		case isQuote(l):
 			var inner []string
 			for i < len(lines) && !isBlank(lines[i]) {
-				if m := re["quote"].FindStringSubmatch(lines[i]); m != nil {
+				if m := matchHead(re["quote"], lines[i]); m != nil {
 					inner = append(inner, m[1])
 				} else {
 					inner = append(inner, lines[i]) // a lazy continuation line
@@ -158,7 +192,7 @@ func (md *mdRenderer) blocks(b *strings.Builder, lines []string, depth int) {
 			b.WriteString("<blockquote>\n")
 			md.blocks(b, inner, depth+1)
 			b.WriteString("</blockquote>\n")
-		case re["item"].MatchString(l):
+		case isItem(l):
 			i = md.list(b, lines, i, depth)
 		case i+1 < len(lines) && strings.Contains(l, "|") && re["delim"].MatchString(lines[i+1]) &&
 			len(splitRow(l)) == len(splitRow(lines[i+1])):
@@ -203,10 +237,10 @@ func (md *mdRenderer) fence(b *strings.Builder, lines []string, i int) int {
 // startsBlock reports whether l interrupts a paragraph.
 func startsBlock(l string) bool {
 	re := mdRe()
-	if re["fence"].MatchString(l) || re["atx"].MatchString(l) || re["hr"].MatchString(l) || re["quote"].MatchString(l) {
+	if re["fence"].MatchString(l) || re["atx"].MatchString(l) || re["hr"].MatchString(l) || isQuote(l) {
 		return true
 	}
-	if m := re["item"].FindStringSubmatch(l); m != nil && strings.TrimSpace(m[4]) != "" {
+	if m := matchHead(re["item"], l); m != nil && strings.TrimSpace(m[4]) != "" {
 		// An ordered list interrupts a paragraph only when it starts at 1.
 		return !strings.ContainsAny(m[2][len(m[2])-1:], ".)") || strings.TrimLeft(m[2][:len(m[2])-1], "0") == "1"
 	}
@@ -241,7 +275,7 @@ func (md *mdRenderer) paragraph(b *strings.Builder, lines []string, i int) int {
 // of marker, each with the lines indented under it.
 func (md *mdRenderer) list(b *strings.Builder, lines []string, i, depth int) int {
 	re := mdRe()
-	first := re["item"].FindStringSubmatch(lines[i])
+	first := matchHead(re["item"], lines[i])
 	ordered := !strings.ContainsAny(first[2], "-*+")
 	kind := first[2][len(first[2])-1:]
 	if ordered {
@@ -263,7 +297,7 @@ func (md *mdRenderer) list(b *strings.Builder, lines []string, i, depth int) int
 	}
 	var items []item
 	for i < len(lines) {
-		m := re["item"].FindStringSubmatch(lines[i])
+		m := matchHead(re["item"], lines[i])
 		if m == nil || m[2][len(m[2])-1:] != kind || (!ordered && m[2] != first[2]) || re["hr"].MatchString(lines[i]) {
 			break
 		}
@@ -293,7 +327,7 @@ func (md *mdRenderer) list(b *strings.Builder, lines []string, i, depth int) int
 				i++
 				continue
 			}
-			if !blank && !startsBlock(l) && !re["item"].MatchString(l) {
+			if !blank && !startsBlock(l) && !isItem(l) {
 				it.lines = append(it.lines, l) // a lazy continuation of the paragraph
 				i++
 				continue
@@ -304,10 +338,10 @@ func (md *mdRenderer) list(b *strings.Builder, lines []string, i, depth int) int
 			it.lines = it.lines[:len(it.lines)-1]
 		}
 		items = append(items, it)
-		if blank && i < len(lines) && re["item"].MatchString(lines[i]) {
+		if blank && i < len(lines) && isItem(lines[i]) {
 			items[len(items)-1].loose = true
 		}
-		if blank && (i >= len(lines) || !re["item"].MatchString(lines[i])) {
+		if blank && (i >= len(lines) || !isItem(lines[i])) {
 			break
 		}
 	}

@@ -133,6 +133,24 @@ func TestRenderMarkdownLinear(t *testing.T) {
 	}
 }
 
+// TestRenderMarkdownNestedLongLine: an artifact of the largest size
+// served, one line of nested quotes or list markers, renders quickly:
+// each level of nesting looks at the line's start, not at all of it
+// (it took about a minute).
+func TestRenderMarkdownNestedLongLine(t *testing.T) {
+	for _, unit := range []string{">", "> ", "1. ", "- > ", "> - "} {
+		in := strings.Repeat(unit, (4<<20)/len(unit))
+		start := time.Now()
+		out := RenderMarkdown(in)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("4 MiB of %q took %v", unit, d)
+		}
+		if !strings.Contains(out, "<pre>") {
+			t.Errorf("4 MiB of %q: the nesting past the bound is not shown as text", unit)
+		}
+	}
+}
+
 func FuzzRenderMarkdown(f *testing.F) {
 	for _, s := range []string{"# a\n\n- b\n- [x] c\n\n> d\n\n```\ne\n```\n", "[a](b) ![c](d) <e> **f** _g_ `h` ~~i~~", "| a | b |\n|--|--|\n| c | d |"} {
 		f.Add(s)

@@ -22,8 +22,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore"
@@ -45,6 +49,9 @@ type Repo struct {
 	// Actions lists a task's agent actions, oldest first (nil: none are
 	// shown).
 	Actions func(task string) ([]*engine.Action, error)
+	// NewestUndo is the undo a redo of a task's agent actions would take
+	// back (nil: none).
+	NewestUndo func(task string) (*engine.ActionSnapshot, error)
 	// Undo plans and carries out an undo (or redo) of a task's agent
 	// actions, as git hegel undo -y does; the plan is returned when it
 	// refuses too.
@@ -228,16 +235,52 @@ func quoteHeader(v string) string {
 
 // refuse answers a request the checks turned down, in plain text.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	s.logf("refused %s %s: %d %s", r.Method, r.URL.Path, code, msg)
+	// The path is cut: refusals come before the token check, and a page
+	// elsewhere could fill the terminal with megabyte-long lines.
+	p := r.URL.Path
+	if len(p) > 200 {
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(p[cut]) {
+			cut--
+		}
+		p = p[:cut] + "…"
+	}
+	s.logf("refused %s %s: %d %s", r.Method, p, code, msg)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
 	fmt.Fprintln(w, msg)
 }
 
+// logf writes one line to the terminal running the server. What it
+// names comes from requests (a path any web page in the browser can make
+// it fetch, without the token) and from fetched data: control characters
+// are written out as escapes, so an escape sequence never reaches the
+// terminal and a line break never forges a line.
 func (s *Server) logf(format string, args ...any) {
+	line := logSafe(fmt.Sprintf(format, args...))
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
-	fmt.Fprintf(s.o.Log, "git hegel web: "+format+"\n", args...)
+	fmt.Fprintf(s.o.Log, "git hegel web: %s\n", line)
+}
+
+// logSafe writes out s's control characters (line breaks and tabs too)
+// and bytes that are not UTF-8 as Go escapes.
+func logSafe(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r):
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // request is what a page handler gets: the repository as of this
@@ -352,6 +395,9 @@ func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, code int, err
 	}
 	d := errorData{pageData: s.base(nil, "Error"), Code: code, Message: err.Error()}
 	d.Warnings = warnings
+	// A page that answers a form must not reload itself: a reload sends
+	// the form again.
+	d.NoRefresh = r.Method != http.MethodGet && r.Method != http.MethodHead
 	s.render(w, r, code, "error.html", d)
 }
 
@@ -367,6 +413,8 @@ type pageData struct {
 	CSRF     string
 	Flash    string
 	Warnings []string
+	// NoRefresh leaves out the "refresh every 5s" box.
+	NoRefresh bool
 }
 
 func (s *Server) base(req *request, title string) pageData {

@@ -37,6 +37,8 @@ type taskData struct {
 	GateBlobs                                                         []string
 	GateWho                                                           string
 	Question                                                          *engine.Question
+	QuestionIndex                                                     int
+	QuestionAsked                                                     string
 	RejectTargets                                                     []string
 	Timeline                                                          []visitRow
 	Truncated                                                         bool
@@ -46,6 +48,8 @@ type taskData struct {
 	Actions                                                           []actionRow
 	ActionErr                                                         string
 	CanUndo                                                           bool
+	UndoElsewhere                                                     bool
+	RedoUndo                                                          string // the undo a redo takes back ("": none)
 	Results                                                           []resultRow
 	Artifacts                                                         []artifactRow
 	Log                                                               []logRow
@@ -130,6 +134,7 @@ func (s *Server) task(req *request) (string, any, error) {
 		for i := range st.Questions {
 			if st.Questions[i].AnsweredAt == nil {
 				td.Question = &st.Questions[i]
+				td.QuestionIndex, td.QuestionAsked = i, st.Questions[i].AskedAt.Format(time.RFC3339Nano)
 			}
 		}
 	}
@@ -157,7 +162,13 @@ func (s *Server) task(req *request) (string, any, error) {
 	td.Checkpoints, td.CheckpointErr = s.checkpoints(req, st.Task, now)
 	if !td.Archived {
 		td.Actions, td.ActionErr = s.actions(req, st.Task, now)
-		td.CanUndo = req.repo.Undo != nil && st.Active()
+		// An undo writes the owning worktree's files: elsewhere it is
+		// refused, so the forms are not offered.
+		td.CanUndo = req.repo.Undo != nil && st.Active() && e.Owns(st)
+		td.UndoElsewhere = req.repo.Undo != nil && st.Active() && !td.CanUndo && len(td.Actions) > 0
+		if td.CanUndo {
+			td.RedoUndo = s.redoable(req, st.Task)
+		}
 	}
 	for _, n := range resultOrder(st.StepResults, wf.Order) {
 		td.Results = append(td.Results, resultRow{Node: n, JSON: prettyJSON(st.StepResults[n])})

@@ -13,6 +13,8 @@ func parseTemplates() (*template.Template, error) {
 		"center": func(x, w float64) float64 { return x + w/2 },
 		"plus":   func(a, b float64) float64 { return a + b },
 		"list":   func(v ...string) []string { return v },
+		// The undo forms' box, named as their refusal names it.
+		"forceLabel": func() string { return forceLabel },
 	}
 	return template.New("web").Funcs(funcs).ParseFS(templateFiles, "templates/*.html")
 }
