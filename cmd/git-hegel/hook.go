@@ -75,7 +75,7 @@ func runHook(c *cmdCtx, args []string) error {
 	if err != nil || tgt.ActiveTask == "" {
 		return err // outside a repository, or no workflow: nothing to record
 	}
-	h.Relativize(tgt.Layout.WorkTree)
+	h.MapPaths(tgt.WorktreePath)
 	hr := &hookRun{c: c, h: h, tgt: tgt, now: now}
 	return hr.run()
 }
