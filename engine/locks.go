@@ -197,7 +197,8 @@ func (e *Engine) OpenStates() ([]*State, error) { return e.openStates() }
 
 // Lock records paths as locked by the task o selects. A path another open
 // task holds is refused unless takeOver (lock --force), which removes
-// the lock from that task, recording there who took it.
+// the lock from that task, recording there who took it. A task another
+// worktree owns is refused unless o.Force, before anything is written.
 func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult, error) {
 	for _, p := range paths {
 		if err := CheckNewLockPath(p); err != nil {
@@ -209,6 +210,11 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 		return nil, err
 	}
 	if err := allowed(cur.State, "lock"); err != nil {
+		return nil, err
+	}
+	// A task another worktree owns is refused before any lock is taken
+	// over from a third task: a refusal changes nothing.
+	if _, err := e.checkOwner(cur.State, updateOpts{call: o}); err != nil {
 		return nil, err
 	}
 	states, err := e.openStates()

@@ -175,3 +175,42 @@ func TestLockMessageHostile(t *testing.T) {
 		}
 	}
 }
+
+// TestLockForAnotherWorktreesTask: a lock for a task another worktree
+// owns is refused before a lock is taken over from a third task, so the
+// refusal changes nothing; forced, it is recorded in the task.
+func TestLockForAnotherWorktreesTask(t *testing.T) {
+	te := newTestEngine(t, nil)
+	if _, err := te.Start("minimal", "", "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	other := *te.Engine
+	other.Worktree, other.WorktreeID = "/work/other", "worktrees/other"
+	other.Session = &fakeSessionStore{}
+	if _, err := other.Start("minimal", "", "beta"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Lock(TaskOptions{}, []string{"src/"}, false); err != nil {
+		t.Fatal(err)
+	}
+	n := len(te.tasks.log)
+	_, err := other.Lock(TaskOptions{Task: "alpha"}, []string{"src/x.go"}, true)
+	var oe *OwnerError
+	if !errors.As(err, &oe) {
+		t.Fatalf("lock for alpha from beta's worktree: %v", err)
+	}
+	if len(te.tasks.log) != n {
+		t.Errorf("a refused lock wrote %d commits", len(te.tasks.log)-n)
+	}
+	if st := te.stateOf(t, "beta"); len(st.FilesLocked) != 1 {
+		t.Errorf("beta lost its lock to a refused command: %+v", st.FilesLocked)
+	}
+	res, err := other.Lock(TaskOptions{Task: "alpha", Force: true}, []string{"src/x.go"}, true)
+	if err != nil || !slices.Equal(res.TakenFrom["src/x.go"], []string{"beta"}) {
+		t.Fatalf("forced: %+v %v", res, err)
+	}
+	alpha := te.stateOf(t, "alpha")
+	if n := len(alpha.Overrides); n == 0 || alpha.Overrides[n-1].What != "owner" {
+		t.Errorf("alpha's overrides: %+v", alpha.Overrides)
+	}
+}

@@ -18,7 +18,7 @@ import (
 // the files a task owns (engine/locks.go).
 
 func lockFlags(fs *pflag.FlagSet) {
-	fs.Bool("force", false, "take over a lock another task holds (recorded in that task)")
+	fs.Bool("force", false, "take over a lock another task holds (recorded in that task), or lock for a task another worktree owns (recorded in it)")
 }
 
 func unlockFlags(fs *pflag.FlagSet) {
@@ -37,7 +37,8 @@ func runLock(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Lock(engine.TaskOptions{Task: c.selected()}, paths, c.boolFlag("force"))
+	force := c.boolFlag("force")
+	res, err := e.Lock(engine.TaskOptions{Task: c.selected(), Force: force}, paths, force)
 	var le *engine.LockError
 	if errors.As(err, &le) {
 		// The hint repeats the path as typed: the stored one is relative
@@ -84,7 +85,7 @@ func runUnlock(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, removed, err := e.Unlock(engine.TaskOptions{Task: c.selected()}, paths, all)
+	st, removed, err := e.Unlock(engine.TaskOptions{Task: c.selected(), Force: c.boolFlag("force")}, paths, all)
 	if err != nil {
 		return err
 	}
