@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/text"
@@ -90,7 +91,7 @@ func CheckLockPath(p string) error {
 
 // CheckNewLockPath is CheckLockPath for a lock being taken: it also
 // refuses a path inside the repository's .git (in any case of its name),
-// which git never tracks. A stored lock there, taken before this rule,
+// which git never tracks, and a name that is not UTF-8. A stored lock there, taken before this rule,
 // is still read.
 func CheckNewLockPath(p string) error {
 	if err := CheckLockPath(p); err != nil {
@@ -98,6 +99,11 @@ func CheckNewLockPath(p string) error {
 	}
 	if first, _, _ := strings.Cut(path.Clean(p), "/"); strings.EqualFold(first, ".git") {
 		return badNamef("'%s' is inside .git, which git does not track; lock files of the worktree", p)
+	}
+	if !utf8.ValidString(p) {
+		// A state is JSON text: the name would be stored with its bad
+		// bytes replaced, a lock on no file that unlock could not name.
+		return badNamef("%s is not valid UTF-8, which a lock cannot hold; lock its directory, or a pattern that matches it", text.Quote(p))
 	}
 	return nil
 }
