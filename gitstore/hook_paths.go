@@ -21,21 +21,36 @@ func (t *HookTarget) WorktreePath(p string) string {
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(top, abs)
 	}
-	abs = filepath.Clean(abs)
 	if t.realTop == "" {
 		t.realTop = resolveExisting(top)
 	}
-	if rel, ok := inside(resolveExisting(abs), t.realTop); ok {
+	if rel, ok := WorktreeRel(abs, top, t.realTop); ok && rel != "." {
 		return rel
-	}
-	if rel, ok := inside(abs, top); ok {
-		return rel // a link inside the worktree to a file outside it
 	}
 	if filepath.IsAbs(p) {
 		return filepath.ToSlash(abs)
 	}
 	return filepath.ToSlash(filepath.Clean(p))
 }
+
+// WorktreeRel names the file at abs (an absolute path) relative to the
+// top of the worktree, slash-separated ("." for the top itself), reading
+// it as the file system does: the links of the part of it that exists
+// are resolved, and the result is compared with realTop, the top with
+// its links resolved. A link inside the worktree to a file outside it is
+// named by its own path, below top. ok is false for a file outside the
+// worktree. Locks name files this way, and so does the agent hook.
+func WorktreeRel(abs, top, realTop string) (rel string, ok bool) {
+	abs = filepath.Clean(abs)
+	if rel, ok := inside(resolveExisting(abs), realTop); ok {
+		return rel, true
+	}
+	return inside(abs, top)
+}
+
+// ResolveExisting is p with the links of the part of it that exists
+// resolved: a worktree's real top, for WorktreeRel.
+func ResolveExisting(p string) string { return resolveExisting(filepath.Clean(p)) }
 
 // resolveExisting resolves the symbolic links of the longest part of p
 // that exists (a file about to be written may not exist yet, nor its
@@ -55,10 +70,10 @@ func resolveExisting(p string) string {
 	}
 }
 
-// inside makes p relative to top when it is below it.
+// inside makes p relative to top when it is top or below it.
 func inside(p, top string) (string, bool) {
 	rel, err := filepath.Rel(top, p)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true

@@ -104,13 +104,8 @@ func runUnlock(c *cmdCtx, args []string) error {
 // anything changes.
 func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) error) ([]string, error) {
 	top := r.WorkTree
-	if t, err := filepath.EvalSymlinks(top); err == nil {
-		top = t
-	}
-	dir := c.Dir
-	if d, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = d
-	}
+	realTop := gitstore.ResolveExisting(top)
+	dir := gitstore.ResolveExisting(c.Dir)
 	out := make([]string, 0, len(args))
 	for _, a := range args {
 		if a == "" {
@@ -120,16 +115,17 @@ func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) e
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		rel, err := filepath.Rel(top, filepath.Clean(p))
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		// Named as the agent hook names the file an edit writes: through
+		// the links of the part that exists.
+		rel, ok := gitstore.WorktreeRel(p, top, realTop)
+		if !ok {
 			return nil, usagef(c.name, "'%s' is outside the worktree", a)
 		}
-		rel = filepath.ToSlash(rel)
 		if rel == "." {
 			// Named as typed: ".." in a subdirectory is the top too.
 			return nil, usagef(c.name, "'%s' is the whole worktree; lock the files or directories in it", a)
 		}
-		if fi, err := os.Stat(filepath.Join(top, rel)); err == nil && fi.IsDir() && rel != "." {
+		if fi, err := os.Stat(filepath.Join(realTop, rel)); err == nil && fi.IsDir() {
 			rel += "/"
 		}
 		if err := check(rel); err != nil {
