@@ -61,7 +61,12 @@ func runLock(c *cmdCtx, args []string) error {
 		fmt.Fprintln(c.Stdout, line)
 	}
 	for _, p := range res.Held {
-		fmt.Fprintf(c.Stdout, "Task %s holds '%s' already\n", res.State.Task, p)
+		line := fmt.Sprintf("Task %s holds '%s' already", res.State.Task, p)
+		if from := res.TakenFrom[p]; len(from) > 0 {
+			// --force took another task's overlapping lock all the same.
+			line += fmt.Sprintf(" (taken over from task %s)", strings.Join(from, ", "))
+		}
+		fmt.Fprintln(c.Stdout, line)
 	}
 	return nil
 }
