@@ -58,7 +58,7 @@ func (e *Engine) Goto(o GotoOptions) (*View, error) {
 			}
 			forced = true
 		}
-		from := st.CurrentNode
+		from, wasStatus := st.CurrentNode, st.Status
 		reason := strings.TrimSpace(o.Reason)
 		why := "goto"
 		if reason != "" {
@@ -79,7 +79,7 @@ func (e *Engine) Goto(o GotoOptions) (*View, error) {
 		now := e.now()
 		st.NodeMoves = append(st.NodeMoves, NodeMove{From: from, To: o.Node, By: e.lockUser(), Reason: reason, At: now, Forced: forced})
 		if forced {
-			st.Overrides = append(st.Overrides, Override{Node: from, What: "goto", Reason: fmt.Sprintf("moved to %s while %s", o.Node, strings.ReplaceAll(st.Status, "_", " ")), At: now})
+			st.Overrides = append(st.Overrides, Override{Node: from, What: "goto", Reason: fmt.Sprintf("moved to %s while %s", o.Node, strings.ReplaceAll(wasStatus, "_", " ")), At: now})
 		}
 		msg := fmt.Sprintf("goto: %s -> %s", from, o.Node)
 		if reason != "" {
