@@ -42,7 +42,10 @@ type GotoOptions struct {
 func (e *Engine) Goto(o GotoOptions) (*View, error) {
 	call := TaskOptions{Task: o.Task, Force: o.Force}
 	st, wf, err := e.update(call, func(st *State, wf *workflow.Definition) (string, error) {
-		if st.Finished() || st.Status == StatusStashed {
+		if st.Status == StatusStashed {
+			return "", &StatusError{Task: st.Task, Status: st.Status, Command: "goto", Advice: advice(st, "goto")}
+		}
+		if st.Finished() {
 			return "", fmt.Errorf("Cannot goto: task %s is %s", st.Task, st.Status)
 		}
 		nodes := gotoNodes(wf)
