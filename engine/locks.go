@@ -36,20 +36,27 @@ type FileLock struct {
 	By   string    `json:"by,omitempty"` // who took it (git's user.name)
 }
 
-// LockCovers reports whether the lock pattern covers file.
+// LockCovers reports whether the lock pattern covers file. A pattern
+// also covers the file (or directory) named by its own text, as a git
+// pathspec does: a lock on an existing "notes[1].md" holds that file, not
+// only "notes1.md".
 func LockCovers(lock, file string) bool {
-	switch {
-	case isGlob(lock):
-		for p := file; p != "." && p != "/" && p != ""; p = path.Dir(p) {
-			if ok, _ := path.Match(lock, p); ok {
-				return true
-			}
+	if strings.HasSuffix(lock, "/") {
+		if strings.HasPrefix(file, lock) || file+"/" == lock {
+			return true
 		}
-		return false
-	case strings.HasSuffix(lock, "/"):
-		return strings.HasPrefix(file, lock) || file+"/" == lock
+	} else if file == lock || strings.HasPrefix(file, lock+"/") || strings.HasPrefix(lock, file+"/") {
+		return true
 	}
-	return file == lock || strings.HasPrefix(file, lock+"/") || strings.HasPrefix(lock, file+"/")
+	if !isGlob(lock) {
+		return false
+	}
+	for p := file; p != "." && p != "/" && p != ""; p = path.Dir(p) {
+		if ok, _ := path.Match(lock, p); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // locksOverlap reports whether two locks can name the same file.

@@ -24,6 +24,12 @@ func TestLockCovers(t *testing.T) {
 		{"docs/*.md", "docs/sub/a.md", false},
 		{"docs/*", "docs/sub/a.md", true}, // the directory docs/sub matches
 		{"a/b", "a", true},                // a file that replaces the directory
+		// A pattern also names the file its text names, as a pathspec does.
+		{"notes[1].md", "notes[1].md", true},
+		{"notes[1].md", "notes1.md", true},
+		{"notes[1].md", "notes2.md", false},
+		{"gen[x]/", "gen[x]/a.go", true},
+		{"*.md", "docs", false},
 	} {
 		if got := LockCovers(tc.lock, tc.file); got != tc.want {
 			t.Errorf("LockCovers(%q, %q) = %v, want %v", tc.lock, tc.file, got, tc.want)
