@@ -230,3 +230,24 @@ func TestLockForAnotherWorktreesTask(t *testing.T) {
 		t.Errorf("alpha's overrides: %+v", alpha.Overrides)
 	}
 }
+
+// TestLocksOverlap: two locks that can name one file are refused to two
+// tasks; a pattern under a directory names files under it.
+func TestLocksOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"src/", "src/x.go", true},
+		{"src/*.go", "src/", true},
+		{"src/", "src/*.go", true},
+		{"src/*.go", "src/x.go", true},
+		{"src/*.go", "docs/", false},
+		{"*.md", "*.go", false},
+		{"notes[1].md", "notes[1].md", true},
+	} {
+		if got := locksOverlap(tc.a, tc.b); got != tc.want {
+			t.Errorf("locksOverlap(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
