@@ -98,7 +98,8 @@ func CheckLockPath(p string) error {
 
 // CheckNewLockPath is CheckLockPath for a lock being taken: it also
 // refuses a path inside the repository's .git (in any case of its name),
-// which git never tracks, and a name that is not UTF-8. A stored lock there, taken before this rule,
+// which git never tracks, a pattern of stars alone (the whole worktree)
+// and a name that is not UTF-8. A stored lock there, taken before this rule,
 // is still read.
 func CheckNewLockPath(p string) error {
 	if err := CheckLockPath(p); err != nil {
@@ -106,6 +107,10 @@ func CheckNewLockPath(p string) error {
 	}
 	if first, _, _ := strings.Cut(path.Clean(p), "/"); strings.EqualFold(first, ".git") {
 		return badNamef("'%s' is inside .git, which git does not track; lock files of the worktree", p)
+	}
+	if strings.Trim(strings.TrimSuffix(p, "/"), "*") == "" {
+		// "*" matches every name at the top, and so every file under it.
+		return badNamef("'%s' is the whole worktree; lock the files or directories in it", p)
 	}
 	if !utf8.ValidString(p) {
 		// A state is JSON text: the name would be stored with its bad

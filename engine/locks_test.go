@@ -48,9 +48,10 @@ func TestCheckLockPath(t *testing.T) {
 			t.Errorf("CheckLockPath(%q) = %v", p, err)
 		}
 	}
-	// A new lock's name must survive the state's JSON: one that is not
-	// UTF-8 would be stored with its bytes replaced.
-	for _, p := range []string{"caf\xe9.txt", "dir\xff/"} {
+	// A new lock's name must survive the state's JSON (one that is not
+	// UTF-8 would be stored with its bytes replaced), and a pattern of
+	// stars alone is the whole worktree, as "." is.
+	for _, p := range []string{"caf\xe9.txt", "dir\xff/", "*", "**", "*/"} {
 		if err := CheckNewLockPath(p); err == nil || !errors.Is(err, ErrBadName) {
 			t.Errorf("CheckNewLockPath(%q) = %v, want a usage error", p, err)
 		}
