@@ -78,3 +78,52 @@ func inside(p, top string) (string, bool) {
 	}
 	return filepath.ToSlash(rel), true
 }
+
+// OtherWorktreePath names a file outside this worktree that is inside
+// another worktree of the repository relative to that worktree's top: a
+// lock names a path in every worktree, and an agent that writes into
+// the worktree where the holder works edits the very file locked. ok is
+// false when abs (an absolute path) is in no worktree of the repository.
+// The worktrees are git's own list (<common dir>/worktrees/*/gitdir, and
+// the main worktree beside the common dir), never a task's say-so; the
+// innermost one that holds the file names it.
+func (t *HookTarget) OtherWorktreePath(abs string) (rel string, ok bool) {
+	if !filepath.IsAbs(abs) {
+		return "", false
+	}
+	best := ""
+	for _, top := range worktreeTops(t.Layout.CommonDir) {
+		real := resolveExisting(top)
+		if r, in := WorktreeRel(abs, top, real); in && r != "." && len(real) > len(best) {
+			best, rel, ok = real, r, true
+		}
+	}
+	return rel, ok
+}
+
+// worktreeTops lists the tops of the repository's worktrees as git
+// records them: the directory holding a common dir named .git, and the
+// directory of each linked worktree's .git file.
+func worktreeTops(commonDir string) []string {
+	var tops []string
+	if filepath.Base(commonDir) == ".git" {
+		tops = append(tops, filepath.Dir(commonDir))
+	}
+	dir := filepath.Join(commonDir, "worktrees")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "gitdir"))
+		if err != nil {
+			continue
+		}
+		p := strings.TrimSpace(string(b))
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, e.Name(), p) // worktree.useRelativePaths
+		}
+		tops = append(tops, filepath.Dir(filepath.Clean(p)))
+	}
+	return tops
+}

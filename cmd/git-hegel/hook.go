@@ -439,6 +439,11 @@ func (hr *hookRun) checkLocks() (denied bool, err error) {
 	}
 	var reasons []string
 	for _, f := range hr.h.Edits {
+		if rel, ok := hr.tgt.OtherWorktreePath(f); ok {
+			// A file of another worktree of this repository (still
+			// absolute: outside this one) is locked where it lies.
+			f = rel
+		}
 		if hs := engine.LockedBy(states, hr.cache.Task, f); len(hs) > 0 {
 			reasons = append(reasons, engine.LockMessage(f, hs[0]))
 		}
