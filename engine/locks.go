@@ -151,7 +151,7 @@ func LockedBy(states []*State, except, file string) []LockHolder {
 // names only the file the agent itself is editing and the holder's task
 // name (a valid one, or none), never the lock's own text.
 func LockMessage(file string, h LockHolder) string {
-	return fmt.Sprintf("'%s' is locked by task %s; leave it to that task, or take the lock over with 'git hegel lock --force %s'",
+	return fmt.Sprintf("'%s' is locked by task %s; leave it to that task, or ask the person you work with to take the lock over ('git hegel lock --force %s')",
 		file, holderName(h.Task), file)
 }
 

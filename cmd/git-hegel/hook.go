@@ -415,7 +415,11 @@ func (hr *hookRun) checkGate() (denied bool, err error) {
 			}
 		}
 	}
-	reason := fmt.Sprintf("'git hegel %s' is for the person you work with, not for the agent: approvals, rejections, answers to your questions and trust are theirs to give. Ask them to run it (git config hegel.agent.allowGateCommands true lets agents run it).", h.Call.Gate)
+	why := "approvals, rejections, answers to your questions and trust are theirs to give"
+	if strings.HasSuffix(h.Call.Gate, " --force") {
+		why = "taking a lock from another task, or changing another worktree's task, is theirs to decide"
+	}
+	reason := fmt.Sprintf("'git hegel %s' is for the person you work with, not for the agent: %s. Ask them to run it (git config hegel.agent.allowGateCommands true lets agents run it).", h.Call.Gate, why)
 	out := h.Deny(reason)
 	if out == nil {
 		return false, nil
