@@ -418,7 +418,7 @@ func (e *Engine) lockViolations(st *State, evs []agent.Event) ([]agent.Violation
 			Rule:    workflow.Rule{Type: RuleLockedFiles},
 			Node:    st.CurrentNode,
 			Summary: LockMessage(f, hs[0]),
-			Comply:  fmt.Sprintf("undo the change to '%s', or take the lock over ('git hegel lock --force %s'), or override with 'git hegel next --force=%s'", f, f, RuleLockedFiles),
+			Comply:  fmt.Sprintf("undo the change to '%s', or have the person you work with take the lock over ('git hegel lock --force %s'), or override with 'git hegel next --force=%s'", f, f, RuleLockedFiles),
 		})
 	}
 	return out, nil
