@@ -42,7 +42,10 @@ type GotoOptions struct {
 func (e *Engine) Goto(o GotoOptions) (*View, error) {
 	call := TaskOptions{Task: o.Task, Force: o.Force}
 	st, wf, err := e.update(call, func(st *State, wf *workflow.Definition) (string, error) {
-		if st.Finished() || st.Status == StatusStashed {
+		if st.Status == StatusStashed {
+			return "", &StatusError{Task: st.Task, Status: st.Status, Command: "goto", Advice: advice(st, "goto")}
+		}
+		if st.Finished() {
 			return "", fmt.Errorf("Cannot goto: task %s is %s", st.Task, st.Status)
 		}
 		nodes := gotoNodes(wf)
@@ -58,7 +61,7 @@ func (e *Engine) Goto(o GotoOptions) (*View, error) {
 			}
 			forced = true
 		}
-		from := st.CurrentNode
+		from, wasStatus := st.CurrentNode, st.Status
 		reason := strings.TrimSpace(o.Reason)
 		why := "goto"
 		if reason != "" {
@@ -79,7 +82,7 @@ func (e *Engine) Goto(o GotoOptions) (*View, error) {
 		now := e.now()
 		st.NodeMoves = append(st.NodeMoves, NodeMove{From: from, To: o.Node, By: e.lockUser(), Reason: reason, At: now, Forced: forced})
 		if forced {
-			st.Overrides = append(st.Overrides, Override{Node: from, What: "goto", Reason: fmt.Sprintf("moved to %s while %s", o.Node, strings.ReplaceAll(st.Status, "_", " ")), At: now})
+			st.Overrides = append(st.Overrides, Override{Node: from, What: "goto", Reason: fmt.Sprintf("moved to %s while %s", o.Node, strings.ReplaceAll(wasStatus, "_", " ")), At: now})
 		}
 		msg := fmt.Sprintf("goto: %s -> %s", from, o.Node)
 		if reason != "" {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-hegel/git-hegel/engine/agent"
 	"github.com/git-hegel/git-hegel/engine/text"
@@ -35,20 +36,27 @@ type FileLock struct {
 	By   string    `json:"by,omitempty"` // who took it (git's user.name)
 }
 
-// LockCovers reports whether the lock pattern covers file.
+// LockCovers reports whether the lock pattern covers file. A pattern
+// also covers the file (or directory) named by its own text, as a git
+// pathspec does: a lock on an existing "notes[1].md" holds that file, not
+// only "notes1.md".
 func LockCovers(lock, file string) bool {
-	switch {
-	case isGlob(lock):
-		for p := file; p != "." && p != "/" && p != ""; p = path.Dir(p) {
-			if ok, _ := path.Match(lock, p); ok {
-				return true
-			}
+	if strings.HasSuffix(lock, "/") {
+		if strings.HasPrefix(file, lock) || file+"/" == lock {
+			return true
 		}
-		return false
-	case strings.HasSuffix(lock, "/"):
-		return strings.HasPrefix(file, lock) || file+"/" == lock
+	} else if file == lock || strings.HasPrefix(file, lock+"/") || strings.HasPrefix(lock, file+"/") {
+		return true
 	}
-	return file == lock || strings.HasPrefix(file, lock+"/") || strings.HasPrefix(lock, file+"/")
+	if !isGlob(lock) {
+		return false
+	}
+	for p := file; p != "." && p != "/" && p != ""; p = path.Dir(p) {
+		if ok, _ := path.Match(lock, p); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // locksOverlap reports whether two locks can name the same file.
@@ -90,7 +98,8 @@ func CheckLockPath(p string) error {
 
 // CheckNewLockPath is CheckLockPath for a lock being taken: it also
 // refuses a path inside the repository's .git (in any case of its name),
-// which git never tracks. A stored lock there, taken before this rule,
+// which git never tracks, a pattern of stars alone (the whole worktree)
+// and a name that is not UTF-8. A stored lock there, taken before this rule,
 // is still read.
 func CheckNewLockPath(p string) error {
 	if err := CheckLockPath(p); err != nil {
@@ -98,6 +107,15 @@ func CheckNewLockPath(p string) error {
 	}
 	if first, _, _ := strings.Cut(path.Clean(p), "/"); strings.EqualFold(first, ".git") {
 		return badNamef("'%s' is inside .git, which git does not track; lock files of the worktree", p)
+	}
+	if strings.Trim(strings.TrimSuffix(p, "/"), "*") == "" {
+		// "*" matches every name at the top, and so every file under it.
+		return badNamef("'%s' is the whole worktree; lock the files or directories in it", p)
+	}
+	if !utf8.ValidString(p) {
+		// A state is JSON text: the name would be stored with its bad
+		// bytes replaced, a lock on no file that unlock could not name.
+		return badNamef("%s is not valid UTF-8, which a lock cannot hold; lock its directory, or a pattern that matches it", text.Quote(p))
 	}
 	return nil
 }
@@ -133,7 +151,7 @@ func LockedBy(states []*State, except, file string) []LockHolder {
 // names only the file the agent itself is editing and the holder's task
 // name (a valid one, or none), never the lock's own text.
 func LockMessage(file string, h LockHolder) string {
-	return fmt.Sprintf("'%s' is locked by task %s; leave it to that task, or take the lock over with 'git hegel lock --force %s'",
+	return fmt.Sprintf("'%s' is locked by task %s; leave it to that task, or ask the person you work with to take the lock over ('git hegel lock --force %s')",
 		file, holderName(h.Task), file)
 }
 
@@ -197,7 +215,8 @@ func (e *Engine) OpenStates() ([]*State, error) { return e.openStates() }
 
 // Lock records paths as locked by the task o selects. A path another open
 // task holds is refused unless takeOver (lock --force), which removes
-// the lock from that task, recording there who took it.
+// the lock from that task, recording there who took it. A task another
+// worktree owns is refused unless o.Force, before anything is written.
 func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult, error) {
 	for _, p := range paths {
 		if err := CheckNewLockPath(p); err != nil {
@@ -209,6 +228,11 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 		return nil, err
 	}
 	if err := allowed(cur.State, "lock"); err != nil {
+		return nil, err
+	}
+	// A task another worktree owns is refused before any lock is taken
+	// over from a third task: a refusal changes nothing.
+	if _, err := e.checkOwner(cur.State, updateOpts{call: o}); err != nil {
 		return nil, err
 	}
 	states, err := e.openStates()
@@ -394,7 +418,7 @@ func (e *Engine) lockViolations(st *State, evs []agent.Event) ([]agent.Violation
 			Rule:    workflow.Rule{Type: RuleLockedFiles},
 			Node:    st.CurrentNode,
 			Summary: LockMessage(f, hs[0]),
-			Comply:  fmt.Sprintf("undo the change to '%s', or take the lock over ('git hegel lock --force %s'), or override with 'git hegel next --force=%s'", f, f, RuleLockedFiles),
+			Comply:  fmt.Sprintf("undo the change to '%s', or have the person you work with take the lock over ('git hegel lock --force %s'), or override with 'git hegel next --force=%s'", f, f, RuleLockedFiles),
 		})
 	}
 	return out, nil

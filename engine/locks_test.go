@@ -24,6 +24,12 @@ func TestLockCovers(t *testing.T) {
 		{"docs/*.md", "docs/sub/a.md", false},
 		{"docs/*", "docs/sub/a.md", true}, // the directory docs/sub matches
 		{"a/b", "a", true},                // a file that replaces the directory
+		// A pattern also names the file its text names, as a pathspec does.
+		{"notes[1].md", "notes[1].md", true},
+		{"notes[1].md", "notes1.md", true},
+		{"notes[1].md", "notes2.md", false},
+		{"gen[x]/", "gen[x]/a.go", true},
+		{"*.md", "docs", false},
 	} {
 		if got := LockCovers(tc.lock, tc.file); got != tc.want {
 			t.Errorf("LockCovers(%q, %q) = %v, want %v", tc.lock, tc.file, got, tc.want)
@@ -41,6 +47,17 @@ func TestCheckLockPath(t *testing.T) {
 		if err := CheckLockPath(p); err != nil {
 			t.Errorf("CheckLockPath(%q) = %v", p, err)
 		}
+	}
+	// A new lock's name must survive the state's JSON (one that is not
+	// UTF-8 would be stored with its bytes replaced), and a pattern of
+	// stars alone is the whole worktree, as "." is.
+	for _, p := range []string{"caf\xe9.txt", "dir\xff/", "*", "**", "*/"} {
+		if err := CheckNewLockPath(p); err == nil || !errors.Is(err, ErrBadName) {
+			t.Errorf("CheckNewLockPath(%q) = %v, want a usage error", p, err)
+		}
+	}
+	if err := CheckNewLockPath("café/*.txt"); err != nil {
+		t.Errorf("CheckNewLockPath(UTF-8) = %v", err)
 	}
 }
 
@@ -172,6 +189,66 @@ func TestLockMessageHostile(t *testing.T) {
 			if strings.Contains(le.Error(), "\n") || strings.Contains(le.Error(), "curl") {
 				t.Errorf("refusal carries raw text: %q", le.Error())
 			}
+		}
+	}
+}
+
+// TestLockForAnotherWorktreesTask: a lock for a task another worktree
+// owns is refused before a lock is taken over from a third task, so the
+// refusal changes nothing; forced, it is recorded in the task.
+func TestLockForAnotherWorktreesTask(t *testing.T) {
+	te := newTestEngine(t, nil)
+	if _, err := te.Start("minimal", "", "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	other := *te.Engine
+	other.Worktree, other.WorktreeID = "/work/other", "worktrees/other"
+	other.Session = &fakeSessionStore{}
+	if _, err := other.Start("minimal", "", "beta"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Lock(TaskOptions{}, []string{"src/"}, false); err != nil {
+		t.Fatal(err)
+	}
+	n := len(te.tasks.log)
+	_, err := other.Lock(TaskOptions{Task: "alpha"}, []string{"src/x.go"}, true)
+	var oe *OwnerError
+	if !errors.As(err, &oe) {
+		t.Fatalf("lock for alpha from beta's worktree: %v", err)
+	}
+	if len(te.tasks.log) != n {
+		t.Errorf("a refused lock wrote %d commits", len(te.tasks.log)-n)
+	}
+	if st := te.stateOf(t, "beta"); len(st.FilesLocked) != 1 {
+		t.Errorf("beta lost its lock to a refused command: %+v", st.FilesLocked)
+	}
+	res, err := other.Lock(TaskOptions{Task: "alpha", Force: true}, []string{"src/x.go"}, true)
+	if err != nil || !slices.Equal(res.TakenFrom["src/x.go"], []string{"beta"}) {
+		t.Fatalf("forced: %+v %v", res, err)
+	}
+	alpha := te.stateOf(t, "alpha")
+	if n := len(alpha.Overrides); n == 0 || alpha.Overrides[n-1].What != "owner" {
+		t.Errorf("alpha's overrides: %+v", alpha.Overrides)
+	}
+}
+
+// TestLocksOverlap: two locks that can name one file are refused to two
+// tasks; a pattern under a directory names files under it.
+func TestLocksOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"src/", "src/x.go", true},
+		{"src/*.go", "src/", true},
+		{"src/", "src/*.go", true},
+		{"src/*.go", "src/x.go", true},
+		{"src/*.go", "docs/", false},
+		{"*.md", "*.go", false},
+		{"notes[1].md", "notes[1].md", true},
+	} {
+		if got := locksOverlap(tc.a, tc.b); got != tc.want {
+			t.Errorf("locksOverlap(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
 }

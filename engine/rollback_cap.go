@@ -26,8 +26,8 @@ type RollbackCapError struct {
 }
 
 func (e *RollbackCapError) Error() string {
-	return fmt.Sprintf("Task '%s' has gone back to an earlier node %d times (%s is %d), which looks like a loop: nothing changed. Fix what keeps failing, or add --force to go back from '%s' to '%s' anyway (recorded in the task)",
-		e.Task, e.Count, e.FromField, e.Max, e.From, e.To)
+	return fmt.Sprintf("Task '%s' has gone back to an earlier node %d %s (%s is %d), which looks like a loop: nothing changed. Fix what keeps failing, or add --force to go back from '%s' to '%s' anyway (recorded in the task)",
+		e.Task, e.Count, plural(e.Count, "time", "times"), e.FromField, e.Max, e.From, e.To)
 }
 
 // maxRollbacks is the cap for a task running wf (-1: none), and where it
@@ -64,7 +64,7 @@ func (e *Engine) capMove(st *State, wf *workflow.Definition, to string, force bo
 		return &RollbackCapError{Task: st.Task, From: st.CurrentNode, To: to, Count: n, Max: limit, FromField: field}
 	}
 	st.Overrides = append(st.Overrides, Override{Node: st.CurrentNode, What: "max_rollbacks",
-		Reason: fmt.Sprintf("went back to %s after %d moves back (%s %d)", to, n, field, limit), At: e.now().UTC()})
+		Reason: fmt.Sprintf("went back to %s after %d %s back (%s %d)", to, n, plural(n, "move", "moves"), field, limit), At: e.now().UTC()})
 	return nil
 }
 

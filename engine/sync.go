@@ -100,6 +100,10 @@ type TaskSync struct {
 	// differs from the one the task had here ("" otherwise). Whether it
 	// is trusted is the engine's to say (DefinitionNotes).
 	Definition string
+	// LocksLost are the files_locked paths a task a worktree of this
+	// clone holds had here and the remote's version removed (another
+	// task took them over, or they were unlocked there).
+	LocksLost []string
 }
 
 // TaskHeld says what became of a task a worktree of this clone held when
@@ -358,7 +362,28 @@ func (r *SyncReport) HeldNotes() []string {
 				t.Task, r.Remote, ownerName(h), now, where, t.Task))
 		}
 	}
+	for _, t := range r.Tasks {
+		if len(t.LocksLost) > 0 {
+			out = append(out, locksLostNote(t.Task, r.Remote, t.LocksLost))
+		}
+	}
 	return out
+}
+
+// locksLostNote says which locks a task held here lost to the remote's
+// version: its agent may now be stopped before editing those files, and
+// the user should learn it from the fetch, not from a refused edit.
+func locksLostNote(task, remote string, paths []string) string {
+	quoted := make([]string, len(paths))
+	for i, p := range paths {
+		quoted[i] = text.Quote(p)
+	}
+	noun := "lock"
+	if len(paths) > 1 {
+		noun = "locks"
+	}
+	return fmt.Sprintf("Task %s no longer holds its %s on %s: %s's version removed it (another task took it over, or it was unlocked there); 'git hegel lock --force <path>' in its worktree takes it back",
+		task, noun, strings.Join(quoted, ", "), remote)
 }
 
 // archivedHereNote says that the remote ended (archived) a task that was

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -89,6 +90,33 @@ func (s *syncer) noteFetchedMove(ref hegelRef, ours, next plumbing.Hash) {
 	if err := s.r.recordFetchedMove(ref.task(), t.CurrentNode); err != nil {
 		s.rep.Warnings = append(s.rep.Warnings, fmt.Sprintf("task %s moved to '%s', but the note to take its checkpoint there could not be written: %v; 'git hegel checkpoint' takes one", ref.task(), t.CurrentNode, oneLine(err.Error())))
 	}
+}
+
+// locksLost returns the locks an open task a worktree of this clone
+// holds (by this clone's own record) had at ours and no longer has at
+// next, the version the fetch wrote: the remote removed them.
+func (s *syncer) locksLost(ref hegelRef, ours, next plumbing.Hash) []string {
+	if ours.IsZero() || ours == next {
+		return nil
+	}
+	holder := s.r.adoptedBy(ref.task())
+	if holder == "" {
+		return nil
+	}
+	o, t := s.stateAt(ref, ours), s.stateAt(ref, next)
+	if o == nil || t == nil || !o.Active() || !t.Active() || o.WorktreeID != holder || t.WorktreeID != holder || len(o.FilesLocked) == 0 {
+		return nil
+	}
+	if self, err := s.r.WorktreeID(); err != nil || !sameInstance(holder, self) {
+		return nil
+	}
+	var lost []string
+	for _, l := range o.FilesLocked {
+		if !slices.ContainsFunc(t.FilesLocked, func(x engine.FileLock) bool { return x.Path == l.Path }) {
+			lost = append(lost, l.Path)
+		}
+	}
+	return lost
 }
 
 // stateAt reads the task state ref held at commit h (nil if unreadable).

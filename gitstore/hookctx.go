@@ -81,6 +81,9 @@ type HookTarget struct {
 	Session    string // the session file; "" when there is none
 	ActiveTask string // "" when the worktree has no workflow
 	Commit     string // the active task's ref ("" if missing)
+	// realTop is the worktree's top with its symbolic links resolved,
+	// once WorktreePath needed it.
+	realTop string
 }
 
 // LocateHook finds the repository around dir, its session and active task,

@@ -199,6 +199,7 @@ func (s *syncer) record(ref hegelRef, ours plumbing.Hash, res mergeResult) {
 		}
 		if (res.change == engine.TaskFastForwarded || res.change == engine.TaskMerged) && !ref.archived() {
 			ts.Definition = s.definitionChange(ref.task(), ours, res.next)
+			ts.LocksLost = s.locksLost(ref, ours, res.next)
 			s.noteFetchedMove(ref, ours, res.next)
 		}
 		s.rep.Tasks = append(s.rep.Tasks, ts)

@@ -254,8 +254,8 @@ func init() {
 			operands: []valueKind{kindAnyTask}},
 		{name: "lock", args: "<path>...", summary: "Lock files for the task: another task is stopped before it edits them", group: "Tasks",
 			setFlags: flags(lockFlags, taskFlag), run: runLock},
-		{name: "unlock", args: "<path>... {...}", alt: []string{"{all} [{task}]"}, summary: "Remove the task's locks on files", group: "Tasks",
-			setFlags: flags(unlockFlags, taskFlag), run: runUnlock},
+		{name: "unlock", args: "<path>... {...}", alt: []string{"{all} [{force}] [{task}]"}, summary: "Remove the task's locks on files", group: "Tasks",
+			setFlags: flags(unlockFlags, ownerForce, taskFlag), run: runUnlock},
 		{name: "restore-task", args: "[<task>]", summary: "Bring back a deleted task, or list the ones that can be", group: "Tasks",
 			setFlags: jsonFlag, run: runRestoreTask, operands: []valueKind{kindDeletedTask}},
 

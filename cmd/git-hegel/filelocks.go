@@ -18,7 +18,7 @@ import (
 // the files a task owns (engine/locks.go).
 
 func lockFlags(fs *pflag.FlagSet) {
-	fs.Bool("force", false, "take over a lock another task holds (recorded in that task)")
+	fs.Bool("force", false, "take over a lock another task holds (recorded in that task), or lock for a task another worktree owns (recorded in it)")
 }
 
 func unlockFlags(fs *pflag.FlagSet) {
@@ -37,7 +37,8 @@ func runLock(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Lock(engine.TaskOptions{Task: c.selected()}, paths, c.boolFlag("force"))
+	force := c.boolFlag("force")
+	res, err := e.Lock(engine.TaskOptions{Task: c.selected(), Force: force}, paths, force)
 	var le *engine.LockError
 	if errors.As(err, &le) {
 		// The hint repeats the path as typed: the stored one is relative
@@ -60,7 +61,12 @@ func runLock(c *cmdCtx, args []string) error {
 		fmt.Fprintln(c.Stdout, line)
 	}
 	for _, p := range res.Held {
-		fmt.Fprintf(c.Stdout, "Task %s holds '%s' already\n", res.State.Task, p)
+		line := fmt.Sprintf("Task %s holds '%s' already", res.State.Task, p)
+		if from := res.TakenFrom[p]; len(from) > 0 {
+			// --force took another task's overlapping lock all the same.
+			line += fmt.Sprintf(" (taken over from task %s)", strings.Join(from, ", "))
+		}
+		fmt.Fprintln(c.Stdout, line)
 	}
 	return nil
 }
@@ -84,7 +90,7 @@ func runUnlock(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, removed, err := e.Unlock(engine.TaskOptions{Task: c.selected()}, paths, all)
+	st, removed, err := e.Unlock(engine.TaskOptions{Task: c.selected(), Force: c.boolFlag("force")}, paths, all)
 	if err != nil {
 		return err
 	}
@@ -103,13 +109,8 @@ func runUnlock(c *cmdCtx, args []string) error {
 // anything changes.
 func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) error) ([]string, error) {
 	top := r.WorkTree
-	if t, err := filepath.EvalSymlinks(top); err == nil {
-		top = t
-	}
-	dir := c.Dir
-	if d, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = d
-	}
+	realTop := gitstore.ResolveExisting(top)
+	dir := gitstore.ResolveExisting(c.Dir)
 	out := make([]string, 0, len(args))
 	for _, a := range args {
 		if a == "" {
@@ -119,16 +120,17 @@ func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) e
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		rel, err := filepath.Rel(top, filepath.Clean(p))
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		// Named as the agent hook names the file an edit writes: through
+		// the links of the part that exists.
+		rel, ok := gitstore.WorktreeRel(p, top, realTop)
+		if !ok {
 			return nil, usagef(c.name, "'%s' is outside the worktree", a)
 		}
-		rel = filepath.ToSlash(rel)
 		if rel == "." {
 			// Named as typed: ".." in a subdirectory is the top too.
 			return nil, usagef(c.name, "'%s' is the whole worktree; lock the files or directories in it", a)
 		}
-		if fi, err := os.Stat(filepath.Join(top, rel)); err == nil && fi.IsDir() && rel != "." {
+		if fi, err := os.Stat(filepath.Join(realTop, rel)); err == nil && fi.IsDir() {
 			rel += "/"
 		}
 		if err := check(rel); err != nil {

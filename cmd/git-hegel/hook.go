@@ -75,7 +75,7 @@ func runHook(c *cmdCtx, args []string) error {
 	if err != nil || tgt.ActiveTask == "" {
 		return err // outside a repository, or no workflow: nothing to record
 	}
-	h.Relativize(tgt.Layout.WorkTree)
+	h.MapPaths(tgt.WorktreePath)
 	hr := &hookRun{c: c, h: h, tgt: tgt, now: now}
 	return hr.run()
 }
@@ -415,7 +415,11 @@ func (hr *hookRun) checkGate() (denied bool, err error) {
 			}
 		}
 	}
-	reason := fmt.Sprintf("'git hegel %s' is for the person you work with, not for the agent: approvals, rejections, answers to your questions and trust are theirs to give. Ask them to run it (git config hegel.agent.allowGateCommands true lets agents run it).", h.Call.Gate)
+	why := "approvals, rejections, answers to your questions and trust are theirs to give"
+	if strings.HasSuffix(h.Call.Gate, " --force") {
+		why = "taking a lock from another task, or changing another worktree's task, is theirs to decide"
+	}
+	reason := fmt.Sprintf("'git hegel %s' is for the person you work with, not for the agent: %s. Ask them to run it (git config hegel.agent.allowGateCommands true lets agents run it).", h.Call.Gate, why)
 	out := h.Deny(reason)
 	if out == nil {
 		return false, nil
@@ -439,6 +443,11 @@ func (hr *hookRun) checkLocks() (denied bool, err error) {
 	}
 	var reasons []string
 	for _, f := range hr.h.Edits {
+		if rel, ok := hr.tgt.OtherWorktreePath(f); ok {
+			// A file of another worktree of this repository (still
+			// absolute: outside this one) is locked where it lies.
+			f = rel
+		}
 		if hs := engine.LockedBy(states, hr.cache.Task, f); len(hs) > 0 {
 			reasons = append(reasons, engine.LockMessage(f, hs[0]))
 		}

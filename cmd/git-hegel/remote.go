@@ -151,7 +151,8 @@ func (c *cmdCtx) mergePlainFetched(r *gitstore.Repo) {
 			for _, n := range append(append(append(rep.MergeNotes(), rep.ConflictNotes()...), rep.HeldNotes()...), rep.CheckpointNotes()...) {
 				fmt.Fprintln(c.Stderr, n)
 			}
-			for _, n := range c.newEngine(r).DefinitionNotes(rep) {
+			e := c.newEngine(r)
+			for _, n := range append(e.DefinitionNotes(rep), e.LockConflictNotes(rep)...) {
 				fmt.Fprintln(c.Stderr, n)
 			}
 			for _, w := range rep.Warnings {

@@ -259,6 +259,9 @@ func (c *cmdCtx) printFetched(rep *engine.SyncReport, none string, e *engine.Eng
 		for _, n := range e.DefinitionNotes(rep) {
 			fmt.Fprintln(c.Stdout, n)
 		}
+		for _, n := range e.LockConflictNotes(rep) {
+			fmt.Fprintln(c.Stdout, n)
+		}
 	}
 	for _, n := range stashOrphanNotes(rep, e) {
 		fmt.Fprintln(c.Stdout, n)
@@ -365,6 +368,7 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp, e *engine.Engine) 
 	j.Notes = append(j.Notes, rep.CheckpointNotes()...)
 	if e != nil {
 		j.Notes = append(j.Notes, e.DefinitionNotes(rep)...)
+		j.Notes = append(j.Notes, e.LockConflictNotes(rep)...)
 	}
 	j.Notes = append(j.Notes, stashOrphanNotes(rep, e)...)
 	return j

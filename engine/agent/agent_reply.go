@@ -91,13 +91,26 @@ func (h *Hook) Reports() bool {
 
 // Relativize makes the events' absolute paths inside root relative to it.
 func (h *Hook) Relativize(root string) {
+	h.MapPaths(func(p string) string { return relPath(p, root) })
+}
+
+// MapPaths replaces every file path the hook names (its events', the
+// edits about to run, the tool call's file) with f's answer; f is not
+// called for an empty path.
+func (h *Hook) MapPaths(f func(string) string) {
+	mapped := func(p string) string {
+		if p == "" {
+			return p
+		}
+		return f(p)
+	}
 	for i := range h.Events {
-		h.Events[i].File = relPath(h.Events[i].File, root)
+		h.Events[i].File = mapped(h.Events[i].File)
 	}
 	for i := range h.Edits {
-		h.Edits[i] = relPath(h.Edits[i], root)
+		h.Edits[i] = mapped(h.Edits[i])
 	}
 	if h.Call != nil && h.Call.File {
-		h.Call.Input = relPath(h.Call.Input, root)
+		h.Call.Input = mapped(h.Call.Input)
 	}
 }

@@ -137,6 +137,26 @@ func UndoCommand(cmd string) bool {
 // asked, trust in a definition or text that came from elsewhere.
 var gateCommands = []string{"approve", "reject", "answer", "trust"}
 
+// forcedCommands stand for the person when --force is given: lock
+// --force takes a lock over from another task (whose files the lock kept
+// the agent out of), unlock --force changes another worktree's task.
+var forcedCommands = []string{"lock", "unlock"}
+
+// forced says whether the words after a command give --force, up to the
+// next git or git-hegel word (the words of a command line, not its
+// grammar).
+func forced(rest []string) bool {
+	for _, w := range rest {
+		switch {
+		case w == "--force":
+			return true
+		case w == "git" || strings.HasSuffix(w, "/git") || w == "git-hegel" || strings.HasSuffix(w, "/git-hegel"):
+			return false
+		}
+	}
+	return false
+}
+
 // readOnly says whether gate command g with the words after it only
 // shows something: its help, or trust's --list and --dry-run.
 func readOnly(g string, rest []string) bool {
@@ -153,7 +173,8 @@ func readOnly(g string, rest []string) bool {
 
 // GateCommand returns the gate command a shell command line runs
 // ("git hegel approve ...", "git -C dir hegel answer ...", "git-hegel
-// trust ...", anywhere in the line), "" for none. It reads words, not the
+// trust ...", "git hegel lock --force ..." as "lock --force", anywhere in
+// the line), "" for none. It reads words, not the
 // shell's grammar: it is there to stop an agent that was told (by a
 // prompt, or by text in a file it read) to pass a gate itself, not one
 // that hides the command from it. Help, and trust --list or --dry-run,
@@ -189,6 +210,11 @@ func GateCommand(cmd string) string {
 			}
 			if !readOnly(g, f[j+1:]) {
 				return g
+			}
+		}
+		for _, g := range forcedCommands {
+			if f[j] == g && forced(f[j+1:]) && !readOnly(g, f[j+1:]) {
+				return g + " --force"
 			}
 		}
 	}

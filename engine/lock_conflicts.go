@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/git-hegel/git-hegel/engine/text"
+)
+
+// LockConflictNotes says, one line per pair, where a task a fetch
+// brought or changed, held elsewhere, locks a file that a task a worktree
+// of this clone holds has locked too. Each clone took its lock before it
+// saw the other's, so neither was refused; from now on each task's agent
+// is stopped before editing the file. The fetch says so rather than
+// leave it to a refused edit, and never decides which lock wins: taking
+// it over stays this clone's explicit `lock --force`.
+func (e *Engine) LockConflictNotes(r *SyncReport) []string {
+	var changed []string
+	for _, t := range r.Tasks {
+		switch t.Change {
+		case TaskAdded, TaskFastForwarded, TaskMerged:
+			if !t.Archived {
+				changed = append(changed, t.Task)
+			}
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	states, err := e.openStates()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, there := range states {
+		if !slices.Contains(changed, there.Task) || e.heldHere(there) {
+			continue
+		}
+		for _, here := range states {
+			if here.Task == there.Task || !e.heldHere(here) {
+				continue
+			}
+			for _, theirs := range there.FilesLocked {
+				i := slices.IndexFunc(here.FilesLocked, func(l FileLock) bool { return locksOverlap(l.Path, theirs.Path) })
+				if i < 0 {
+					continue
+				}
+				ours := here.FilesLocked[i].Path
+				out = append(out, fmt.Sprintf("Task %s from %s locks %s, which task %s here has locked too (%s): each task's agent is now stopped before editing it; 'git hegel lock --force %s' in %s's worktree takes it over",
+					holderName(there.Task), r.Remote, text.Quote(theirs.Path), here.Task, text.Quote(ours), shellArg(ours), here.Task))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WorktreePath names the file an agent's tool call names as locks and
+// events name files: relative to the top of the worktree,
+// slash-separated. The agent may name it by another way to the same
+// file (a path through a symbolic link to the worktree, as a temporary
+// directory often is; a link inside it; "./" or ".." steps), and a lock
+// compared by its text alone would let such an edit through: so the
+// path is read the way the file system reads it. A relative path is
+// relative to the top of the worktree. A path that stays outside the
+// worktree either way is returned cleaned, slash-separated.
+func (t *HookTarget) WorktreePath(p string) string {
+	top := t.Layout.WorkTree
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(top, abs)
+	}
+	if t.realTop == "" {
+		t.realTop = resolveExisting(top)
+	}
+	if rel, ok := WorktreeRel(abs, top, t.realTop); ok && rel != "." {
+		return rel
+	}
+	if filepath.IsAbs(p) {
+		return filepath.ToSlash(abs)
+	}
+	return filepath.ToSlash(filepath.Clean(p))
+}
+
+// WorktreeRel names the file at abs (an absolute path) relative to the
+// top of the worktree, slash-separated ("." for the top itself), reading
+// it as the file system does: the links of the part of it that exists
+// are resolved, and the result is compared with realTop, the top with
+// its links resolved. A link inside the worktree to a file outside it is
+// named by its own path, below top. ok is false for a file outside the
+// worktree. Locks name files this way, and so does the agent hook.
+func WorktreeRel(abs, top, realTop string) (rel string, ok bool) {
+	abs = filepath.Clean(abs)
+	if rel, ok := inside(resolveExisting(abs), realTop); ok {
+		return rel, true
+	}
+	return inside(abs, top)
+}
+
+// ResolveExisting is p with the links of the part of it that exists
+// resolved: a worktree's real top, for WorktreeRel.
+func ResolveExisting(p string) string { return resolveExisting(filepath.Clean(p)) }
+
+// resolveExisting resolves the symbolic links of the longest part of p
+// that exists (a file about to be written may not exist yet, nor its
+// directory) and keeps the rest as it is.
+func resolveExisting(p string) string {
+	rest := ""
+	for dir := p; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// inside makes p relative to top when it is top or below it.
+func inside(p, top string) (string, bool) {
+	rel, err := filepath.Rel(top, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// OtherWorktreePath names a file outside this worktree that is inside
+// another worktree of the repository relative to that worktree's top: a
+// lock names a path in every worktree, and an agent that writes into
+// the worktree where the holder works edits the very file locked. ok is
+// false when abs (an absolute path) is in no worktree of the repository.
+// The worktrees are git's own list (<common dir>/worktrees/*/gitdir, and
+// the main worktree beside the common dir), never a task's say-so; the
+// innermost one that holds the file names it.
+func (t *HookTarget) OtherWorktreePath(abs string) (rel string, ok bool) {
+	if !filepath.IsAbs(abs) {
+		return "", false
+	}
+	best := ""
+	for _, top := range worktreeTops(t.Layout.CommonDir) {
+		real := resolveExisting(top)
+		if r, in := WorktreeRel(abs, top, real); in && r != "." && len(real) > len(best) {
+			best, rel, ok = real, r, true
+		}
+	}
+	return rel, ok
+}
+
+// worktreeTops lists the tops of the repository's worktrees as git
+// records them: the directory holding a common dir named .git, and the
+// directory of each linked worktree's .git file.
+func worktreeTops(commonDir string) []string {
+	var tops []string
+	if filepath.Base(commonDir) == ".git" {
+		tops = append(tops, filepath.Dir(commonDir))
+	}
+	dir := filepath.Join(commonDir, "worktrees")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "gitdir"))
+		if err != nil {
+			continue
+		}
+		p := strings.TrimSpace(string(b))
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, e.Name(), p) // worktree.useRelativePaths
+		}
+		tops = append(tops, filepath.Dir(filepath.Clean(p)))
+	}
+	return tops
+}
