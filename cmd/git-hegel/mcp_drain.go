@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A client that writes its requests and closes its end (a script, `git
@@ -125,10 +126,69 @@ func errorLine(id json.RawMessage, code int, msg string) []byte {
 	return append(out, '\n')
 }
 
+// mcpMaxLine bounds one line of the client's input, the SDK's own bound:
+// the SDK ends the session on a longer frame, so such a line is answered
+// here and dropped, and never held whole in memory.
+const mcpMaxLine = mcp.DefaultMaxLineLength
+
+// readLine reads one line of at most max bytes; a longer one is read to
+// its end and dropped, and only its start (for the request's id) kept.
+func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+	for {
+		part, err := r.ReadSlice('\n')
+		switch {
+		case tooLong:
+		case len(line)+len(part) > limit:
+			tooLong = true
+			line = append(line, part...)[:min(len(line)+len(part), idPrefix)]
+		default:
+			line = append(line, part...)
+		}
+		if err != bufio.ErrBufferFull {
+			return line, tooLong, err
+		}
+	}
+}
+
+// idPrefix is how much of a line too long to read is kept to find the
+// request's id in: clients write it before the parameters.
+const idPrefix = 4096
+
+// idOf finds the id of the request that starts with prefix: null when
+// the id is not among the members before the prefix ends.
+func idOf(prefix []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return json.RawMessage("null")
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		if k == "id" && len(v) > 0 && (v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
+			return v
+		}
+	}
+	return json.RawMessage("null")
+}
+
 func (r *drainReader) Read(p []byte) (int, error) {
 	if len(r.buf) == 0 {
-		line, err := r.r.ReadBytes('\n')
-		answer, m := refuse(line)
+		line, tooLong, err := readLine(r.r, mcpMaxLine)
+		answer, m := []byte(nil), jsonrpc.Message(nil)
+		if tooLong {
+			answer = errorLine(idOf(line), jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: the line is longer than %d MiB", mcpMaxLine>>20))
+		} else {
+			answer, m = refuse(line)
+		}
+		if answer == nil && m == nil {
+			line = nil // blank: nothing for the SDK, which would buffer it
+		}
 		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() && !r.d.begin(req.ID) {
 			id, _ := json.Marshal(req.ID.Raw())
 			answer = errorLine(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: id %s is in use by a request not answered yet", id))

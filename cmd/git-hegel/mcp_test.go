@@ -401,3 +401,32 @@ func TestMCPStdioDuplicateID(t *testing.T) {
 		t.Errorf("no answer to the ping:\n%s", out)
 	}
 }
+
+// TestMCPStdioLongLine: a request longer than the line bound is answered
+// with the invalid-request error under its id, and the session goes on
+// (the SDK ended it, and every request after went unanswered).
+func TestMCPStdioLongLine(t *testing.T) {
+	dir, env := loopRepo(t)
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{"question":"` + strings.Repeat("q", mcpMaxLine) + `"}}}` + "\n")
+	in.WriteString("\n\n" + `{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "hegel", "mcp")
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = strings.NewReader(in.String())
+	cmd.WaitDelay = 2 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("mcp: %v\n%s\n%s", err, out, stderr.String())
+	}
+	if !strings.Contains(string(out), `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Invalid request: the line is longer than 16 MiB"}}`) {
+		t.Errorf("no error for the long line:\n%s", out)
+	}
+	if !strings.Contains(string(out), `"id":3,"result":{}`) {
+		t.Errorf("no answer to the ping after it:\n%s", out)
+	}
+}
