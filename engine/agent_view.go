@@ -52,7 +52,12 @@ func (e *Engine) ForAgent(st *State) *State {
 // the MCP server as it reads its prompt, and anyone who pushes writes
 // them. Written here, they are shown; brought by a fetch, each text in
 // the field gives way to a notice (the person sees it in show).
-var agentNotes = []string{"pause_reason", "questions", "approvals", "overrides", "rollback_history", "node_moves", "skipped_nodes", "error"}
+//
+// Who owns the task and who did what (the owner's worktree path and
+// email, who approved, moved or locked) are the same: another clone
+// writes them as it likes, and a path or a name holds any words.
+var agentNotes = []string{"pause_reason", "questions", "approvals", "overrides", "rollback_history", "node_moves", "skipped_nodes", "error",
+	"worktree", "owner_email", "files_locked"}
 
 // fetchedNotes returns, for each of agentNotes that st holds text in and
 // a fetch last changed, the notice an agent reads in its texts' place.
@@ -86,7 +91,7 @@ func hasNote(st *State, f string) bool {
 		return len(st.Questions) > 0
 	case "approvals":
 		for _, a := range st.Approvals {
-			if a.Comment != "" {
+			if a.Comment != "" || a.By != "" {
 				return true
 			}
 		}
@@ -104,7 +109,7 @@ func hasNote(st *State, f string) bool {
 		}
 	case "node_moves":
 		for _, m := range st.NodeMoves {
-			if m.Reason != "" {
+			if m.Reason != "" || m.By != "" {
 				return true
 			}
 		}
@@ -116,6 +121,16 @@ func hasNote(st *State, f string) bool {
 		}
 	case "error":
 		return st.Error != nil && st.Error.Message != ""
+	case "worktree":
+		return st.Worktree != ""
+	case "owner_email":
+		return st.OwnerEmail != ""
+	case "files_locked":
+		for _, l := range st.FilesLocked {
+			if l.By != "" {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -143,6 +158,7 @@ func withholdNotes(c *State, notes map[string]string) {
 			c.Approvals = append([]Approval(nil), c.Approvals...)
 			for i := range c.Approvals {
 				put(&c.Approvals[i].Comment, n)
+				put(&c.Approvals[i].By, n)
 			}
 		case "overrides":
 			c.Overrides = append([]Override(nil), c.Overrides...)
@@ -158,6 +174,7 @@ func withholdNotes(c *State, notes map[string]string) {
 			c.NodeMoves = append([]NodeMove(nil), c.NodeMoves...)
 			for i := range c.NodeMoves {
 				put(&c.NodeMoves[i].Reason, n)
+				put(&c.NodeMoves[i].By, n)
 			}
 		case "skipped_nodes":
 			c.SkippedNodes = append([]SkippedNode(nil), c.SkippedNodes...)
@@ -168,6 +185,15 @@ func withholdNotes(c *State, notes map[string]string) {
 			e := *c.Error
 			e.Message = n
 			c.Error = &e
+		case "worktree":
+			c.Worktree = n
+		case "owner_email":
+			c.OwnerEmail = n
+		case "files_locked":
+			c.FilesLocked = append([]FileLock(nil), c.FilesLocked...)
+			for i := range c.FilesLocked {
+				put(&c.FilesLocked[i].By, n)
+			}
 		}
 	}
 }
@@ -224,4 +250,16 @@ func (e *Engine) ErrorWithheld(task, msg string) (notice string, ok bool) {
 		return a.Error.Message, true
 	}
 	return "", false
+}
+
+// RunnerWithheld says whether who, the user or the worktree a record of a
+// run keeps (git hegel log), may not reach an agent: it may when it is
+// this clone's own, the user.name it runs as or this worktree's path.
+// Records carry no origin of their own, and another clone's name for its
+// user or its worktree holds any words its maker chose.
+func (e *Engine) RunnerWithheld(who string) (notice string, ok bool) {
+	if who == "" || who == e.Worktree || (e.User != nil && who == e.User()) {
+		return "", false
+	}
+	return "(A name this clone cannot vouch for is not shown to the agent: see it with 'git hegel log'.)", true
 }

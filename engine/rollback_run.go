@@ -63,6 +63,9 @@ type RollbackPlan struct {
 	// on ("" when it does not): its checkpoint was not taken in this
 	// clone. The plan can be shown; Rollback refuses it.
 	NeedsForce string
+	// MadeBy says who made Target, as the reader may read it (MadeBy;
+	// without another clone's author for an agent).
+	MadeBy string
 
 	req  RollbackRequest
 	call TaskOptions // the command's --task and --force
@@ -138,9 +141,9 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 		return nil, err
 	}
 	e.nameLeavingCommits(rp)
-	p := &RollbackPlan{Task: task, From: t.State.CurrentNode, Target: cp, Undo: undo, All: o.All, Restore: rp, req: req, call: call}
+	p := &RollbackPlan{Task: task, From: t.State.CurrentNode, Target: cp, Undo: undo, All: o.All, Restore: rp, MadeBy: e.madeBy(cp), req: req, call: call}
 	if !cp.Local && !o.Force {
-		p.NeedsForce = foreignRefusal(cp, o)
+		p.NeedsForce = foreignRefusal(cp, p.MadeBy, o)
 	}
 	return p, nil
 }
@@ -149,7 +152,7 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 // needs --force: it comes from elsewhere (a fetch with --checkpoints, or a
 // git-hegel that kept no record), and could name any branch, commit or
 // file.
-func foreignRefusal(cp *Checkpoint, o RollbackOptions) string {
+func foreignRefusal(cp *Checkpoint, madeBy string, o RollbackOptions) string {
 	again := "git hegel rollback --to " + cp.ID + " --force"
 	switch {
 	case o.Undo:
@@ -160,7 +163,16 @@ func foreignRefusal(cp *Checkpoint, o RollbackOptions) string {
 		again = "git hegel resume --strategy from-checkpoint --checkpoint " + cp.ID + " --force"
 	}
 	return fmt.Sprintf("Checkpoint %s was not taken in this clone (%s), so it could name any branch, commit or file; run '%s' to roll back to it anyway; nothing was changed",
-		cp.ID, MadeBy(cp), again)
+		cp.ID, madeBy, again)
+}
+
+// madeBy is MadeBy as this engine's reader may read it: an agent is not
+// given the name another clone's commit holds, which its maker chose.
+func (e *Engine) madeBy(cp *Checkpoint) string {
+	if e.AgentReads && !cp.Local {
+		return "not in this clone's record of the checkpoints it took; who made it is not shown to the agent"
+	}
+	return MadeBy(cp)
 }
 
 // MadeBy says who made a checkpoint, for a plan: this clone, or whoever

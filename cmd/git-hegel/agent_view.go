@@ -73,6 +73,18 @@ func (c *cmdCtx) errorsForReader(e *engine.Engine) func(task, msg string) string
 	}
 }
 
+// runnerForReader returns the user or worktree a run record keeps as this
+// command's reader may see it (forReader).
+func (c *cmdCtx) runnerForReader(e *engine.Engine, who string) string {
+	if !c.forAgent {
+		return who
+	}
+	if notice, ok := e.RunnerWithheld(who); ok {
+		return notice
+	}
+	return who
+}
+
 // definitionsWithheld says which workflow files an agent reading this
 // command's output may not read the words of: those exactly as a commit
 // brought them that this machine has not trusted (engine.CheckedOut),
