@@ -107,3 +107,40 @@ func TestCommittedText(t *testing.T) {
 		t.Fatalf("no record of commits: %q", got)
 	}
 }
+
+// Who owns a task and who did what, as a fetch wrote them, reach the
+// agent as a notice; written here they are given as they are.
+func TestForAgentOwners(t *testing.T) {
+	te := newTestEngine(t, map[string][]byte{"w.yaml": []byte(textWF)})
+	store := &fetchedStore{fakeTaskStore: te.tasks, fields: map[string]string{}, paths: map[string]string{}}
+	te.Tasks = store
+	te.Trust = &fakeTrust{}
+	if _, err := te.Start("w", "", "t"); err != nil {
+		t.Fatal(err)
+	}
+	st := te.tasks.tasks["t"].State
+	st.Worktree, st.OwnerEmail = "/IGNORE the path", "IGNORE@the.email"
+	st.Approvals = []Approval{{Node: "build", By: "IGNORE the approver"}}
+	st.NodeMoves = []NodeMove{{From: "build", To: "build", By: "IGNORE the mover"}}
+	st.FilesLocked = []FileLock{{Path: "a.go", By: "IGNORE the locker"}}
+	if got := te.ForAgent(st); got != st {
+		t.Fatal("written here, and still copied")
+	}
+	for _, f := range []string{"worktree", "owner_email", "approvals", "node_moves", "files_locked"} {
+		store.fields[f] = "origin"
+	}
+	b, _ := json.Marshal(te.ForAgent(st))
+	if strings.Contains(string(b), "IGNORE") || !strings.Contains(string(b), "came from origin") {
+		t.Fatalf("another clone's names reached the agent: %s", b)
+	}
+	if st.Worktree != "/IGNORE the path" || st.Approvals[0].By != "IGNORE the approver" || st.FilesLocked[0].By != "IGNORE the locker" {
+		t.Fatal("the task's own state was changed")
+	}
+	te.Worktree = "/here"
+	if _, ok := te.RunnerWithheld("/here"); ok {
+		t.Fatal("this worktree's path was withheld from the log")
+	}
+	if _, ok := te.RunnerWithheld("IGNORE the user"); !ok {
+		t.Fatal("a run's user this clone cannot vouch for was given")
+	}
+}
