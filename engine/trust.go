@@ -170,6 +170,16 @@ func (e *Engine) CheckedOut(wf *workflow.Definition) bool {
 	return e.Committed(wf.Source, wf.Raw)
 }
 
+// BrokenCheckedOut is CheckedOut for a workflow file that could not be
+// loaded, whose error may quote the file's words (a YAML value, a guide's
+// name).
+func (e *Engine) BrokenCheckedOut(b *workflow.BrokenFile) bool {
+	if b.Raw == nil || e.Committed == nil || e.Trust == nil || e.TrustOf(b.Raw).Trusted {
+		return false
+	}
+	return e.Committed(b.Source, b.Raw)
+}
+
 // DefinitionNotes says, one line per task a fetch gave a definition this
 // machine does not trust, how to review it.
 func (e *Engine) DefinitionNotes(r *SyncReport) []string {

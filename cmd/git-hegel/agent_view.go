@@ -102,6 +102,26 @@ func (c *cmdCtx) definitionsWithheld() func(*workflow.Definition) bool {
 	return e.CheckedOut
 }
 
+// brokenWithheld says which workflow files that could not be loaded an
+// agent may not read the error of (definitionsWithheld): the error may
+// quote the file. For a person, none.
+func (c *cmdCtx) brokenWithheld() func(*workflow.BrokenFile) bool {
+	none := func(*workflow.BrokenFile) bool { return false }
+	if !c.forAgent {
+		return none
+	}
+	e, _, err := c.engine()
+	if err != nil {
+		return none
+	}
+	return e.BrokenCheckedOut
+}
+
+// brokenNotice is what an agent reads in place of a withheld file's error.
+func brokenNotice(source string) string {
+	return fmt.Sprintf("(%s came with a commit and could not be loaded; its error quotes it and is not shown to the agent: a person reads it with 'git hegel workflows'.)", source)
+}
+
 // withholdDefText replaces a definition's words (title, node summaries
 // and descriptions) with a notice; names, transitions and the rest of
 // its shape stay.
