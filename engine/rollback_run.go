@@ -142,8 +142,11 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 	}
 	e.nameLeavingCommits(rp)
 	p := &RollbackPlan{Task: task, From: t.State.CurrentNode, Target: cp, Undo: undo, All: o.All, Restore: rp, MadeBy: e.madeBy(cp), req: req, call: call}
-	if !cp.Local && !o.Force {
-		p.NeedsForce = foreignRefusal(cp, p.MadeBy, o)
+	// An agent's force passes the loop guard, not this: the files,
+	// branch and commit another clone's checkpoint names are its maker's
+	// choice, which a person accepts, as a person trusts a definition.
+	if !cp.Local && (!o.Force || e.AgentReads) {
+		p.NeedsForce = foreignRefusal(cp, p.MadeBy, o, e.AgentReads)
 	}
 	return p, nil
 }
@@ -152,7 +155,7 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 // needs --force: it comes from elsewhere (a fetch with --checkpoints, or a
 // git-hegel that kept no record), and could name any branch, commit or
 // file.
-func foreignRefusal(cp *Checkpoint, madeBy string, o RollbackOptions) string {
+func foreignRefusal(cp *Checkpoint, madeBy string, o RollbackOptions, agent bool) string {
 	again := "git hegel rollback --to " + cp.ID + " --force"
 	switch {
 	case o.Undo:
@@ -162,8 +165,12 @@ func foreignRefusal(cp *Checkpoint, madeBy string, o RollbackOptions) string {
 	case o.Resume:
 		again = "git hegel resume --strategy from-checkpoint --checkpoint " + cp.ID + " --force"
 	}
-	return fmt.Sprintf("Checkpoint %s was not taken in this clone (%s), so it could name any branch, commit or file; run '%s' to roll back to it anyway; nothing was changed",
-		cp.ID, madeBy, again)
+	run := "run '" + again + "' to roll back to it anyway"
+	if agent {
+		run = "only a person rolls back to it, with '" + again + "'"
+	}
+	return fmt.Sprintf("Checkpoint %s was not taken in this clone (%s), so it could name any branch, commit or file; %s; nothing was changed",
+		cp.ID, madeBy, run)
 }
 
 // madeBy is MadeBy as this engine's reader may read it: an agent is not
