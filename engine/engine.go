@@ -373,7 +373,7 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 // Prev returns to the node before the current one in the history.
 func (e *Engine) Prev(o TaskOptions) (*View, error) {
 	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "prev"); err != nil {
+		if err := e.allowed(st, "prev"); err != nil {
 			return "", err
 		}
 		if len(st.History) < 2 {
@@ -401,7 +401,7 @@ func (e *Engine) Prev(o TaskOptions) (*View, error) {
 // Restart goes back to the workflow's start node with a fresh history.
 func (e *Engine) Restart(o TaskOptions) (*View, error) {
 	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "restart"); err != nil {
+		if err := e.allowed(st, "restart"); err != nil {
 			return "", err
 		}
 		from := st.CurrentNode

@@ -75,7 +75,7 @@ func (e *Engine) Approve(o ApproveOptions) (*View, error) {
 	}
 	var skipped []SkippedNode
 	st, wf, err := e.updateOpts(updateOpts{call: o.TaskOptions, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "approve"); err != nil {
+		if err := e.allowed(st, "approve"); err != nil {
 			return "", err
 		}
 		node := st.CurrentNode
@@ -119,7 +119,7 @@ func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
 		return nil, badNamef("A rejection needs a reason: git hegel reject -m REASON")
 	}
 	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "reject"); err != nil {
+		if err := e.allowed(st, "reject"); err != nil {
 			return "", err
 		}
 		from := st.CurrentNode
@@ -271,7 +271,7 @@ func (e *Engine) Ask(o TaskOptions, question string) (*State, error) {
 		return nil, badNamef("The question is empty")
 	}
 	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "ask"); err != nil {
+		if err := e.allowed(st, "ask"); err != nil {
 			return "", err
 		}
 		st.Status = StatusAwaitingAnswer
@@ -290,7 +290,7 @@ func (e *Engine) Answer(o TaskOptions, answer string) (*Question, *View, error) 
 	}
 	var q Question
 	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "answer"); err != nil {
+		if err := e.allowed(st, "answer"); err != nil {
 			return "", err
 		}
 		i := openQuestion(st)

@@ -202,7 +202,7 @@ func (e *Engine) nextTarget(st *State, wf *workflow.Definition, o NextOptions) (
 	if wf.IsTerminal(st.CurrentNode) {
 		return "", "", "", finishedError(st)
 	}
-	if err := allowed(st, "next"); err != nil {
+	if err := e.allowed(st, "next"); err != nil {
 		return "", "", "", err
 	}
 	claim = o.Claim

@@ -206,12 +206,12 @@ func (e *Engine) checkWhole(t *Task, o RollbackOptions) error {
 		return err
 	}
 	if o.Resume {
-		return allowed(t.State, "resume")
+		return e.allowed(t.State, "resume")
 	}
 	if t.State.Finished() {
 		return finishedError(t.State)
 	}
-	return allowed(t.State, "rollback")
+	return e.allowed(t.State, "rollback")
 }
 
 // rollbackTarget finds the checkpoint o names among cps (oldest first).

@@ -410,7 +410,7 @@ func (e *Engine) Describe(text string, call TaskOptions) (*State, error) {
 		if st.Status == StatusStashed {
 			return "", fmt.Errorf("Task '%s' is stashed; its description travels with the stash. Restore it with 'git hegel stash pop' first", st.Task)
 		}
-		if err := allowed(st, "describe"); err != nil {
+		if err := e.allowed(st, "describe"); err != nil {
 			return "", err
 		}
 		st.Description = text
