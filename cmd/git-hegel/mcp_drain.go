@@ -38,11 +38,6 @@ func newMCPDrain() *mcpDrain {
 	return d
 }
 
-type rpcHead struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
 // begin records a request passed on; false when one with the same id is
 // still unanswered.
 func (d *mcpDrain) begin(id jsonrpc.ID) bool {
@@ -108,12 +103,10 @@ func refuse(line []byte) ([]byte, jsonrpc.Message) {
 	if code == 0 {
 		return nil, m
 	}
-	var h rpcHead
-	id := json.RawMessage("null")
-	if json.Unmarshal(t, &h) == nil && len(h.ID) > 0 && (h.ID[0] == '"' || h.ID[0] == '-' || (h.ID[0] >= '0' && h.ID[0] <= '9')) {
-		id = h.ID
-	}
-	return errorLine(id, code, msg), nil
+	// The id is read from the members before what cannot be read, so a
+	// request whose arguments are not JSON (a NaN, a cut line) is
+	// answered under its id and its client does not wait for ever.
+	return errorLine(idOf(t), code, msg), nil
 }
 
 // errorLine is a JSON-RPC error response, newline-terminated.
@@ -155,7 +148,8 @@ func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error)
 const idPrefix = 4096
 
 // idOf finds the id of the request that starts with prefix: null when
-// the id is not among the members before the prefix ends.
+// the id is not among the members before the prefix ends or stops being
+// JSON.
 func idOf(prefix []byte) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(prefix))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
