@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // What an agent reads through git-hegel's MCP server (the state
@@ -262,4 +264,18 @@ func (e *Engine) RunnerWithheld(who string) (notice string, ok bool) {
 		return "", false
 	}
 	return "(A name this clone cannot vouch for is not shown to the agent: see it with 'git hegel log'.)", true
+}
+
+// ArtifactFetched names the remote whose fetch brought a's content, when
+// it is a node's submitted copy and this machine does not trust its bytes
+// ("" otherwise). It is not withheld (it is the work product the next
+// node reads), but an agent is told whose words it reads.
+func (e *Engine) ArtifactFetched(task string, a *ArtifactContent) string {
+	if a.From != "submitted" {
+		return ""
+	}
+	if t, ok := e.untrustedFile(task, SubmittedPath(a.Node, workflow.ArtifactName(a.Path)), string(a.Data)); ok {
+		return t.Remote
+	}
+	return ""
 }
