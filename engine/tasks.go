@@ -273,7 +273,11 @@ func (e *Engine) approvalWarnings(t *Task) []string {
 	}
 	latest := map[string]seen{} // by node and path
 	var order []string
-	for _, a := range t.State.Approvals {
+	approvals := t.State.Approvals
+	if e.AgentReads {
+		approvals = e.ForAgent(t.State).Approvals // who approved, as the agent may read it
+	}
+	for _, a := range approvals {
 		if a.Rejected {
 			continue
 		}
