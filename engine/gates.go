@@ -37,6 +37,18 @@ func gateView(wf *workflow.Definition, st *State) *GateView {
 	return &GateView{Node: st.CurrentNode, Claim: st.PendingClaim, To: to, Approvers: wf.Nodes[st.CurrentNode].Approvers}
 }
 
+// gateForReader is g as this engine's reader may read it: an agent is not
+// given the approvers an untrusted definition names, its words as its
+// prompts are (PromptTrusted).
+func (e *Engine) gateForReader(g *GateView, wf *workflow.Definition) *GateView {
+	if g == nil || !e.AgentReads || len(g.Approvers) == 0 || e.TrustOf(wf.Raw).Trusted {
+		return g
+	}
+	c := *g
+	c.Approvers = []string{"(the approvers its definition names: not shown to the agent until this machine trusts the definition)"}
+	return &c
+}
+
 // Gate returns the approval task t waits for, or nil.
 func Gate(t *Task) *GateView {
 	if t.State.Status != StatusAwaitingApproval {

@@ -122,13 +122,33 @@ func brokenNotice(source string) string {
 	return fmt.Sprintf("(%s came with a commit and could not be loaded; its error quotes it and is not shown to the agent: a person reads it with 'git hegel workflows'.)", source)
 }
 
-// withholdDefText replaces a definition's words (title, node summaries
-// and descriptions) with a notice; names, transitions and the rest of
-// its shape stay.
+// withholdDefText replaces a definition's words (title, node summaries,
+// descriptions and display names, approvers, the commands and questions
+// it runs, its rules' patterns) with a notice; names, transitions,
+// artifact paths and the rest of its shape stay.
 func withholdDefText(d *workflowDefJSON) {
 	notice := fmt.Sprintf("(%s came with a commit and its words are not shown to the agent until this machine trusts it: 'git hegel trust --workflow %s'.)", d.Source, d.Name)
 	d.Title = notice
+	put := func(s *string) {
+		if *s != "" {
+			*s = notice
+		}
+	}
 	for i := range d.Nodes {
-		d.Nodes[i].Summary, d.Nodes[i].Description = notice, ""
+		n := &d.Nodes[i]
+		n.Summary, n.Description, n.DisplayName = notice, "", ""
+		if len(n.Approvers) > 0 {
+			n.Approvers = []string{notice}
+		}
+		for j := range n.Checks {
+			n.Checks[j] = notice
+		}
+		if n.Run != nil {
+			put(&n.Run.Text)
+		}
+		for j := range n.Rules {
+			put(&n.Rules[j].Pattern)
+			put(&n.Rules[j].PathPattern)
+		}
 	}
 }
