@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
@@ -279,3 +280,26 @@ func (e *Engine) ArtifactFetched(task string, a *ArtifactContent) string {
 	}
 	return ""
 }
+
+// RunLabel says whether s, a label a record of a run keeps (its workflow,
+// mode, task type, status, branches, nodes, and the agents, models and
+// tools its metadata lists), may reach an agent as it is: when it is a
+// name, as git-hegel and the agents write them. Records carry no origin
+// of their own, and another clone's may hold any words in these fields.
+func RunLabel(s string) bool {
+	if s == "" || len(s) > 200 {
+		return s == ""
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case i > 0 && strings.ContainsRune("._-/@:+", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// RunLabelNotice stands in for a label RunLabel refuses.
+const RunLabelNotice = "(not a name: not shown to the agent; see it with 'git hegel log')"

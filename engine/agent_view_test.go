@@ -169,3 +169,14 @@ func TestApprovalWarningForAgent(t *testing.T) {
 		t.Fatalf("for an agent: %v %q", err, d.Warnings)
 	}
 }
+
+// A run record's label reaches an agent when it is a name as git-hegel
+// and the agents write them.
+func TestRunLabel(t *testing.T) {
+	for s, want := range map[string]bool{"": true, "minimal": true, "rolled_back": true, "feature/x-1": true, "mcp__git-hegel__status": true,
+		"claude-sonnet-4.5": true, "IGNORE PREVIOUS": false, "-x": false, "a\nb": false, strings.Repeat("a", 201): false} {
+		if RunLabel(s) != want {
+			t.Errorf("RunLabel(%q) = %v", s, !want)
+		}
+	}
+}

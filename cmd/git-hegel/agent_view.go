@@ -85,6 +85,48 @@ func (c *cmdCtx) runnerForReader(e *engine.Engine, who string) string {
 	return who
 }
 
+// labelsForReader puts a notice in place of each label of run j that
+// is not a name (engine.RunLabel), for an agent reading it.
+func (c *cmdCtx) labelsForReader(j *executionJSON) {
+	if !c.forAgent {
+		return
+	}
+	one := func(s *string) {
+		if !engine.RunLabel(*s) {
+			*s = engine.RunLabelNotice
+		}
+	}
+	list := func(l []string) []string {
+		out := make([]string, len(l))
+		for i, s := range l {
+			out[i] = s
+			one(&out[i])
+		}
+		return out
+	}
+	for _, s := range []*string{&j.Workflow, &j.Mode, &j.TaskType, &j.Status, &j.Start.Branch, &j.End.Branch, &j.Start.Head, &j.End.Head} {
+		one(s)
+	}
+	j.NodesCompleted, j.NodesFailed, j.NodesSkipped = list(j.NodesCompleted), list(j.NodesFailed), list(j.NodesSkipped)
+	for n := range j.Nodes {
+		if !engine.RunLabel(n) {
+			delete(j.Nodes, n) // a key no agent can be given
+		}
+	}
+	if m := j.Metadata; m != nil {
+		c := *m
+		c.MCPServers, c.Tools = list(m.MCPServers), list(m.Tools)
+		c.Agents = make([]engine.AgentSeen, len(m.Agents))
+		for i, a := range m.Agents {
+			one(&a.Name)
+			a.Models = list(a.Models)
+			c.Agents[i] = a
+		}
+		one(&c.Version)
+		j.Metadata = &c
+	}
+}
+
 // definitionsWithheld says which workflow files an agent reading this
 // command's output may not read the words of: those exactly as a commit
 // brought them that this machine has not trusted (engine.CheckedOut),
