@@ -22,11 +22,12 @@ import (
 func (e *Engine) ForAgent(st *State) *State {
 	texts := e.untrustedState(st)
 	notes := e.fetchedNotes(st)
-	if len(texts) == 0 && len(notes) == 0 {
+	if len(texts) == 0 && len(notes) == 0 && labelsOK(st) {
 		return st
 	}
 	c := *st
 	withholdNotes(&c, notes)
+	withholdLabels(&c)
 	for _, t := range texts {
 		notice := withheld(st.Task, t)
 		switch t.Field {
@@ -303,3 +304,68 @@ func RunLabel(s string) bool {
 
 // RunLabelNotice stands in for a label RunLabel refuses.
 const RunLabelNotice = "(not a name: not shown to the agent; see it with 'git hegel log')"
+
+// The state's labels (its workflow, mode, task type, priority, sub-phase
+// and pending claim, the nodes its history and lists name) are names
+// when git-hegel writes them, but a fetch checks only that they hold no
+// control characters: one that is not a name (RunLabel) reaches an agent
+// as RunLabelNotice, and a list's entry that is not one is left out.
+func stateLabels(st *State) []*string {
+	return []*string{&st.Workflow, &st.Mode, &st.TaskType, &st.Priority, &st.Subphase, &st.PendingClaim}
+}
+
+// endedByOK says whether ended_by is one git-hegel writes ("doctor",
+// "stash drop <id>", "stash clear <id>").
+func endedByOK(s string) bool {
+	for _, p := range []string{"stash drop ", "stash clear "} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			return RunLabel(rest)
+		}
+	}
+	return RunLabel(s)
+}
+
+func labelsOK(st *State) bool {
+	for _, p := range stateLabels(st) {
+		if !RunLabel(*p) {
+			return false
+		}
+	}
+	if !endedByOK(st.EndedBy) {
+		return false
+	}
+	for _, l := range [][]string{st.History, st.CompletedNodes, st.FailedNodes} {
+		for _, n := range l {
+			if !RunLabel(n) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// withholdLabels applies labelsOK's rule to c, a copy of a state: the
+// lists are copied before they change.
+func withholdLabels(c *State) {
+	for _, p := range stateLabels(c) {
+		if !RunLabel(*p) {
+			*p = RunLabelNotice
+		}
+	}
+	if !endedByOK(c.EndedBy) {
+		c.EndedBy = RunLabelNotice
+	}
+	names := func(l []string) []string {
+		if l == nil {
+			return nil
+		}
+		out := make([]string, 0, len(l))
+		for _, n := range l {
+			if RunLabel(n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	c.History, c.CompletedNodes, c.FailedNodes = names(c.History), names(c.CompletedNodes), names(c.FailedNodes)
+}
