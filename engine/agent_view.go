@@ -302,14 +302,18 @@ func RunLabel(s string) bool {
 	return true
 }
 
-// RunLabelNotice stands in for a label RunLabel refuses.
-const RunLabelNotice = "(not a name: not shown to the agent; see it with 'git hegel log')"
+// RunLabelNotice stands in for a run's label RunLabel refuses, and
+// stateLabelNotice for a state's.
+const (
+	RunLabelNotice   = "(not a name: not shown to the agent; see it with 'git hegel log')"
+	stateLabelNotice = "(not a name: not shown to the agent; a person reads it with 'git hegel show')"
+)
 
 // The state's labels (its workflow, mode, task type, priority, sub-phase
 // and pending claim, the nodes its history and lists name) are names
 // when git-hegel writes them, but a fetch checks only that they hold no
 // control characters: one that is not a name (RunLabel) reaches an agent
-// as RunLabelNotice, and a list's entry that is not one is left out.
+// as stateLabelNotice, and a list's entry that is not one is left out.
 func stateLabels(st *State) []*string {
 	return []*string{&st.Workflow, &st.Mode, &st.TaskType, &st.Priority, &st.Subphase, &st.PendingClaim}
 }
@@ -349,11 +353,11 @@ func labelsOK(st *State) bool {
 func withholdLabels(c *State) {
 	for _, p := range stateLabels(c) {
 		if !RunLabel(*p) {
-			*p = RunLabelNotice
+			*p = stateLabelNotice
 		}
 	}
 	if !endedByOK(c.EndedBy) {
-		c.EndedBy = RunLabelNotice
+		c.EndedBy = stateLabelNotice
 	}
 	names := func(l []string) []string {
 		if l == nil {

@@ -765,6 +765,9 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Definition: wf.Raw,
 		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
+	if e.AgentReads && !RunLabel(v.Mode) {
+		v.Mode = stateLabelNotice // a label a fetch may have written (agent_view.go)
+	}
 	if n := wf.Nodes[st.CurrentNode]; n != nil {
 		v.Step = n.Run != nil
 	}
