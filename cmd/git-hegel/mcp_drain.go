@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -171,6 +172,16 @@ func idOf(prefix []byte) json.RawMessage {
 	return json.RawMessage("null")
 }
 
+// exactID says whether raw, a request's id as written, is one the SDK
+// answers under the same id: a string, or an integer a 64-bit number holds.
+func exactID(raw json.RawMessage) bool {
+	if len(raw) > 0 && raw[0] == '"' {
+		return true
+	}
+	_, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil
+}
+
 func (r *drainReader) Read(p []byte) (int, error) {
 	if len(r.buf) == 0 {
 		line, tooLong, err := readLine(r.r, mcpMaxLine)
@@ -183,9 +194,15 @@ func (r *drainReader) Read(p []byte) (int, error) {
 		if answer == nil && m == nil {
 			line = nil // blank: nothing for the SDK, which would buffer it
 		}
-		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() && !r.d.begin(req.ID) {
-			id, _ := json.Marshal(req.ID.Raw())
-			answer = errorLine(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: id %s is in use by a request not answered yet", id))
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			if raw := idOf(line); !exactID(raw) {
+				// The SDK reads 12.5 as 12 and answers under that: the
+				// client, waiting for 12.5, would wait for ever.
+				answer = errorLine(raw, jsonrpc.CodeInvalidRequest, "Invalid request: an id must be a string or an integer")
+			} else if !r.d.begin(req.ID) {
+				id, _ := json.Marshal(req.ID.Raw())
+				answer = errorLine(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: id %s is in use by a request not answered yet", id))
+			}
 		}
 		if answer != nil {
 			if _, werr := r.w.writeOwn(answer); werr != nil {

@@ -370,8 +370,12 @@ func TestMCPStdioDuplicateID(t *testing.T) {
 	for i := 0; i < n; i++ {
 		in.WriteString(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"status","arguments":{}}}` + "\n")
 	}
-	// 12.5 is the id 12 to the SDK: its answer ends the request.
+	// 12.5 would be the id 12 to the SDK, and its answer come under
+	// that: it is refused under its own id, as is an integer no 64-bit
+	// number holds.
 	in.WriteString(`{"jsonrpc":"2.0","id":12.5,"method":"ping"}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":12,"method":"ping"}` + "\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "hegel", "mcp")
@@ -397,8 +401,12 @@ func TestMCPStdioDuplicateID(t *testing.T) {
 	if answers != n || inUse == 0 {
 		t.Errorf("%d answers to the %d requests with id \"a\" (%d refused as in use), want %d:\n%s", answers, n, inUse, n, out)
 	}
-	if !strings.Contains(string(out), `"id":12,"result":{}`) {
-		t.Errorf("no answer to the ping:\n%s", out)
+	for _, want := range []string{`"id":12,"result":{}`,
+		`{"jsonrpc":"2.0","id":12.5,"error":{"code":-32600,"message":"Invalid request: an id must be a string or an integer"}}`,
+		`{"jsonrpc":"2.0","id":99999999999999999999,"error":{"code":-32600,"message":"Invalid request: an id must be a string or an integer"}}`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %s:\n%s", want, out)
+		}
 	}
 }
 
