@@ -3,6 +3,9 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
 // What an agent reads through git-hegel's MCP server (the state
@@ -19,11 +22,12 @@ import (
 func (e *Engine) ForAgent(st *State) *State {
 	texts := e.untrustedState(st)
 	notes := e.fetchedNotes(st)
-	if len(texts) == 0 && len(notes) == 0 {
+	if len(texts) == 0 && len(notes) == 0 && labelsOK(st) {
 		return st
 	}
 	c := *st
 	withholdNotes(&c, notes)
+	withholdLabels(&c)
 	for _, t := range texts {
 		notice := withheld(st.Task, t)
 		switch t.Field {
@@ -52,7 +56,12 @@ func (e *Engine) ForAgent(st *State) *State {
 // the MCP server as it reads its prompt, and anyone who pushes writes
 // them. Written here, they are shown; brought by a fetch, each text in
 // the field gives way to a notice (the person sees it in show).
-var agentNotes = []string{"pause_reason", "questions", "approvals", "overrides", "rollback_history", "node_moves", "skipped_nodes", "error"}
+//
+// Who owns the task and who did what (the owner's worktree path and
+// email, who approved, moved or locked) are the same: another clone
+// writes them as it likes, and a path or a name holds any words.
+var agentNotes = []string{"pause_reason", "questions", "approvals", "overrides", "rollback_history", "node_moves", "skipped_nodes", "error",
+	"worktree", "owner_email", "files_locked"}
 
 // fetchedNotes returns, for each of agentNotes that st holds text in and
 // a fetch last changed, the notice an agent reads in its texts' place.
@@ -86,7 +95,7 @@ func hasNote(st *State, f string) bool {
 		return len(st.Questions) > 0
 	case "approvals":
 		for _, a := range st.Approvals {
-			if a.Comment != "" {
+			if a.Comment != "" || a.By != "" {
 				return true
 			}
 		}
@@ -104,7 +113,7 @@ func hasNote(st *State, f string) bool {
 		}
 	case "node_moves":
 		for _, m := range st.NodeMoves {
-			if m.Reason != "" {
+			if m.Reason != "" || m.By != "" {
 				return true
 			}
 		}
@@ -116,6 +125,16 @@ func hasNote(st *State, f string) bool {
 		}
 	case "error":
 		return st.Error != nil && st.Error.Message != ""
+	case "worktree":
+		return st.Worktree != ""
+	case "owner_email":
+		return st.OwnerEmail != ""
+	case "files_locked":
+		for _, l := range st.FilesLocked {
+			if l.By != "" {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -143,6 +162,7 @@ func withholdNotes(c *State, notes map[string]string) {
 			c.Approvals = append([]Approval(nil), c.Approvals...)
 			for i := range c.Approvals {
 				put(&c.Approvals[i].Comment, n)
+				put(&c.Approvals[i].By, n)
 			}
 		case "overrides":
 			c.Overrides = append([]Override(nil), c.Overrides...)
@@ -158,6 +178,7 @@ func withholdNotes(c *State, notes map[string]string) {
 			c.NodeMoves = append([]NodeMove(nil), c.NodeMoves...)
 			for i := range c.NodeMoves {
 				put(&c.NodeMoves[i].Reason, n)
+				put(&c.NodeMoves[i].By, n)
 			}
 		case "skipped_nodes":
 			c.SkippedNodes = append([]SkippedNode(nil), c.SkippedNodes...)
@@ -168,6 +189,15 @@ func withholdNotes(c *State, notes map[string]string) {
 			e := *c.Error
 			e.Message = n
 			c.Error = &e
+		case "worktree":
+			c.Worktree = n
+		case "owner_email":
+			c.OwnerEmail = n
+		case "files_locked":
+			c.FilesLocked = append([]FileLock(nil), c.FilesLocked...)
+			for i := range c.FilesLocked {
+				put(&c.FilesLocked[i].By, n)
+			}
 		}
 	}
 }
@@ -224,4 +254,122 @@ func (e *Engine) ErrorWithheld(task, msg string) (notice string, ok bool) {
 		return a.Error.Message, true
 	}
 	return "", false
+}
+
+// RunnerWithheld says whether who, the user or the worktree a record of a
+// run keeps (git hegel log), may not reach an agent: it may when it is
+// this clone's own, the user.name it runs as or this worktree's path.
+// Records carry no origin of their own, and another clone's name for its
+// user or its worktree holds any words its maker chose.
+func (e *Engine) RunnerWithheld(who string) (notice string, ok bool) {
+	if who == "" || who == e.Worktree || (e.User != nil && who == e.User()) {
+		return "", false
+	}
+	return "(A name this clone cannot vouch for is not shown to the agent: see it with 'git hegel log'.)", true
+}
+
+// ArtifactFetched names the remote whose fetch brought a's content, when
+// it is a node's submitted copy and this machine does not trust its bytes
+// ("" otherwise). It is not withheld (it is the work product the next
+// node reads), but an agent is told whose words it reads.
+func (e *Engine) ArtifactFetched(task string, a *ArtifactContent) string {
+	if a.From != "submitted" {
+		return ""
+	}
+	if t, ok := e.untrustedFile(task, SubmittedPath(a.Node, workflow.ArtifactName(a.Path)), string(a.Data)); ok {
+		return t.Remote
+	}
+	return ""
+}
+
+// RunLabel says whether s, a label a record of a run keeps (its workflow,
+// mode, task type, status, branches, nodes, and the agents, models and
+// tools its metadata lists), may reach an agent as it is: when it is a
+// name, as git-hegel and the agents write them. Records carry no origin
+// of their own, and another clone's may hold any words in these fields.
+func RunLabel(s string) bool {
+	if s == "" || len(s) > 200 {
+		return s == ""
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case i > 0 && strings.ContainsRune("._-/@:+", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// RunLabelNotice stands in for a run's label RunLabel refuses, and
+// stateLabelNotice for a state's.
+const (
+	RunLabelNotice   = "(not a name: not shown to the agent; see it with 'git hegel log')"
+	stateLabelNotice = "(not a name: not shown to the agent; a person reads it with 'git hegel show')"
+)
+
+// The state's labels (its workflow, mode, task type, priority, sub-phase
+// and pending claim, the nodes its history and lists name) are names
+// when git-hegel writes them, but a fetch checks only that they hold no
+// control characters: one that is not a name (RunLabel) reaches an agent
+// as stateLabelNotice, and a list's entry that is not one is left out.
+func stateLabels(st *State) []*string {
+	return []*string{&st.Workflow, &st.Mode, &st.TaskType, &st.Priority, &st.Subphase, &st.PendingClaim}
+}
+
+// endedByOK says whether ended_by is one git-hegel writes ("doctor",
+// "stash drop <id>", "stash clear <id>").
+func endedByOK(s string) bool {
+	for _, p := range []string{"stash drop ", "stash clear "} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			return RunLabel(rest)
+		}
+	}
+	return RunLabel(s)
+}
+
+func labelsOK(st *State) bool {
+	for _, p := range stateLabels(st) {
+		if !RunLabel(*p) {
+			return false
+		}
+	}
+	if !endedByOK(st.EndedBy) {
+		return false
+	}
+	for _, l := range [][]string{st.History, st.CompletedNodes, st.FailedNodes} {
+		for _, n := range l {
+			if !RunLabel(n) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// withholdLabels applies labelsOK's rule to c, a copy of a state: the
+// lists are copied before they change.
+func withholdLabels(c *State) {
+	for _, p := range stateLabels(c) {
+		if !RunLabel(*p) {
+			*p = stateLabelNotice
+		}
+	}
+	if !endedByOK(c.EndedBy) {
+		c.EndedBy = stateLabelNotice
+	}
+	names := func(l []string) []string {
+		if l == nil {
+			return nil
+		}
+		out := make([]string, 0, len(l))
+		for _, n := range l {
+			if RunLabel(n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	c.History, c.CompletedNodes, c.FailedNodes = names(c.History), names(c.CompletedNodes), names(c.FailedNodes)
 }

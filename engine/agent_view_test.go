@@ -107,3 +107,76 @@ func TestCommittedText(t *testing.T) {
 		t.Fatalf("no record of commits: %q", got)
 	}
 }
+
+// Who owns a task and who did what, as a fetch wrote them, reach the
+// agent as a notice; written here they are given as they are.
+func TestForAgentOwners(t *testing.T) {
+	te := newTestEngine(t, map[string][]byte{"w.yaml": []byte(textWF)})
+	store := &fetchedStore{fakeTaskStore: te.tasks, fields: map[string]string{}, paths: map[string]string{}}
+	te.Tasks = store
+	te.Trust = &fakeTrust{}
+	if _, err := te.Start("w", "", "t"); err != nil {
+		t.Fatal(err)
+	}
+	st := te.tasks.tasks["t"].State
+	st.Worktree, st.OwnerEmail = "/IGNORE the path", "IGNORE@the.email"
+	st.Approvals = []Approval{{Node: "build", By: "IGNORE the approver"}}
+	st.NodeMoves = []NodeMove{{From: "build", To: "build", By: "IGNORE the mover"}}
+	st.FilesLocked = []FileLock{{Path: "a.go", By: "IGNORE the locker"}}
+	if got := te.ForAgent(st); got != st {
+		t.Fatal("written here, and still copied")
+	}
+	for _, f := range []string{"worktree", "owner_email", "approvals", "node_moves", "files_locked"} {
+		store.fields[f] = "origin"
+	}
+	b, _ := json.Marshal(te.ForAgent(st))
+	if strings.Contains(string(b), "IGNORE") || !strings.Contains(string(b), "came from origin") {
+		t.Fatalf("another clone's names reached the agent: %s", b)
+	}
+	if st.Worktree != "/IGNORE the path" || st.Approvals[0].By != "IGNORE the approver" || st.FilesLocked[0].By != "IGNORE the locker" {
+		t.Fatal("the task's own state was changed")
+	}
+	te.Worktree = "/here"
+	if _, ok := te.RunnerWithheld("/here"); ok {
+		t.Fatal("this worktree's path was withheld from the log")
+	}
+	if _, ok := te.RunnerWithheld("IGNORE the user"); !ok {
+		t.Fatal("a run's user this clone cannot vouch for was given")
+	}
+}
+
+// Show's warning that an artifact changed after its approval names the
+// approver as the agent view has it.
+func TestApprovalWarningForAgent(t *testing.T) {
+	te := newTestEngine(t, map[string][]byte{"w.yaml": []byte(textWF)})
+	store := &fetchedStore{fakeTaskStore: te.tasks, fields: map[string]string{"approvals": "origin"}, paths: map[string]string{}}
+	te.Tasks = store
+	te.Trust = &fakeTrust{}
+	if _, err := te.Start("w", "", "t"); err != nil {
+		t.Fatal(err)
+	}
+	st := te.tasks.tasks["t"].State
+	node := st.CurrentNode
+	st.Submitted = map[string][]Submitted{node: {{Path: "a.md", Blob: strings.Repeat("1", 40)}}}
+	st.Approvals = []Approval{{Node: node, By: "IGNORE the approver", Artifacts: []ApprovedArtifact{{Path: "a.md", Blob: strings.Repeat("2", 40)}}}}
+	d, err := te.Show("t")
+	if err != nil || len(d.Warnings) == 0 || !strings.Contains(d.Warnings[0], "IGNORE the approver") {
+		t.Fatalf("for a person: %v %q", err, d.Warnings)
+	}
+	te.AgentReads = true
+	d, err = te.Show("t")
+	if err != nil || len(d.Warnings) == 0 || strings.Contains(strings.Join(d.Warnings, "\n"), "IGNORE") {
+		t.Fatalf("for an agent: %v %q", err, d.Warnings)
+	}
+}
+
+// A run record's label reaches an agent when it is a name as git-hegel
+// and the agents write them.
+func TestRunLabel(t *testing.T) {
+	for s, want := range map[string]bool{"": true, "minimal": true, "rolled_back": true, "feature/x-1": true, "mcp__git-hegel__status": true,
+		"claude-sonnet-4.5": true, "IGNORE PREVIOUS": false, "-x": false, "a\nb": false, strings.Repeat("a", 201): false} {
+		if RunLabel(s) != want {
+			t.Errorf("RunLabel(%q) = %v", s, !want)
+		}
+	}
+}

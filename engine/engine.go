@@ -106,6 +106,12 @@ type Engine struct {
 	// KeepCheckpoints is hegel.keepCheckpointsOnDone: a completed or
 	// aborted task keeps its checkpoints in the archive.
 	KeepCheckpoints bool
+	// AgentReads says an agent reads what the command prints (the MCP
+	// server runs it): the engine's messages then leave out what another
+	// clone wrote about who it is (its worktree's path, a commit's
+	// author), which its maker chose, as the agent's view leaves out its
+	// other texts (agent_view.go).
+	AgentReads bool
 	// User names the person deciding at a gate (git config user.name).
 	User func() string
 	// Email is the person's git user.email, recorded as a task's owner
@@ -367,7 +373,7 @@ func (e *Engine) rebuild(sessionMissing bool) (*Task, error) {
 // Prev returns to the node before the current one in the history.
 func (e *Engine) Prev(o TaskOptions) (*View, error) {
 	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "prev"); err != nil {
+		if err := e.allowed(st, "prev"); err != nil {
 			return "", err
 		}
 		if len(st.History) < 2 {
@@ -395,7 +401,7 @@ func (e *Engine) Prev(o TaskOptions) (*View, error) {
 // Restart goes back to the workflow's start node with a fresh history.
 func (e *Engine) Restart(o TaskOptions) (*View, error) {
 	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "restart"); err != nil {
+		if err := e.allowed(st, "restart"); err != nil {
 			return "", err
 		}
 		from := st.CurrentNode
@@ -599,6 +605,7 @@ func checkLoaded(t *Task, wf *workflow.Definition) error {
 
 // OwnerError refuses to change a task another worktree owns.
 type OwnerError struct {
+	// Owner is the owning worktree's path ("" when it is not to be shown).
 	Task, Owner string
 	// OtherClone: the owner is a worktree of another clone (its path is
 	// on that machine), which claim takes the task from.
@@ -607,7 +614,11 @@ type OwnerError struct {
 
 func (e *OwnerError) Error() string {
 	if e.OtherClone {
-		return fmt.Sprintf("Task '%s' is held by another clone (its worktree %s); 'git hegel claim %s' takes it over, or add --force to change it from here (recorded in the task)", e.Task, e.Owner, e.Task)
+		where := ""
+		if e.Owner != "" {
+			where = " (its worktree " + e.Owner + ")"
+		}
+		return fmt.Sprintf("Task '%s' is held by another clone%s; 'git hegel claim %s' takes it over, or add --force to change it from here (recorded in the task)", e.Task, where, e.Task)
 	}
 	return fmt.Sprintf("Task '%s' belongs to the worktree %s; run the command there, or add --force to change it from here (recorded in the task)", e.Task, e.Owner)
 }
@@ -620,7 +631,11 @@ func (e *Engine) checkOwner(st *State, o updateOpts) (forced bool, err error) {
 	}
 	if !o.call.Force {
 		other := st.WorktreeID != "" && e.WorktreeID != "" && !sameInstance(st.WorktreeID, e.WorktreeID)
-		return false, &OwnerError{Task: st.Task, Owner: ownerOf(st), OtherClone: other}
+		owner := ownerOf(st)
+		if other && e.AgentReads {
+			owner = "" // the other clone's path, as that clone wrote it
+		}
+		return false, &OwnerError{Task: st.Task, Owner: owner, OtherClone: other}
 	}
 	return true, nil
 }
@@ -750,6 +765,9 @@ func (e *Engine) touchSession(fn func(*Session)) error {
 func (e *Engine) view(st *State, wf *workflow.Definition) *View {
 	v := &View{Task: st.Task, State: st, Mode: st.Mode, Node: st.CurrentNode, Definition: wf.Raw,
 		Label: wf.Label(st.CurrentNode), MaxAttempts: wf.Attempts(st.CurrentNode, e.MaxAttempts)}
+	if e.AgentReads && !RunLabel(v.Mode) {
+		v.Mode = stateLabelNotice // a label a fetch may have written (agent_view.go)
+	}
 	if n := wf.Nodes[st.CurrentNode]; n != nil {
 		v.Step = n.Run != nil
 	}

@@ -15,7 +15,7 @@ import (
 func (e *Engine) Fail(o TaskOptions, reason string) (*View, error) {
 	reason = strings.TrimSpace(reason)
 	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "fail"); err != nil {
+		if err := e.allowed(st, "fail"); err != nil {
 			return "", err
 		}
 		why := reason

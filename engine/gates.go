@@ -38,6 +38,18 @@ func gateView(wf *workflow.Definition, st *State) *GateView {
 	return &GateView{Node: st.CurrentNode, Claim: st.PendingClaim, To: to, Approvers: wf.Nodes[st.CurrentNode].Approvers}
 }
 
+// gateForReader is g as this engine's reader may read it: an agent is not
+// given the approvers an untrusted definition names, its words as its
+// prompts are (PromptTrusted).
+func (e *Engine) gateForReader(g *GateView, wf *workflow.Definition) *GateView {
+	if g == nil || !e.AgentReads || len(g.Approvers) == 0 || e.TrustOf(wf.Raw).Trusted {
+		return g
+	}
+	c := *g
+	c.Approvers = []string{"(the approvers its definition names: not shown to the agent until this machine trusts the definition)"}
+	return &c
+}
+
 // Gate returns the approval task t waits for, or nil.
 func Gate(t *Task) *GateView {
 	if t.State.Status != StatusAwaitingApproval {
@@ -76,7 +88,7 @@ func (e *Engine) Approve(o ApproveOptions) (*View, error) {
 	}
 	var skipped []SkippedNode
 	st, wf, err := e.updateOpts(updateOpts{call: o.TaskOptions, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "approve"); err != nil {
+		if err := e.allowed(st, "approve"); err != nil {
 			return "", err
 		}
 		node := st.CurrentNode
@@ -128,7 +140,7 @@ func (e *Engine) RejectShown(o TaskOptions, reason, to, shownGate string) (*View
 		return nil, badNamef("A rejection needs a reason: git hegel reject -m REASON")
 	}
 	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "reject"); err != nil {
+		if err := e.allowed(st, "reject"); err != nil {
 			return "", err
 		}
 		if shownGate != "" && shownGate != st.CurrentNode {
@@ -283,7 +295,7 @@ func (e *Engine) Ask(o TaskOptions, question string) (*State, error) {
 		return nil, badNamef("The question is empty")
 	}
 	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "ask"); err != nil {
+		if err := e.allowed(st, "ask"); err != nil {
 			return "", err
 		}
 		st.Status = StatusAwaitingAnswer
@@ -330,7 +342,7 @@ func (e *Engine) AnswerShown(o TaskOptions, answer string, shown *ShownQuestion)
 	}
 	var q Question
 	st, wf, err := e.updateOpts(updateOpts{call: o, anyOwner: true}, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "answer"); err != nil {
+		if err := e.allowed(st, "answer"); err != nil {
 			return "", err
 		}
 		i := openQuestion(st)

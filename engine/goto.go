@@ -57,7 +57,7 @@ func (e *Engine) Goto(o GotoOptions) (*View, error) {
 		case StatusAwaitingApproval, StatusAwaitingAnswer, StatusFailed:
 			if !o.Force {
 				return "", fmt.Errorf("Cannot goto: task %s is %s at '%s'. %s; or 'git hegel goto %s --force' moves it all the same (recorded)",
-					st.Task, st.Status, st.CurrentNode, advice(st, "goto"), o.Node)
+					st.Task, st.Status, st.CurrentNode, e.advice(st, "goto"), o.Node)
 			}
 			forced = true
 		}

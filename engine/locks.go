@@ -227,7 +227,7 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 	if err != nil {
 		return nil, err
 	}
-	if err := allowed(cur.State, "lock"); err != nil {
+	if err := e.allowed(cur.State, "lock"); err != nil {
 		return nil, err
 	}
 	// A task another worktree owns is refused before any lock is taken
@@ -277,7 +277,7 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 		}
 	}
 	st, _, err := e.update(o, func(st *State, _ *workflow.Definition) (string, error) {
-		if err := allowed(st, "lock"); err != nil {
+		if err := e.allowed(st, "lock"); err != nil {
 			return "", err
 		}
 		res.Added, res.Held = nil, nil

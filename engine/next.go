@@ -188,7 +188,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		return nil, err
 	}
 	v := e.view(st, wf)
-	v.Skipped, v.Gate = skipped, gate
+	v.Skipped, v.Gate = skipped, e.gateForReader(gate, wf)
 	if gate == nil {
 		e.warnRequires(st, wf)
 		e.checkpoint(st)
@@ -202,7 +202,7 @@ func (e *Engine) nextTarget(st *State, wf *workflow.Definition, o NextOptions) (
 	if wf.IsTerminal(st.CurrentNode) {
 		return "", "", "", finishedError(st)
 	}
-	if err := allowed(st, "next"); err != nil {
+	if err := e.allowed(st, "next"); err != nil {
 		return "", "", "", err
 	}
 	claim = o.Claim

@@ -46,7 +46,7 @@ func ValidStrategy(s string) bool {
 // Pause stops the task on purpose; resume (or next) goes on.
 func (e *Engine) Pause(o TaskOptions, reason string) (*State, error) {
 	st, _, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "pause"); err != nil {
+		if err := e.allowed(st, "pause"); err != nil {
 			return "", err
 		}
 		now := e.now()
@@ -87,7 +87,7 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 	} else if err := checkLoaded(cur, wf); err != nil {
 		return nil, err
 	}
-	if err := allowed(cur.State, "resume"); err != nil {
+	if err := e.allowed(cur.State, "resume"); err != nil {
 		return nil, err
 	}
 	var rolled *RollbackResult
@@ -103,7 +103,7 @@ func (e *Engine) Resume(o ResumeOptions) (*View, error) {
 	}
 	var skipped []SkippedNode
 	st, wf, err := e.update(call, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "resume"); err != nil {
+		if err := e.allowed(st, "resume"); err != nil {
 			return "", err
 		}
 		now := e.now()
@@ -179,7 +179,7 @@ func (e *Engine) skip(st *State, wf *workflow.Definition, node, to, why string) 
 func (e *Engine) Skip(o TaskOptions, reason string) (*View, error) {
 	var skipped []SkippedNode
 	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "skip"); err != nil {
+		if err := e.allowed(st, "skip"); err != nil {
 			return "", err
 		}
 		node := st.CurrentNode

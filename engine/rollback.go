@@ -80,7 +80,7 @@ func (e *Engine) CheckRollback(o TaskOptions, req *RollbackRequest) (*Task, erro
 	if err := checkLoaded(t, wf); err != nil {
 		return nil, err
 	}
-	if err := allowed(t.State, "rollback"); err != nil {
+	if err := e.allowed(t.State, "rollback"); err != nil {
 		return nil, err
 	}
 	// Files are restored before the state is written: refuse now what

@@ -63,6 +63,9 @@ type RollbackPlan struct {
 	// on ("" when it does not): its checkpoint was not taken in this
 	// clone. The plan can be shown; Rollback refuses it.
 	NeedsForce string
+	// MadeBy says who made Target, as the reader may read it (MadeBy;
+	// without another clone's author for an agent).
+	MadeBy string
 
 	req  RollbackRequest
 	call TaskOptions // the command's --task and --force
@@ -138,9 +141,12 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 		return nil, err
 	}
 	e.nameLeavingCommits(rp)
-	p := &RollbackPlan{Task: task, From: t.State.CurrentNode, Target: cp, Undo: undo, All: o.All, Restore: rp, req: req, call: call}
-	if !cp.Local && !o.Force {
-		p.NeedsForce = foreignRefusal(cp, o)
+	p := &RollbackPlan{Task: task, From: t.State.CurrentNode, Target: cp, Undo: undo, All: o.All, Restore: rp, MadeBy: e.madeBy(cp), req: req, call: call}
+	// An agent's force passes the loop guard, not this: the files,
+	// branch and commit another clone's checkpoint names are its maker's
+	// choice, which a person accepts, as a person trusts a definition.
+	if !cp.Local && (!o.Force || e.AgentReads) {
+		p.NeedsForce = foreignRefusal(cp, p.MadeBy, o, e.AgentReads)
 	}
 	return p, nil
 }
@@ -149,7 +155,7 @@ func (e *Engine) PlanRollback(o RollbackOptions) (*RollbackPlan, error) {
 // needs --force: it comes from elsewhere (a fetch with --checkpoints, or a
 // git-hegel that kept no record), and could name any branch, commit or
 // file.
-func foreignRefusal(cp *Checkpoint, o RollbackOptions) string {
+func foreignRefusal(cp *Checkpoint, madeBy string, o RollbackOptions, agent bool) string {
 	again := "git hegel rollback --to " + cp.ID + " --force"
 	switch {
 	case o.Undo:
@@ -159,8 +165,21 @@ func foreignRefusal(cp *Checkpoint, o RollbackOptions) string {
 	case o.Resume:
 		again = "git hegel resume --strategy from-checkpoint --checkpoint " + cp.ID + " --force"
 	}
-	return fmt.Sprintf("Checkpoint %s was not taken in this clone (%s), so it could name any branch, commit or file; run '%s' to roll back to it anyway; nothing was changed",
-		cp.ID, MadeBy(cp), again)
+	run := "run '" + again + "' to roll back to it anyway"
+	if agent {
+		run = "only a person rolls back to it, with '" + again + "'"
+	}
+	return fmt.Sprintf("Checkpoint %s was not taken in this clone (%s), so it could name any branch, commit or file; %s; nothing was changed",
+		cp.ID, madeBy, run)
+}
+
+// madeBy is MadeBy as this engine's reader may read it: an agent is not
+// given the name another clone's commit holds, which its maker chose.
+func (e *Engine) madeBy(cp *Checkpoint) string {
+	if e.AgentReads && !cp.Local {
+		return "not in this clone's record of the checkpoints it took; who made it is not shown to the agent"
+	}
+	return MadeBy(cp)
 }
 
 // MadeBy says who made a checkpoint, for a plan: this clone, or whoever
@@ -187,12 +206,12 @@ func (e *Engine) checkWhole(t *Task, o RollbackOptions) error {
 		return err
 	}
 	if o.Resume {
-		return allowed(t.State, "resume")
+		return e.allowed(t.State, "resume")
 	}
 	if t.State.Finished() {
 		return finishedError(t.State)
 	}
-	return allowed(t.State, "rollback")
+	return e.allowed(t.State, "rollback")
 }
 
 // rollbackTarget finds the checkpoint o names among cps (oldest first).

@@ -348,9 +348,9 @@ func (rn *run) runnable(st *State) error {
 	case !st.Active() || rn.wf.IsTerminal(st.CurrentNode):
 		return finishedError(st)
 	case st.Status == StatusFailed, st.Status == StatusAwaitingAnswer:
-		return &StatusError{Task: st.Task, Status: st.Status, Command: "run", Advice: advice(st, "run")}
+		return &StatusError{Task: st.Task, Status: st.Status, Command: "run", Advice: rn.e.advice(st, "run")}
 	case st.Status == StatusAwaitingApproval && rn.wf.Nodes[st.CurrentNode].Gate == workflow.GateApproval:
-		return &StatusError{Task: st.Task, Status: st.Status, Command: "run", Advice: advice(st, "run") + ", then 'git hegel run'"}
+		return &StatusError{Task: st.Task, Status: st.Status, Command: "run", Advice: rn.e.advice(st, "run") + ", then 'git hegel run'"}
 	}
 	return nil
 }
@@ -828,7 +828,7 @@ func (rn *run) advance(t *Task, node, claim, to string, sr *stepRun, confirmed b
 		if st.CurrentNode != node {
 			return "", fmt.Errorf("Task '%s' moved to '%s' while step '%s' ran; the run stops (run it again to go on from there)", st.Task, st.CurrentNode, node)
 		}
-		if err := allowed(st, "next"); err != nil {
+		if err := e.allowed(st, "next"); err != nil {
 			return "", err
 		}
 		if sr != nil {

@@ -88,11 +88,11 @@ func TestRunInitializingFails(t *testing.T) {
 // initializing task, and says why the others are refused.
 func TestInitializingAllows(t *testing.T) {
 	st := &State{Task: "q", Status: StatusInitializing, CurrentNode: "query"}
-	if err := allowed(st, "next"); err == nil || !strings.Contains(err.Error(), "is initializing. A 'git hegel run' is setting it up") {
+	if err := (&Engine{}).allowed(st, "next"); err == nil || !strings.Contains(err.Error(), "is initializing. A 'git hegel run' is setting it up") {
 		t.Errorf("next: %v", err)
 	}
 	for _, c := range []string{"abort", "rollback", "describe"} {
-		if err := allowed(st, c); err != nil {
+		if err := (&Engine{}).allowed(st, c); err != nil {
 			t.Errorf("%s: %v", c, err)
 		}
 	}

@@ -24,11 +24,21 @@ var allowedIn = map[string][]string{
 }
 
 // allowed returns nil if cmd may change st, else the error to show.
-func allowed(st *State, cmd string) error {
+func (e *Engine) allowed(st *State, cmd string) error {
 	if slices.Contains(allowedIn[st.Status], cmd) {
 		return nil
 	}
-	return &StatusError{Task: st.Task, Status: st.Status, Command: cmd, Advice: advice(st, cmd)}
+	return &StatusError{Task: st.Task, Status: st.Status, Command: cmd, Advice: e.advice(st, cmd)}
+}
+
+// advice is advice(st, cmd) as this engine's reader may read it: the
+// open question and the error's message it quotes are the agent view's
+// (ForAgent), a notice where a fetch wrote them.
+func (e *Engine) advice(st *State, cmd string) string {
+	if e.AgentReads {
+		st = e.ForAgent(st)
+	}
+	return advice(st, cmd)
 }
 
 // StatusError refuses a command the task's status does not allow.

@@ -27,7 +27,7 @@ func firstSubphase(wf *workflow.Definition, node string) string {
 // NextSubphase moves the task to the next sub-phase of its node.
 func (e *Engine) NextSubphase(o TaskOptions) (*View, error) {
 	st, wf, err := e.update(o, func(st *State, wf *workflow.Definition) (string, error) {
-		if err := allowed(st, "next"); err != nil {
+		if err := e.allowed(st, "next"); err != nil {
 			return "", err
 		}
 		n := wf.Nodes[st.CurrentNode]

@@ -273,7 +273,11 @@ func (e *Engine) approvalWarnings(t *Task) []string {
 	}
 	latest := map[string]seen{} // by node and path
 	var order []string
-	for _, a := range t.State.Approvals {
+	approvals := t.State.Approvals
+	if e.AgentReads {
+		approvals = e.ForAgent(t.State).Approvals // who approved, as the agent may read it
+	}
+	for _, a := range approvals {
 		if a.Rejected {
 			continue
 		}
@@ -410,7 +414,7 @@ func (e *Engine) Describe(text string, call TaskOptions) (*State, error) {
 		if st.Status == StatusStashed {
 			return "", fmt.Errorf("Task '%s' is stashed; its description travels with the stash. Restore it with 'git hegel stash pop' first", st.Task)
 		}
-		if err := allowed(st, "describe"); err != nil {
+		if err := e.allowed(st, "describe"); err != nil {
 			return "", err
 		}
 		st.Description = text

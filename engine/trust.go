@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/engine/workflow"
 )
 
@@ -170,6 +169,16 @@ func (e *Engine) CheckedOut(wf *workflow.Definition) bool {
 	return e.Committed(wf.Source, wf.Raw)
 }
 
+// BrokenCheckedOut is CheckedOut for a workflow file that could not be
+// loaded, whose error may quote the file's words (a YAML value, a guide's
+// name).
+func (e *Engine) BrokenCheckedOut(b *workflow.BrokenFile) bool {
+	if b.Raw == nil || e.Committed == nil || e.Trust == nil || e.TrustOf(b.Raw).Trusted {
+		return false
+	}
+	return e.Committed(b.Source, b.Raw)
+}
+
 // DefinitionNotes says, one line per task a fetch gave a definition this
 // machine does not trust, how to review it.
 func (e *Engine) DefinitionNotes(r *SyncReport) []string {
@@ -197,24 +206,21 @@ func (e *TrustError) Error() string {
 		e.Task, e.Node, e.Field, originText(e.Origin), e.Task)
 }
 
-// originText says where a definition came from, for one line.
+// originText says where a definition came from, for one line. It stands
+// in an agent's prompt and in the refusal an agent reads, so it names the
+// remote and the commit and not the commit's author: another clone writes
+// that as it likes (`git hegel trust` shows it to the person reviewing).
 func originText(v *DefinitionVersion) string {
 	if v == nil || v.Commit == "" {
 		return "it was not started or trusted here"
 	}
-	who := ""
-	if v.Author != "" {
-		// The commit's author, as another clone wrote it: one short line
-		// that no terminal acts on.
-		who = " by " + text.Printable(v.Author, 100)
-	}
 	if v.Remote != "" {
-		return fmt.Sprintf("it came from %s in commit %s%s", v.Remote, shortID(v.Commit), who)
+		return fmt.Sprintf("it came from %s in commit %s", v.Remote, shortID(v.Commit))
 	}
 	if v.StartedHere() {
 		return "it was started here from a file this machine has not trusted"
 	}
-	return fmt.Sprintf("it came in commit %s%s, not from a start here", shortID(v.Commit), who)
+	return fmt.Sprintf("it came in commit %s, not from a start here", shortID(v.Commit))
 }
 
 func shortID(id string) string {

@@ -141,6 +141,8 @@ func runLog(c *cmdCtx, args []string) error {
 			j := executionOf(rec)
 			j.Description = desc(j.Task, j.Description)
 			j.Error = errText(j.Task, j.Error)
+			j.User, j.Worktree = c.runnerForReader(e, j.User), c.runnerForReader(e, j.Worktree)
+			c.labelsForReader(&j)
 			out.Executions = append(out.Executions, j)
 		}
 		return writeJSON(c.Stdout, out)

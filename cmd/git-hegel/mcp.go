@@ -37,7 +37,9 @@ func runMCP(c *cmdCtx, args []string) error {
 	defer srv.stopWatching()
 	d := newMCPDrain()
 	w := &drainWriter{d: d, w: c.Stdout}
-	t := &mcp.IOTransport{Reader: &drainReader{d: d, in: in, r: bufio.NewReader(in), w: w}, Writer: w}
+	// The reader bounds each line itself (mcpMaxLine) and answers a longer
+	// one; the SDK's own bound would end the session.
+	t := &mcp.IOTransport{Reader: &drainReader{d: d, in: in, r: bufio.NewReader(in), w: w}, Writer: w, MaxLineLength: -1}
 	err := srv.server.Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		// The client closed its end: the session is over.

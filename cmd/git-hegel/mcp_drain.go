@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A client that writes its requests and closes its end (a script, `git
@@ -35,11 +37,6 @@ func newMCPDrain() *mcpDrain {
 	d := &mcpDrain{pending: map[jsonrpc.ID]bool{}}
 	d.cond = sync.NewCond(&d.mu)
 	return d
-}
-
-type rpcHead struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
 }
 
 // begin records a request passed on; false when one with the same id is
@@ -107,12 +104,10 @@ func refuse(line []byte) ([]byte, jsonrpc.Message) {
 	if code == 0 {
 		return nil, m
 	}
-	var h rpcHead
-	id := json.RawMessage("null")
-	if json.Unmarshal(t, &h) == nil && len(h.ID) > 0 && (h.ID[0] == '"' || h.ID[0] == '-' || (h.ID[0] >= '0' && h.ID[0] <= '9')) {
-		id = h.ID
-	}
-	return errorLine(id, code, msg), nil
+	// The id is read from the members before what cannot be read, so a
+	// request whose arguments are not JSON (a NaN, a cut line) is
+	// answered under its id and its client does not wait for ever.
+	return errorLine(idOf(t), code, msg), nil
 }
 
 // errorLine is a JSON-RPC error response, newline-terminated.
@@ -125,13 +120,89 @@ func errorLine(id json.RawMessage, code int, msg string) []byte {
 	return append(out, '\n')
 }
 
+// mcpMaxLine bounds one line of the client's input, the SDK's own bound:
+// the SDK ends the session on a longer frame, so such a line is answered
+// here and dropped, and never held whole in memory.
+const mcpMaxLine = mcp.DefaultMaxLineLength
+
+// readLine reads one line of at most max bytes; a longer one is read to
+// its end and dropped, and only its start (for the request's id) kept.
+func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+	for {
+		part, err := r.ReadSlice('\n')
+		switch {
+		case tooLong:
+		case len(line)+len(part) > limit:
+			tooLong = true
+			line = append(line, part...)[:min(len(line)+len(part), idPrefix)]
+		default:
+			line = append(line, part...)
+		}
+		if err != bufio.ErrBufferFull {
+			return line, tooLong, err
+		}
+	}
+}
+
+// idPrefix is how much of a line too long to read is kept to find the
+// request's id in: clients write it before the parameters.
+const idPrefix = 4096
+
+// idOf finds the id of the request that starts with prefix: null when
+// the id is not among the members before the prefix ends or stops being
+// JSON.
+func idOf(prefix []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return json.RawMessage("null")
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		if k == "id" && len(v) > 0 && (v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
+			return v
+		}
+	}
+	return json.RawMessage("null")
+}
+
+// exactID says whether raw, a request's id as written, is one the SDK
+// answers under the same id: a string, or an integer a 64-bit number holds.
+func exactID(raw json.RawMessage) bool {
+	if len(raw) > 0 && raw[0] == '"' {
+		return true
+	}
+	_, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil
+}
+
 func (r *drainReader) Read(p []byte) (int, error) {
 	if len(r.buf) == 0 {
-		line, err := r.r.ReadBytes('\n')
-		answer, m := refuse(line)
-		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() && !r.d.begin(req.ID) {
-			id, _ := json.Marshal(req.ID.Raw())
-			answer = errorLine(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: id %s is in use by a request not answered yet", id))
+		line, tooLong, err := readLine(r.r, mcpMaxLine)
+		answer, m := []byte(nil), jsonrpc.Message(nil)
+		if tooLong {
+			answer = errorLine(idOf(line), jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: the line is longer than %d MiB", mcpMaxLine>>20))
+		} else {
+			answer, m = refuse(line)
+		}
+		if answer == nil && m == nil {
+			line = nil // blank: nothing for the SDK, which would buffer it
+		}
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			if raw := idOf(line); !exactID(raw) {
+				// The SDK reads 12.5 as 12 and answers under that: the
+				// client, waiting for 12.5, would wait for ever.
+				answer = errorLine(raw, jsonrpc.CodeInvalidRequest, "Invalid request: an id must be a string or an integer")
+			} else if !r.d.begin(req.ID) {
+				id, _ := json.Marshal(req.ID.Raw())
+				answer = errorLine(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: id %s is in use by a request not answered yet", id))
+			}
 		}
 		if answer != nil {
 			if _, werr := r.w.writeOwn(answer); werr != nil {

@@ -370,8 +370,12 @@ func TestMCPStdioDuplicateID(t *testing.T) {
 	for i := 0; i < n; i++ {
 		in.WriteString(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"status","arguments":{}}}` + "\n")
 	}
-	// 12.5 is the id 12 to the SDK: its answer ends the request.
+	// 12.5 would be the id 12 to the SDK, and its answer come under
+	// that: it is refused under its own id, as is an integer no 64-bit
+	// number holds.
 	in.WriteString(`{"jsonrpc":"2.0","id":12.5,"method":"ping"}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":12,"method":"ping"}` + "\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "hegel", "mcp")
@@ -397,7 +401,40 @@ func TestMCPStdioDuplicateID(t *testing.T) {
 	if answers != n || inUse == 0 {
 		t.Errorf("%d answers to the %d requests with id \"a\" (%d refused as in use), want %d:\n%s", answers, n, inUse, n, out)
 	}
-	if !strings.Contains(string(out), `"id":12,"result":{}`) {
-		t.Errorf("no answer to the ping:\n%s", out)
+	for _, want := range []string{`"id":12,"result":{}`,
+		`{"jsonrpc":"2.0","id":12.5,"error":{"code":-32600,"message":"Invalid request: an id must be a string or an integer"}}`,
+		`{"jsonrpc":"2.0","id":99999999999999999999,"error":{"code":-32600,"message":"Invalid request: an id must be a string or an integer"}}`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %s:\n%s", want, out)
+		}
+	}
+}
+
+// TestMCPStdioLongLine: a request longer than the line bound is answered
+// with the invalid-request error under its id, and the session goes on
+// (the SDK ended it, and every request after went unanswered).
+func TestMCPStdioLongLine(t *testing.T) {
+	dir, env := loopRepo(t)
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{"question":"` + strings.Repeat("q", mcpMaxLine) + `"}}}` + "\n")
+	in.WriteString("\n\n" + `{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "hegel", "mcp")
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = strings.NewReader(in.String())
+	cmd.WaitDelay = 2 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("mcp: %v\n%s\n%s", err, out, stderr.String())
+	}
+	if !strings.Contains(string(out), `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Invalid request: the line is longer than 16 MiB"}}`) {
+		t.Errorf("no error for the long line:\n%s", out)
+	}
+	if !strings.Contains(string(out), `"id":3,"result":{}`) {
+		t.Errorf("no answer to the ping after it:\n%s", out)
 	}
 }

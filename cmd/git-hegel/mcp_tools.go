@@ -184,7 +184,7 @@ type mcpRollbackIn struct {
 	To      string `json:"to,omitempty" jsonschema:"go back to this checkpoint id instead"`
 	All     bool   `json:"all,omitempty" jsonschema:"roll the whole workflow back to its start and end it"`
 	Undo    bool   `json:"undo,omitempty" jsonschema:"undo the last rollback (its safety checkpoint is restored)"`
-	Force   bool   `json:"force,omitempty" jsonschema:"roll back past the loop guard, or to a checkpoint this clone did not take"`
+	Force   bool   `json:"force,omitempty" jsonschema:"roll back past the loop guard (a checkpoint this clone did not take is the person's to roll back to)"`
 	Reason  string `json:"reason,omitempty" jsonschema:"why, kept in the task's rollback history"`
 	Confirm bool   `json:"confirm,omitempty" jsonschema:"true to roll back; otherwise only list what would change"`
 	Task    string `json:"task,omitempty" jsonschema:"the task (default: this worktree's active one)"`

@@ -84,6 +84,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		Events:          r.Events(),
 		Worktree:        r.WorkTree,
 		WorktreeID:      c.worktreeID,
+		AgentReads:      c.forAgent,
 		Now:             c.Now,
 		Git:             r.GitInfo,
 		Warn:            c.warn,

@@ -143,7 +143,7 @@ func (c *cmdCtx) printRollbackPlan(p *engine.RollbackPlan, dryRun bool) {
 	}
 	fmt.Fprintf(c.Stdout, "%s:\n", what)
 	if !p.Target.Local {
-		fmt.Fprintf(c.Stdout, "  made elsewhere: checkpoint %s is %s\n", p.Target.ID, engine.MadeBy(p.Target))
+		fmt.Fprintf(c.Stdout, "  made elsewhere: checkpoint %s is %s\n", p.Target.ID, p.MadeBy)
 	}
 	if p.Restore.Unchanged() {
 		fmt.Fprintln(c.Stdout, "  no file, index or HEAD changes")

@@ -59,8 +59,13 @@ func runWorkflows(c *cmdCtx, args []string) error {
 			}
 			out.Workflows = append(out.Workflows, d)
 		}
+		brokenWithheld := c.brokenWithheld()
 		for _, b := range broken {
-			out.Broken = append(out.Broken, brokenJSON{Name: b.Name, Source: b.Source, Error: b.Err.Error()})
+			j := brokenJSON{Name: b.Name, Source: b.Source, Error: b.Err.Error()}
+			if brokenWithheld(b) {
+				j.Error = brokenNotice(b.Source)
+			}
+			out.Broken = append(out.Broken, j)
 		}
 		return writeJSON(c.Stdout, out)
 	}

@@ -21,6 +21,9 @@ type BrokenFile struct {
 	Name   string // the workflow name its file name gives ("" if none)
 	Source string // the file
 	Err    error  // file:line: problem
+	// Raw is the file's content when it was read and could not be
+	// parsed: its error may quote it.
+	Raw []byte
 }
 
 // LoadOptions are the settings a registry is loaded with.
@@ -87,12 +90,14 @@ func LoadRegistry(user map[string][]byte, opts LoadOptions) *Registry {
 			err = w.guideProblem(guides, partials, templates)
 		}
 		if err != nil {
+			key := name
 			if validName(name) {
 				delete(r.byName, name)
-				r.addBroken(name, f, err)
 			} else {
-				r.addBroken("", f, err)
+				key = ""
 			}
+			r.addBroken(key, f, err)
+			r.broken[brokenKey(key, f)].Raw = user[f]
 			continue
 		}
 		r.warnings = append(r.warnings, w.Warnings...)
@@ -102,11 +107,7 @@ func LoadRegistry(user map[string][]byte, opts LoadOptions) *Registry {
 }
 
 func (r *Registry) addBroken(name, file string, err error) {
-	key := name
-	if key == "" {
-		key = "file:" + file
-	}
-	r.broken[key] = &BrokenFile{Name: name, Source: file, Err: err}
+	r.broken[brokenKey(name, file)] = &BrokenFile{Name: name, Source: file, Err: err}
 }
 
 // workflowName derives a workflow's name from its file name. Both "/" and
@@ -155,3 +156,12 @@ func (r *Registry) Broken() []*BrokenFile {
 
 // Warnings returns the loaded user files' warnings, in file order.
 func (r *Registry) Warnings() []Warning { return slices.Clone(r.warnings) }
+
+// brokenKey is where the registry keeps a broken file: by the workflow's
+// name, or by the file when it gives none.
+func brokenKey(name, file string) string {
+	if name == "" {
+		return "file:" + file
+	}
+	return name
+}
