@@ -457,7 +457,17 @@ func (m *Manager) restoreFiles(r restore) error {
 		return err
 	}
 	m.w.trace(fmt.Sprintf("write %d files", len(wrote)))
-	err = m.w.writeIndex(m.w.newIndex(r.idx, r.ix, wrote, r.target, r.sparse, r.only))
+	// The untracked cache is carried over (untracked_carry.go), except
+	// by a replay: the process that died wrote some of the files.
+	var carry *untrackedCarry
+	if !r.either {
+		carry = m.w.untrackedCarryFor(r.idx)
+	}
+	idx := m.w.newIndex(r.idx, r.ix, wrote, r.target, r.sparse, r.only)
+	if carry != nil {
+		idx.untracked = carry.apply(idx, r.wt, r.subs)
+	}
+	err = m.w.writeIndex(idx)
 	m.w.trace("write index")
 	if err != nil {
 		return err
