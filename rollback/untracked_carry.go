@@ -76,9 +76,10 @@ type untrackedCarry struct {
 }
 
 // untrackedCarryFor prepares carrying old's untracked cache into the
-// index a restore writes, or returns nil when it is dropped. It costs
-// nothing when old has none.
-func (w *workspace) untrackedCarryFor(old *gitIndex) *untrackedCarry {
+// index a restore writes, or returns nil when it is dropped; fold: the
+// file system folds case (workspace.folds). It costs nothing when old
+// has none.
+func (w *workspace) untrackedCarryFor(old *gitIndex, fold bool) *untrackedCarry {
 	if w.memory || old.untracked == nil || old.fsmonitor || old.ModTime.IsZero() {
 		return nil
 	}
@@ -89,7 +90,7 @@ func (w *workspace) untrackedCarryFor(old *gitIndex) *untrackedCarry {
 	if _, ok := c.Get("core", "", "fsmonitor"); ok && c.Bool("core", "fsmonitor", true) {
 		return nil
 	}
-	if w.folds() {
+	if fold {
 		return nil
 	}
 	uc, err := parseUntracked(old.untracked)
@@ -147,35 +148,28 @@ func (c *untrackedCarry) apply(newIdx *gitIndex, wt []change, subs []SubmoduleCh
 }
 
 // changedIndexPaths calls touch with each name whose entries (all stages)
-// differ between old and new, both sorted as the index keeps them.
+// differ between old and new, both sorted as the index keeps them (a name
+// may be reported more than once). The two are walked in step: an entry
+// whose counterpart at the same place has the same name is compared with
+// it; any other is in one index only.
 func changedIndexPaths(old []indexKey, new []idxEntry, touch func(string)) {
 	i, j := 0, 0
 	for i < len(old) || j < len(new) {
-		var name string
-		switch {
-		case j >= len(new):
-			name = old[i].name
-		case i >= len(old) || new[j].Name < old[i].name:
-			name = new[j].Name
-		default:
-			name = old[i].name
+		if i < len(old) && j < len(new) && old[i].name == new[j].Name {
+			o, n := &old[i], &new[j]
+			if o.hash != n.Hash || o.mode != n.Mode || o.flags != n.Flags || o.ext != n.ExtFlags {
+				touch(o.name)
+			}
+			i, j = i+1, j+1
+			continue
 		}
-		i2, j2 := i, j
-		for i2 < len(old) && old[i2].name == name {
-			i2++
+		if j >= len(new) || (i < len(old) && old[i].name < new[j].Name) {
+			touch(old[i].name)
+			i++
+		} else {
+			touch(new[j].Name)
+			j++
 		}
-		for j2 < len(new) && new[j2].Name == name {
-			j2++
-		}
-		same := i2-i == j2-j
-		for k := 0; same && k < i2-i; k++ {
-			o, n := &old[i+k], &new[j+k]
-			same = o.hash == n.Hash && o.mode == n.Mode && o.flags == n.Flags && o.ext == n.ExtFlags
-		}
-		if !same {
-			touch(name)
-		}
-		i, j = i2, j2
 	}
 }
 
