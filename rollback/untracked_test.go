@@ -199,3 +199,38 @@ func TestParseUntrackedDamaged(t *testing.T) {
 		}
 	}
 }
+
+// TestUntrackedCacheWithoutTree: git status --untracked-files=all with
+// the cache on writes a cache with no directory yet (its flags are for
+// the normal mode); it round-trips, and a rollback carries it as it is.
+func TestUntrackedCacheWithoutTree(t *testing.T) {
+	tr := newDiskRepo(t)
+	tr.git("config", "core.untrackedCache", "true")
+	tr.write("a/f.txt", "one\n")
+	tr.add(".")
+	tr.commit("initial")
+	tr.write("a/u.txt", "u\n")
+	tr.start("minimal")
+	tr.now = tr.now.Add(time.Minute)
+	tr.next()
+	tr.write("a/f.txt", "two\n")
+	tr.git("status", "--porcelain", "-uall")
+	ext, ok := untrackedOf(t, tr)
+	if !ok {
+		t.Fatal("git status -uall wrote no untracked cache")
+	}
+	uc, err := parseUntracked(ext)
+	if err != nil || uc.root != nil {
+		t.Fatalf("parsed %+v, %v; want a cache without directories", uc, err)
+	}
+	if got := appendUntracked(nil, uc); !bytes.Equal(got, ext) {
+		t.Fatalf("written again, the cache differs:\ngit  %q\nours %q", ext, got)
+	}
+	tr.mustRollback(Request{Node: "plan"})
+	if got, ok := untrackedOf(t, tr); !ok || !bytes.Equal(got, ext) {
+		t.Fatalf("after the rollback: %q (%v), want %q", got, ok, ext)
+	}
+	if got := tr.git("status", "--porcelain"); got != "?? a/u.txt\n" {
+		t.Fatalf("git status after the rollback:\n%s", got)
+	}
+}
