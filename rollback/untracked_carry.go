@@ -30,13 +30,12 @@ import (
 //   - a path whose index entries differ in any way between the old index
 //     and the new (added, removed, another object, mode, stage or flag);
 //   - a path the restore wrote, removed, or changed the type of, or a
-//     submodule it checked out;
+//     submodule it checked out.
 //
-// and a directory of the cache at such a path (one a file replaced, or
-// that replaced one) is invalidated whole, every directory below it
-// included; so is
-// any directory whose recorded mtime is not older than the second the
-// old index was written in (git's racy rule: git would have read it
+// A directory of the cache at such a path (one a file replaced, or that
+// replaced one) is invalidated whole, every directory below it included.
+// So is any directory whose recorded mtime is not older than the second
+// the old index was written in (git's racy rule: git would have read it
 // again, but a new index written later makes it look settled).
 //
 // The cache is dropped instead (git rebuilds it on the next git status,
@@ -46,9 +45,9 @@ import (
 // exclude file name; and when git would use it in ways these rules do not
 // cover: with a file system monitor (core.fsmonitor, or an FSMN
 // extension: git then trusts valid directories without looking at them),
-// on a file system that folds case, with core.untrackedCache false, and
-// when an interrupted restore is replayed (some of its files were written
-// by the process that died).
+// on a file system that folds case, with core.untrackedCache false, on
+// systems other than Linux (systemName), and when an interrupted restore
+// is replayed (some of its files were written by the process that died).
 
 // Flags of git's dir_struct that git status stores in the cache
 // (DIR_SHOW_OTHER_DIRECTORIES and DIR_HIDE_EMPTY_DIRECTORIES, with
