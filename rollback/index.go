@@ -75,6 +75,12 @@ type gitIndex struct {
 	// SHA-1 of its content, so the same sum is the same entries.
 	sum    plumbing.Hash
 	extOff int // where the extensions begin in the file read
+	// untracked is the untracked cache (the UNTR extension's payload):
+	// of the file read, aliasing its bytes; on write, the one to write
+	// (nil: none). untracked_carry.go says when a restore keeps it.
+	untracked []byte
+	// fsmonitor: the file read has the fsmonitor extension (FSMN).
+	fsmonitor bool
 }
 
 // errIndexFormat wraps every decoding failure so callers can say "the
@@ -82,7 +88,8 @@ type gitIndex struct {
 var errIndexFormat = errors.New("unreadable index")
 
 // decodeIndex parses an index file (versions 2 to 4). Optional extensions
-// are skipped (they are caches git rebuilds); mandatory ones are refused.
+// are skipped (they are caches git rebuilds), the untracked cache's bytes
+// kept aside unparsed; mandatory ones are refused.
 func decodeIndex(data []byte) (*gitIndex, error) {
 	return decodeIndexChecked(data, true)
 }
@@ -209,17 +216,22 @@ func decodeIndexBody(body []byte, bad func(format string, a ...any) error) (*git
 		if sig[0] < 'A' || sig[0] > 'Z' {
 			return nil, bad("required extension %q is not supported", sig)
 		}
+		switch string(sig) {
+		case "UNTR":
+			idx.untracked = body[off+8 : off+8+size : off+8+size]
+		case "FSMN":
+			idx.fsmonitor = true
+		}
 		off += 8 + size
 	}
 	return idx, nil
 }
 
 // encodeIndex writes idx in its version (2 becomes 3 when an entry needs
-// extended flags) with one extension, the cache-tree computed from the
-// entries (cachetree.go). The untracked cache is not written: it would
-// have to be rebuilt for every directory whose tracked files changed,
-// and a wrong one hides untracked files from git status; git rebuilds it
-// on the next git status.
+// extended flags) with the cache-tree computed from the entries
+// (cachetree.go) and, when idx.untracked is set, that untracked cache
+// (a restore carries the old one with what it touched invalidated:
+// untracked_carry.go).
 func encodeIndex(w io.Writer, idx *gitIndex) error {
 	// The cache-tree (a few ms on 100,000 entries) is computed while the
 	// entries are encoded.
@@ -299,6 +311,11 @@ func encodeIndex(w io.Writer, idx *gitIndex) error {
 		bw.Write(zeros[:pad])
 	}
 	data := appendCacheTree(bw.Bytes(), <-tree)
+	if idx.untracked != nil {
+		data = append(data, "UNTR"...)
+		data = binary.BigEndian.AppendUint32(data, uint32(len(idx.untracked)))
+		data = append(data, idx.untracked...)
+	}
 	summed := make(chan [sha1.Size]byte, 1)
 	go func() { summed <- sha1.Sum(data) }()
 	_, err := w.Write(data)

@@ -452,12 +452,29 @@ func (m *Manager) restoreFiles(r restore) error {
 	m.w.trace("move HEAD")
 	m.w.beginPass(r)
 	defer func() { m.w.pass = nil }()
+	// The untracked cache is carried over (untracked_carry.go), except
+	// by a replay: the process that died wrote some of the files. It is
+	// parsed and checked while the files are written.
+	var carried chan *untrackedCarry
+	if !r.either && r.idx.untracked != nil {
+		carried = make(chan *untrackedCarry, 1)
+		fold := m.w.folds()
+		go func() { carried <- m.w.untrackedCarryFor(r.idx, fold) }()
+	}
 	wrote, err := m.w.applyWorktree(r.wt)
 	if err != nil {
 		return err
 	}
 	m.w.trace(fmt.Sprintf("write %d files", len(wrote)))
-	err = m.w.writeIndex(m.w.newIndex(r.idx, r.ix, wrote, r.target, r.sparse, r.only))
+	var carry *untrackedCarry
+	if carried != nil {
+		carry = <-carried
+	}
+	idx := m.w.newIndex(r.idx, r.ix, wrote, r.target, r.sparse, r.only)
+	if carry != nil {
+		idx.untracked = carry.apply(idx, r.wt, r.subs)
+	}
+	err = m.w.writeIndex(idx)
 	m.w.trace("write index")
 	if err != nil {
 		return err
