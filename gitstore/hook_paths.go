@@ -54,12 +54,30 @@ func ResolveExisting(p string) string { return resolveExisting(filepath.Clean(p)
 
 // resolveExisting resolves the symbolic links of the longest part of p
 // that exists (a file about to be written may not exist yet, nor its
-// directory) and keeps the rest as it is.
-func resolveExisting(p string) string {
+// directory) and keeps the rest as it is. A link whose target does not
+// exist yet is followed all the same: a write through it creates the
+// target, so the file written is the target's.
+func resolveExisting(p string) string { return resolveLinks(p, 0) }
+
+// maxLinkHops bounds the dangling links followed in a row (a loop of
+// links ends there), as the system's own limit does.
+const maxLinkHops = 40
+
+func resolveLinks(p string, hops int) string {
 	rest := ""
 	for dir := p; ; {
 		if r, err := filepath.EvalSymlinks(dir); err == nil {
 			return filepath.Join(r, rest)
+		}
+		if target, err := os.Readlink(dir); err == nil && hops < maxLinkHops {
+			parent := filepath.Dir(dir)
+			if r, err := filepath.EvalSymlinks(parent); err == nil {
+				parent = r
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(parent, target)
+			}
+			return resolveLinks(filepath.Join(target, rest), hops+1)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
