@@ -56,16 +56,19 @@ type HookCache struct {
 	TrustStamp string `json:"trust_stamp,omitempty"`
 }
 
-// TrustStamp identifies the state of the clone's trust record (its size
-// and modification time; "none" when there is none). Every
+// TrustStamp identifies the state of the clone's trust record (its size,
+// modification time and inode number; "none" when there is none). Every
 // change to the record, an append by `git hegel trust` or a line
-// deleted by hand, changes it.
+// deleted by hand, changes it. The inode tells a file saved whole over
+// the record (as editors and sed -i do) from the one it replaced even
+// when both have the same size and the clock has not moved on (file
+// times advance in ticks of a few milliseconds).
 func TrustStamp(commonDir string) string {
 	fi, err := os.Stat(filepath.Join(commonDir, filepath.FromSlash(trustFile)))
 	if err != nil {
 		return "none"
 	}
-	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+	return fmt.Sprintf("%d %d %d", fi.Size(), fi.ModTime().UnixNano(), refs.FileID(fi))
 }
 
 // Current reports whether the cache still describes the task for the
