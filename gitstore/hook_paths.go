@@ -24,7 +24,18 @@ func (t *HookTarget) WorktreePath(p string) string {
 	if t.realTop == "" {
 		t.realTop = resolveExisting(top)
 	}
-	if rel, ok := WorktreeRel(abs, top, t.realTop); ok && rel != "." {
+	abs = filepath.Clean(abs)
+	real := resolveExisting(abs)
+	if rel, ok := inside(real, t.realTop); ok && rel != "." {
+		return rel
+	}
+	if rel, ok := inside(abs, top); ok && rel != "." {
+		// A link below top that leads out of the worktree: named by its
+		// own path, and where it leads kept for LinkedOut.
+		if t.linkedOut == nil {
+			t.linkedOut = map[string]string{}
+		}
+		t.linkedOut[rel] = real
 		return rel
 	}
 	if filepath.IsAbs(p) {
@@ -95,6 +106,15 @@ func inside(p, top string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
+}
+
+// LinkedOut returns where the file WorktreePath named rel really is when
+// a symbolic link below the top leads out of the worktree (an absolute
+// path, resolved): a write there lands in that file, which may be
+// another worktree's (OtherWorktreePath).
+func (t *HookTarget) LinkedOut(rel string) (string, bool) {
+	real, ok := t.linkedOut[rel]
+	return real, ok
 }
 
 // OtherWorktreePath names a file outside this worktree that is inside

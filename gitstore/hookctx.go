@@ -87,6 +87,9 @@ type HookTarget struct {
 	// realTop is the worktree's top with its symbolic links resolved,
 	// once WorktreePath needed it.
 	realTop string
+	// linkedOut maps the names WorktreePath gave through a link that
+	// leads out of the worktree to where the link leads.
+	linkedOut map[string]string
 }
 
 // LocateHook finds the repository around dir, its session and active task,

@@ -443,13 +443,23 @@ func (hr *hookRun) checkLocks() (denied bool, err error) {
 	}
 	var reasons []string
 	for _, f := range hr.h.Edits {
+		names := []string{f}
 		if rel, ok := hr.tgt.OtherWorktreePath(f); ok {
 			// A file of another worktree of this repository (still
 			// absolute: outside this one) is locked where it lies.
-			f = rel
+			names[0] = rel
+		} else if real, ok := hr.tgt.LinkedOut(f); ok {
+			// A link of this worktree into another: the write lands
+			// there, so both names are checked.
+			if rel, ok := hr.tgt.OtherWorktreePath(real); ok {
+				names = append(names, rel)
+			}
 		}
-		if hs := engine.LockedBy(states, hr.cache.Task, f); len(hs) > 0 {
-			reasons = append(reasons, engine.LockMessage(f, hs[0]))
+		for _, n := range names {
+			if hs := engine.LockedBy(states, hr.cache.Task, n); len(hs) > 0 {
+				reasons = append(reasons, engine.LockMessage(n, hs[0]))
+				break
+			}
 		}
 	}
 	if len(reasons) == 0 {
