@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -448,10 +449,16 @@ func (hr *hookRun) checkLocks() (denied bool, err error) {
 			// A file of another worktree of this repository (still
 			// absolute: outside this one) is locked where it lies.
 			names[0] = rel
-		} else if real, ok := hr.tgt.LinkedOut(f); ok {
-			// A link of this worktree into another: the write lands
-			// there, so both names are checked.
-			if rel, ok := hr.tgt.OtherWorktreePath(real); ok {
+		} else {
+			// A file of this worktree that is in another one all the
+			// same (a worktree nested in this one, as agents' worktrees
+			// often are, or one a link of this worktree leads into) is
+			// that worktree's file too: both names are checked.
+			at, ok := hr.tgt.LinkedOut(f)
+			if !ok {
+				at = filepath.Join(hr.tgt.Layout.WorkTree, filepath.FromSlash(f))
+			}
+			if rel, ok := hr.tgt.OtherWorktreePath(at); ok && rel != f {
 				names = append(names, rel)
 			}
 		}
