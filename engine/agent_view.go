@@ -130,11 +130,7 @@ func hasNote(st *State, f string) bool {
 	case "owner_email":
 		return st.OwnerEmail != ""
 	case "files_locked":
-		for _, l := range st.FilesLocked {
-			if l.By != "" {
-				return true
-			}
-		}
+		return len(st.FilesLocked) > 0
 	}
 	return false
 }
@@ -197,6 +193,9 @@ func withholdNotes(c *State, notes map[string]string) {
 			c.FilesLocked = append([]FileLock(nil), c.FilesLocked...)
 			for i := range c.FilesLocked {
 				put(&c.FilesLocked[i].By, n)
+				if !lockPathName(c.FilesLocked[i].Path) {
+					c.FilesLocked[i].Path = n
+				}
 			}
 		}
 	}
@@ -296,6 +295,22 @@ func RunLabel(s string) bool {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
 		case i > 0 && strings.ContainsRune("._-/@:+", r):
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// lockPathName says whether a lock's path another clone wrote may reach
+// an agent as it is: a path of names and glob characters, no spaces (a
+// path holds any words its maker chose; the hook still stops an edit of
+// a file a withheld lock holds).
+func lockPathName(p string) bool {
+	if p == "" || len(p) > 200 {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/@:+*?[]!^~=", r)) {
 			return false
 		}
 	}

@@ -124,14 +124,16 @@ func (e *Engine) Approve(o ApproveOptions) (*View, error) {
 // (default: the node before the gate), as a rollback event. o.Force
 // decides without being one of the node's approvers.
 func (e *Engine) Reject(o TaskOptions, reason, to string) (*View, error) {
-	return e.RejectShown(o, reason, to, "")
+	return e.RejectShown(o, reason, to, "", time.Time{})
 }
 
 // RejectShown is Reject from a page that showed the gate at node
-// shownGate ("" checks nothing): the rejection is refused
-// (StaleGateError) when the task waits at another gate by then, so a
-// reason written about one gate never sends back the work of another.
-func (e *Engine) RejectShown(o TaskOptions, reason, to, shownGate string) (*View, error) {
+// shownGate ("" checks nothing), reached at shownSince (the task's phase
+// start then; zero checks nothing): the rejection is refused
+// (StaleGateError) when the task waits at another gate by then, or at
+// the same one reached again (sent back and done over since), so a
+// reason written about one gate's work never sends back other work.
+func (e *Engine) RejectShown(o TaskOptions, reason, to, shownGate string, shownSince time.Time) (*View, error) {
 	user, err := e.user()
 	if err != nil {
 		return nil, err
@@ -145,6 +147,9 @@ func (e *Engine) RejectShown(o TaskOptions, reason, to, shownGate string) (*View
 		}
 		if shownGate != "" && shownGate != st.CurrentNode {
 			return "", &StaleGateError{Task: st.Task, Node: st.CurrentNode, Moved: true}
+		}
+		if !shownSince.IsZero() && !shownSince.Equal(st.PhaseStartTime) {
+			return "", &StaleGateError{Task: st.Task, Node: st.CurrentNode, Again: true}
 		}
 		from := st.CurrentNode
 		if err := e.mayDecide(wf, from, user, st, o.Force); err != nil {

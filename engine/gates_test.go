@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // gateFlow: a spec node with an approval gate (Ann or Bob decide), then a
@@ -205,13 +206,42 @@ func TestRejectShownRefusesAnotherGate(t *testing.T) {
 	te := newGateEngine(t)
 	te.Next("")
 	var stale *StaleGateError
-	if _, err := te.RejectShown(TaskOptions{}, "vague", "", "plan"); !errors.As(err, &stale) || !stale.Moved {
+	if _, err := te.RejectShown(TaskOptions{}, "vague", "", "plan", time.Time{}); !errors.As(err, &stale) || !stale.Moved {
 		t.Fatalf("a rejection of a gate the task is not at: %v", err)
 	}
 	if st := te.state(t); st.Status != StatusAwaitingApproval || st.CurrentNode != "spec" || len(st.Approvals) != 0 {
 		t.Fatalf("a refused rejection changed the task: %s at %s, %+v", st.Status, st.CurrentNode, st.Approvals)
 	}
-	if v, err := te.RejectShown(TaskOptions{}, "vague", "", "spec"); err != nil || v.State.Status != StatusActive {
+	if v, err := te.RejectShown(TaskOptions{}, "vague", "", "spec", time.Time{}); err != nil || v.State.Status != StatusActive {
 		t.Fatalf("the rejection of the gate shown: %v", err)
+	}
+}
+
+// A rejection from a page names when the task reached the gate it
+// showed: sent back and at the same gate again since, the rejection
+// (about the work before) is refused; from the page of this visit it
+// passes.
+func TestRejectShownRefusesTheGateReachedAgain(t *testing.T) {
+	te := newGateEngine(t)
+	te.Next("")
+	shown := te.state(t).PhaseStartTime
+	te.now = te.now.Add(time.Minute)
+	if _, err := te.Reject(TaskOptions{}, "first try", ""); err != nil {
+		t.Fatal(err)
+	}
+	te.Next("")
+	before := te.state(t)
+	if before.CurrentNode != "spec" || before.Status != StatusAwaitingApproval {
+		t.Fatalf("not at the gate again: %s at %s", before.Status, before.CurrentNode)
+	}
+	var stale *StaleGateError
+	if _, err := te.RejectShown(TaskOptions{}, "vague", "", "spec", shown); !errors.As(err, &stale) || !stale.Again {
+		t.Fatalf("a rejection from the page of the visit before: %v", err)
+	}
+	if st := te.state(t); st.Status != StatusAwaitingApproval || len(st.RollbackHistory) != len(before.RollbackHistory) {
+		t.Fatalf("a refused rejection changed the task: %s", st.Status)
+	}
+	if v, err := te.RejectShown(TaskOptions{}, "vague", "", "spec", before.PhaseStartTime); err != nil || v.State.Status != StatusActive {
+		t.Fatalf("the rejection of the visit shown: %v", err)
 	}
 }

@@ -73,12 +73,17 @@ type StaleGateError struct {
 	Path, Blob string
 	// Moved: the task waits at another node than the page showed.
 	Moved bool
+	// Again: the task waits at the node the page showed, reached again
+	// since (its work sent back and done over).
+	Again bool
 }
 
 func (e *StaleGateError) Error() string {
 	switch {
 	case e.Moved:
 		return fmt.Sprintf("Task %s waits at '%s' now, not at the gate this page showed; nothing changed: reload the page and look again", e.Task, e.Node)
+	case e.Again:
+		return fmt.Sprintf("Task %s waits at '%s' again, reached anew since this page showed it; nothing changed: reload the page and look again", e.Task, e.Node)
 	case e.Path != "":
 		return fmt.Sprintf("%s (node %s) is at blob %s now, which this page did not show; nothing changed: reload the page and look again", text.QuotePath(e.Path, false), e.Node, ShortID(e.Blob))
 	}

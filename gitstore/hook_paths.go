@@ -24,7 +24,18 @@ func (t *HookTarget) WorktreePath(p string) string {
 	if t.realTop == "" {
 		t.realTop = resolveExisting(top)
 	}
-	if rel, ok := WorktreeRel(abs, top, t.realTop); ok && rel != "." {
+	abs = filepath.Clean(abs)
+	real := resolveExisting(abs)
+	if rel, ok := inside(real, t.realTop); ok && rel != "." {
+		return rel
+	}
+	if rel, ok := inside(abs, top); ok && rel != "." {
+		// A link below top that leads out of the worktree: named by its
+		// own path, and where it leads kept for LinkedOut.
+		if t.linkedOut == nil {
+			t.linkedOut = map[string]string{}
+		}
+		t.linkedOut[rel] = real
 		return rel
 	}
 	if filepath.IsAbs(p) {
@@ -54,12 +65,30 @@ func ResolveExisting(p string) string { return resolveExisting(filepath.Clean(p)
 
 // resolveExisting resolves the symbolic links of the longest part of p
 // that exists (a file about to be written may not exist yet, nor its
-// directory) and keeps the rest as it is.
-func resolveExisting(p string) string {
+// directory) and keeps the rest as it is. A link whose target does not
+// exist yet is followed all the same: a write through it creates the
+// target, so the file written is the target's.
+func resolveExisting(p string) string { return resolveLinks(p, 0) }
+
+// maxLinkHops bounds the dangling links followed in a row (a loop of
+// links ends there), as the system's own limit does.
+const maxLinkHops = 40
+
+func resolveLinks(p string, hops int) string {
 	rest := ""
 	for dir := p; ; {
 		if r, err := filepath.EvalSymlinks(dir); err == nil {
 			return filepath.Join(r, rest)
+		}
+		if target, err := os.Readlink(dir); err == nil && hops < maxLinkHops {
+			parent := filepath.Dir(dir)
+			if r, err := filepath.EvalSymlinks(parent); err == nil {
+				parent = r
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(parent, target)
+			}
+			return resolveLinks(filepath.Join(target, rest), hops+1)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -77,6 +106,15 @@ func inside(p, top string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
+}
+
+// LinkedOut returns where the file WorktreePath named rel really is when
+// a symbolic link below the top leads out of the worktree (an absolute
+// path, resolved): a write there lands in that file, which may be
+// another worktree's (OtherWorktreePath).
+func (t *HookTarget) LinkedOut(rel string) (string, bool) {
+	real, ok := t.linkedOut[rel]
+	return real, ok
 }
 
 // OtherWorktreePath names a file outside this worktree that is inside

@@ -56,16 +56,19 @@ type HookCache struct {
 	TrustStamp string `json:"trust_stamp,omitempty"`
 }
 
-// TrustStamp identifies the state of the clone's trust record (its size
-// and modification time; "none" when there is none). Every
+// TrustStamp identifies the state of the clone's trust record (its size,
+// modification time and inode number; "none" when there is none). Every
 // change to the record, an append by `git hegel trust` or a line
-// deleted by hand, changes it.
+// deleted by hand, changes it. The inode tells a file saved whole over
+// the record (as editors and sed -i do) from the one it replaced even
+// when both have the same size and the clock has not moved on (file
+// times advance in ticks of a few milliseconds).
 func TrustStamp(commonDir string) string {
 	fi, err := os.Stat(filepath.Join(commonDir, filepath.FromSlash(trustFile)))
 	if err != nil {
 		return "none"
 	}
-	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+	return fmt.Sprintf("%d %d %d", fi.Size(), fi.ModTime().UnixNano(), refs.FileID(fi))
 }
 
 // Current reports whether the cache still describes the task for the
@@ -84,6 +87,9 @@ type HookTarget struct {
 	// realTop is the worktree's top with its symbolic links resolved,
 	// once WorktreePath needed it.
 	realTop string
+	// linkedOut maps the names WorktreePath gave through a link that
+	// leads out of the worktree to where the link leads.
+	linkedOut map[string]string
 }
 
 // LocateHook finds the repository around dir, its session and active task,

@@ -3,6 +3,8 @@ package gitstore
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/git-hegel/git-hegel/engine"
@@ -49,5 +51,48 @@ func TestHookCacheUntrustedCurrentUntilTrustChanges(t *testing.T) {
 	}
 	if c.Current(common) {
 		t.Fatal("the record deleted, the untrusted cache still current")
+	}
+}
+
+// A record saved whole over the old one (an editor's save, sed -i) with
+// the same size within one tick of the file clock is a change too: a
+// line trusting another definition in place of one of the same length.
+func TestTrustStampRecordReplacedSameSize(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no inode numbers")
+	}
+	r, _ := stashDiskRepo(t)
+	common := r.CommonDir
+	rec := engine.TrustRecord{ID: engine.DefinitionID([]byte("x\n")), Task: "t", How: engine.TrustReviewed, At: fixedNow}
+	if err := r.Trust().TrustDefinition(rec); err != nil {
+		t.Fatal(err)
+	}
+	c := &HookCache{Task: "t", Untrusted: true, TrustStamp: TrustStamp(common)}
+	path := filepath.Join(common, filepath.FromSlash(TrustFile))
+	old, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := engine.DefinitionID([]byte("y\n"))
+	b = []byte(strings.Replace(string(b), rec.ID, other, 1))
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(tmp, old.ModTime(), old.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if now, err := os.Stat(path); err != nil || now.Size() != old.Size() || !now.ModTime().Equal(old.ModTime()) {
+		t.Fatalf("the replacement is not of the same size and time: %v", err)
+	}
+	if c.Current(common) {
+		t.Fatal("the record was replaced by another of the same size and time, the untrusted cache still current")
 	}
 }

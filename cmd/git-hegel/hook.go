@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -443,13 +444,29 @@ func (hr *hookRun) checkLocks() (denied bool, err error) {
 	}
 	var reasons []string
 	for _, f := range hr.h.Edits {
+		names := []string{f}
 		if rel, ok := hr.tgt.OtherWorktreePath(f); ok {
 			// A file of another worktree of this repository (still
 			// absolute: outside this one) is locked where it lies.
-			f = rel
+			names[0] = rel
+		} else {
+			// A file of this worktree that is in another one all the
+			// same (a worktree nested in this one, as agents' worktrees
+			// often are, or one a link of this worktree leads into) is
+			// that worktree's file too: both names are checked.
+			at, ok := hr.tgt.LinkedOut(f)
+			if !ok {
+				at = filepath.Join(hr.tgt.Layout.WorkTree, filepath.FromSlash(f))
+			}
+			if rel, ok := hr.tgt.OtherWorktreePath(at); ok && rel != f {
+				names = append(names, rel)
+			}
 		}
-		if hs := engine.LockedBy(states, hr.cache.Task, f); len(hs) > 0 {
-			reasons = append(reasons, engine.LockMessage(f, hs[0]))
+		for _, n := range names {
+			if hs := engine.LockedBy(states, hr.cache.Task, n); len(hs) > 0 {
+				reasons = append(reasons, engine.LockMessage(n, hs[0]))
+				break
+			}
 		}
 	}
 	if len(reasons) == 0 {

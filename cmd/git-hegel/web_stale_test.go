@@ -87,3 +87,29 @@ func TestWebRejectStaleForm(t *testing.T) {
 		t.Errorf("after the refused rejection:\n%s", show)
 	}
 }
+
+// A reject form names when the task reached its gate: rejected from the
+// terminal, done over and at the same gate again, the old form's
+// rejection (its reason about the work before) is refused.
+func TestWebRejectStaleVisit(t *testing.T) {
+	dir, env := webRepo(t)
+	os.WriteFile(filepath.Join(dir, ".hegel", "workflows", "two.yaml"), []byte(twoGates), 0o644)
+	mustSh(t, env, dir, "git", "hegel", "start", "two", "--task", "two")
+	mustSh(t, env, dir, "git", "hegel", "next")
+	w, u := newWebClient(t, dir, env)
+	w.login(u)
+	form := formOf(t, wantPage(t, w.get("/task/two"), 200, `id="reject-form"`), "reject-form")
+	mustSh(t, env, dir, "git", "hegel", "reject", "-m", "first try")
+	mustSh(t, env, dir, "git", "hegel", "next")
+	before := refOf(t, env, dir, "two")
+	form.Set("reason", "the design is vague")
+	wantPage(t, w.post("/task/two/reject", form), http.StatusConflict, "waits at &#39;design&#39; again")
+	if refOf(t, env, dir, "two") != before {
+		t.Fatal("a rejection of the visit before sent back the work done since")
+	}
+	form = formOf(t, w.get("/task/two").Body.String(), "reject-form")
+	form.Set("reason", "still vague")
+	if rec := w.post("/task/two/reject", form); rec.Code != http.StatusSeeOther {
+		t.Fatalf("reject from the reloaded page: %d\n%s", rec.Code, rec.Body)
+	}
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -142,14 +143,19 @@ var gateCommands = []string{"approve", "reject", "answer", "trust"}
 // the agent out of), unlock --force changes another worktree's task.
 var forcedCommands = []string{"lock", "unlock"}
 
-// forced says whether the words after a command give --force, up to the
-// next git or git-hegel word (the words of a command line, not its
-// grammar).
+// forced says whether the words after a command give --force (or
+// --force=VALUE with a value other than false, as the flag parser reads
+// it), up to the next git or git-hegel word (the words of a command
+// line, not its grammar).
 func forced(rest []string) bool {
 	for _, w := range rest {
 		switch {
 		case w == "--force":
 			return true
+		case strings.HasPrefix(w, "--force="):
+			if v, err := strconv.ParseBool(strings.Trim(w[len("--force="):], `'"`)); err != nil || v {
+				return true
+			}
 		case w == "git" || strings.HasSuffix(w, "/git") || w == "git-hegel" || strings.HasSuffix(w, "/git-hegel"):
 			return false
 		}

@@ -7,8 +7,8 @@ import (
 	"syscall"
 )
 
-// fileID returns fi's inode number (0 if the filesystem gives none).
-func fileID(fi fs.FileInfo) uint64 {
+// FileID returns fi's inode number (0 if the filesystem gives none).
+func FileID(fi fs.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return uint64(st.Ino)
 	}

@@ -79,7 +79,7 @@ func (r *Files) loadPacked(fresh bool) (*packedRefs, error) {
 		}
 		return nil, fmt.Errorf("read %s: %w", r.display(packedRefsFile), err)
 	}
-	key := packedStat{size: fi.Size(), mtime: fi.ModTime(), id: fileID(fi)}
+	key := packedStat{size: fi.Size(), mtime: fi.ModTime(), id: FileID(fi)}
 	settled := time.Since(key.mtime) >= packedRacyWindow
 	c := &r.packed
 	c.mu.Lock()

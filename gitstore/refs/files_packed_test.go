@@ -108,7 +108,7 @@ func TestPackedRefsDeleteReadsFresh(t *testing.T) {
 	if err := os.Chtimes(path, before.ModTime(), before.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if after, err := os.Stat(path); err != nil || after.Size() != before.Size() || fileID(after) != fileID(before) ||
+	if after, err := os.Stat(path); err != nil || after.Size() != before.Size() || FileID(after) != FileID(before) ||
 		!after.ModTime().Equal(before.ModTime()) {
 		t.Fatalf("packed-refs' stat data changed: %v", err)
 	}

@@ -98,7 +98,17 @@ func (s *Server) reject(req *request, e *engine.Engine, o engine.TaskOptions) (s
 	}
 	// The form names the gate its page showed: at another gate by now,
 	// the rejection is refused.
-	v, err := e.RejectShown(o, reason, strings.TrimSpace(req.PostForm.Get("to")), req.PostForm.Get("gate"))
+	// It names when the task reached it too: sent back and at the same
+	// gate again, the rejection (written about the work before) is refused.
+	var since time.Time
+	if req.PostForm.Has("since") {
+		t, err := time.Parse(time.RFC3339Nano, req.PostForm.Get("since"))
+		if err != nil {
+			return "", engine.BadName(fmt.Errorf("The form does not say which visit of the gate it rejects; reload the page"))
+		}
+		since = t
+	}
+	v, err := e.RejectShown(o, reason, strings.TrimSpace(req.PostForm.Get("to")), req.PostForm.Get("gate"), since)
 	if err != nil {
 		return "", err
 	}

@@ -35,6 +35,7 @@ type taskData struct {
 	History                                                           []string
 	Gate                                                              *engine.GateView
 	GateBlobs                                                         []string
+	GateSince                                                         string // when the task reached the gate shown
 	GateWho                                                           string
 	Question                                                          *engine.Question
 	QuestionIndex                                                     int
@@ -202,6 +203,7 @@ func (s *Server) task(req *request) (string, any, error) {
 	// artifacts listed count as shown on this clone (approve on the
 	// command line checks that).
 	td.GateBlobs = d.GateBlobs()
+	td.GateSince = st.PhaseStartTime.Format(time.RFC3339Nano)
 	e.MarkSeen(st.Task, d.ShownBlobs())
 	return "task.html", td, nil
 }
