@@ -100,6 +100,10 @@ type Engine struct {
 	// HistoryOff is hegel.history=false: runs that end write no history
 	// entry.
 	HistoryOff bool
+	// FoldCase is core.ignorecase: names that differ only in case are
+	// one file here, so a lock on src/x.go also stops an edit of
+	// SRC/X.go.
+	FoldCase bool
 	// Version is git-hegel's version, kept in the run metadata
 	// (run_metadata.go).
 	Version string

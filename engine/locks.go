@@ -129,15 +129,23 @@ type LockHolder struct {
 }
 
 // LockedBy returns the open tasks other than except whose locks cover
-// file, from the given states (a task's locks end with the task).
-func LockedBy(states []*State, except, file string) []LockHolder {
+// file, from the given states (a task's locks end with the task). With
+// fold (core.ignorecase), names that differ only in case match.
+func LockedBy(states []*State, except, file string, fold bool) []LockHolder {
 	var out []LockHolder
+	if fold {
+		file = strings.ToLower(file)
+	}
 	for _, st := range states {
 		if st == nil || st.Task == except || !st.Active() {
 			continue
 		}
 		for _, l := range st.FilesLocked {
-			if LockCovers(l.Path, file) {
+			lock := l.Path
+			if fold {
+				lock = strings.ToLower(lock)
+			}
+			if LockCovers(lock, file) {
 				out = append(out, LockHolder{Task: st.Task, Lock: l, Worktree: st.Worktree})
 				break
 			}
@@ -410,7 +418,7 @@ func (e *Engine) lockViolations(st *State, evs []agent.Event) ([]agent.Violation
 	}
 	var out []agent.Violation
 	for _, f := range files {
-		hs := LockedBy(states, st.Task, f)
+		hs := LockedBy(states, st.Task, f, e.FoldCase)
 		if len(hs) == 0 {
 			continue
 		}

