@@ -143,6 +143,11 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 	if c.boolFlag("json") {
 		j := syncToJSON(rep, err, op, e)
 		j.Schema = c.jsonSchema()
+		// ok agrees with the exit status: a task left conflicted (not
+		// merged, not pushed), or a skipped ref under --strict, fails it.
+		if rep != nil && (len(rep.ConflictNotes()) > 0 || len(rep.Skipped) > 0 && c.boolFlag("strict")) {
+			j.OK = false
+		}
 		if jerr := writeJSON(c.Stdout, j); jerr != nil {
 			return jerr
 		}
@@ -286,8 +291,26 @@ func stashOrphanNotes(rep *engine.SyncReport, e *engine.Engine) []string {
 	return out
 }
 
+// printPushed says what the push sent, and which conflicted tasks it
+// did not: "Everything up to date" would tell the person their version
+// reached the remote when it did not.
 func (c *cmdCtx) printPushed(rep *engine.SyncReport) {
+	var held []string
+	for _, t := range rep.Tasks {
+		if t.Change != engine.TaskConflicted {
+			continue
+		}
+		if t.Archived {
+			held = append(held, "archived task "+t.Task)
+		} else {
+			held = append(held, "task "+t.Task)
+		}
+	}
 	if len(rep.Pushed) == 0 {
+		if len(held) > 0 {
+			fmt.Fprintf(c.Stdout, "Not pushed to %s: %s (conflicted); nothing else needed pushing\n", rep.Remote, strings.Join(held, ", "))
+			return
+		}
 		fmt.Fprintf(c.Stdout, "Everything up to date on %s\n", rep.Remote)
 		return
 	}
@@ -302,6 +325,9 @@ func (c *cmdCtx) printPushed(rep *engine.SyncReport) {
 		msg += fmt.Sprintf(" (it had moved meanwhile: fetched and merged %d more times)", rep.Retries)
 	}
 	fmt.Fprintln(c.Stdout, msg)
+	if len(held) > 0 {
+		fmt.Fprintf(c.Stdout, "Not pushed to %s: %s (conflicted)\n", rep.Remote, strings.Join(held, ", "))
+	}
 }
 
 // pushedName is how a pushed ref is named to people.
