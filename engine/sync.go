@@ -151,6 +151,10 @@ type SyncReport struct {
 	// Retries counts the pushes that found the remote moved and fetched,
 	// merged and tried again.
 	Retries int
+	// MergedFetched: a push found a local ref that did not contain the
+	// remote's version fetched before and merged that version first
+	// (the remote had not moved: no retry).
+	MergedFetched bool
 	// Received and Sent count the objects that crossed the network.
 	Received, Sent int
 	// Refused lists the remote's refs whose data failed a check: they

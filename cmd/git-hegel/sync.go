@@ -167,7 +167,7 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 		switch {
 		case op == syncFetch && err == nil:
 			c.printFetched(rep, "Already up to date with "+rep.Remote, e)
-		case op == syncFetch, op == syncBoth, rep.Retries > 0:
+		case op == syncFetch, op == syncBoth, rep.Retries > 0, rep.MergedFetched:
 			c.printFetched(rep, "", e) // what was merged, if anything
 		default:
 			for _, n := range rep.CheckpointNotes() {
