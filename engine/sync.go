@@ -119,6 +119,10 @@ type TaskHeld struct {
 	// kept its own state where both sides had moved on); "" when the
 	// state only moved forward and it is still held here.
 	Owner, OwnerPath string
+	// Parked: the remote's version is held by no worktree (another clone
+	// took it over and went on to another task), so it is no longer
+	// active here either; Owner is "".
+	Parked bool
 	// YoursStash is the stash entry that holds the version this worktree
 	// had, when the remote saved it there (both sides had moved on), or
 	// when this fetch did (the remote archived the task).
@@ -356,6 +360,9 @@ func (r *SyncReport) HeldNotes() []string {
 		switch {
 		case t.Archived:
 			out = append(out, archivedHereNote(t.Task, r.Remote, where, h))
+		case h.Parked:
+			out = append(out, fmt.Sprintf("Task %s was parked at %s (taken over there, then left for another task), %s: it is no longer active %s; 'git hegel claim %s' takes it back",
+				t.Task, r.Remote, now, where, t.Task))
 		case h.Owner == "":
 			out = append(out, fmt.Sprintf("Task %s moved on at %s, %s; it is still active %s", t.Task, r.Remote, now, where))
 		case h.YoursStash != "":

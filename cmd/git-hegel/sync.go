@@ -370,7 +370,7 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp, e *engine.Engine) 
 		}
 		if h := t.Held; h != nil {
 			tj.Held = &syncHeldJSON{Worktree: h.Worktree, WorktreeID: h.WorktreeID, Node: h.Node, Status: h.Status,
-				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == "" && !t.Archived,
+				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == "" && !h.Parked && !t.Archived,
 				WasNode: h.WasNode, ArchivedBy: h.ArchivedBy}
 		}
 		if t.Definition != "" {
