@@ -188,7 +188,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		return nil, err
 	}
 	v := e.view(st, wf)
-	v.Skipped, v.Gate = skipped, e.gateForReader(gate, wf)
+	v.Skipped, v.Gate = skipped, e.gateForReader(gate, wf, st)
 	if gate == nil {
 		e.warnRequires(st, wf)
 		e.checkpoint(st)
