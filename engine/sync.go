@@ -119,6 +119,9 @@ type TaskHeld struct {
 	// kept its own state where both sides had moved on); "" when the
 	// state only moved forward and it is still held here.
 	Owner, OwnerPath string
+	// OwnerEmail is the git user.email the remote's version names as its
+	// holder's, for people to read ("" when it names none).
+	OwnerEmail string
 	// Parked: the remote's version is held by no worktree (another clone
 	// took it over and went on to another task), so it is no longer
 	// active here either; Owner is "".
@@ -414,10 +417,19 @@ func archivedHereNote(task, remote, where string, h *TaskHeld) string {
 
 // ownerName names the worktree that holds the task now, as the remote's
 // state says it: one short line, without what a terminal would act on.
+//
+// The person's email comes first when the state names one: a worktree id
+// means nothing to whoever reads the line ("taken over by 3f2a…:main").
 func ownerName(h *TaskHeld) string {
 	owner := text.Printable(h.Owner, 100)
-	if h.OwnerPath != "" {
-		return fmt.Sprintf("%s (%s)", owner, text.Printable(h.OwnerPath, 200))
+	path := text.Printable(h.OwnerPath, 200)
+	switch {
+	case h.OwnerEmail != "" && path != "":
+		return fmt.Sprintf("%s (%s, %s)", text.Printable(h.OwnerEmail, 100), owner, path)
+	case h.OwnerEmail != "":
+		return fmt.Sprintf("%s (%s)", text.Printable(h.OwnerEmail, 100), owner)
+	case path != "":
+		return fmt.Sprintf("%s (%s)", owner, path)
 	}
 	return owner
 }

@@ -610,7 +610,7 @@ func (s *syncer) held(ref hegelRef, ours, theirs plumbing.Hash) *engine.TaskHeld
 		h.Parked = true
 		return h
 	}
-	h.Owner, h.OwnerPath = t.WorktreeID, t.Worktree
+	h.Owner, h.OwnerPath, h.OwnerEmail = t.WorktreeID, t.Worktree, t.OwnerEmail
 	// Where both sides had moved on and the other clone synced first, it
 	// kept its state and saved ours as a stash entry, now merged here.
 	h.YoursStash = s.stashHolding(ref.task(), o)
