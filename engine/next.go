@@ -326,7 +326,9 @@ func (e *Engine) checkArtifact(st *State, wf *workflow.Definition, node string) 
 // expected.
 func (e *Engine) warnRequires(st *State, wf *workflow.Definition) {
 	n, ok := wf.Nodes[st.CurrentNode]
-	if !ok || e.Files == nil || st.Status != StatusActive {
+	// The files are those of the worktree that works on the task: a
+	// reviewer approving from their clone is not told theirs are missing.
+	if !ok || e.Files == nil || st.Status != StatusActive || !e.owns(st) {
 		return
 	}
 	var missing []string
