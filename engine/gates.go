@@ -19,8 +19,12 @@ import (
 
 // GateView describes an approval the task waits for.
 type GateView struct {
-	Node, Claim, To string
-	Approvers       []string // empty: anyone
+	Task, Node, Claim, To string
+	Approvers             []string // empty: anyone
+	// OtherPerson: hegel.approval.otherPerson is set, so the clone that
+	// moved the task to the gate (it holds it) cannot approve it: someone
+	// else does, from their clone.
+	OtherPerson bool
 }
 
 // gateView names where an approval takes the task: the transition's
@@ -35,18 +39,24 @@ func gateView(wf *workflow.Definition, st *State) *GateView {
 		}
 		to = n.Transitions[0].To
 	}
-	return &GateView{Node: st.CurrentNode, Claim: st.PendingClaim, To: to, Approvers: wf.Nodes[st.CurrentNode].Approvers}
+	return &GateView{Task: st.Task, Node: st.CurrentNode, Claim: st.PendingClaim, To: to, Approvers: wf.Nodes[st.CurrentNode].Approvers}
 }
 
 // gateForReader is g as this engine's reader may read it: an agent is not
 // given the approvers an untrusted definition names, its words as its
 // prompts are (PromptTrusted).
-func (e *Engine) gateForReader(g *GateView, wf *workflow.Definition) *GateView {
-	if g == nil || !e.AgentReads || len(g.Approvers) == 0 || e.TrustOf(wf.Raw).Trusted {
-		return g
+//
+// It also says whether hegel.approval.otherPerson sends the approval of
+// st to another person than this one.
+func (e *Engine) gateForReader(g *GateView, wf *workflow.Definition, st *State) *GateView {
+	if g == nil {
+		return nil
 	}
 	c := *g
-	c.Approvers = []string{"(the approvers its definition names: not shown to the agent until this machine trusts the definition)"}
+	c.OtherPerson = e.ApprovalBarred(st) != nil
+	if e.AgentReads && len(g.Approvers) > 0 && !e.TrustOf(wf.Raw).Trusted {
+		c.Approvers = []string{"(the approvers its definition names: not shown to the agent until this machine trusts the definition)"}
+	}
 	return &c
 }
 
@@ -186,6 +196,10 @@ func (e *Engine) RejectShown(o TaskOptions, reason, to, shownGate string, shownS
 	e.afterMove(st, wf)
 	return e.view(st, wf), nil
 }
+
+// ApprovalBarred is why hegel.approval.otherPerson refuses an approval
+// of st here (nil when it does not): views say so before anyone tries.
+func (e *Engine) ApprovalBarred(st *State) error { return e.otherPerson(st) }
 
 // otherPerson refuses, with hegel.approval.otherPerson, an approval by
 // the task's own owner: on a clone whose own record says a worktree of it

@@ -188,7 +188,7 @@ func (e *Engine) NextWith(o NextOptions) (*View, error) {
 		return nil, err
 	}
 	v := e.view(st, wf)
-	v.Skipped, v.Gate = skipped, e.gateForReader(gate, wf)
+	v.Skipped, v.Gate = skipped, e.gateForReader(gate, wf, st)
 	if gate == nil {
 		e.warnRequires(st, wf)
 		e.checkpoint(st)
@@ -326,7 +326,9 @@ func (e *Engine) checkArtifact(st *State, wf *workflow.Definition, node string) 
 // expected.
 func (e *Engine) warnRequires(st *State, wf *workflow.Definition) {
 	n, ok := wf.Nodes[st.CurrentNode]
-	if !ok || e.Files == nil || st.Status != StatusActive {
+	// The files are those of the worktree that works on the task: a
+	// reviewer approving from their clone is not told theirs are missing.
+	if !ok || e.Files == nil || st.Status != StatusActive || !e.owns(st) {
 		return
 	}
 	var missing []string

@@ -119,6 +119,13 @@ type TaskHeld struct {
 	// kept its own state where both sides had moved on); "" when the
 	// state only moved forward and it is still held here.
 	Owner, OwnerPath string
+	// OwnerEmail is the git user.email the remote's version names as its
+	// holder's, for people to read ("" when it names none).
+	OwnerEmail string
+	// Parked: the remote's version is held by no worktree (another clone
+	// took it over and went on to another task), so it is no longer
+	// active here either; Owner is "".
+	Parked bool
 	// YoursStash is the stash entry that holds the version this worktree
 	// had, when the remote saved it there (both sides had moved on), or
 	// when this fetch did (the remote archived the task).
@@ -151,6 +158,10 @@ type SyncReport struct {
 	// Retries counts the pushes that found the remote moved and fetched,
 	// merged and tried again.
 	Retries int
+	// MergedFetched: a push found a local ref that did not contain the
+	// remote's version fetched before and merged that version first
+	// (the remote had not moved: no retry).
+	MergedFetched bool
 	// Received and Sent count the objects that crossed the network.
 	Received, Sent int
 	// Refused lists the remote's refs whose data failed a check: they
@@ -352,6 +363,9 @@ func (r *SyncReport) HeldNotes() []string {
 		switch {
 		case t.Archived:
 			out = append(out, archivedHereNote(t.Task, r.Remote, where, h))
+		case h.Parked:
+			out = append(out, fmt.Sprintf("Task %s was parked at %s (taken over there, then left for another task), %s: it is no longer active %s; 'git hegel claim %s' takes it back",
+				t.Task, r.Remote, now, where, t.Task))
 		case h.Owner == "":
 			out = append(out, fmt.Sprintf("Task %s moved on at %s, %s; it is still active %s", t.Task, r.Remote, now, where))
 		case h.YoursStash != "":
@@ -403,10 +417,19 @@ func archivedHereNote(task, remote, where string, h *TaskHeld) string {
 
 // ownerName names the worktree that holds the task now, as the remote's
 // state says it: one short line, without what a terminal would act on.
+//
+// The person's email comes first when the state names one: a worktree id
+// means nothing to whoever reads the line ("taken over by 3f2a…:main").
 func ownerName(h *TaskHeld) string {
 	owner := text.Printable(h.Owner, 100)
-	if h.OwnerPath != "" {
-		return fmt.Sprintf("%s (%s)", owner, text.Printable(h.OwnerPath, 200))
+	path := text.Printable(h.OwnerPath, 200)
+	switch {
+	case h.OwnerEmail != "" && path != "":
+		return fmt.Sprintf("%s (%s, %s)", text.Printable(h.OwnerEmail, 100), owner, path)
+	case h.OwnerEmail != "":
+		return fmt.Sprintf("%s (%s)", text.Printable(h.OwnerEmail, 100), owner)
+	case path != "":
+		return fmt.Sprintf("%s (%s)", owner, path)
 	}
 	return owner
 }

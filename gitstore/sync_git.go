@@ -397,7 +397,13 @@ func gitReason(stderr string) string {
 				if l == "Could not read from remote repository." || strings.HasPrefix(l, "failed to push some refs") {
 					continue
 				}
-				return oneLine(l)
+				if strings.HasSuffix(l, ":") {
+					// git says why on the next line ("unable to connect
+					// to host:" then "host[0: 1.2.3.4]: errno=Connection
+					// refused"): without it the reason ends in a colon.
+					l += " " + continuation(lines[i+1:])
+				}
+				return oneLine(strings.TrimSpace(l))
 			}
 		}
 	}
@@ -405,6 +411,21 @@ func gitReason(stderr string) string {
 		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, "Please make sure") && !strings.HasPrefix(l, "and the repository exists") {
 			return oneLine(l)
 		}
+	}
+	return ""
+}
+
+// continuation is the first non-empty line of lines, the part after
+// "errno=" when it names a system error.
+func continuation(lines []string) string {
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if _, after, ok := strings.Cut(l, "errno="); ok {
+			return after
+		}
+		return l
 	}
 	return ""
 }

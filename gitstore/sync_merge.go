@@ -131,6 +131,13 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 				}
 			} else if res, err = s.mergeDiverged(ref, ours, theirs); err != nil {
 				return err
+			} else if res.change == engine.TaskMerged && ref.ns.merge == mergeKeepLocal {
+				// The merge can take who holds the task from the remote
+				// (claimed there): the worktree that held it here must
+				// hear it, as after a fast-forward.
+				if h := s.held(ref, ours, res.next); h != nil && (h.Owner != "" || h.Parked) {
+					res.held = h
+				}
 			}
 		}
 		if res.kept {
@@ -598,7 +605,12 @@ func (s *syncer) held(ref hegelRef, ours, theirs plumbing.Hash) *engine.TaskHeld
 	if t.WorktreeID == o.WorktreeID {
 		return h
 	}
-	h.Owner, h.OwnerPath = t.WorktreeID, t.Worktree
+	if t.WorktreeID == "" {
+		// Taken over there and parked: held by nobody, here neither.
+		h.Parked = true
+		return h
+	}
+	h.Owner, h.OwnerPath, h.OwnerEmail = t.WorktreeID, t.Worktree, t.OwnerEmail
 	// Where both sides had moved on and the other clone synced first, it
 	// kept its state and saved ours as a stash entry, now merged here.
 	h.YoursStash = s.stashHolding(ref.task(), o)

@@ -22,13 +22,27 @@ func (s *syncer) push(ctx context.Context) error {
 		return err
 	}
 	var lastRefused map[string]string
+	mergedTracking := false
 	for attempt := 0; ; attempt++ {
 		if s.beforePush != nil {
 			s.beforePush()
 		}
-		done, refused, err := s.pushOnce(ctx, tr)
+		done, diverged, refused, err := s.pushOnce(ctx, tr)
 		if err != nil || done {
 			return err
+		}
+		if diverged && !mergedTracking {
+			// A local ref does not contain the remote's version this
+			// clone fetched before (a conflict left unresolved, or what a
+			// plain git fetch brought): the remote did not move, so merge
+			// that version, as a fetch would, and try again; it is no
+			// retry, and the push does not say the remote moved.
+			mergedTracking = true
+			s.rep.MergedFetched = true
+			if err := s.merge(nil); err != nil {
+				return err
+			}
+			continue
 		}
 		if attempt+1 >= pushAttempts {
 			return fmt.Errorf("%w: %s changed again during each of %d attempts to push; everything it had is merged locally, run 'git hegel push' again", ErrRemoteMoved, s.rem.Name, pushAttempts)
@@ -58,12 +72,15 @@ func (s *syncer) push(ctx context.Context) error {
 // seen (its tracking ref) and contains that value; the lease makes the
 // remote check, under its ref lock, that it still holds it. A ref that
 // does not contain it diverged: it is fetched and merged first.
-func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done bool, refused map[string]string, err error) {
+//
+// diverged is true when a local ref does not contain the remote's value
+// as last fetched: it has to be merged before it can be pushed.
+func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done, diverged bool, refused map[string]string, err error) {
 	// Only a local ref that differs from the remote's value as last seen
 	// has anything to send (and is checked).
 	kinds, local, tracking, err := s.differingRefs()
 	if err != nil {
-		return false, nil, err
+		return false, false, nil, err
 	}
 
 	var ups []refUpdate
@@ -84,7 +101,7 @@ func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done bool, r
 		if !tv.IsZero() {
 			ff, err := s.g.isAncestor(tv, lv)
 			if err != nil {
-				return false, nil, fmt.Errorf("%s: %s", ref.local(), oneLine(err.Error()))
+				return false, false, nil, fmt.Errorf("%s: %s", ref.local(), oneLine(err.Error()))
 			}
 			if !ff && ref.ns.merge == mergeCheckpointChains && s.o.MergeCheckpoints == nil {
 				// Diverged, and only rollback could merge them: keep them
@@ -100,15 +117,15 @@ func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done bool, r
 		ups = append(ups, refUpdate{name: ref.local(), old: tv, new: lv})
 	}
 	if stale {
-		return false, nil, nil
+		return false, true, nil, nil
 	}
 	if len(ups) == 0 {
-		return true, nil, nil
+		return true, false, nil, nil
 	}
 
 	res, err := tr.push(ctx, s.rem, ups, s.o.GitProgress)
 	if err != nil {
-		return false, nil, err
+		return false, false, nil, err
 	}
 	for _, u := range ups {
 		if !res.moved[u.name] && !res.uptodate[u.name] {
@@ -121,13 +138,13 @@ func (s *syncer) pushOnce(ctx context.Context, tr remoteTransport) (done bool, r
 		}
 	}
 	if len(res.refused) > 0 {
-		return false, res.refused, nil
+		return false, false, res.refused, nil
 	}
 	if len(res.stale) > 0 {
-		return false, nil, nil
+		return false, false, nil, nil
 	}
 	s.rep.Sent += res.sent
-	return true, nil, nil
+	return true, false, nil, nil
 }
 
 func sameRefusals(a, b map[string]string) bool {

@@ -55,6 +55,13 @@ func runApprove(c *cmdCtx, args []string) error {
 	fmt.Fprintf(c.Stdout, "Approved %s by %s\n", a.Node, a.By)
 	c.printApproved(v.State, a)
 	fmt.Fprintln(c.Stdout)
+	if v.State.Active() && !e.Owns(v.State) {
+		// A reviewer's approval: the next node's prompt is for whoever
+		// works on the task, and the approval reaches them by a sync.
+		fmt.Fprintf(c.Stdout, "Mode: %s\nCurrent node: %s\n\n", v.Mode, c.paint(c.Stdout, "node", v.Node))
+		fmt.Fprintf(c.Stdout, "Task %s is not this worktree's (owner: %s): 'git hegel sync' carries the approval to whoever works on it\n", v.Task, e.OwnerLabel(v.State))
+		return nil
+	}
 	c.printView(v)
 	return nil
 }

@@ -195,6 +195,9 @@ func (c *cmdCtx) printStateDetail(e *engine.Engine, t *engine.Task) {
 	case engine.StatusAwaitingApproval:
 		if g := engine.Gate(t); g != nil && engine.WaitsForRun(t) {
 			fmt.Fprintf(w, "Waiting for: confirmation to go from %s to %s ('git hegel run' asks again, 'git hegel run -y' goes on, 'git hegel cancel' gives up)\n", g.Node, g.To)
+		} else if g != nil && e.ApprovalBarred(st) != nil {
+			// Its owner is told before trying that the approval is not theirs.
+			fmt.Fprintf(w, "Waiting for: approval to go from %s to %s, by another person on their clone (hegel.approval.otherPerson; 'git hegel reject -m REASON' sends it back)\n", g.Node, g.To)
 		} else if g != nil {
 			fmt.Fprintf(w, "Waiting for: approval to go from %s to %s ('git hegel approve' or 'git hegel reject -m REASON')\n", g.Node, g.To)
 		}

@@ -143,6 +143,11 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 	if c.boolFlag("json") {
 		j := syncToJSON(rep, err, op, e)
 		j.Schema = c.jsonSchema()
+		// ok agrees with the exit status: a task left conflicted (not
+		// merged, not pushed), or a skipped ref under --strict, fails it.
+		if rep != nil && (len(rep.ConflictNotes()) > 0 || len(rep.Skipped) > 0 && c.boolFlag("strict")) {
+			j.OK = false
+		}
 		if jerr := writeJSON(c.Stdout, j); jerr != nil {
 			return jerr
 		}
@@ -162,7 +167,7 @@ func (c *cmdCtx) finishSync(rep *engine.SyncReport, err error, op syncOp) error 
 		switch {
 		case op == syncFetch && err == nil:
 			c.printFetched(rep, "Already up to date with "+rep.Remote, e)
-		case op == syncFetch, op == syncBoth, rep.Retries > 0:
+		case op == syncFetch, op == syncBoth, rep.Retries > 0, rep.MergedFetched:
 			c.printFetched(rep, "", e) // what was merged, if anything
 		default:
 			for _, n := range rep.CheckpointNotes() {
@@ -286,8 +291,26 @@ func stashOrphanNotes(rep *engine.SyncReport, e *engine.Engine) []string {
 	return out
 }
 
+// printPushed says what the push sent, and which conflicted tasks it
+// did not: "Everything up to date" would tell the person their version
+// reached the remote when it did not.
 func (c *cmdCtx) printPushed(rep *engine.SyncReport) {
+	var held []string
+	for _, t := range rep.Tasks {
+		if t.Change != engine.TaskConflicted {
+			continue
+		}
+		if t.Archived {
+			held = append(held, "archived task "+t.Task)
+		} else {
+			held = append(held, "task "+t.Task)
+		}
+	}
 	if len(rep.Pushed) == 0 {
+		if len(held) > 0 {
+			fmt.Fprintf(c.Stdout, "Not pushed to %s: %s (conflicted); nothing else needed pushing\n", rep.Remote, strings.Join(held, ", "))
+			return
+		}
 		fmt.Fprintf(c.Stdout, "Everything up to date on %s\n", rep.Remote)
 		return
 	}
@@ -302,6 +325,9 @@ func (c *cmdCtx) printPushed(rep *engine.SyncReport) {
 		msg += fmt.Sprintf(" (it had moved meanwhile: fetched and merged %d more times)", rep.Retries)
 	}
 	fmt.Fprintln(c.Stdout, msg)
+	if len(held) > 0 {
+		fmt.Fprintf(c.Stdout, "Not pushed to %s: %s (conflicted)\n", rep.Remote, strings.Join(held, ", "))
+	}
 }
 
 // pushedName is how a pushed ref is named to people.
@@ -344,7 +370,7 @@ func syncToJSON(rep *engine.SyncReport, err error, op syncOp, e *engine.Engine) 
 		}
 		if h := t.Held; h != nil {
 			tj.Held = &syncHeldJSON{Worktree: h.Worktree, WorktreeID: h.WorktreeID, Node: h.Node, Status: h.Status,
-				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == "" && !t.Archived,
+				Owner: h.Owner, OwnerPath: h.OwnerPath, YoursStash: h.YoursStash, StillActive: h.Owner == "" && !h.Parked && !t.Archived,
 				WasNode: h.WasNode, ArchivedBy: h.ArchivedBy}
 		}
 		if t.Definition != "" {

@@ -354,8 +354,19 @@ func gateText(g *engine.GateView) string {
 	if len(g.Approvers) > 0 {
 		who = strings.Join(g.Approvers, " or ") + " (by git config user.name)"
 	}
+	approve := "git hegel approve [-m COMMENT]"
+	if g.OtherPerson {
+		// The owner's approval is refused: say so before they try.
+		if len(g.Approvers) > 0 {
+			who += ", "
+		} else {
+			who = ""
+		}
+		who += "not you: another person approves, on their clone (hegel.approval.otherPerson); 'git hegel sync' carries the task there"
+		approve = fmt.Sprintf("git hegel approve --task %s [-m COMMENT] (on their clone)", g.Task)
+	}
 	return fmt.Sprintf("Waiting for approval to go from %s to %s.\nWho may decide: %s\n"+
-		"Approve: git hegel approve [-m COMMENT]\nReject:  git hegel reject -m REASON [--to NODE]", g.Node, g.To, who)
+		"Approve: %s\nReject:  git hegel reject -m REASON [--to NODE]", g.Node, g.To, who, approve)
 }
 
 // promptText is a node's prompt as printed: on a terminal its control
