@@ -162,15 +162,26 @@ func Visible(s string) string {
 	if Clean(s) == s {
 		return s
 	}
+	return escape(s, true)
+}
+
+// OneLine is Visible for a line of a log whose text someone else chose
+// (a request's path): line breaks and tabs are written out too, so the
+// text can neither draw on the terminal nor forge a line.
+func OneLine(s string) string { return escape(s, false) }
+
+// escape writes out s's control characters and the bytes that are not
+// UTF-8; with lines, line breaks, tabs and a CRLF's carriage return stay.
+func escape(s string, lines bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+		case lines && r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
 			b.WriteByte('\r') // a CRLF line end draws over nothing
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t'):
+		case r == utf8.RuneError || (unicode.IsControl(r) && !(lines && (r == '\n' || r == '\t'))):
 			q := strconv.QuoteRuneToASCII(r)
 			b.WriteString(q[1 : len(q)-1])
 		default:

@@ -86,3 +86,17 @@ func TestVisible(t *testing.T) {
 		}
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"GET /x", "GET /x"},
+		{"a\nforged line\tb", `a\nforged line\tb`},
+		{"crlf\r\n", `crlf\r\n`},
+		{"\x1b]52;c;aGk=\x07", `\x1b]52;c;aGk=\a`},
+		{"c1 \u009b bad \xff", `c1 \u009b bad \xff`},
+	} {
+		if got := OneLine(c.in); got != c.want {
+			t.Errorf("OneLine(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

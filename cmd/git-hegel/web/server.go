@@ -22,14 +22,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore"
 )
 
@@ -257,30 +255,10 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, msg st
 // are written out as escapes, so an escape sequence never reaches the
 // terminal and a line break never forges a line.
 func (s *Server) logf(format string, args ...any) {
-	line := logSafe(fmt.Sprintf(format, args...))
+	line := text.OneLine(fmt.Sprintf(format, args...))
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	fmt.Fprintf(s.o.Log, "git hegel web: %s\n", line)
-}
-
-// logSafe writes out s's control characters (line breaks and tabs too)
-// and bytes that are not UTF-8 as Go escapes.
-func logSafe(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsControl(r):
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }
 
 // request is what a page handler gets: the repository as of this
