@@ -24,7 +24,16 @@ func (e *Engine) LockConflictNotes(r *SyncReport) []string {
 			}
 		}
 	}
-	if len(changed) == 0 {
+	// Only a changed task that locks something can conflict: read those
+	// first, so a fetch costs its changed tasks, not every stored one.
+	var locking []*State
+	for _, name := range changed {
+		t, err := e.Tasks.LoadTask(name)
+		if err == nil && t.State.Active() && len(t.State.FilesLocked) > 0 && !e.heldHere(t.State) {
+			locking = append(locking, t.State)
+		}
+	}
+	if len(locking) == 0 {
 		return nil
 	}
 	states, err := e.openStates()
@@ -32,10 +41,7 @@ func (e *Engine) LockConflictNotes(r *SyncReport) []string {
 		return nil
 	}
 	var out []string
-	for _, there := range states {
-		if !slices.Contains(changed, there.Task) || e.heldHere(there) {
-			continue
-		}
+	for _, there := range locking {
 		for _, here := range states {
 			if here.Task == there.Task || !e.heldHere(here) {
 				continue
