@@ -218,8 +218,37 @@ func (e *Engine) openStates() ([]*State, error) {
 	return out, nil
 }
 
-// OpenStates is every open task's state, for the hooks' lock check.
+// OpenStates is every open task's state.
 func (e *Engine) OpenStates() ([]*State, error) { return e.openStates() }
+
+// LockIndex is a TaskStore that keeps which tasks lock files, so that
+// checking one edit need not read every open task.
+type LockIndex interface {
+	// LockStates returns the states of the live tasks that lock files.
+	LockStates() ([]*State, error)
+}
+
+// LockStates is the state of every open task that locks files: all a
+// check of an edited file against the locks needs (LockedBy).
+func (e *Engine) LockStates() ([]*State, error) {
+	var all []*State
+	var err error
+	if li, ok := e.Tasks.(LockIndex); ok {
+		all, err = li.LockStates()
+	} else {
+		all, err = e.openStates()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*State
+	for _, st := range all {
+		if st.Active() && len(st.FilesLocked) > 0 {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
 
 // Lock records paths as locked by the task o selects. A path another open
 // task holds is refused unless takeOver (lock --force), which removes
@@ -412,7 +441,7 @@ func (e *Engine) lockViolations(st *State, evs []agent.Event) ([]agent.Violation
 	if len(files) == 0 {
 		return nil, nil
 	}
-	states, err := e.openStates()
+	states, err := e.LockStates()
 	if err != nil {
 		return nil, err
 	}

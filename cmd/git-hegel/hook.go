@@ -438,7 +438,7 @@ func (hr *hookRun) checkLocks() (denied bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	states, err := e.OpenStates()
+	states, err := e.LockStates()
 	if err != nil {
 		return false, err
 	}

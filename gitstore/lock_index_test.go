@@ -1,0 +1,73 @@
+package gitstore
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-billy/v5/util"
+
+	"github.com/git-hegel/git-hegel/engine"
+)
+
+// The lock index answers with the states of the tasks that lock files,
+// follows every move of a task's ref, and reads again only the tasks
+// whose ref moved.
+func TestLockIndex(t *testing.T) {
+	for name, newRepo := range storeBackends {
+		t.Run(name, func(t *testing.T) {
+			r := newRepo(t)
+			tasks := r.Tasks()
+			for _, n := range []string{"a", "b", "c"} {
+				if _, err := tasks.SaveTask(sampleTask(n), "start"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			locked := func() string {
+				t.Helper()
+				sts, err := tasks.LockStates()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, st := range sts {
+					names = append(names, st.Task+":"+st.FilesLocked[0].Path)
+				}
+				return strings.Join(names, ",")
+			}
+			if got := locked(); got != "" {
+				t.Fatalf("no locks yet: %q", got)
+			}
+			b, err := tasks.LoadTask("b")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.State.FilesLocked = []engine.FileLock{{Path: "src/x.go", By: "Ann", At: fixedNow}}
+			if b.Rev, err = tasks.SaveTask(b, "lock"); err != nil {
+				t.Fatal(err)
+			}
+			if got := locked(); got != "b:src/x.go" {
+				t.Fatalf("after b's lock: %q", got)
+			}
+			idx, err := util.ReadFile(r.common, lockIndexFile)
+			if err != nil || !strings.HasPrefix(string(idx), lockIndexHeader+"\na\t") || strings.Count(string(idx), "\n") != 4 {
+				t.Fatalf("index %q %v", idx, err)
+			}
+			// An entry for a commit the ref no longer holds is read again:
+			// an index naming a lock the task has not is never believed.
+			b.State.FilesLocked = nil
+			if b.Rev, err = tasks.SaveTask(b, "unlock"); err != nil {
+				t.Fatal(err)
+			}
+			if got := locked(); got != "" {
+				t.Fatalf("after the unlock: %q", got)
+			}
+			// A damaged index is built again.
+			if err := util.WriteFile(r.common, lockIndexFile, []byte("garbage\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := locked(); got != "" {
+				t.Fatalf("damaged index: %q", got)
+			}
+		})
+	}
+}
