@@ -36,7 +36,7 @@ func (e *Engine) LockConflictNotes(r *SyncReport) []string {
 	if len(locking) == 0 {
 		return nil
 	}
-	states, err := e.openStates()
+	states, err := e.LockStates()
 	if err != nil {
 		return nil
 	}

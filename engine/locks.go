@@ -218,9 +218,6 @@ func (e *Engine) openStates() ([]*State, error) {
 	return out, nil
 }
 
-// OpenStates is every open task's state.
-func (e *Engine) OpenStates() ([]*State, error) { return e.openStates() }
-
 // LockIndex is a TaskStore that keeps which tasks lock files, so that
 // checking one edit need not read every open task.
 type LockIndex interface {
@@ -272,7 +269,7 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 	if _, err := e.checkOwner(cur.State, updateOpts{call: o}); err != nil {
 		return nil, err
 	}
-	states, err := e.openStates()
+	states, err := e.LockStates()
 	if err != nil {
 		return nil, err
 	}

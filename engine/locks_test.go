@@ -132,7 +132,7 @@ func TestLockUnlockAndTakeOver(t *testing.T) {
 	if len(te.tasks.log) != n {
 		t.Errorf("a refused lock wrote %d commits", len(te.tasks.log)-n)
 	}
-	states, _ := other.OpenStates()
+	states, _ := other.LockStates()
 	if hs := LockedBy(states, "beta", "docs/a.md", false); len(hs) != 1 || hs[0].Task != "alpha" {
 		t.Errorf("LockedBy = %+v", hs)
 	}
