@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -47,19 +48,11 @@ func BuiltinSources() map[string][]byte {
 // loadBuiltins panics on an invalid built-in: that is a bug in this
 // package, and TestBuiltins fails before any release could ship it.
 var loadBuiltins = sync.OnceValue(func() []*Definition {
-	files, err := fs.Glob(builtinFS, "builtin/*.yaml")
-	if err != nil {
-		panic(err)
-	}
-	slices.Sort(files)
-	out := make([]*Definition, 0, len(files))
-	for _, f := range files {
-		data, err := builtinFS.ReadFile(f)
-		if err != nil {
-			panic(err)
-		}
-		name := strings.TrimSuffix(strings.TrimPrefix(f, "builtin/"), ".yaml")
-		w, err := Parse(name, f, data)
+	src := BuiltinSources()
+	names := slices.Sorted(maps.Keys(src))
+	out := make([]*Definition, 0, len(names))
+	for _, name := range names {
+		w, err := Parse(name, "builtin/"+name+".yaml", src[name])
 		if err != nil {
 			panic(fmt.Sprintf("invalid built-in workflow: %v", err))
 		}
