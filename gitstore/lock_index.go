@@ -95,6 +95,9 @@ func (s Tasks) readLockIndex() map[string]lockIndexEntry {
 		}
 		ent := lockIndexEntry{commit: f[1]}
 		if f[2] != "" {
+			if !json.Valid([]byte(f[2])) {
+				return nil // damaged: a lock must never be lost to it
+			}
 			ent.state = []byte(f[2])
 		}
 		out[f[0]] = ent

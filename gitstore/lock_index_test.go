@@ -48,7 +48,20 @@ func TestLockIndex(t *testing.T) {
 			if got := locked(); got != "b:src/x.go" {
 				t.Fatalf("after b's lock: %q", got)
 			}
+			// A line whose state no longer parses is not taken as "no
+			// lock": the whole index is built again.
 			idx, err := util.ReadFile(r.common, lockIndexFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := strings.Replace(string(idx), `"files_locked"`, `"files_lo`, 1)
+			if err := util.WriteFile(r.common, lockIndexFile, []byte(cut[:strings.Index(cut, `"files_lo`)+9]+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := locked(); got != "b:src/x.go" {
+				t.Fatalf("after the index was damaged: %q", got)
+			}
+			idx, err = util.ReadFile(r.common, lockIndexFile)
 			if err != nil || !strings.HasPrefix(string(idx), lockIndexHeader+"\na\t") || strings.Count(string(idx), "\n") != 4 {
 				t.Fatalf("index %q %v", idx, err)
 			}
