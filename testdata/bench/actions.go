@@ -84,7 +84,7 @@ func runActionHook(b *bench) ([]row, error) {
 			rows = append(rows, timeRow("hook PreToolUse snapshot vs git status (untracked cache)", label, ss[0], ss[1], 1.0))
 		} else {
 			rows = append(rows, timeRow("hook PreToolUse snapshot vs version", label, ss[0], ss[2], 1.5))
-			fl := scanFloorStats("hook PreToolUse floor", ss[2], ss[1], ss[3], ss[4], ss[5])
+			fl := floorStats("hook PreToolUse floor", ss[2], ss[5], ss[1], ss[3], ss[4])
 			rows = append(rows, timeRow("hook PreToolUse snapshot vs version + git's scan and writes"+writes(hookFloor.objects, hookFloor.files), label, ss[0], fl, hookFloorBound))
 		}
 		rows = append(rows, rssRow(fmt.Sprintf("hook PreToolUse snapshot vs git status (%s)", label), label, ss[0], ss[1], 0))
@@ -108,17 +108,6 @@ var hookFloor = floorSpec{objects: 26, files: 1}
 // fixed costs": 1.5× version alone leaves no room for the files a
 // snapshot must create).
 const hookFloorBound = 1.25
-
-// scanFloorStats is floorStats with a scan added: run by run, version
-// plus status, hash-object and update-ref, less three git start-ups.
-func scanFloorStats(label string, ver, status, ho, ur, gv *stats) *stats {
-	n := min(len(ver.walls), len(status.walls), len(ho.walls), len(ur.walls), len(gv.walls))
-	s := &stats{label: label}
-	for i := 0; i < n; i++ {
-		s.walls = append(s.walls, ver.walls[i]+max(0, status.walls[i]-gv.walls[i])+max(0, ho.walls[i]+ur.walls[i]-2*gv.walls[i]))
-	}
-	return s
-}
 
 // fsmonHook is an honest fsmonitor hook (version 2): its token is a line
 // count of the log the bench appends each changed path to, and it reports

@@ -77,14 +77,23 @@ func blobID(content string) string {
 }
 
 // floorStats is, run by run, `git hegel version` plus what git paid for
-// the writes alone: hash-object + update-ref − 2 × git version (each git
-// command's own start-up, which the git-hegel command pays once, in
-// version). The runs of one round line up across the stats.
-func floorStats(label string, ver, ho, ur, gv *stats) *stats {
-	n := min(len(ver.walls), len(ho.walls), len(ur.walls), len(gv.walls))
+// the work alone: the git commands' times (parts: hash-object and
+// update-ref; a scan too where one is part of the floor) less one `git
+// version` each (each git command's own start-up, which the git-hegel
+// command pays once, in version). The runs of one round line up across
+// the stats.
+func floorStats(label string, ver, gv *stats, parts ...*stats) *stats {
+	n := min(len(ver.walls), len(gv.walls))
+	for _, p := range parts {
+		n = min(n, len(p.walls))
+	}
 	s := &stats{label: label}
 	for i := 0; i < n; i++ {
-		s.walls = append(s.walls, ver.walls[i]+max(0, ho.walls[i]+ur.walls[i]-2*gv.walls[i]))
+		var git time.Duration
+		for _, p := range parts {
+			git += p.walls[i] - gv.walls[i]
+		}
+		s.walls = append(s.walls, ver.walls[i]+max(0, git))
 	}
 	return s
 }

@@ -304,7 +304,7 @@ func (b *bench) runSizedFloor(name string, args []string, prepare func(dir strin
 			timeRow(name+" vs git hegel version", r.label, cmd, ver, stateBound),
 			timeRow(name+" vs rev-parse", r.label, cmd, rp, 0))
 		if floor != nil {
-			fl := floorStats(name+" floor", ver, at[3], at[4], at[5])
+			fl := floorStats(name+" floor", ver, at[5], at[3], at[4])
 			rows = append(rows, timeRow(name+" vs version + git's writes"+writes(floor.objects, floor.files), r.label, cmd, fl, floorBound))
 		}
 	}
@@ -563,7 +563,7 @@ func runStash(b *bench) ([]row, error) {
 			timeRow("stash drop -y"+label+" vs version", r.label, drop, ver, stateBound))
 		for k, cmd := range []*stats{push, pop, drop} {
 			f := stashFloors[k]
-			floor := floorStats(f.of+" floor", ver, at[4+2*k], at[5+2*k], gv)
+			floor := floorStats(f.of+" floor", ver, gv, at[4+2*k], at[5+2*k])
 			rows = append(rows, timeRow(f.of+" vs version + git's writes"+writes(f.objects, f.files), r.label, cmd, floor, floorBound))
 		}
 	}
