@@ -30,7 +30,9 @@ import (
 // HookCacheFile is the hook cache's name in the worktree's git dir.
 const HookCacheFile = "hegel-hook.json"
 
-const hookCacheVersion = 1
+// hookCacheVersion 2: a trusted cache carries a trust stamp too
+// (version 1 kept one only when untrusted, and is built again).
+const hookCacheVersion = 2
 
 // HookCache is the part of a task the hook checks events against.
 type HookCache struct {
@@ -49,9 +51,11 @@ type HookCache struct {
 	PhaseTokens int64         `json:"phase_tokens,omitempty"`
 	// Untrusted: the task's definition was not trusted when the cache was
 	// built, so Rules is empty. Trust can change without the task's
-	// commit changing: TrustStamp is the trust record's TrustStamp when
-	// the cache was built, and such a cache is built again once the
-	// record has changed (Current).
+	// commit changing, either way (granted, or taken back by deleting
+	// the record's line): TrustStamp is the trust record's TrustStamp
+	// when the cache was built, and the cache is built again once the
+	// record has changed (Current). A built-in definition is trusted
+	// whatever the record says, and has no stamp.
 	Untrusted  bool   `json:"untrusted,omitempty"`
 	TrustStamp string `json:"trust_stamp,omitempty"`
 }
@@ -72,10 +76,14 @@ func TrustStamp(commonDir string) string {
 }
 
 // Current reports whether the cache still describes the task for the
-// trust record in commonDir: a trusted one always does (it is keyed by
-// the task's commit), an untrusted one while the record is unchanged.
+// trust record in commonDir (it is keyed by the task's commit): one for
+// a built-in definition always does, any other while the record is
+// unchanged.
 func (c *HookCache) Current(commonDir string) bool {
-	return !c.Untrusted || (c.TrustStamp != "" && c.TrustStamp == TrustStamp(commonDir))
+	if c.TrustStamp == "" {
+		return !c.Untrusted
+	}
+	return c.TrustStamp == TrustStamp(commonDir)
 }
 
 // HookTarget is where a hook's events go.

@@ -18,8 +18,9 @@ func TestHookCacheUntrustedCurrentUntilTrustChanges(t *testing.T) {
 	r, _ := stashDiskRepo(t)
 	common := r.CommonDir
 	if (&HookCache{Task: "t"}).Current(common) != true {
-		t.Fatal("a trusted cache is current whatever the record says")
+		t.Fatal("a built-in's cache (no stamp) is current whatever the record says")
 	}
+	trusted := &HookCache{Task: "t", TrustStamp: TrustStamp(common)}
 	c := &HookCache{Task: "t", Untrusted: true, TrustStamp: TrustStamp(common)}
 	if c.TrustStamp != "none" || !c.Current(common) {
 		t.Fatalf("no record yet: stamp %q, current %v", c.TrustStamp, c.Current(common))
@@ -33,6 +34,9 @@ func TestHookCacheUntrustedCurrentUntilTrustChanges(t *testing.T) {
 	}
 	if c.Current(common) {
 		t.Fatal("the record was created, the untrusted cache still current")
+	}
+	if trusted.Current(common) {
+		t.Fatal("the record changed, a trusted cache (not a built-in's) still current")
 	}
 	c.TrustStamp = TrustStamp(common)
 	if !c.Current(common) {
