@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/git-hegel/git-hegel/engine/agent"
@@ -130,28 +131,43 @@ type LockHolder struct {
 
 // LockedBy returns the open tasks other than except whose locks cover
 // file, from the given states (a task's locks end with the task). With
-// fold (core.ignorecase), names that differ only in case match.
+// fold (core.ignorecase), names that differ only in case match too.
 func LockedBy(states []*State, except, file string, fold bool) []LockHolder {
 	var out []LockHolder
+	folded := ""
 	if fold {
-		file = strings.ToLower(file)
+		folded = foldCase(file)
 	}
 	for _, st := range states {
 		if st == nil || st.Task == except || !st.Active() {
 			continue
 		}
 		for _, l := range st.FilesLocked {
-			lock := l.Path
-			if fold {
-				lock = strings.ToLower(lock)
-			}
-			if LockCovers(lock, file) {
+			// Folded as well as exact: folding a pattern's range
+			// ([A-z]) can narrow it, and must never free a file the
+			// lock holds as written.
+			if LockCovers(l.Path, file) || fold && LockCovers(foldCase(l.Path), folded) {
 				out = append(out, LockHolder{Task: st.Task, Lock: l, Worktree: st.Worktree})
 				break
 			}
 		}
 	}
 	return out
+}
+
+// foldCase spells s in one case: each letter becomes the smallest of the
+// letters Unicode's simple case folding makes equal to it (the letters
+// strings.EqualFold takes as one), so "SRC", "src" and "ſrc" (long s),
+// one name on a case-insensitive file system, have one spelling.
+// Lower-casing alone would keep "ſ" and "s" apart.
+func foldCase(s string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, s)
 }
 
 // LockMessage is the one line that stops an edit of a locked file. It
