@@ -98,6 +98,10 @@ type HookTarget struct {
 	// linkedOut maps the names WorktreePath gave through a link that
 	// leads out of the worktree to where the link leads.
 	linkedOut map[string]string
+	// getenv reads the environment, for the configuration; ignoreCase
+	// is core.ignorecase once read ("" before).
+	getenv     func(string) string
+	ignoreCase string
 }
 
 // LocateHook finds the repository around dir, its session and active task,
@@ -111,7 +115,7 @@ func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
 	if l.WorkTree == "" {
 		return nil, ErrNoWorkTree
 	}
-	t := &HookTarget{Layout: l}
+	t := &HookTarget{Layout: l, getenv: getenv}
 	t.Session = findSessionFile(l.WorkTree, dir)
 	if t.Session == "" {
 		return t, nil
