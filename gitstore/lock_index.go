@@ -86,6 +86,12 @@ func (s Tasks) LockStates() ([]*engine.State, error) {
 
 // readLockIndex reads the index; nil when missing or damaged.
 func (s Tasks) readLockIndex() map[string]lockIndexEntry {
+	// Only a regular file: a FIFO left there would block the reading
+	// hook, and so the agent's edit, for good (the rename that writes the
+	// index replaces whatever is there).
+	if fi, err := s.r.common.Lstat(lockIndexFile); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
 	b, err := readFile(s.r.common, lockIndexFile)
 	if err != nil {
 		return nil
