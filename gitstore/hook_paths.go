@@ -181,12 +181,15 @@ func (t *HookTarget) OtherWorktreePath(abs string) (rel string, ok bool) {
 	if !filepath.IsAbs(abs) {
 		return "", false
 	}
-	best := ""
+	best, realAbs := "", ""
 	for _, top := range worktreeTops(t.Layout.CommonDir) {
 		real := resolveExisting(top)
 		r, in := WorktreeRel(abs, top, real)
 		if !in && t.foldCase() {
-			if r, in = insideFolded(resolveExisting(filepath.Clean(abs)), real); !in {
+			if realAbs == "" {
+				realAbs = resolveExisting(filepath.Clean(abs))
+			}
+			if r, in = insideFolded(realAbs, real); !in {
 				r, in = insideFolded(abs, top)
 			}
 		}
