@@ -67,11 +67,30 @@ type HookCache struct {
 // the record (as editors and sed -i do) from the one it replaced even
 // when both have the same size and the clock has not moved on (file
 // times advance in ticks of a few milliseconds).
+//
+// A record that is a symbolic link is stamped as a link and as the file
+// it leads to: the record moved away and replaced by a link to it (which
+// may lead where it is no longer read) is a change, and so is a change
+// to that file.
 func TrustStamp(commonDir string) string {
-	fi, err := os.Stat(filepath.Join(commonDir, filepath.FromSlash(trustFile)))
+	p := filepath.Join(commonDir, filepath.FromSlash(trustFile))
+	fi, err := os.Lstat(p)
 	if err != nil {
 		return "none"
 	}
+	stamp := fileStamp(fi)
+	if fi.Mode()&os.ModeSymlink != 0 {
+		stamp = "link " + stamp + " to "
+		if to, err := os.Stat(p); err == nil {
+			stamp += fileStamp(to)
+		} else {
+			stamp += "none"
+		}
+	}
+	return stamp
+}
+
+func fileStamp(fi os.FileInfo) string {
 	return fmt.Sprintf("%d %d %d", fi.Size(), fi.ModTime().UnixNano(), refs.FileID(fi))
 }
 
