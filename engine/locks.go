@@ -313,7 +313,9 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 				if !slices.Contains(take[st.Task], l.Path) {
 					take[st.Task] = append(take[st.Task], l.Path)
 				}
-				res.TakenFrom[p] = append(res.TakenFrom[p], st.Task)
+				if !slices.Contains(res.TakenFrom[p], st.Task) {
+					res.TakenFrom[p] = append(res.TakenFrom[p], st.Task) // named once, however many of its locks cover p
+				}
 			}
 		}
 	}

@@ -321,3 +321,28 @@ func TestLockedByFoldCase(t *testing.T) {
 		}
 	}
 }
+
+// A path that two locks of one task cover (a file and a pattern) is
+// taken over from that task once, and named once.
+func TestLockTakeOverNamesHolderOnce(t *testing.T) {
+	te := newTestEngine(t, nil)
+	if _, err := te.Start("minimal", "", "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Lock(TaskOptions{}, []string{"src/x.go", "src/*.go", "docs/"}, false); err != nil {
+		t.Fatal(err)
+	}
+	other := *te.Engine
+	other.Worktree, other.WorktreeID = "/work/other", "worktrees/other"
+	other.Session = &fakeSessionStore{}
+	if _, err := other.Start("minimal", "", "beta"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := other.Lock(TaskOptions{}, []string{"src/x.go"}, true)
+	if err != nil || !slices.Equal(res.TakenFrom["src/x.go"], []string{"alpha"}) {
+		t.Fatalf("take over: %+v %v", res, err)
+	}
+	if st := te.stateOf(t, "alpha"); len(st.FilesLocked) != 1 || st.FilesLocked[0].Path != "docs/" {
+		t.Errorf("alpha keeps %+v", st.FilesLocked)
+	}
+}
