@@ -265,12 +265,12 @@ func (e *Engine) LockStates() ([]*State, error) {
 
 // Lock records paths as locked by the task o selects. A path another open
 // task holds is refused unless takeOver (lock --force), which removes
-// the lock from that task, recording there who took it. With FoldCase
-// (core.ignorecase), a lock on the same name in another case is held by
-// that task too: the agent hook stops an edit under either spelling,
-// and the hint it gives (lock --force, with the agent's spelling) must
-// take that lock over. A task another
+// the lock from that task, recording there who took it. A task another
 // worktree owns is refused unless o.Force, before anything is written.
+// With FoldCase (core.ignorecase), a lock on the same name in another
+// case is held by that task too: the agent hook stops an edit under
+// either spelling, and the hint it gives (lock --force, with the agent's
+// spelling) must take that lock over.
 func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult, error) {
 	for _, p := range paths {
 		if err := CheckNewLockPath(p); err != nil {
