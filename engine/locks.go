@@ -155,13 +155,16 @@ func LockedBy(states []*State, except, file string, fold bool) []LockHolder {
 	return out
 }
 
-// foldCase spells s in one case: each letter becomes the smallest of the
-// letters Unicode's simple case folding makes equal to it (the letters
-// strings.EqualFold takes as one), so "SRC", "src" and "ſrc" (long s),
-// one name on a case-insensitive file system, have one spelling.
-// Lower-casing alone would keep "ſ" and "s" apart.
+// foldCase spells s in one case: each letter is upper-cased (as NTFS
+// compares names: dotless "ı" is "I" there) and becomes the smallest of
+// the letters Unicode's simple case folding makes equal to that (the
+// letters strings.EqualFold takes as one, as APFS compares names), so
+// "SRC", "src" and "ſrc" (long s), one name on a case-insensitive file
+// system, have one spelling. Lower-casing alone would keep "ſ" and "s"
+// apart. Folding more than a file system does only refuses more edits.
 func foldCase(s string) string {
 	return strings.Map(func(r rune) rune {
+		r = unicode.ToUpper(r)
 		least := r
 		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 			least = min(least, f)

@@ -306,11 +306,12 @@ func TestLockedByFoldCase(t *testing.T) {
 		held       bool
 	}{
 		{"src/x.go", "SRC/X.go", true},
-		{"src/x.go", "ſrc/x.go", true},        // long s
-		{"src/", "\u017fRC/y.go", true},       // long s, directory lock
-		{"Kelvin.md", "\u212aelvin.md", true}, // Kelvin sign
-		{"notes/σ.md", "NOTES/ς.md", true},    // final sigma
-		{"[A-z]x.go", "_x.go", true},          // '_' lies between 'Z' and 'a'
+		{"src/x.go", "ſrc/x.go", true},         // long s
+		{"src/", "\u017fRC/y.go", true},        // long s, directory lock
+		{"Kelvin.md", "\u212aelvin.md", true},  // Kelvin sign
+		{"notes/σ.md", "NOTES/ς.md", true},     // final sigma
+		{"src/index.go", "src/ındex.go", true}, // dotless i, which NTFS upper-cases to I
+		{"[A-z]x.go", "_x.go", true},           // '_' lies between 'Z' and 'a'
 		{"[A-z]x.go", "AX.GO", true},
 		{"src/x.go", "src/y.go", false},
 		{"src/x.go", "srcx.go", false},
