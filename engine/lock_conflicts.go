@@ -64,5 +64,5 @@ func (e *Engine) LockConflictNotes(r *SyncReport) []string {
 // core.ignorecase, locks whose names differ only in case name one file
 // there, and each stops the other task's edits of it.
 func (e *Engine) locksMeet(a, b string) bool {
-	return locksOverlap(a, b) || e.FoldCase && locksOverlap(foldCase(a), foldCase(b))
+	return locksOverlap(a, b) || e.FoldCase && locksOverlap(FoldName(a), FoldName(b))
 }

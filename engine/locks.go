@@ -136,7 +136,7 @@ func LockedBy(states []*State, except, file string, fold bool) []LockHolder {
 	var out []LockHolder
 	folded := ""
 	if fold {
-		folded = foldCase(file)
+		folded = FoldName(file)
 	}
 	for _, st := range states {
 		if st == nil || st.Task == except || !st.Active() {
@@ -146,7 +146,7 @@ func LockedBy(states []*State, except, file string, fold bool) []LockHolder {
 			// Folded as well as exact: folding a pattern's range
 			// ([A-z]) can narrow it, and must never free a file the
 			// lock holds as written.
-			if LockCovers(l.Path, file) || fold && LockCovers(foldCase(l.Path), folded) {
+			if LockCovers(l.Path, file) || fold && LockCovers(FoldName(l.Path), folded) {
 				out = append(out, LockHolder{Task: st.Task, Lock: l, Worktree: st.Worktree})
 				break
 			}
@@ -155,14 +155,14 @@ func LockedBy(states []*State, except, file string, fold bool) []LockHolder {
 	return out
 }
 
-// foldCase spells s in one case: each letter is upper-cased (as NTFS
+// FoldName spells s in one case: each letter is upper-cased (as NTFS
 // compares names: dotless "ı" is "I" there) and becomes the smallest of
 // the letters Unicode's simple case folding makes equal to that (the
 // letters strings.EqualFold takes as one, as APFS compares names), so
 // "SRC", "src" and "ſrc" (long s), one name on a case-insensitive file
 // system, have one spelling. Lower-casing alone would keep "ſ" and "s"
 // apart. Folding more than a file system does only refuses more edits.
-func foldCase(s string) string {
+func FoldName(s string) string {
 	return strings.Map(func(r rune) rune {
 		r = unicode.ToUpper(r)
 		least := r

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/git-hegel/git-hegel/engine"
 	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
@@ -77,7 +78,7 @@ func (t *HookTarget) foldCase() bool {
 }
 
 // insideFolded is inside comparing the names of top's directories
-// without regard to case (strings.EqualFold, as the lock check folds).
+// without regard to case, as the lock check folds them.
 func insideFolded(p, top string) (string, bool) {
 	sep := string(os.PathSeparator)
 	ps := strings.Split(filepath.Clean(p), sep)
@@ -86,7 +87,7 @@ func insideFolded(p, top string) (string, bool) {
 		return "", false
 	}
 	for i := range ts {
-		if !strings.EqualFold(ps[i], ts[i]) {
+		if ps[i] != ts[i] && engine.FoldName(ps[i]) != engine.FoldName(ts[i]) {
 			return "", false
 		}
 	}
