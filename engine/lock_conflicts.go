@@ -47,7 +47,7 @@ func (e *Engine) LockConflictNotes(r *SyncReport) []string {
 				continue
 			}
 			for _, theirs := range there.FilesLocked {
-				i := slices.IndexFunc(here.FilesLocked, func(l FileLock) bool { return locksOverlap(l.Path, theirs.Path) })
+				i := slices.IndexFunc(here.FilesLocked, func(l FileLock) bool { return e.locksMeet(l.Path, theirs.Path) })
 				if i < 0 {
 					continue
 				}
@@ -58,4 +58,11 @@ func (e *Engine) LockConflictNotes(r *SyncReport) []string {
 		}
 	}
 	return out
+}
+
+// locksMeet is locksOverlap as the agent hook sees two locks: with
+// core.ignorecase, locks whose names differ only in case name one file
+// there, and each stops the other task's edits of it.
+func (e *Engine) locksMeet(a, b string) bool {
+	return locksOverlap(a, b) || e.FoldCase && locksOverlap(FoldName(a), FoldName(b))
 }

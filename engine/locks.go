@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/git-hegel/git-hegel/engine/agent"
@@ -130,28 +131,46 @@ type LockHolder struct {
 
 // LockedBy returns the open tasks other than except whose locks cover
 // file, from the given states (a task's locks end with the task). With
-// fold (core.ignorecase), names that differ only in case match.
+// fold (core.ignorecase), names that differ only in case match too.
 func LockedBy(states []*State, except, file string, fold bool) []LockHolder {
 	var out []LockHolder
+	folded := ""
 	if fold {
-		file = strings.ToLower(file)
+		folded = FoldName(file)
 	}
 	for _, st := range states {
 		if st == nil || st.Task == except || !st.Active() {
 			continue
 		}
 		for _, l := range st.FilesLocked {
-			lock := l.Path
-			if fold {
-				lock = strings.ToLower(lock)
-			}
-			if LockCovers(lock, file) {
+			// Folded as well as exact: folding a pattern's range
+			// ([A-z]) can narrow it, and must never free a file the
+			// lock holds as written.
+			if LockCovers(l.Path, file) || fold && LockCovers(FoldName(l.Path), folded) {
 				out = append(out, LockHolder{Task: st.Task, Lock: l, Worktree: st.Worktree})
 				break
 			}
 		}
 	}
 	return out
+}
+
+// FoldName spells s in one case: each letter is upper-cased (as NTFS
+// compares names: dotless "ı" is "I" there) and becomes the smallest of
+// the letters Unicode's simple case folding makes equal to that (the
+// letters strings.EqualFold takes as one, as APFS compares names), so
+// "SRC", "src" and "ſrc" (long s), one name on a case-insensitive file
+// system, have one spelling. Lower-casing alone would keep "ſ" and "s"
+// apart. Folding more than a file system does only refuses more edits.
+func FoldName(s string) string {
+	return strings.Map(func(r rune) rune {
+		r = unicode.ToUpper(r)
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, s)
 }
 
 // LockMessage is the one line that stops an edit of a locked file. It
@@ -251,6 +270,10 @@ func (e *Engine) LockStates() ([]*State, error) {
 // task holds is refused unless takeOver (lock --force), which removes
 // the lock from that task, recording there who took it. A task another
 // worktree owns is refused unless o.Force, before anything is written.
+// With FoldCase (core.ignorecase), a lock on the same name in another
+// case is held by that task too: the agent hook stops an edit under
+// either spelling, and the hint it gives (lock --force, with the agent's
+// spelling) must take that lock over.
 func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult, error) {
 	for _, p := range paths {
 		if err := CheckNewLockPath(p); err != nil {
@@ -283,7 +306,7 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 				continue
 			}
 			for _, l := range st.FilesLocked {
-				if !locksOverlap(l.Path, p) {
+				if !e.locksMeet(l.Path, p) {
 					continue
 				}
 				h := LockHolder{Task: st.Task, Lock: l, Worktree: st.Worktree}
@@ -293,7 +316,9 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 				if !slices.Contains(take[st.Task], l.Path) {
 					take[st.Task] = append(take[st.Task], l.Path)
 				}
-				res.TakenFrom[p] = append(res.TakenFrom[p], st.Task)
+				if !slices.Contains(res.TakenFrom[p], st.Task) {
+					res.TakenFrom[p] = append(res.TakenFrom[p], st.Task) // named once, however many of its locks cover p
+				}
 			}
 		}
 	}

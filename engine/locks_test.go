@@ -295,3 +295,55 @@ func TestLockConflictNotesReadsOnlyChangedTasks(t *testing.T) {
 		t.Errorf("read %d tasks for one changed task without locks", ct.loads)
 	}
 }
+
+// With core.ignorecase, a lock holds its file under every spelling the
+// file system takes for it (Unicode case folding: "ſ" is "s" there, and
+// lower-casing keeps them apart), and still everything it holds as
+// written: folding a pattern's range must not free a file.
+func TestLockedByFoldCase(t *testing.T) {
+	for _, c := range []struct {
+		lock, file string
+		held       bool
+	}{
+		{"src/x.go", "SRC/X.go", true},
+		{"src/x.go", "ſrc/x.go", true},         // long s
+		{"src/", "\u017fRC/y.go", true},        // long s, directory lock
+		{"Kelvin.md", "\u212aelvin.md", true},  // Kelvin sign
+		{"notes/σ.md", "NOTES/ς.md", true},     // final sigma
+		{"src/index.go", "src/ındex.go", true}, // dotless i, which NTFS upper-cases to I
+		{"[A-z]x.go", "_x.go", true},           // '_' lies between 'Z' and 'a'
+		{"[A-z]x.go", "AX.GO", true},
+		{"src/x.go", "src/y.go", false},
+		{"src/x.go", "srcx.go", false},
+	} {
+		states := []*State{{Task: "alpha", Status: StatusActive, FilesLocked: []FileLock{{Path: c.lock}}}}
+		if got := len(LockedBy(states, "beta", c.file, true)) == 1; got != c.held {
+			t.Errorf("lock %q, file %q, core.ignorecase: held %v, want %v", c.lock, c.file, got, c.held)
+		}
+	}
+}
+
+// A path that two locks of one task cover (a file and a pattern) is
+// taken over from that task once, and named once.
+func TestLockTakeOverNamesHolderOnce(t *testing.T) {
+	te := newTestEngine(t, nil)
+	if _, err := te.Start("minimal", "", "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Lock(TaskOptions{}, []string{"src/x.go", "src/*.go", "docs/"}, false); err != nil {
+		t.Fatal(err)
+	}
+	other := *te.Engine
+	other.Worktree, other.WorktreeID = "/work/other", "worktrees/other"
+	other.Session = &fakeSessionStore{}
+	if _, err := other.Start("minimal", "", "beta"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := other.Lock(TaskOptions{}, []string{"src/x.go"}, true)
+	if err != nil || !slices.Equal(res.TakenFrom["src/x.go"], []string{"alpha"}) {
+		t.Fatalf("take over: %+v %v", res, err)
+	}
+	if st := te.stateOf(t, "alpha"); len(st.FilesLocked) != 1 || st.FilesLocked[0].Path != "docs/" {
+		t.Errorf("alpha keeps %+v", st.FilesLocked)
+	}
+}

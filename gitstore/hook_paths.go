@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 )
 
 // WorktreePath names the file an agent's tool call names as locks and
@@ -38,10 +41,60 @@ func (t *HookTarget) WorktreePath(p string) string {
 		t.linkedOut[rel] = real
 		return rel
 	}
+	if t.foldCase() {
+		// Where names differ only in case on one file, the top spelled
+		// in another case is the worktree all the same.
+		if rel, ok := insideFolded(real, t.realTop); ok && rel != "." {
+			return rel
+		}
+		if rel, ok := insideFolded(abs, top); ok && rel != "." {
+			return rel
+		}
+	}
 	if filepath.IsAbs(p) {
 		return filepath.ToSlash(abs)
 	}
 	return filepath.ToSlash(filepath.Clean(p))
+}
+
+// foldCase reports core.ignorecase (read once, only when a path is
+// outside the worktree as written): git sets it where the file system
+// takes names that differ only in case for one file. A configuration
+// that cannot be read counts as true: a path then names the worktree's
+// file in more spellings, never in fewer.
+func (t *HookTarget) foldCase() bool {
+	if t.ignoreCase == "" {
+		t.ignoreCase = "true"
+		if t.getenv != nil {
+			if cfg, err := LayoutConfig(t.Layout, t.getenv); err == nil {
+				v, ok := cfg.Get("core", "", "ignorecase")
+				if b, valid := gitdir.ParseBool(v); !ok || valid && !b {
+					t.ignoreCase = "false"
+				}
+			}
+		}
+	}
+	return t.ignoreCase == "true"
+}
+
+// insideFolded is inside comparing the names of top's directories
+// without regard to case, as the lock check folds them.
+func insideFolded(p, top string) (string, bool) {
+	sep := string(os.PathSeparator)
+	ps := strings.Split(filepath.Clean(p), sep)
+	ts := strings.Split(filepath.Clean(top), sep)
+	if len(ps) < len(ts) {
+		return "", false
+	}
+	for i := range ts {
+		if ps[i] != ts[i] && engine.FoldName(ps[i]) != engine.FoldName(ts[i]) {
+			return "", false
+		}
+	}
+	if len(ps) == len(ts) {
+		return ".", true
+	}
+	return strings.Join(ps[len(ts):], "/"), true
 }
 
 // WorktreeRel names the file at abs (an absolute path) relative to the
@@ -129,10 +182,19 @@ func (t *HookTarget) OtherWorktreePath(abs string) (rel string, ok bool) {
 	if !filepath.IsAbs(abs) {
 		return "", false
 	}
-	best := ""
+	best, realAbs := "", ""
 	for _, top := range worktreeTops(t.Layout.CommonDir) {
 		real := resolveExisting(top)
-		if r, in := WorktreeRel(abs, top, real); in && r != "." && len(real) > len(best) {
+		r, in := WorktreeRel(abs, top, real)
+		if !in && t.foldCase() {
+			if realAbs == "" {
+				realAbs = resolveExisting(filepath.Clean(abs))
+			}
+			if r, in = insideFolded(realAbs, real); !in {
+				r, in = insideFolded(abs, top)
+			}
+		}
+		if in && r != "." && len(real) > len(best) {
 			best, rel, ok = real, r, true
 		}
 	}

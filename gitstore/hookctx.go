@@ -30,7 +30,9 @@ import (
 // HookCacheFile is the hook cache's name in the worktree's git dir.
 const HookCacheFile = "hegel-hook.json"
 
-const hookCacheVersion = 1
+// hookCacheVersion 2: a trusted cache carries a trust stamp too
+// (version 1 kept one only when untrusted, and is built again).
+const hookCacheVersion = 2
 
 // HookCache is the part of a task the hook checks events against.
 type HookCache struct {
@@ -49,9 +51,11 @@ type HookCache struct {
 	PhaseTokens int64         `json:"phase_tokens,omitempty"`
 	// Untrusted: the task's definition was not trusted when the cache was
 	// built, so Rules is empty. Trust can change without the task's
-	// commit changing: TrustStamp is the trust record's TrustStamp when
-	// the cache was built, and such a cache is built again once the
-	// record has changed (Current).
+	// commit changing, either way (granted, or taken back by deleting
+	// the record's line): TrustStamp is the trust record's TrustStamp
+	// when the cache was built, and the cache is built again once the
+	// record has changed (Current). A built-in definition is trusted
+	// whatever the record says, and has no stamp.
 	Untrusted  bool   `json:"untrusted,omitempty"`
 	TrustStamp string `json:"trust_stamp,omitempty"`
 }
@@ -63,19 +67,42 @@ type HookCache struct {
 // the record (as editors and sed -i do) from the one it replaced even
 // when both have the same size and the clock has not moved on (file
 // times advance in ticks of a few milliseconds).
+//
+// A record that is a symbolic link is stamped as a link and as the file
+// it leads to: the record moved away and replaced by a link to it (which
+// may lead where it is no longer read) is a change, and so is a change
+// to that file.
 func TrustStamp(commonDir string) string {
-	fi, err := os.Stat(filepath.Join(commonDir, filepath.FromSlash(trustFile)))
+	p := filepath.Join(commonDir, filepath.FromSlash(trustFile))
+	fi, err := os.Lstat(p)
 	if err != nil {
 		return "none"
 	}
+	stamp := fileStamp(fi)
+	if fi.Mode()&os.ModeSymlink != 0 {
+		stamp = "link " + stamp + " to "
+		if to, err := os.Stat(p); err == nil {
+			stamp += fileStamp(to)
+		} else {
+			stamp += "none"
+		}
+	}
+	return stamp
+}
+
+func fileStamp(fi os.FileInfo) string {
 	return fmt.Sprintf("%d %d %d", fi.Size(), fi.ModTime().UnixNano(), refs.FileID(fi))
 }
 
 // Current reports whether the cache still describes the task for the
-// trust record in commonDir: a trusted one always does (it is keyed by
-// the task's commit), an untrusted one while the record is unchanged.
+// trust record in commonDir (it is keyed by the task's commit): one for
+// a built-in definition always does, any other while the record is
+// unchanged.
 func (c *HookCache) Current(commonDir string) bool {
-	return !c.Untrusted || (c.TrustStamp != "" && c.TrustStamp == TrustStamp(commonDir))
+	if c.TrustStamp == "" {
+		return !c.Untrusted
+	}
+	return c.TrustStamp == TrustStamp(commonDir)
 }
 
 // HookTarget is where a hook's events go.
@@ -90,6 +117,10 @@ type HookTarget struct {
 	// linkedOut maps the names WorktreePath gave through a link that
 	// leads out of the worktree to where the link leads.
 	linkedOut map[string]string
+	// getenv reads the environment, for the configuration; ignoreCase
+	// is core.ignorecase once read ("" before).
+	getenv     func(string) string
+	ignoreCase string
 }
 
 // LocateHook finds the repository around dir, its session and active task,
@@ -103,7 +134,7 @@ func LocateHook(dir string, getenv func(string) string) (*HookTarget, error) {
 	if l.WorkTree == "" {
 		return nil, ErrNoWorkTree
 	}
-	t := &HookTarget{Layout: l}
+	t := &HookTarget{Layout: l, getenv: getenv}
 	t.Session = findSessionFile(l.WorkTree, dir)
 	if t.Session == "" {
 		return t, nil

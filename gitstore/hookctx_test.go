@@ -18,8 +18,9 @@ func TestHookCacheUntrustedCurrentUntilTrustChanges(t *testing.T) {
 	r, _ := stashDiskRepo(t)
 	common := r.CommonDir
 	if (&HookCache{Task: "t"}).Current(common) != true {
-		t.Fatal("a trusted cache is current whatever the record says")
+		t.Fatal("a built-in's cache (no stamp) is current whatever the record says")
 	}
+	trusted := &HookCache{Task: "t", TrustStamp: TrustStamp(common)}
 	c := &HookCache{Task: "t", Untrusted: true, TrustStamp: TrustStamp(common)}
 	if c.TrustStamp != "none" || !c.Current(common) {
 		t.Fatalf("no record yet: stamp %q, current %v", c.TrustStamp, c.Current(common))
@@ -33,6 +34,9 @@ func TestHookCacheUntrustedCurrentUntilTrustChanges(t *testing.T) {
 	}
 	if c.Current(common) {
 		t.Fatal("the record was created, the untrusted cache still current")
+	}
+	if trusted.Current(common) {
+		t.Fatal("the record changed, a trusted cache (not a built-in's) still current")
 	}
 	c.TrustStamp = TrustStamp(common)
 	if !c.Current(common) {
@@ -94,5 +98,47 @@ func TestTrustStampRecordReplacedSameSize(t *testing.T) {
 	}
 	if c.Current(common) {
 		t.Fatal("the record was replaced by another of the same size and time, the untrusted cache still current")
+	}
+}
+
+// The record moved elsewhere and replaced by a link to it is a change:
+// the link may lead where the record is no longer read (outside the git
+// dir every command then finds no trust), though the file it leads to is
+// the one stamped.
+func TestTrustStampRecordReplacedByLink(t *testing.T) {
+	r, _ := stashDiskRepo(t)
+	common := r.CommonDir
+	rec := engine.TrustRecord{ID: engine.DefinitionID([]byte("x\n")), Task: "t", How: engine.TrustReviewed, At: fixedNow}
+	if err := r.Trust().TrustDefinition(rec); err != nil {
+		t.Fatal(err)
+	}
+	c := &HookCache{Task: "t", TrustStamp: TrustStamp(common)}
+	path := filepath.Join(common, filepath.FromSlash(TrustFile))
+	moved := filepath.Join(t.TempDir(), "trusted")
+	if err := os.Rename(path, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, path); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if c.Current(common) {
+		t.Fatal("the record was replaced by a link, the trusted cache still current")
+	}
+	c.TrustStamp = TrustStamp(common)
+	if !c.Current(common) {
+		t.Fatal("unchanged link, cache not current")
+	}
+	// Trust added through the link changes the stamp too.
+	rec.ID = engine.DefinitionID([]byte("y\n"))
+	f, err := os.OpenFile(moved, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(rec.ID + " 2026-11-29T00:00:00Z trust t\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if c.Current(common) {
+		t.Fatal("the linked record grew, the cache still current")
 	}
 }

@@ -20,15 +20,16 @@ import (
 // one line per live task, keyed by the commit its ref held when the line
 // was written: a task whose ref now holds another commit is read again,
 // so the index never answers for a state it did not read. The state is
-// kept only for a task that locks files. A damaged or missing index is
-// built again; deleting it costs one slow check.
+// kept only for a task that locks files; a task that could not be read
+// has no line, and is read again by the next check. A damaged or missing
+// index is built again; deleting it costs one slow check.
 const lockIndexFile = "hegel/lock-index"
 
 const lockIndexHeader = "hegel-lock-index 1"
 
 type lockIndexEntry struct {
 	commit string
-	state  []byte // nil: the task locks nothing (or could not be read)
+	state  []byte // nil: the task locks nothing
 }
 
 // LockStates implements engine.LockIndex: the states of the live tasks
@@ -49,13 +50,22 @@ func (s Tasks) LockStates() ([]*engine.State, error) {
 		ent, ok := old[name]
 		if !ok || ent.commit != commit {
 			changed = true
+			// The state at the listed commit, whatever the ref holds by
+			// now: a line answers for its own commit only.
+			t, err := s.r.loadTaskCommit(ref.Name, name, ref.Hash)
+			if err != nil {
+				// Not read (an object missing for a moment, a full
+				// disk): no line, so the next check reads it again
+				// rather than take the task for one without locks.
+				continue
+			}
 			ent = lockIndexEntry{commit: commit}
-			// Read after the listing: a ref moved meanwhile leaves a line
-			// keyed by the older commit, read again next time.
-			if t, err := s.LoadTask(name); err == nil && t.State != nil && len(t.State.FilesLocked) > 0 {
-				if b, err := json.Marshal(t.State); err == nil {
-					ent.state = b
+			if t.State != nil && len(t.State.FilesLocked) > 0 {
+				b, err := json.Marshal(t.State)
+				if err != nil {
+					continue
 				}
+				ent.state = b
 			}
 		}
 		buf.WriteString(name + "\t" + commit + "\t")
@@ -76,6 +86,12 @@ func (s Tasks) LockStates() ([]*engine.State, error) {
 
 // readLockIndex reads the index; nil when missing or damaged.
 func (s Tasks) readLockIndex() map[string]lockIndexEntry {
+	// Only a regular file: a FIFO left there would block the reading
+	// hook, and so the agent's edit, for good (the rename that writes the
+	// index replaces whatever is there).
+	if fi, err := s.r.common.Lstat(lockIndexFile); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
 	b, err := readFile(s.r.common, lockIndexFile)
 	if err != nil {
 		return nil

@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,5 +84,46 @@ func TestLockIndex(t *testing.T) {
 				t.Fatalf("damaged index: %q", got)
 			}
 		})
+	}
+}
+
+// A locking task that cannot be read for a moment (its commit's object
+// gone while git repacks, a read error) is not written down as a task
+// without locks: once it can be read, its lock counts again.
+func TestLockIndexUnreadableTask(t *testing.T) {
+	r := newDiskRepo(t)
+	task := sampleTask("b")
+	task.State.FilesLocked = []engine.FileLock{{Path: "src/x.go", By: "Ann", At: fixedNow}}
+	rev, err := r.Tasks().SaveTask(task, "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks := func() int {
+		t.Helper()
+		fresh, err := Open(r.WorkTree, func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts, err := fresh.Tasks().LockStates()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(sts)
+	}
+	obj := filepath.Join(r.CommonDir, "objects", rev[:2], rev[2:])
+	if err := os.Remove(filepath.Join(r.CommonDir, filepath.FromSlash(taskCachePath("b")))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(obj, obj+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if n := locks(); n != 0 {
+		t.Fatalf("an unreadable task gave %d lock states", n)
+	}
+	if err := os.Rename(obj+".away", obj); err != nil {
+		t.Fatal(err)
+	}
+	if n := locks(); n != 1 {
+		t.Fatalf("once readable again, the task's lock is missed: %d lock states", n)
 	}
 }

@@ -52,6 +52,12 @@ func (r *Repo) loadTaskAt(ref plumbing.ReferenceName, key string) (*engine.Task,
 		}
 		return nil, damagedTask(ref, err)
 	}
+	return r.loadTaskCommit(ref, key, h)
+}
+
+// loadTaskCommit reads the task ref held at commit h (which it may no
+// longer hold), through the task cache.
+func (r *Repo) loadTaskCommit(ref plumbing.ReferenceName, key string, h plumbing.Hash) (*engine.Task, error) {
 	if d := r.readTaskCache(key, h); d != nil {
 		if t, err := decodeTask(ref, d); err == nil {
 			return t, nil

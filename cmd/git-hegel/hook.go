@@ -218,8 +218,9 @@ func (hr *hookRun) rebuild() error {
 	if err != nil {
 		return err
 	}
-	// Stamped before trust is read: trust granted meanwhile makes the
-	// next hook build the cache again, never keeps a stale one.
+	// Stamped before trust is read: trust granted or taken back
+	// meanwhile makes the next hook build the cache again, never keeps a
+	// stale one.
 	stamp := gitstore.TrustStamp(hr.tgt.Layout.CommonDir)
 	t, err := e.Current("")
 	if errors.Is(err, engine.ErrNoWorkflow) {
@@ -240,8 +241,9 @@ func (hr *hookRun) rebuild() error {
 	}
 	// A rule's text reaches the agent: an untrusted definition's do not
 	// (engine/trust.go); its session start gets a notice, not the prompt.
-	c.Untrusted = !e.TrustOf(t.Definition).Trusted
-	if c.Untrusted {
+	trust := e.TrustOf(t.Definition)
+	c.Untrusted = !trust.Trusted
+	if trust.How != engine.TrustBuiltin {
 		c.TrustStamp = stamp
 	}
 	if n, ok := wf.Nodes[st.CurrentNode]; ok && !c.Untrusted {
