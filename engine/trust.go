@@ -147,10 +147,21 @@ func (e *Engine) TrustOfID(id string) DefinitionTrust {
 }
 
 // trustStarted records that this clone started task from def, the file
-// the user chose: from now on it is trusted. A failure is a warning: the
-// task runs, but its definition must be trusted by hand.
+// the user chose: from now on it is trusted. A built-in is recorded too
+// (once): its trust comes from this binary's bytes, and a later version
+// of git-hegel with other built-ins would otherwise leave the tasks
+// started from the old bytes untrusted. A failure is a warning: the task
+// runs, but its definition must be trusted by hand.
 func (e *Engine) trustStarted(task string, def []byte) {
-	if e.Trust == nil || e.TrustOf(def).Trusted {
+	if e.Trust == nil {
+		return
+	}
+	switch t := e.TrustOf(def); {
+	case t.How == TrustBuiltin:
+		if r, err := e.Trust.TrustedDefinition(t.ID); err != nil || r != nil {
+			return // recorded already (or unreadable: TrustOf warns on the next read)
+		}
+	case t.Trusted:
 		return
 	}
 	if err := e.Trust.TrustDefinition(TrustRecord{ID: DefinitionID(def), Task: task, How: TrustStart, At: e.now().UTC()}); err != nil {
