@@ -93,6 +93,10 @@ func TestJSONFieldsDocumented(t *testing.T) {
 		{"checkpoint", "list", "--json"},
 		{"stash", "list", "--json", "--dropped"},
 		{"restore-task", "--json"},
+		{"undo", "--list", "--json"},
+		{"trust", "--list", "--json"},
+		{"check", "--json"},
+		{"log", "login", "--node", "pm", "--json"},
 		{"doctor", "--json"},
 		{"gc", "--json"},
 	} {
