@@ -203,7 +203,7 @@ func (e *Engine) stepEnv(t *Task, wf *workflow.Definition, node, adapter string,
 		}
 		st := t.State
 		venv, skipped := ValueEnv(CommandValues{Prompt: in.Prompt, Context: in.Context, Vars: in.Vars, Results: results,
-			Task: map[string]string{"mode": st.Mode, "description": st.Description, "type": st.TaskType, "priority": st.Priority}})
+			Task: map[string]string{"mode": st.Mode, "description": st.Description, "type": st.TaskType, "priority": TaskPriority(st)}})
 		for _, s := range skipped {
 			e.warn(s)
 		}

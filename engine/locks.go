@@ -76,6 +76,13 @@ func locksOverlap(a, b string) bool {
 
 func isGlob(p string) bool { return strings.ContainsAny(p, "*?[") }
 
+// sameLock reports whether two lock paths are one lock: "src/auth" and
+// "src/auth/" cover the same files, and which one a lock stores depends
+// on whether the directory existed when it was taken.
+func sameLock(a, b string) bool {
+	return a == b || (!isGlob(a) && strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/"))
+}
+
 // CheckLockPath refuses a lock path that cannot name a file in the
 // worktree: empty, absolute, or climbing out with "..". The command line
 // makes paths relative to the top of the worktree before this.
@@ -342,7 +349,7 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 		res.Added, res.Held = nil, nil
 		now := e.now()
 		for _, p := range paths {
-			if slices.ContainsFunc(st.FilesLocked, func(l FileLock) bool { return l.Path == p }) {
+			if slices.ContainsFunc(st.FilesLocked, func(l FileLock) bool { return sameLock(l.Path, p) }) {
 				res.Held = append(res.Held, p)
 				continue
 			}
@@ -388,12 +395,12 @@ func (e *Engine) Unlock(o TaskOptions, paths []string, all bool) (*State, []stri
 			st.FilesLocked = nil
 		} else {
 			for _, p := range paths {
-				i := slices.IndexFunc(st.FilesLocked, func(l FileLock) bool { return l.Path == p })
+				i := slices.IndexFunc(st.FilesLocked, func(l FileLock) bool { return sameLock(l.Path, p) })
 				if i < 0 {
 					return "", fmt.Errorf("Task %s holds no lock on '%s' ('git hegel status' lists its locks)", st.Task, p)
 				}
+				removed = append(removed, st.FilesLocked[i].Path)
 				st.FilesLocked = slices.Delete(st.FilesLocked, i, i+1)
-				removed = append(removed, p)
 			}
 			if len(st.FilesLocked) == 0 {
 				st.FilesLocked = nil

@@ -116,6 +116,19 @@ func TestLockUnlockAndTakeOver(t *testing.T) {
 		t.Fatalf("lock again: %+v %v, %d commits", res, err, len(te.tasks.log)-n)
 	}
 
+	// A directory locked before it existed ("docs" without its slash) is
+	// the lock "docs/" names once it exists: held already, and unlocked
+	// by either name.
+	if res, err := te.Lock(TaskOptions{}, []string{"docs"}, false); err != nil || !slices.Equal(res.Held, []string{"docs"}) {
+		t.Fatalf("lock docs after docs/: %+v %v", res, err)
+	}
+	if _, err := te.Lock(TaskOptions{}, []string{"build"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, removed, err := te.Unlock(TaskOptions{}, []string{"build/"}, false); err != nil || !slices.Equal(removed, []string{"build"}) {
+		t.Fatalf("unlock build/ of the lock build: %v %v", removed, err)
+	}
+
 	// A second task in another worktree.
 	other := *te.Engine
 	other.Worktree, other.WorktreeID = "/work/other", "worktrees/other"

@@ -122,7 +122,7 @@ func (e *Engine) DeclareMeta(name string, o StartOptions) (*View, error) {
 		return nil, err
 	case cur.State.Active():
 		st := cur.State
-		return nil, fmt.Errorf("Cannot declare meta-mode '%s': task %s is mid-workflow (%s at '%s', %s), and changing the sequence under a running workflow would lose its place in it; finish it ('git hegel done'), abort it or stash it first",
+		return nil, fmt.Errorf("Cannot declare meta-mode '%s': task %s is mid-workflow (%s at '%s', %s), and changing the sequence under a running workflow would lose its place in it; finish it, abort it ('git hegel abort') or stash it ('git hegel stash') first",
 			m.Name, st.Task, st.Workflow, st.CurrentNode, st.Status)
 	}
 	o.Workflow, o.MetaMode, o.Node = m.Start, m.ModeFor(m.Start), ""

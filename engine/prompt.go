@@ -100,7 +100,7 @@ func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Nod
 		Results: trimValues(rd.results),
 		Task: map[string]string{
 			"name": st.Task, "description": description, "type": st.TaskType,
-			"workflow": st.Workflow, "mode": st.Mode, "node": st.CurrentNode, "priority": st.Priority,
+			"workflow": st.Workflow, "mode": st.Mode, "node": st.CurrentNode, "priority": TaskPriority(st),
 			"dir": TaskDir(st),
 		},
 	})

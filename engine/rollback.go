@@ -54,8 +54,8 @@ type RollbackRequest struct {
 	Undo   bool
 	Reason string
 	Force  bool
-	// Whole is rollback --all, which ends the run: the cap on moves back
-	// (rollback_cap.go) does not stop it.
+	// Whole is rollback --all, which ends the run: neither the loop guard
+	// nor the cap on moves back (rollback_cap.go) stops it.
 	Whole bool `json:",omitempty"`
 	// At is the event's time (zero: now). Replaying an interrupted
 	// rollback passes the original time, so the event is recorded once.
@@ -164,7 +164,7 @@ func (e *Engine) applyRollback(st *State, wf *workflow.Definition, req *Rollback
 			}
 		}
 	}
-	if !req.Undo && !req.Force {
+	if !req.Undo && !req.Whole && !req.Force {
 		if n := recentRollbacks(st.RollbackHistory, req.Node, at); n >= LoopGuardLimit {
 			return "", &LoopError{Node: req.Node, Count: n}
 		}

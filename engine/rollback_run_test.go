@@ -279,6 +279,29 @@ func TestRollbackAllNeedsTheStart(t *testing.T) {
 	}
 }
 
+// TestRollbackAllPassesTheLoopGuard: rollback --all ends the run, so it
+// cannot go round in a loop; three rollbacks to the first node within the
+// hour stop a fourth to that node, not the rollback of the whole workflow.
+func TestRollbackAllPassesTheLoopGuard(t *testing.T) {
+	te := newTestEngine(t, nil)
+	te.walk(t, "discovery", 1)
+	for i := 0; i < 3; i++ {
+		te.now = te.now.Add(time.Minute)
+		te.rollbackTo(t, RollbackOptions{Node: "spec"})
+		if _, err := te.Next(""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	te.now = te.now.Add(time.Minute)
+	if _, err := te.PlanRollback(RollbackOptions{Node: "spec"}); !errors.Is(err, ErrRollbackLoop) {
+		t.Fatalf("the fourth rollback to spec: %v", err)
+	}
+	te.rollbackTo(t, RollbackOptions{All: true})
+	if st := te.stateOf(t, "t"); st.Status != StatusRolledBack {
+		t.Errorf("after rollback --all: %s", st.Status)
+	}
+}
+
 // TestLeavingCommitsNameTheirTask: a commit is named after the one task
 // that ran on its branch when it was made.
 func TestLeavingCommitsNameTheirTask(t *testing.T) {

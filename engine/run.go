@@ -417,8 +417,9 @@ func varsCollide(vars map[string]string) error {
 	return nil
 }
 
-// contextText joins the --context inputs: one file as it is, several
-// each under a "==> name <==" line (as head(1) separates files).
+// contextText joins the --context inputs: standard input alone as it
+// is, and each named file under a "==> name <==" line (as head(1)
+// separates files).
 func contextText(in []ContextInput) string {
 	if len(in) == 1 && in[0].Name == "" {
 		return string(in[0].Text)

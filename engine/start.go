@@ -16,6 +16,15 @@ var Priorities = []string{"low", "normal", "high", "urgent"}
 // PriorityNormal is the priority of a task that names none.
 const PriorityNormal = "normal"
 
+// TaskPriority is the task's priority as every output gives it:
+// PriorityNormal when it names none.
+func TaskPriority(st *State) string {
+	if st.Priority == "" {
+		return PriorityNormal
+	}
+	return st.Priority
+}
+
 // StartOptions are the arguments of `git hegel start`.
 type StartOptions struct {
 	Workflow    string

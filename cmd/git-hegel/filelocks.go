@@ -103,8 +103,9 @@ func runUnlock(c *cmdCtx, args []string) error {
 
 // lockPaths makes the command line's paths relative to the top of the
 // worktree, as locks store them: a path is read from the current
-// directory as git reads pathspecs, an existing directory gets a trailing
-// slash (it locks what is under it), and a path check refuses (outside
+// directory as git reads pathspecs, a directory (one that exists, or one
+// typed with a trailing slash) gets a trailing slash (it locks what is
+// under it), and a path check refuses (outside
 // the worktree; for a new lock, inside .git) is refused (exit 2) before
 // anything changes.
 func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) error) ([]string, error) {
@@ -130,7 +131,9 @@ func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) e
 			// Named as typed: ".." in a subdirectory is the top too.
 			return nil, usagef(c.name, "'%s' is the whole worktree; lock the files or directories in it", a)
 		}
-		if fi, err := os.Stat(filepath.Join(realTop, rel)); err == nil && fi.IsDir() {
+		// A directory locks what is under it: one that exists, or one
+		// named with a trailing slash before it does.
+		if fi, err := os.Stat(filepath.Join(realTop, rel)); (err == nil && fi.IsDir()) || endsInSeparator(a) {
 			rel += "/"
 		}
 		if err := check(rel); err != nil {
@@ -139,6 +142,11 @@ func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) e
 		out = append(out, rel)
 	}
 	return out, nil
+}
+
+// endsInSeparator reports whether a path as typed names a directory.
+func endsInSeparator(p string) bool {
+	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, string(filepath.Separator))
 }
 
 // printLocks lists a task's locks in status and show.

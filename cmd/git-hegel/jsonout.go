@@ -178,10 +178,7 @@ func (w workflowJSON) MarshalJSON() ([]byte, error) {
 
 // taskJSON is the task part of status and show --json in schema.
 func taskJSON(st *engine.State, now time.Time, schema int) *workflowJSON {
-	priority := st.Priority
-	if priority == "" {
-		priority = engine.PriorityNormal
-	}
+	priority := engine.TaskPriority(st)
 	j := &workflowJSON{
 		Task: st.Task, Workflow: st.Workflow, Mode: st.Mode, Status: st.Status, ArtifactDir: engine.TaskDir(st),
 		CurrentNode: st.CurrentNode, History: nonNil(st.History), WorkflowID: st.WorkflowID,

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -173,4 +175,78 @@ func headingKey(h string) string {
 		w = w[:1]
 	}
 	return strings.Join(w, " ")
+}
+
+// TestManPageNamesEveryConfigKey: the man page's CONFIGURATION section
+// names every hegel.* key the code reads, and reads no key the code does
+// not: a setting cannot ship unlisted, or stay listed once it is gone.
+func TestManPageNamesEveryConfigKey(t *testing.T) {
+	man, err := os.ReadFile("../../docs/git-hegel.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(man)
+	start, end := strings.Index(text, "\n.SH CONFIGURATION\n"), strings.Index(text, "\n.SH DIAGNOSTICS\n")
+	if start < 0 || end < start {
+		t.Fatal("docs/git-hegel.1 has no CONFIGURATION section before DIAGNOSTICS")
+	}
+	documented := map[string]bool{}
+	// ".B hegel.remote", ".BR hegel.a \", \" hegel.b", ".BI hegel.adapter. name .command"
+	for _, line := range strings.Split(text[start:end], "\n") {
+		if !strings.HasPrefix(line, ".B") {
+			continue
+		}
+		line = strings.ReplaceAll(line, "hegel.adapter. name .", "hegel.adapter.name.")
+		for _, m := range regexp.MustCompile(`\bhegel\.[A-Za-z.]*[A-Za-z]`).FindAllString(line, -1) {
+			documented[strings.ToLower(m)] = true
+		}
+	}
+
+	read := map[string]bool{}
+	patterns := []*regexp.Regexp{
+		regexp.MustCompile(`\("hegel", "([a-z]*)", "([a-z]+)"\)`),        // Get("hegel", sub, name)
+		regexp.MustCompile(`\("hegel", "()([a-z]+)", [^"]`),              // Int("hegel", name, default)
+		regexp.MustCompile(`configValue\([a-z]+, "()([a-z]+)"\)`),        // configValue(cfg, name)
+		regexp.MustCompile(`\("hegel", "(adapter)\."\+name, "([a-z]+)"`), // adapter.<name>.<key>
+	}
+	for _, dir := range []string{".", "../../engine", "../../gitstore", "../../rollback"} {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for i, re := range patterns {
+				for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+					key := "hegel." + m[2]
+					switch {
+					case i == 3:
+						key = "hegel.adapter.name." + m[2]
+					case m[1] != "":
+						key = "hegel." + m[1] + "." + m[2]
+					}
+					read[key] = true
+				}
+			}
+			return nil
+		})
+	}
+	for _, k := range boolSettings {
+		read["hegel."+strings.ToLower(k)] = true
+	}
+	if len(read) < 20 {
+		t.Fatalf("found only %d keys read in the code: %v", len(read), read)
+	}
+	for k := range read {
+		if !documented[k] {
+			t.Errorf("the code reads %s, which docs/git-hegel.1's CONFIGURATION does not name", k)
+		}
+	}
+	for k := range documented {
+		if !read[k] {
+			t.Errorf("docs/git-hegel.1's CONFIGURATION names %s, which the code does not read", k)
+		}
+	}
 }

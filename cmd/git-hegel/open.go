@@ -217,7 +217,8 @@ func checkEngineConfig(cfg *gitdir.Config) error {
 	if v, ok := cfg.Get("hegel", "", "checkpointinterval"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
-			return fmt.Errorf("bad hegel.checkpointInterval '%s': it counts node entries between automatic checkpoints, 1 or more (turn them off with 'git config hegel.checkpoints off')", v)
+			// Fatal, as every hegel.* value that does not parse is.
+			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad config value '%s' for 'hegel.checkpointInterval': it counts node entries between automatic checkpoints, 1 or more (turn them off with 'git config hegel.checkpoints off')", v)}
 		}
 	}
 	if _, err := cfg.StrictBool("hegel", "history", true); err != nil {

@@ -38,7 +38,7 @@ func runTasks(c *cmdCtx, args []string) error {
 			} else {
 				st := c.forReader(e, t.State)
 				j.Workflow, j.Mode, j.CurrentNode, j.Status = st.Workflow, st.Mode, st.CurrentNode, st.Status
-				j.TaskType, j.Priority, j.Description, j.Worktree, j.UpdatedAt = st.TaskType, priorityOf(st), st.Description, st.Worktree, st.UpdatedAt
+				j.TaskType, j.Priority, j.Description, j.Worktree, j.UpdatedAt = st.TaskType, engine.TaskPriority(st), st.Description, st.Worktree, st.UpdatedAt
 				j.OwnerEmail = st.OwnerEmail
 			}
 			out.Tasks = append(out.Tasks, j)
@@ -82,16 +82,9 @@ func runTasks(c *cmdCtx, args []string) error {
 			status += " (archived)"
 		}
 		fmt.Fprintf(tw, "%s %s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", mark, t.Name, st.Workflow, st.CurrentNode, status,
-			firstLineOf(orDash(st.TaskType)), firstLineOf(priorityOf(st)), c.ownerLabel(e, st), engine.RelativeTime(st.UpdatedAt, c.Now()))
+			firstLineOf(orDash(st.TaskType)), firstLineOf(engine.TaskPriority(st)), c.ownerLabel(e, st), engine.RelativeTime(st.UpdatedAt, c.Now()))
 	}
 	return tw.Flush()
-}
-
-func priorityOf(st *engine.State) string {
-	if st.Priority == "" {
-		return engine.PriorityNormal
-	}
-	return st.Priority
 }
 
 func orDash(s string) string {
@@ -187,7 +180,7 @@ func runShow(c *cmdCtx, args []string) error {
 		line("Meta-mode", metaModeName(st.MetaMode))
 	}
 	line("Type", orDash(st.TaskType))
-	line("Priority", priorityOf(st))
+	line("Priority", engine.TaskPriority(st))
 	status := st.Status
 	if d.Archived {
 		status += ", archived (refs/hegel/archive/" + st.Task + ")"

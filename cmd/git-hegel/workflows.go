@@ -30,6 +30,14 @@ func runWorkflows(c *cmdCtx, args []string) error {
 	if len(args) == 1 {
 		wf, ok := reg.Get(args[0])
 		if b, broken := reg.GetBroken(args[0]); !ok && broken {
+			// 'git hegel workflows NAME --yaml > .hegel/workflows/NAME.yaml'
+			// creates the file empty before this runs: the copy starts from
+			// the built-in it was asked for.
+			if raw, builtin := workflow.BuiltinSources()[args[0]]; asYAML && b.Empty && builtin {
+				c.hint(c.quotePath(b.Source) + " is empty: this is the built-in " + args[0])
+				_, err := c.Stdout.Write(raw)
+				return err
+			}
 			return fmt.Errorf("Workflow '%s' cannot be loaded: %v", args[0], b.Err)
 		}
 		if !ok {

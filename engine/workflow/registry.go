@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"slices"
@@ -24,6 +25,9 @@ type BrokenFile struct {
 	// Raw is the file's content when it was read and could not be
 	// parsed: its error may quote it.
 	Raw []byte
+	// Empty is true when the file was read and holds nothing but white
+	// space: what a shell redirect creates before the command runs.
+	Empty bool
 }
 
 // LoadOptions are the settings a registry is loaded with.
@@ -97,7 +101,9 @@ func LoadRegistry(user map[string][]byte, opts LoadOptions) *Registry {
 				key = ""
 			}
 			r.addBroken(key, f, err)
-			r.broken[brokenKey(key, f)].Raw = user[f]
+			b := r.broken[brokenKey(key, f)]
+			b.Raw = user[f]
+			b.Empty = len(bytes.TrimSpace(user[f])) == 0
 			continue
 		}
 		r.warnings = append(r.warnings, w.Warnings...)

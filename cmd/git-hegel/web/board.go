@@ -124,7 +124,7 @@ func (s *Server) board(req *request) (string, any, error) {
 
 func (s *Server) cardOf(e *engine.Engine, t engine.TaskInfo, req *request) card {
 	st := t.State
-	c := card{Name: t.Name, Workflow: st.Workflow, Node: st.CurrentNode, Type: st.TaskType, Priority: priorityOf(st),
+	c := card{Name: t.Name, Workflow: st.Workflow, Node: st.CurrentNode, Type: st.TaskType, Priority: engine.TaskPriority(st),
 		Owner: e.OwnerLabel(st), InPhase: text.HumanDuration(st.TimeInPhase(req.now)), Status: st.Status,
 		Updated: engine.RelativeTime(st.UpdatedAt, req.now), Description: firstLine(st.Description),
 		Archived: t.Archived, Current: t.Current}
@@ -166,13 +166,6 @@ func sortedSet(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func priorityOf(st *engine.State) string {
-	if st.Priority == "" {
-		return engine.PriorityNormal
-	}
-	return st.Priority
 }
 
 func firstLine(s string) string {

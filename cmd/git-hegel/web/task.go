@@ -102,7 +102,7 @@ func (s *Server) task(req *request) (string, any, error) {
 	e := req.repo.Engine
 	st, wf, now := d.State, d.Workflow, req.now
 	td := taskData{pageData: s.base(req, "Task "+st.Task), Name: st.Task, Status: st.Status, Node: st.CurrentNode, NodeLabel: wf.Label(st.CurrentNode),
-		Owner: e.OwnerLabel(st), Priority: priorityOf(st), Type: st.TaskType, Description: st.Description, Workflow: st.Workflow, Mode: st.Mode,
+		Owner: e.OwnerLabel(st), Priority: engine.TaskPriority(st), Type: st.TaskType, Description: st.Description, Workflow: st.Workflow, Mode: st.Mode,
 		Archived: d.Archived, Started: stamp(st.StartedAt, now), Updated: stamp(st.UpdatedAt, now),
 		InPhase: text.HumanDuration(st.TimeInPhase(now)), LastFailure: st.LastFailure, PauseReason: st.PauseReason,
 		History: st.History, Gate: d.Gate}
