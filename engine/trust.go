@@ -48,9 +48,11 @@ func DefinitionID(def []byte) string {
 
 // builtinIDs are the blob ids of the built-in workflows, from their
 // bytes: parsing them all would cost a hook that only asks whether a
-// definition is one of them several milliseconds.
+// definition is one of them several milliseconds. Every earlier version
+// of a built-in counts too: a task started from it before an upgrade
+// still runs the bytes git-hegel shipped.
 var builtinIDs = sync.OnceValue(func() map[string]string {
-	out := map[string]string{}
+	out := workflow.FormerBuiltinIDs()
 	for name, raw := range workflow.BuiltinSources() {
 		out[DefinitionID(raw)] = name
 	}
@@ -147,21 +149,10 @@ func (e *Engine) TrustOfID(id string) DefinitionTrust {
 }
 
 // trustStarted records that this clone started task from def, the file
-// the user chose: from now on it is trusted. A built-in is recorded too
-// (once): its trust comes from this binary's bytes, and a later version
-// of git-hegel with other built-ins would otherwise leave the tasks
-// started from the old bytes untrusted. A failure is a warning: the task
-// runs, but its definition must be trusted by hand.
+// the user chose: from now on it is trusted. A failure is a warning: the
+// task runs, but its definition must be trusted by hand.
 func (e *Engine) trustStarted(task string, def []byte) {
-	if e.Trust == nil {
-		return
-	}
-	switch t := e.TrustOf(def); {
-	case t.How == TrustBuiltin:
-		if r, err := e.Trust.TrustedDefinition(t.ID); err != nil || r != nil {
-			return // recorded already (or unreadable: TrustOf warns on the next read)
-		}
-	case t.Trusted:
+	if e.Trust == nil || e.TrustOf(def).Trusted {
 		return
 	}
 	if err := e.Trust.TrustDefinition(TrustRecord{ID: DefinitionID(def), Task: task, How: TrustStart, At: e.now().UTC()}); err != nil {

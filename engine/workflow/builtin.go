@@ -20,6 +20,24 @@ const BuiltinSource = builtinSource
 //go:embed builtin/*.yaml
 var builtinFS embed.FS
 
+//go:embed builtin_former.txt
+var formerBuiltins string
+
+// FormerBuiltinIDs returns the blob ids of the earlier versions of the
+// built-in workflows, each with its name. A task keeps the definition it
+// started from; after an upgrade that changed a built-in, these bytes
+// still came from git-hegel itself.
+func FormerBuiltinIDs() map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(formerBuiltins, "\n") {
+		id, name, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && !strings.HasPrefix(id, "#") {
+			out[id] = name
+		}
+	}
+	return out
+}
+
 // Builtins returns the embedded workflows, parsed, sorted by name. They are
 // parsed once and shared, so callers must not modify them.
 func Builtins() []*Definition {
