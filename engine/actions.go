@@ -524,8 +524,12 @@ func (p *UndoPlan) Refusal() error {
 	if p.Redo {
 		what = "the redo"
 	}
-	return fmt.Errorf("%w: %s would overwrite %s; use --force to restore them anyway (their current content is kept in the safety snapshot)",
-		ErrChangedLater, what, listPaths(p.Later, 5))
+	them, their := "them", "their"
+	if len(p.Later) == 1 {
+		them, their = "it", "its"
+	}
+	return fmt.Errorf("%w: %s would overwrite %s; use --force to restore %s anyway (%s current content is kept in the safety snapshot)",
+		ErrChangedLater, what, listPaths(p.Later, 5), them, their)
 }
 
 // CheckUndo reports whether carrying out p would be refused by the
