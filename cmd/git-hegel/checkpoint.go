@@ -330,7 +330,13 @@ func (c *cmdCtx) listCheckpoints(st *engine.State, cps []*engine.Checkpoint) err
 		if cp.Kind == engine.CheckpointSafety && cp.RollbackTo != "" {
 			msg = "before rolling back to " + cp.RollbackTo
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt), shortHash(cp.Head), cp.FilesChangedCount, msg)
+		// No tab before an empty message: the files column would be
+		// padded with spaces to the end of the line.
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt), shortHash(cp.Head), cp.FilesChangedCount)
+		if msg != "" {
+			row += "\t" + msg
+		}
+		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
 }
