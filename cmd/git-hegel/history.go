@@ -348,7 +348,11 @@ func printSummary(w *bufio.Writer, s engine.Summary, by string) {
 	// clones write: what a terminal would act on is removed.
 	fmt.Fprintf(w, "%s %s: %d\n", head, firstLineOf(s.Label), s.Total)
 	fmt.Fprintf(w, "  completed %d, failed %d, aborted %d, rolled back %d; open %d\n", s.Completed, s.Failed, s.Aborted, s.RolledBack, s.Active)
-	fmt.Fprintf(w, "Success rate: %s\n", text.Percent(s.SuccessRate))
+	if s.Total == 0 { // Total counts the runs that ended (open ones apart)
+		fmt.Fprintln(w, "Success rate: - (no run has ended)")
+	} else {
+		fmt.Fprintf(w, "Success rate: %s\n", text.Percent(s.SuccessRate))
+	}
 	fmt.Fprintf(w, "Time: %s in all, %s on average\n", text.HumanDuration(ms(s.TotalMS)), text.HumanDuration(ms(s.AverageMS)))
 	fmt.Fprintf(w, "Most used workflow: %s\n", firstLineOf(s.MostUsed))
 	if len(s.Workflows) > 0 {
