@@ -518,6 +518,10 @@ func TestWebHistoryStats(t *testing.T) {
 	if !strings.Contains(stats, `id="success-rate">66.7%`) {
 		t.Errorf("success rate: want 66.7%% (2 of 3)")
 	}
+	// Today no run ended (they all ended on earlier days): no rate.
+	if today := wantPage(t, w.get("/stats?days=1"), 200); !strings.Contains(today, `id="success-rate">-<`) {
+		t.Errorf("success rate of a day with no ended run: want -")
+	}
 	if n := strings.Count(stats, `class="bar ok" x=`) - strings.Count(stats, `<svg class="nbar"`); n != 2 {
 		t.Errorf("%d completed bars in the runs chart, want 2 (one a day)", n)
 	}

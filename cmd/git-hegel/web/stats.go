@@ -128,7 +128,10 @@ func (s *Server) stats(req *request) (string, any, error) {
 	}
 	d.Total = all[0]
 	d.Period = from.Format("2006-01-02") + " to " + today.Format("2006-01-02")
-	d.SuccessRate = text.Percent(d.Total.SuccessRate)
+	d.SuccessRate = "-" // no run ended in the period
+	if d.Total.Total > 0 {
+		d.SuccessRate = text.Percent(d.Total.SuccessRate)
+	}
 	d.Average = text.HumanDuration(time.Duration(d.Total.AverageMS) * time.Millisecond)
 	byDay := map[string]engine.Summary{}
 	for _, sm := range days {
