@@ -44,7 +44,11 @@ func (r *Repo) CheckRefs() ([]RefProblem, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	var out []RefProblem
+	out, err := r.brokenRefProblems()
+	if err != nil {
+		return nil, 0, err
+	}
+	checked := len(all) + len(out)
 	for _, ref := range all {
 		name := ref.Name
 		rel := strings.TrimPrefix(string(name), refs.HegelRefPrefix)
@@ -80,7 +84,7 @@ func (r *Repo) CheckRefs() ([]RefProblem, int, error) {
 			out = append(out, RefProblem{Ref: string(name), Kind: kind, Problem: "not a ref git-hegel writes; left alone", Note: true})
 		}
 	}
-	return out, len(all), nil
+	return out, checked, nil
 }
 
 func (r *Repo) hasProblem(ps []RefProblem, name plumbing.ReferenceName) bool {
@@ -336,6 +340,9 @@ type Repair struct {
 	// missing and no ref can hold it).
 	Aside string
 	Moved bool // the ref was moved aside, not restored
+	// Broken: the ref's file held no value (doctor_broken.go); Restored
+	// came from its reflog, or, Moved, the file was removed.
+	Broken bool
 }
 
 // readReflog reads ref's reflog, oldest first (none on memory storage).
@@ -353,6 +360,9 @@ func (r *Repo) readReflog(ref plumbing.ReferenceName) []refs.ReflogEntry {
 func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 	ref := plumbing.ReferenceName(name)
 	rel := strings.TrimPrefix(name, refs.HegelRefPrefix)
+	if r.isBroken(ref) {
+		return r.repairBroken(ref)
+	}
 	// A version is valid when it reads; a gap further down its chain is
 	// repaired after (reroot).
 	var valid func(h plumbing.Hash) error

@@ -272,6 +272,10 @@ func printDoctor(c *cmdCtx, ps []doctorProblem, nrefs, nlocks, remain int, fix b
 func describeRepair(rep *gitstore.Repair) string {
 	var b strings.Builder
 	switch {
+	case rep.Broken && rep.Moved:
+		return "its reflog holds no version that reads; the file was removed"
+	case rep.Broken:
+		fmt.Fprintf(&b, "restored the version %s of %s (%s) from its reflog", short(rep.Restored), rep.RestoredAt, rep.RestoredMsg)
 	case rep.Moved:
 		b.WriteString("no valid version found; the ref was removed and its value kept as " + orMissingRef(rep.Aside))
 		return b.String()
