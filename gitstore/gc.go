@@ -263,6 +263,14 @@ func (r *Repo) gcArchive(o GCOptions, rep *GCReport) error {
 			continue
 		}
 		live, err := r.Tasks().LoadTask(l.Name)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			// A live run that cannot be read is not "nothing live": its
+			// checkpoints, adoption and reflog (what doctor restores it
+			// from) would go with the archive.
+			errs = append(errs, fmt.Sprintf("%s kept: the task of the same name cannot be read (%s); repair it with 'git hegel doctor --fix' first",
+				ArchiveRef(l.Name), problemText(TaskRef(l.Name), err)))
+			continue
+		}
 		if err == nil && live.State.WorkflowID == st.WorkflowID {
 			continue // the same run, reopened: the archive is its past
 		}
