@@ -608,7 +608,14 @@ func (r *Repo) gcActions(o GCOptions, rep *GCReport) error {
 		}
 		if !live.IsZero() {
 			c, err := object.GetCommit(r.storage, ref.Hash)
-			if err == nil && !c.Committer.When.Before(o.Before) {
+			if err != nil {
+				// No age to go by: the chain and its reflog (what doctor
+				// repairs it from) stay.
+				errs = append(errs, fmt.Sprintf("%s kept: its newest snapshot cannot be read (%s); repair it with 'git hegel doctor --fix'",
+					ref.Name, oneLine(err.Error())))
+				continue
+			}
+			if !c.Committer.When.Before(o.Before) {
 				continue
 			}
 		}
