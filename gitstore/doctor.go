@@ -74,6 +74,9 @@ func (r *Repo) CheckRefs() ([]RefProblem, int, error) {
 		case "deleted":
 			_, err := r.readDeleted(name, ref.Hash)
 			add(err)
+		case "parking":
+			// Holds the trees of a stash's journal while it exists; the
+			// journal itself is checked with the worktree.
 		case "damaged":
 			out = append(out, RefProblem{Ref: string(name), Kind: kind, Problem: "moved aside by an earlier 'git hegel doctor --fix'; look at it with 'git show " + string(name) + "', remove it with 'git update-ref -d " + string(name) + "'", Note: true})
 		default:
@@ -111,6 +114,8 @@ func refKind(rel string) string {
 		return "deleted"
 	case strings.HasPrefix(rel, "damaged/"):
 		return "damaged"
+	case strings.HasPrefix(rel, "parking/"):
+		return "parking"
 	}
 	return "unknown"
 }

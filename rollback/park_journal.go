@@ -85,7 +85,12 @@ func (m *Manager) saveParkJournal(j *ParkJournal) error {
 	if err != nil {
 		return err
 	}
+	// The trees it names are held by a ref before it names them.
+	if err := m.holdParking(j); err != nil {
+		return fmt.Errorf("cannot keep the trees of the stash's journal; nothing was changed: %w", err)
+	}
 	if err := m.w.parkJournal.save(append(b, '\n')); err != nil {
+		m.releaseParking()
 		return fmt.Errorf("cannot write the stash's journal; nothing was changed: %w", err)
 	}
 	return nil
@@ -194,7 +199,7 @@ func (m *Manager) replayParking(j *ParkJournal, forward bool, what string) error
 	if err := m.replayAs(from, to, jj, !forward, "", what); err != nil {
 		return err
 	}
-	return m.w.parkJournal.remove()
+	return m.removeParkJournal()
 }
 
 // overlay is tree base with changes applied (each path as its "to" side
