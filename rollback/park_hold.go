@@ -1,6 +1,7 @@
 package rollback
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-hegel/git-hegel/gitstore"
+	"github.com/git-hegel/git-hegel/gitstore/refs"
 )
 
 // A ParkJournal names the trees of both sides of a stash's file operation,
@@ -23,9 +25,15 @@ import (
 // (refs/hegel/parking/main, refs/hegel/parking/worktrees/<name>).
 const ParkingRefPrefix = "refs/hegel/parking/"
 
-// parkingRef is this worktree's parking ref.
+// parkingRef is this worktree's parking ref. A worktree whose directory
+// name git would not take in a ref (git makes them valid, a hand-made one
+// may not be) is named by its digest instead.
 func (m *Manager) parkingRef() string {
-	return ParkingRefPrefix + m.r.Layout.WorktreeName()
+	name := m.r.Layout.WorktreeName()
+	if refs.CheckName(plumbing.ReferenceName(ParkingRefPrefix+name)) != nil {
+		name = fmt.Sprintf("worktrees/%x", sha256.Sum256([]byte(name)))
+	}
+	return ParkingRefPrefix + name
 }
 
 // holdParking points the parking ref at a commit that reaches every tree
