@@ -290,6 +290,9 @@ func (r *Repo) checkCheckpointChain(h plumbing.Hash) error {
 	for n := 0; !h.IsZero() && n < maxChain; n++ {
 		c, err := object.GetCommit(r.storage, h)
 		if err != nil {
+			if t, ok := r.objectType(h); n == 0 && ok && t != plumbing.CommitObject {
+				return fmt.Errorf("points at %s, which is not a commit (a %s)", h, t)
+			}
 			return fmt.Errorf("checkpoint commit %s cannot be read: %s", h, oneLine(err.Error()))
 		}
 		if n == 0 && !r.isCheckpoint(h) {
@@ -784,10 +787,31 @@ func (r *Repo) checkpointTipInReflog(ref plumbing.ReferenceName, tip plumbing.Ha
 
 // moveAsideIfWhole is moveAside for a chain that may lack objects: one
 // that does is not kept (a ref to it would break git gc); its value stays
-// named in the report.
+// named in the report. A value that is no checkpoint at all (a commit put
+// there by hand or by a teammate, a blob) is kept as any other ref's
+// value is, when its own objects are there.
 func (r *Repo) moveAsideIfWhole(rel string, h plumbing.Hash, now time.Time) string {
-	if r.checkCheckpointChain(h) != nil {
+	if r.checkCheckpointChain(h) != nil && !(r.notCheckpoint(h) && r.whole(h)) {
 		return ""
 	}
 	return r.moveAside(rel, h, now)
+}
+
+// notCheckpoint reports whether h is an object that is not a checkpoint:
+// not a commit, or a commit whose tree holds no checkpoint.json.
+func (r *Repo) notCheckpoint(h plumbing.Hash) bool {
+	t, ok := r.objectType(h)
+	if !ok {
+		return false
+	}
+	return t != plumbing.CommitObject || !r.isCheckpoint(h)
+}
+
+// objectType is the type of object h (false when it cannot be read).
+func (r *Repo) objectType(h plumbing.Hash) (plumbing.ObjectType, bool) {
+	o, err := r.storage.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return plumbing.InvalidObject, false
+	}
+	return o.Type(), true
 }
