@@ -568,7 +568,8 @@ func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
 		return ""
 	}
 	// A blob or a tree is kept wrapped in a commit: git gc and git fsck
-	// stumble on a reflog entry naming anything but a commit.
+	// stumble on a reflog entry naming anything but a commit (or a tag,
+	// which they peel).
 	if _, err := newGraph(r.storage).node(h); err != nil {
 		w, err := r.wrapValue(h, rel)
 		if err != nil {
@@ -596,21 +597,39 @@ func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
 // makes git gc and git fsck fail, so such a value is only named in the
 // report.
 func (r *Repo) whole(h plumbing.Hash) bool {
-	if !r.objects.Has(h) {
-		return false
+	for depth := 0; depth < 10; depth++ {
+		t, ok := r.objectType(h)
+		if !ok {
+			return false
+		}
+		switch t {
+		case plumbing.CommitObject:
+			n, err := newGraph(r.storage).node(h)
+			return err == nil && r.treeComplete(n.tree, map[plumbing.Hash]bool{}) == nil
+		case plumbing.TreeObject:
+			return r.treeComplete(h, map[plumbing.Hash]bool{}) == nil
+		case plumbing.TagObject:
+			tag, err := object.GetTag(r.storage, h)
+			if err != nil {
+				return false
+			}
+			h = tag.Target // whole when what it tags is
+		default:
+			return true // a blob
+		}
 	}
-	if n, err := newGraph(r.storage).node(h); err == nil {
-		return r.treeComplete(n.tree, map[plumbing.Hash]bool{}) == nil
-	}
-	if _, err := readTree(r.storage, h); err == nil {
-		return r.treeComplete(h, map[plumbing.Hash]bool{}) == nil
-	}
-	return true // a blob
+	return false
 }
 
 // wrapValue makes a commit holding value h (a tree as its tree, a blob
-// as the file "value"), saying where it came from.
+// as the file "value"), saying where it came from; an annotated tag is
+// kept as it is.
 func (r *Repo) wrapValue(h plumbing.Hash, rel string) (plumbing.Hash, error) {
+	if t, _ := r.objectType(h); t == plumbing.TagObject {
+		// A ref may name a tag, a tree may not: a tag kept as a blob
+		// entry makes git fsck and git gc fail on it (and on the tag).
+		return h, nil
+	}
 	tree, what := h, "tree"
 	if _, err := readTree(r.storage, h); err != nil {
 		what = "blob, kept as the file 'value'"
