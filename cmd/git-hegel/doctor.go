@@ -177,7 +177,15 @@ func runDoctor(c *cmdCtx, args []string) error {
 
 	// Open tasks whose worktree no longer exists.
 	e := c.newEngine(r)
-	orphans, err := e.Orphans(func(p string) bool {
+	orphans, err := e.Orphans(func(p, id string) bool {
+		// git's record of the worktree says where it is now ('git
+		// worktree move' leaves the task naming the old path); without
+		// one, the path the task names decides.
+		if _, name, ok := strings.Cut(id, ":"); ok {
+			if top, ok := r.WorktreeTop(name); ok {
+				p = top
+			}
+		}
 		_, err := os.Stat(p)
 		return errors.Is(err, fs.ErrNotExist)
 	})
