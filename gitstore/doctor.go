@@ -404,7 +404,9 @@ func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 		return r.rerootAtGap(ref, tip, rep)
 	}
 	good, lost := r.findValid(ref, tip, valid)
-	rep.Aside = r.moveAside(rel, tip, now)
+	if rep.Aside, err = r.moveAside(rel, tip, now); err != nil {
+		return nil, err
+	}
 	if good.IsZero() {
 		rep.Moved = true
 		if err := r.refs.UpdateMsg(ref, tip, plumbing.ZeroHash, refs.Reflog{Msg: "doctor: moved aside to " + orMissing(rep.Aside), Restart: !r.wholeCommit(tip)}); err != nil {
@@ -562,10 +564,11 @@ func (r *Repo) findValid(ref plumbing.ReferenceName, tip plumbing.Hash, valid fu
 
 // moveAside keeps the value h of the ref rel (below refs/hegel/) under
 // refs/hegel/damaged/<rel>/<time>, and returns that name ("" when h's
-// object is missing: a ref cannot hold it).
-func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
+// object is missing: a ref cannot hold it). An error says it could not be
+// kept (a ref in the way of the name): the caller then changes nothing.
+func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) (string, error) {
 	if !r.whole(h) {
-		return ""
+		return "", nil
 	}
 	// A blob or a tree is kept wrapped in a commit: git gc and git fsck
 	// stumble on a reflog entry naming anything but a commit (or a tag,
@@ -573,7 +576,7 @@ func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
 	if _, err := newGraph(r.storage).node(h); err != nil {
 		w, err := r.wrapValue(h, rel)
 		if err != nil {
-			return ""
+			return "", fmt.Errorf("cannot keep the damaged value: %s; nothing was changed", oneLine(err.Error()))
 		}
 		h = w
 	}
@@ -582,14 +585,14 @@ func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
 	for i := 2; i < 100; i++ {
 		err := r.refs.UpdateMsg(plumbing.ReferenceName(name), plumbing.ZeroHash, h, refs.Reflog{Msg: "doctor: moved aside from refs/hegel/" + rel})
 		if err == nil {
-			return name
+			return name, nil
 		}
 		if !errors.Is(err, ErrConflict) {
-			return ""
+			return "", fmt.Errorf("cannot keep the damaged value under %s: %s; nothing was changed", base, oneLine(err.Error()))
 		}
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
-	return ""
+	return "", fmt.Errorf("cannot keep the damaged value under %s: 99 names taken; nothing was changed", base)
 }
 
 // whole reports whether value h and the objects of its tree are all
@@ -674,7 +677,10 @@ func (r *Repo) MoveEntryAside(refName, entry string, now time.Time) (string, err
 		if !ok {
 			return "", nil // gone meanwhile
 		}
-		aside := r.moveAside(rel+"/"+strings.ReplaceAll(strings.TrimSuffix(entry, historyEntryExt), "/", "-"), e.hash, now)
+		aside, err := r.moveAside(rel+"/"+strings.ReplaceAll(strings.TrimSuffix(entry, historyEntryExt), "/", "-"), e.hash, now)
+		if err != nil {
+			return "", err
+		}
 		root, err := h.setPath(n.tree, true, parts[:len(parts)-1], parts[len(parts)-1], leaf{})
 		if err != nil {
 			return "", err
@@ -771,7 +777,9 @@ func (r *Repo) repairCheckpoints(ref plumbing.ReferenceName, now time.Time) (*Re
 			return nil, err
 		}
 	}
-	rep.Aside = r.moveAsideIfWhole(strings.TrimPrefix(string(ref), refs.HegelRefPrefix), tip, now)
+	if rep.Aside, err = r.moveAsideIfWhole(strings.TrimPrefix(string(ref), refs.HegelRefPrefix), tip, now); err != nil {
+		return nil, err
+	}
 	msg := "doctor: rewrote the chain without " + text.Plural(rep.LostCount, "damaged checkpoint", "damaged checkpoints")
 	if prev.IsZero() {
 		rep.Moved = true
@@ -809,9 +817,9 @@ func (r *Repo) checkpointTipInReflog(ref plumbing.ReferenceName, tip plumbing.Ha
 // named in the report. A value that is no checkpoint at all (a commit put
 // there by hand or by a teammate, a blob) is kept as any other ref's
 // value is, when its own objects are there.
-func (r *Repo) moveAsideIfWhole(rel string, h plumbing.Hash, now time.Time) string {
+func (r *Repo) moveAsideIfWhole(rel string, h plumbing.Hash, now time.Time) (string, error) {
 	if r.checkCheckpointChain(h) != nil && !(r.notCheckpoint(h) && r.whole(h)) {
-		return ""
+		return "", nil
 	}
 	return r.moveAside(rel, h, now)
 }
