@@ -108,10 +108,10 @@ func (m *Manager) loadParkJournal() (*ParkJournal, error) {
 	var j ParkJournal
 	rec, err := unmarshalFlat(b, &j, parkJournalKeys)
 	if err != nil || j.Version < 1 || j.Version > parkJournalVersion || (j.Op != ParkClean && j.Op != ParkUnpark) {
-		return nil, fmt.Errorf("the stash's journal (%s) is damaged or from another version; if no git hegel stash is running, remove it", parkJournalFile)
+		return nil, fmt.Errorf("the stash's journal (%s) is damaged or from another version; if no git hegel stash is running, remove it: rm '%s'", parkJournalFile, m.w.parkJournal.where())
 	}
 	if err := putRaw(j.rawNames, rec); err != nil {
-		return nil, fmt.Errorf("the stash's journal (%s) is damaged (%v); if no git hegel stash is running, remove it", parkJournalFile, err)
+		return nil, fmt.Errorf("the stash's journal (%s) is damaged (%v); if no git hegel stash is running, remove it: rm '%s'", parkJournalFile, err, m.w.parkJournal.where())
 	}
 	j.Record = rec
 	return &j, nil
