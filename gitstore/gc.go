@@ -587,8 +587,8 @@ func (r *Repo) dropReflog(ref plumbing.ReferenceName) int {
 
 // gcActions removes the agent-action chains that ended before the cutoff
 // (their newest snapshot is older: the undo history of work long done)
-// and those of names with no live task (the task was deleted or its
-// archive went). The bound hegel.agent.keepActions applies as they grow;
+// and those of names with no task, live or archived (the task was
+// deleted or its archive went). The bound hegel.agent.keepActions applies as they grow;
 // this is the bound by age.
 func (r *Repo) gcActions(o GCOptions, rep *GCReport) error {
 	if o.Before.IsZero() {
@@ -602,6 +602,11 @@ func (r *Repo) gcActions(o GCOptions, rep *GCReport) error {
 	for _, ref := range list {
 		name := strings.TrimPrefix(string(ref.Name), ActionsRefPrefix)
 		live, err := readRefOrZero(r.refs, TaskRef(name))
+		if err == nil && live.IsZero() {
+			// An archived task counts: one a stash drop ended keeps its
+			// chain for stash restore; it goes with the archive.
+			live, err = readRefOrZero(r.refs, ArchiveRef(name))
+		}
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
