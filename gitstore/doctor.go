@@ -448,11 +448,7 @@ func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 	if err := r.refs.UpdateMsg(ref, tip, nc, refs.Reflog{Msg: msg, Restart: !r.wholeCommit(tip)}); err != nil {
 		return nil, describeRefError(ref, err)
 	}
-	if refKind(rel) == "task" {
-		r.removeTaskCache(taskName(ref))
-	} else if refKind(rel) == "archive" {
-		r.removeTaskCache(archiveKey(taskName(ref)))
-	}
+	r.dropRefCache(ref)
 	if r.chainComplete(nc) != nil {
 		return r.rerootAtGap(ref, nc, rep)
 	}
