@@ -121,14 +121,18 @@ func stashesMadeText(list []string) []byte {
 // value and was committed when the line was written (a command here
 // writes both at once; a fast-forward that an older git-hegel logged
 // under the fetched commit's subject was written when the fetch ran).
-// The entries such a commit added were pushed here. A record that
-// exists, even empty or damaged, is never filled in this way.
+// The entries such a commit added were pushed here, except by a sync
+// of a build before 2026-11-28, which saved the remote's version of a
+// task that both sides had changed as a stash entry ("stash push: ...
+// (task changed on both sides)"). A record that exists, even empty or
+// damaged, is never filled in this way.
 func (r *Repo) stashesPushedBefore() []string {
 	var out []string
 	seen := map[plumbing.Hash]bool{}
 	s := Stashes{r}
 	for _, e := range r.readReflog(StashRef) {
-		if !strings.HasPrefix(e.Msg, stashSubject(engine.StashOpPush, "")) || e.New.IsZero() {
+		if !strings.HasPrefix(e.Msg, stashSubject(engine.StashOpPush, "")) || e.New.IsZero() ||
+			strings.HasSuffix(e.Msg, "(task changed on both sides)") {
 			continue
 		}
 		c, err := object.GetCommit(r.storage, e.New)
