@@ -41,10 +41,13 @@ func (e *Engine) finish(t *Task, wf *workflow.Definition) {
 
 // archive moves a finished task to the archive. A completed or aborted
 // task's checkpoints are dropped (unless hegel.keepCheckpointsOnDone); a
-// rolled-back one keeps them, so the rollback can be undone.
+// rolled-back one keeps them, so the rollback can be undone, and so does
+// one a stash drop or clear ended, since stash restore undoes the drop
+// whole (gc removes them with the archive once it expires).
 func (e *Engine) archive(t *Task, wf *workflow.Definition, files []ArchivedFile) (*Task, error) {
 	st := t.State
-	drop := !e.KeepCheckpoints && (st.Status == StatusCompleted || st.Status == StatusAborted)
+	drop := !e.KeepCheckpoints && (st.Status == StatusCompleted || st.Status == StatusAborted) &&
+		!endedByStashRemoval(st, st.WorkflowID)
 	msg := fmt.Sprintf("archive: %s at %s", st.Status, st.CurrentNode)
 	if len(files) > 0 {
 		// The archive is pushed with the task: its message says what

@@ -15,10 +15,11 @@ type Orphan struct {
 }
 
 // Orphans lists the open tasks whose owning worktree, a worktree of this
-// clone, is gone; gone reports that for a path (the engine does not touch
-// the filesystem). A task owned by another clone is never judged by its
-// path: that path names a directory of another machine.
-func (e *Engine) Orphans(gone func(path string) bool) ([]Orphan, error) {
+// clone, is gone; gone reports that for the path the task names and its
+// worktree id (the engine does not touch the filesystem; a worktree moved
+// since is found by its id). A task owned by another clone is never
+// judged by its path: that path names a directory of another machine.
+func (e *Engine) Orphans(gone func(path, worktreeID string) bool) ([]Orphan, error) {
 	names, err := e.Tasks.ListTasks()
 	if err != nil {
 		return nil, err
@@ -36,7 +37,7 @@ func (e *Engine) Orphans(gone func(path string) bool) ([]Orphan, error) {
 		if st.WorktreeID != "" && (!sameClone(st.WorktreeID, e.WorktreeID) || !e.verified(st)) {
 			continue
 		}
-		if gone(st.Worktree) {
+		if gone(st.Worktree, st.WorktreeID) {
 			out = append(out, Orphan{Task: n, Worktree: st.Worktree})
 		}
 	}

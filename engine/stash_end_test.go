@@ -55,8 +55,8 @@ func TestStashDropEndsTask(t *testing.T) {
 	if a.State.Status != StatusAborted || a.State.EndedBy != "stash drop "+ent.ID || a.State.EndedAt == nil {
 		t.Fatalf("archived as %s, ended by %q", a.State.Status, a.State.EndedBy)
 	}
-	if _, ok := te.tasks.cps["t1"]; ok {
-		t.Fatal("the checkpoints were kept; abort drops them")
+	if _, ok := te.tasks.cps["t1"]; !ok {
+		t.Fatal("the checkpoints were dropped: stash restore could not bring them back")
 	}
 	if last := te.tasks.log[len(te.tasks.log)-1]; last != "abort: at spec (stash dropped: "+ent.ID+")" {
 		t.Fatalf("task history says %q", last)

@@ -58,7 +58,11 @@ func (r *Repo) CheckRefs() ([]RefProblem, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	var out []RefProblem
+	out, err := r.brokenRefProblems()
+	if err != nil {
+		return nil, 0, err
+	}
+	checked := len(all) + len(out)
 	for _, ref := range all {
 		name := ref.Name
 		rel := strings.TrimPrefix(string(name), refs.HegelRefPrefix)
@@ -88,13 +92,16 @@ func (r *Repo) CheckRefs() ([]RefProblem, int, error) {
 		case "deleted":
 			_, err := r.readDeleted(name, ref.Hash)
 			add(err)
+		case "parking":
+			// Holds the trees of a stash's journal while it exists; the
+			// journal itself is checked with the worktree.
 		case "damaged":
 			out = append(out, RefProblem{Ref: string(name), Kind: kind, Problem: "moved aside by an earlier 'git hegel doctor --fix'; look at it with 'git show " + string(name) + "', remove it with 'git update-ref -d " + string(name) + "'", Note: true})
 		default:
 			out = append(out, RefProblem{Ref: string(name), Kind: kind, Problem: "not a ref git-hegel writes; left alone", Note: true})
 		}
 	}
-	return out, len(all), nil
+	return out, checked, nil
 }
 
 func (r *Repo) hasProblem(ps []RefProblem, name plumbing.ReferenceName) bool {
@@ -125,6 +132,8 @@ func refKind(rel string) string {
 		return "deleted"
 	case strings.HasPrefix(rel, "damaged/"):
 		return "damaged"
+	case strings.HasPrefix(rel, "parking/"):
+		return "parking"
 	}
 	return "unknown"
 }
@@ -299,6 +308,9 @@ func (r *Repo) checkCheckpointChain(h plumbing.Hash) error {
 	for n := 0; !h.IsZero() && n < maxChain; n++ {
 		c, err := object.GetCommit(r.storage, h)
 		if err != nil {
+			if t, ok := r.objectType(h); n == 0 && ok && t != plumbing.CommitObject {
+				return fmt.Errorf("points at %s, which is not a commit (a %s)", h, t)
+			}
 			return fmt.Errorf("checkpoint commit %s cannot be read: %s", h, oneLine(err.Error()))
 		}
 		if n == 0 && !r.isCheckpoint(h) {
@@ -350,6 +362,9 @@ type Repair struct {
 	// missing and no ref can hold it).
 	Aside string
 	Moved bool // the ref was moved aside, not restored
+	// Broken: the ref's file held no value (doctor_broken.go); Restored
+	// came from its reflog, or, Moved, the file was removed.
+	Broken bool
 }
 
 // readReflog reads ref's reflog, oldest first (none on memory storage).
@@ -367,6 +382,9 @@ func (r *Repo) readReflog(ref plumbing.ReferenceName) []refs.ReflogEntry {
 func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 	ref := plumbing.ReferenceName(name)
 	rel := strings.TrimPrefix(name, refs.HegelRefPrefix)
+	if r.isBroken(ref) {
+		return r.repairBroken(ref)
+	}
 	// A version is valid when it reads; a gap further down its chain is
 	// repaired after (reroot).
 	var valid func(h plumbing.Hash) error
@@ -410,7 +428,9 @@ func (r *Repo) RepairRef(name string, now time.Time) (*Repair, error) {
 		return r.rerootAtGap(ref, tip, rep)
 	}
 	good, lost := r.findValid(ref, tip, valid)
-	rep.Aside = r.moveAside(rel, tip, now)
+	if rep.Aside, err = r.moveAside(rel, tip, now); err != nil {
+		return nil, err
+	}
 	if good.IsZero() {
 		rep.Moved = true
 		if err := r.refs.UpdateMsg(ref, tip, plumbing.ZeroHash, refs.Reflog{Msg: "doctor: moved aside to " + orMissing(rep.Aside), Restart: !r.wholeCommit(tip)}); err != nil {
@@ -568,17 +588,19 @@ func (r *Repo) findValid(ref plumbing.ReferenceName, tip plumbing.Hash, valid fu
 
 // moveAside keeps the value h of the ref rel (below refs/hegel/) under
 // refs/hegel/damaged/<rel>/<time>, and returns that name ("" when h's
-// object is missing: a ref cannot hold it).
-func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
+// object is missing: a ref cannot hold it). An error says it could not be
+// kept (a ref in the way of the name): the caller then changes nothing.
+func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) (string, error) {
 	if !r.whole(h) {
-		return ""
+		return "", nil
 	}
 	// A blob or a tree is kept wrapped in a commit: git gc and git fsck
-	// stumble on a reflog entry naming anything but a commit.
+	// stumble on a reflog entry naming anything but a commit (or a tag,
+	// which they peel).
 	if _, err := newGraph(r.storage).node(h); err != nil {
 		w, err := r.wrapValue(h, rel)
 		if err != nil {
-			return ""
+			return "", fmt.Errorf("cannot keep the damaged value: %s; nothing was changed", oneLine(err.Error()))
 		}
 		h = w
 	}
@@ -587,14 +609,14 @@ func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
 	for i := 2; i < 100; i++ {
 		err := r.refs.UpdateMsg(plumbing.ReferenceName(name), plumbing.ZeroHash, h, refs.Reflog{Msg: "doctor: moved aside from refs/hegel/" + rel})
 		if err == nil {
-			return name
+			return name, nil
 		}
 		if !errors.Is(err, ErrConflict) {
-			return ""
+			return "", fmt.Errorf("cannot keep the damaged value under %s: %s; nothing was changed", base, oneLine(err.Error()))
 		}
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
-	return ""
+	return "", fmt.Errorf("cannot keep the damaged value under %s: 99 names taken; nothing was changed", base)
 }
 
 // whole reports whether value h and the objects of its tree are all
@@ -602,21 +624,39 @@ func (r *Repo) moveAside(rel string, h plumbing.Hash, now time.Time) string {
 // makes git gc and git fsck fail, so such a value is only named in the
 // report.
 func (r *Repo) whole(h plumbing.Hash) bool {
-	if !r.objects.Has(h) {
-		return false
+	for depth := 0; depth < 10; depth++ {
+		t, ok := r.objectType(h)
+		if !ok {
+			return false
+		}
+		switch t {
+		case plumbing.CommitObject:
+			n, err := newGraph(r.storage).node(h)
+			return err == nil && r.treeComplete(n.tree, map[plumbing.Hash]bool{}) == nil
+		case plumbing.TreeObject:
+			return r.treeComplete(h, map[plumbing.Hash]bool{}) == nil
+		case plumbing.TagObject:
+			tag, err := object.GetTag(r.storage, h)
+			if err != nil {
+				return false
+			}
+			h = tag.Target // whole when what it tags is
+		default:
+			return true // a blob
+		}
 	}
-	if n, err := newGraph(r.storage).node(h); err == nil {
-		return r.treeComplete(n.tree, map[plumbing.Hash]bool{}) == nil
-	}
-	if _, err := readTree(r.storage, h); err == nil {
-		return r.treeComplete(h, map[plumbing.Hash]bool{}) == nil
-	}
-	return true // a blob
+	return false
 }
 
 // wrapValue makes a commit holding value h (a tree as its tree, a blob
-// as the file "value"), saying where it came from.
+// as the file "value"), saying where it came from; an annotated tag is
+// kept as it is.
 func (r *Repo) wrapValue(h plumbing.Hash, rel string) (plumbing.Hash, error) {
+	if t, _ := r.objectType(h); t == plumbing.TagObject {
+		// A ref may name a tag, a tree may not: a tag kept as a blob
+		// entry makes git fsck and git gc fail on it (and on the tag).
+		return h, nil
+	}
 	tree, what := h, "tree"
 	if _, err := readTree(r.storage, h); err != nil {
 		what = "blob, kept as the file 'value'"
@@ -661,7 +701,10 @@ func (r *Repo) MoveEntryAside(refName, entry string, now time.Time) (string, err
 		if !ok {
 			return "", nil // gone meanwhile
 		}
-		aside := r.moveAside(rel+"/"+strings.ReplaceAll(strings.TrimSuffix(entry, historyEntryExt), "/", "-"), e.hash, now)
+		aside, err := r.moveAside(rel+"/"+strings.ReplaceAll(strings.TrimSuffix(entry, historyEntryExt), "/", "-"), e.hash, now)
+		if err != nil {
+			return "", err
+		}
 		root, err := h.setPath(n.tree, true, parts[:len(parts)-1], parts[len(parts)-1], leaf{})
 		if err != nil {
 			return "", err
@@ -758,7 +801,9 @@ func (r *Repo) repairCheckpoints(ref plumbing.ReferenceName, now time.Time) (*Re
 			return nil, err
 		}
 	}
-	rep.Aside = r.moveAsideIfWhole(strings.TrimPrefix(string(ref), refs.HegelRefPrefix), tip, now)
+	if rep.Aside, err = r.moveAsideIfWhole(strings.TrimPrefix(string(ref), refs.HegelRefPrefix), tip, now); err != nil {
+		return nil, err
+	}
 	msg := "doctor: rewrote the chain without " + text.Plural(rep.LostCount, "damaged checkpoint", "damaged checkpoints")
 	if prev.IsZero() {
 		rep.Moved = true
@@ -793,10 +838,31 @@ func (r *Repo) checkpointTipInReflog(ref plumbing.ReferenceName, tip plumbing.Ha
 
 // moveAsideIfWhole is moveAside for a chain that may lack objects: one
 // that does is not kept (a ref to it would break git gc); its value stays
-// named in the report.
-func (r *Repo) moveAsideIfWhole(rel string, h plumbing.Hash, now time.Time) string {
-	if r.checkCheckpointChain(h) != nil {
-		return ""
+// named in the report. A value that is no checkpoint at all (a commit put
+// there by hand or by a teammate, a blob) is kept as any other ref's
+// value is, when its own objects are there.
+func (r *Repo) moveAsideIfWhole(rel string, h plumbing.Hash, now time.Time) (string, error) {
+	if r.checkCheckpointChain(h) != nil && !(r.notCheckpoint(h) && r.whole(h)) {
+		return "", nil
 	}
 	return r.moveAside(rel, h, now)
+}
+
+// notCheckpoint reports whether h is an object that is not a checkpoint:
+// not a commit, or a commit whose tree holds no checkpoint.json.
+func (r *Repo) notCheckpoint(h plumbing.Hash) bool {
+	t, ok := r.objectType(h)
+	if !ok {
+		return false
+	}
+	return t != plumbing.CommitObject || !r.isCheckpoint(h)
+}
+
+// objectType is the type of object h (false when it cannot be read).
+func (r *Repo) objectType(h plumbing.Hash) (plumbing.ObjectType, bool) {
+	o, err := r.storage.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return plumbing.InvalidObject, false
+	}
+	return o.Type(), true
 }

@@ -106,3 +106,15 @@ func (r *Repo) CommitTreeBy(tree plumbing.Hash, parents []plumbing.Hash, msg str
 	}
 	return h, err
 }
+
+// RemoveRefAndLog deletes ref name (if it is still at old) and its reflog:
+// for a ref that holds objects only while a file names them (the stash's
+// journal), whose log would otherwise keep them from git gc afterwards.
+func (r *Repo) RemoveRefAndLog(name string, old plumbing.Hash) error {
+	ref := plumbing.ReferenceName(name)
+	if err := r.refs.UpdateMsg(ref, old, plumbing.ZeroHash, refs.Reflog{Msg: "delete"}); err != nil {
+		return err
+	}
+	r.dropReflog(ref)
+	return nil
+}

@@ -263,6 +263,14 @@ func (r *Repo) gcArchive(o GCOptions, rep *GCReport) error {
 			continue
 		}
 		live, err := r.Tasks().LoadTask(l.Name)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			// A live run that cannot be read is not "nothing live": its
+			// checkpoints, adoption and reflog (what doctor restores it
+			// from) would go with the archive.
+			errs = append(errs, fmt.Sprintf("%s kept: the task of the same name cannot be read (%s); repair it with 'git hegel doctor --fix' first",
+				ArchiveRef(l.Name), problemText(TaskRef(l.Name), err)))
+			continue
+		}
 		if err == nil && live.State.WorkflowID == st.WorkflowID {
 			continue // the same run, reopened: the archive is its past
 		}
@@ -579,8 +587,8 @@ func (r *Repo) dropReflog(ref plumbing.ReferenceName) int {
 
 // gcActions removes the agent-action chains that ended before the cutoff
 // (their newest snapshot is older: the undo history of work long done)
-// and those of names with no live task (the task was deleted or its
-// archive went). The bound hegel.agent.keepActions applies as they grow;
+// and those of names with no task, live or archived (the task was
+// deleted or its archive went). The bound hegel.agent.keepActions applies as they grow;
 // this is the bound by age.
 func (r *Repo) gcActions(o GCOptions, rep *GCReport) error {
 	if o.Before.IsZero() {
@@ -594,13 +602,25 @@ func (r *Repo) gcActions(o GCOptions, rep *GCReport) error {
 	for _, ref := range list {
 		name := strings.TrimPrefix(string(ref.Name), ActionsRefPrefix)
 		live, err := readRefOrZero(r.refs, TaskRef(name))
+		if err == nil && live.IsZero() {
+			// An archived task counts: one a stash drop ended keeps its
+			// chain for stash restore; it goes with the archive.
+			live, err = readRefOrZero(r.refs, ArchiveRef(name))
+		}
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
 		if !live.IsZero() {
 			c, err := object.GetCommit(r.storage, ref.Hash)
-			if err == nil && !c.Committer.When.Before(o.Before) {
+			if err != nil {
+				// No age to go by: the chain and its reflog (what doctor
+				// repairs it from) stay.
+				errs = append(errs, fmt.Sprintf("%s kept: its newest snapshot cannot be read (%s); repair it with 'git hegel doctor --fix'",
+					ref.Name, oneLine(err.Error())))
+				continue
+			}
+			if !c.Committer.When.Before(o.Before) {
 				continue
 			}
 		}

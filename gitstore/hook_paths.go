@@ -201,6 +201,38 @@ func (t *HookTarget) OtherWorktreePath(abs string) (rel string, ok bool) {
 	return rel, ok
 }
 
+// WorktreeTop is where git's record says the worktree named name (as in
+// a worktree id: "main" or "worktrees/<dir>") is now; false when git
+// records no such worktree (a bare repository's "main", a pruned one).
+func (r *Repo) WorktreeTop(name string) (string, bool) {
+	common := r.Layout.CommonDir
+	if common == "" {
+		return "", false
+	}
+	if name == "main" {
+		if filepath.Base(common) == ".git" {
+			return filepath.Dir(common), true
+		}
+		return "", false
+	}
+	dir, ok := strings.CutPrefix(name, "worktrees/")
+	if !ok || dir == "" || strings.ContainsAny(dir, `/\`) || dir == "." || dir == ".." {
+		return "", false
+	}
+	b, err := os.ReadFile(filepath.Join(common, "worktrees", dir, "gitdir"))
+	if err != nil {
+		return "", false
+	}
+	p := strings.TrimSpace(string(b))
+	if p == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(common, "worktrees", dir, p) // worktree.useRelativePaths
+	}
+	return filepath.Dir(filepath.Clean(p)), true
+}
+
 // worktreeTops lists the tops of the repository's worktrees as git
 // records them: the directory holding a common dir named .git, and the
 // directory of each linked worktree's .git file.

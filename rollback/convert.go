@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -203,7 +204,8 @@ func (w *workspace) convertAll(converted []leaf, pc *parentsChecked, out map[str
 	if len(converted) == 0 {
 		return nil
 	}
-	tmp, err := os.MkdirTemp(w.r.GitDir, "hegel-checkout-")
+	removeStaleCheckouts(w.r.GitDir, time.Now())
+	tmp, err := os.MkdirTemp(w.r.GitDir, checkoutDirPrefix)
 	if err != nil {
 		return fmt.Errorf("cannot convert files for the working tree: %w", err)
 	}
@@ -246,6 +248,31 @@ func (w *workspace) convertAll(converted []leaf, pc *parentsChecked, out map[str
 		out[l.path] = written{leaf: l, st: st, converted: true}
 	}
 	return nil
+}
+
+// checkoutDirPrefix names convertAll's scratch directories in the git dir.
+const checkoutDirPrefix = "hegel-checkout-"
+
+// staleCheckoutAge is the age past which a scratch directory is one a
+// killed restore left (a restore takes seconds; a younger one may be
+// another process's, at work).
+const staleCheckoutAge = 24 * time.Hour
+
+// removeStaleCheckouts removes the scratch directories killed restores
+// left in gitDir: copies of files git converted, which nothing reads.
+func removeStaleCheckouts(gitDir string, now time.Time) {
+	ents, err := os.ReadDir(gitDir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), checkoutDirPrefix) {
+			continue // a link is never followed
+		}
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > staleCheckoutAge {
+			_ = os.RemoveAll(filepath.Join(gitDir, e.Name()))
+		}
+	}
 }
 
 // runGit runs git on this repository with the index git-hegel is about to

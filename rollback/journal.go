@@ -90,6 +90,7 @@ type journalStore interface {
 	load() ([]byte, error) // fs.ErrNotExist when there is none
 	save(data []byte) error
 	remove() error
+	where() string // the file, for a message that says to remove it
 }
 
 // fileJournal is the journal file, created with the repository's shared
@@ -100,6 +101,8 @@ type fileJournal struct {
 }
 
 func (j fileJournal) load() ([]byte, error) { return os.ReadFile(j.path) }
+
+func (j fileJournal) where() string { return j.path }
 
 func (j fileJournal) save(data []byte) error {
 	tmp := j.path + ".tmp"
@@ -146,6 +149,7 @@ func (j *memJournal) load() ([]byte, error) {
 }
 func (j *memJournal) save(data []byte) error { j.data = append([]byte(nil), data...); return nil }
 func (j *memJournal) remove() error          { j.data = nil; return nil }
+func (j *memJournal) where() string          { return journalFile }
 
 // ErrInterrupted matches a *JournalError: a restore that did not finish.
 var ErrInterrupted = errors.New("a restore was interrupted")
@@ -161,10 +165,10 @@ func (w *workspace) loadJournal() (*Journal, error) {
 	var j Journal
 	rec, err := unmarshalFlat(b, &j, journalKeys)
 	if err != nil || j.Version < 1 || j.Version > journalVersion {
-		return nil, fmt.Errorf("the rollback journal (%s) is damaged or from another version; if no rollback is running, remove it", journalFile)
+		return nil, fmt.Errorf("the rollback journal (%s) is damaged or from another version; if no rollback is running, remove it: rm '%s'", journalFile, w.journal.where())
 	}
 	if err := putRaw(j.rawNames, rec); err != nil {
-		return nil, fmt.Errorf("the rollback journal (%s) is damaged (%v); if no rollback is running, remove it", journalFile, err)
+		return nil, fmt.Errorf("the rollback journal (%s) is damaged (%v); if no rollback is running, remove it: rm '%s'", journalFile, err, w.journal.where())
 	}
 	j.Record = rec
 	if j.Chain == "" && w.chainOf != nil {

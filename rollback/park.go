@@ -240,7 +240,7 @@ func (m *Manager) Clean(pk *Parked, record Meta) error {
 	if err := m.restoreFiles(restore{cur: pk.head, to: pk.head, wt: pk.wt, idx: pk.idx, ix: pk.ix, target: target}); err != nil {
 		return err
 	}
-	return m.w.parkJournal.remove()
+	return m.removeParkJournal()
 }
 
 // ErrLocalChanges reports files that popping a stash would overwrite.
@@ -436,7 +436,7 @@ func (m *Manager) Unpark(tree, label string, keep *StashKeep, record Meta) (*Unp
 	if err := m.restoreFiles(restore{cur: h, to: h, wt: wt, idx: snap.idx, ix: ix, target: target}); err != nil {
 		return nil, err
 	}
-	return res, m.w.parkJournal.remove()
+	return res, m.removeParkJournal()
 }
 
 // readParked reads a parked tree: its checkpoint.json and its base tree.

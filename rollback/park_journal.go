@@ -85,7 +85,12 @@ func (m *Manager) saveParkJournal(j *ParkJournal) error {
 	if err != nil {
 		return err
 	}
+	// The trees it names are held by a ref before it names them.
+	if err := m.holdParking(j); err != nil {
+		return fmt.Errorf("cannot keep the trees of the stash's journal; nothing was changed: %w", err)
+	}
 	if err := m.w.parkJournal.save(append(b, '\n')); err != nil {
+		m.releaseParking()
 		return fmt.Errorf("cannot write the stash's journal; nothing was changed: %w", err)
 	}
 	return nil
@@ -103,10 +108,10 @@ func (m *Manager) loadParkJournal() (*ParkJournal, error) {
 	var j ParkJournal
 	rec, err := unmarshalFlat(b, &j, parkJournalKeys)
 	if err != nil || j.Version < 1 || j.Version > parkJournalVersion || (j.Op != ParkClean && j.Op != ParkUnpark) {
-		return nil, fmt.Errorf("the stash's journal (%s) is damaged or from another version; if no git hegel stash is running, remove it", parkJournalFile)
+		return nil, fmt.Errorf("the stash's journal (%s) is damaged or from another version; if no git hegel stash is running, remove it: rm '%s'", parkJournalFile, m.w.parkJournal.where())
 	}
 	if err := putRaw(j.rawNames, rec); err != nil {
-		return nil, fmt.Errorf("the stash's journal (%s) is damaged (%v); if no git hegel stash is running, remove it", parkJournalFile, err)
+		return nil, fmt.Errorf("the stash's journal (%s) is damaged (%v); if no git hegel stash is running, remove it: rm '%s'", parkJournalFile, err, m.w.parkJournal.where())
 	}
 	j.Record = rec
 	return &j, nil
@@ -194,7 +199,7 @@ func (m *Manager) replayParking(j *ParkJournal, forward bool, what string) error
 	if err := m.replayAs(from, to, jj, !forward, "", what); err != nil {
 		return err
 	}
-	return m.w.parkJournal.remove()
+	return m.removeParkJournal()
 }
 
 // overlay is tree base with changes applied (each path as its "to" side

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -25,6 +26,11 @@ func doctorFlags(fs *pflag.FlagSet) {
 	fs.Bool("fix", false, "repair what can be repaired (nothing is deleted: see the manual)")
 	jsonFlag(fs)
 }
+
+// tempLockAge is how long a temporary file beside a lock may exist
+// before doctor calls it left behind: a command keeps one for the moment
+// between writing a ref's new value and renaming it over the ref.
+const tempLockAge = time.Minute
 
 // doctorProblem is one finding: what is wrong, and what --fix did.
 type doctorProblem struct {
@@ -147,6 +153,16 @@ func runDoctor(c *cmdCtx, args []string) error {
 					p.FixError = "not removed: it changed meanwhile (run 'git hegel doctor' again)"
 				}
 			}
+		case li.Owner == nil && li.Temporary:
+			// A ref's new value, written beside its lock and renamed
+			// over the ref a moment later: no marker, and in use.
+			pid := refs.TempLockPID(li.Path)
+			if time.Since(li.ModTime) < tempLockAge {
+				p.Note, p.Problem = true, fmt.Sprintf("a temporary file git-hegel process %d writes beside a lock while it moves a ref; left alone", pid)
+			} else {
+				p.Problem = fmt.Sprintf("a temporary file of git-hegel process %d, left since %s: if no git-hegel command runs in this repository, remove it by hand: rm '%s'",
+					pid, li.ModTime.UTC().Format(time.RFC3339), li.Path)
+			}
 		case li.Owner == nil:
 			p.Problem = "no git-hegel marker (git's lock, or another program's): if no git process runs in this repository, remove it by hand: rm '" + li.Path + "'"
 		default:
@@ -182,7 +198,15 @@ func runDoctor(c *cmdCtx, args []string) error {
 
 	// Open tasks whose worktree no longer exists.
 	e := c.newEngine(r)
-	orphans, err := e.Orphans(func(p string) bool {
+	orphans, err := e.Orphans(func(p, id string) bool {
+		// git's record of the worktree says where it is now ('git
+		// worktree move' leaves the task naming the old path); without
+		// one, the path the task names decides.
+		if _, name, ok := strings.Cut(id, ":"); ok {
+			if top, ok := r.WorktreeTop(name); ok {
+				p = top
+			}
+		}
 		_, err := os.Stat(p)
 		return errors.Is(err, fs.ErrNotExist)
 	})
@@ -277,6 +301,10 @@ func printDoctor(c *cmdCtx, ps []doctorProblem, nrefs, nlocks, remain int, fix b
 func describeRepair(rep *gitstore.Repair) string {
 	var b strings.Builder
 	switch {
+	case rep.Broken && rep.Moved:
+		return "its reflog holds no version that reads; the file was removed"
+	case rep.Broken:
+		fmt.Fprintf(&b, "restored the version %s of %s (%s) from its reflog", short(rep.Restored), rep.RestoredAt, rep.RestoredMsg)
 	case rep.Moved:
 		b.WriteString("no valid version found; the ref was removed and its value kept as " + orMissingRef(rep.Aside))
 		return b.String()

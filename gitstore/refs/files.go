@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -83,6 +84,9 @@ type Files struct {
 	// packed is the last packed-refs read, kept while the file is
 	// unchanged (files_packed.go).
 	packed packedCache
+	// brokenWarned holds the broken refs already warned about: a command
+	// lists the same prefix several times (broken.go).
+	brokenWarned sync.Map
 }
 
 var _ Backend = (*Files)(nil)
@@ -168,6 +172,12 @@ func (r *Files) UpdateMsg(name plumbing.ReferenceName, old, new plumbing.Hash, u
 // update is Update without the name check, for the one name outside refs/
 // git-hegel writes: a detached HEAD in a worktree's git dir.
 func (r *Files) update(name plumbing.ReferenceName, old, new plumbing.Hash, u Reflog) error {
+	return r.updateWith(name, old, new, u, false)
+}
+
+// updateWith is update; with broken, name must be a broken ref (its
+// loose file holds no value), which new replaces whatever old says.
+func (r *Files) updateWith(name plumbing.ReferenceName, old, new plumbing.Hash, u Reflog, broken bool) error {
 	refPath := r.refPath(name)
 
 	// A ref cannot live below another ref (refs/a/b while refs/a is a loose
@@ -200,12 +210,32 @@ func (r *Files) update(name plumbing.ReferenceName, old, new plumbing.Hash, u Re
 	defer unlock()
 
 	cur, exists, err := r.current(name)
-	if err != nil {
+	switch {
+	case broken && errors.Is(err, ErrBroken):
+		// Replaced whole: packed-refs' entry of the name, which the
+		// broken file hid, goes too, so it cannot show through.
+		exists = true
+		if err := r.deleteLocked(name, refPath); err != nil {
+			return err
+		}
+		if new.IsZero() {
+			if err := r.logDelete(name, plumbing.ZeroHash, u); err != nil {
+				return err
+			}
+			exists = false
+			unlock()
+			return nil
+		}
+		exists = false
+	case broken && err == nil:
+		return fmt.Errorf("update ref %s: %w: it is no longer broken", name, engine.ErrConflict)
+	case err != nil:
 		exists = true // unknown: leave the directories alone
 		return fmt.Errorf("update ref %s: %w", name, err)
-	}
-	if err := compareOld(name, old, cur, exists); err != nil {
-		return err
+	default:
+		if err := compareOld(name, old, cur, exists); err != nil {
+			return err
+		}
 	}
 
 	if new.IsZero() {
@@ -248,6 +278,16 @@ func (r *Files) update(name plumbing.ReferenceName, old, new plumbing.Hash, u Re
 // List returns the refs whose names start with prefix, loose and packed
 // (a loose ref hides the packed entry of the same name), sorted by name.
 func (r *Files) List(prefix string) ([]Ref, error) {
+	var broken []BrokenRef
+	out, err := r.list(prefix, &broken)
+	for _, b := range broken {
+		r.warnBroken(b)
+	}
+	return out, err
+}
+
+// list is List; the broken refs it leaves out are appended to broken.
+func (r *Files) list(prefix string, broken *[]BrokenRef) ([]Ref, error) {
 	found := map[plumbing.ReferenceName]plumbing.Hash{}
 
 	// Loose refs first, then packed-refs: git deletes a packed ref by
@@ -260,7 +300,7 @@ func (r *Files) List(prefix string) ([]Ref, error) {
 	} else if !strings.HasPrefix("refs/", prefix) {
 		return nil, nil // cannot match anything below refs/
 	}
-	if err := r.walkLoose(start, prefix, found); err != nil {
+	if err := r.walkLoose(start, prefix, found, broken); err != nil {
 		return nil, err
 	}
 
@@ -278,7 +318,9 @@ func (r *Files) List(prefix string) ([]Ref, error) {
 		return packed.under(prefix), nil
 	}
 	slices.SortFunc(loose, compareRefs)
-	return mergeRefs(loose, packed.under(prefix)), nil
+	// A broken or symbolic loose file hid its name's packed entry (a
+	// zero value in found): neither is listed.
+	return slices.DeleteFunc(mergeRefs(loose, packed.under(prefix)), func(r Ref) bool { return r.Hash.IsZero() }), nil
 }
 
 func compareRefs(a, b Ref) int { return strings.Compare(string(a.Name), string(b.Name)) }
@@ -306,7 +348,7 @@ func mergeRefs(loose, packed []Ref) []Ref {
 	return out
 }
 
-func (r *Files) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]plumbing.Hash) error {
+func (r *Files) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]plumbing.Hash, broken *[]BrokenRef) error {
 	direct := r.plainDir(dir)
 	entries, err := r.readDir(dir, direct)
 	if err != nil {
@@ -320,7 +362,7 @@ func (r *Files) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]p
 		if e.IsDir() {
 			// Only descend where something below could match prefix.
 			if strings.HasPrefix(full+"/", prefix) || strings.HasPrefix(prefix, full+"/") {
-				if err := r.walkLoose(full, prefix, found); err != nil {
+				if err := r.walkLoose(full, prefix, found, broken); err != nil {
 					return err
 				}
 			}
@@ -334,6 +376,13 @@ func (r *Files) walkLoose(dir, prefix string, found map[plumbing.ReferenceName]p
 			continue // git ignores files whose names are not ref names
 		}
 		h, ok, err := r.readLooseEntry(full, e.Type(), direct)
+		if errors.Is(err, ErrBroken) || errors.Is(err, errSymbolic) {
+			if errors.Is(err, ErrBroken) {
+				*broken = append(*broken, BrokenRef{Name: name, Err: err})
+			}
+			found[name] = plumbing.ZeroHash // hides the name's packed entry
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("list refs: %w", err)
 		}
@@ -384,15 +433,15 @@ func (r *Files) readLoose(p string) (plumbing.Hash, bool, error) {
 // parseLoose parses the content of the loose ref file at p.
 func (r *Files) parseLoose(p string, data []byte) (plumbing.Hash, bool, error) {
 	if bytes.HasPrefix(data, []byte("ref:")) {
-		return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is a symbolic ref (%q); only direct refs are supported",
-			r.display(p), strings.TrimSpace(string(data)))
+		return plumbing.ZeroHash, false, &symbolicError{fmt.Sprintf("ref file %s is a symbolic ref (%q); only direct refs are supported",
+			r.display(p), strings.TrimSpace(string(data)))}
 	}
 	h, ok := objects.ParseHex(strings.TrimRight(string(data), " \t\r\n"))
 	if !ok {
 		if len(data) == 0 {
-			return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is empty", r.display(p))
+			return plumbing.ZeroHash, false, &brokenError{fmt.Sprintf("ref file %s is empty", r.display(p))}
 		}
-		return plumbing.ZeroHash, false, fmt.Errorf("ref file %s is malformed: %q", r.display(p), truncate(data, 80))
+		return plumbing.ZeroHash, false, &brokenError{fmt.Sprintf("ref file %s is malformed: %q", r.display(p), truncate(data, 80))}
 	}
 	return h, true, nil
 }

@@ -116,8 +116,31 @@ func TestFileRefsReadMalformed(t *testing.T) {
 					!strings.Contains(err.Error(), filepath.FromSlash(c.name)) {
 					t.Errorf("Read(%s) with %q: error %v, want one containing %q and the file name", c.name, c.content, err, c.wantErr)
 				}
-				if _, err := r.List("refs/hegel/"); err == nil {
-					t.Errorf("List with malformed %s succeeded", c.name)
+				// A listing leaves it out with one warning, and hides the
+				// packed value of the name too (as git's files backend
+				// does, the loose file is the ref).
+				refsWriteFile(t, r.fs, "packed-refs", "# pack-refs with: peeled fully-peeled sorted \n"+h.String()+" "+c.name+"\n"+h.String()+" refs/hegel/zz\n")
+				var warned []string
+				r.warn = func(s string) { warned = append(warned, s) }
+				for range 2 {
+					if got, err := r.List("refs/hegel/"); err != nil || len(got) != 1 || got[0].Name != "refs/hegel/zz" {
+						t.Errorf("List with malformed %s: %v, %v; want only refs/hegel/zz", c.name, got, err)
+					}
+				}
+				// A symbolic ref is no damage (origin/HEAD): left out
+				// without a word.
+				b, err := r.ListBroken("refs/hegel/")
+				if c.wantErr == "symbolic" {
+					if len(warned) != 0 || len(b) != 0 || err != nil {
+						t.Errorf("symbolic %s: warned %q, broken %v, %v", c.name, warned, b, err)
+					}
+				} else {
+					if len(warned) != 1 || !strings.Contains(warned[0], "ignoring broken ref "+c.name) {
+						t.Errorf("warnings for %s: %q", c.name, warned)
+					}
+					if err != nil || len(b) != 1 || b[0].Name != plumbing.ReferenceName(c.name) || !errors.Is(b[0].Err, ErrBroken) {
+						t.Errorf("ListBroken with malformed %s: %v, %v", c.name, b, err)
+					}
 				}
 				err = r.Update(plumbing.ReferenceName(c.name), plumbing.ZeroHash, h)
 				if err == nil || errors.Is(err, engine.ErrConflict) {
@@ -905,4 +928,42 @@ func TestFileRefsConcurrentWithGit(t *testing.T) {
 		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}
 	t.Logf("%d updates; git retried %d times", total, gitRetries.Load())
+}
+
+// A broken ref is replaced whole by ReplaceBroken (git's update-ref
+// refuses it): its packed entry goes too; a ref that reads is refused.
+func TestFileRefsReplaceBroken(t *testing.T) {
+	h, h2 := refsTestHash(1), refsTestHash(2)
+	for fsName, newRefs := range refsFileBackends() {
+		t.Run(fsName, func(t *testing.T) {
+			const name = plumbing.ReferenceName("refs/hegel/tasks/t")
+			r := newRefs(t)
+			refsWriteFile(t, r.fs, "packed-refs", "# pack-refs with: peeled fully-peeled sorted \n"+h.String()+" "+string(name)+"\n")
+			refsWriteFile(t, r.fs, string(name), "")
+			if err := r.ReplaceBroken(name, h2, Reflog{Msg: "doctor"}); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := r.Read(name); err != nil || got != h2 {
+				t.Errorf("after ReplaceBroken: %s, %v; want %s", got, err, h2)
+			}
+			if err := r.ReplaceBroken(name, h, Reflog{}); !errors.Is(err, engine.ErrConflict) {
+				t.Errorf("ReplaceBroken of a ref that reads: %v, want a conflict", err)
+			}
+			if got, _ := r.Read(name); got != h2 {
+				t.Errorf("a refused ReplaceBroken moved the ref to %s", got)
+			}
+			// Deleting: the packed value the broken file hid does not
+			// come back.
+			refsWriteFile(t, r.fs, string(name), "junk\n")
+			if err := r.ReplaceBroken(name, plumbing.ZeroHash, Reflog{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Read(name); !errors.Is(err, engine.ErrNotFound) {
+				t.Errorf("after deleting the broken ref: %v, want not found", err)
+			}
+			if locks := refsLockFiles(t, r.fs); len(locks) != 0 {
+				t.Errorf("lock files left behind: %v", locks)
+			}
+		})
+	}
 }

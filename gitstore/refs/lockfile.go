@@ -320,6 +320,18 @@ func IsTempLock(p string) bool {
 	return true
 }
 
+// TempLockPID is the pid a temporary file beside a lock names (lockTemp),
+// 0 when p is no such file.
+func TempLockPID(p string) int {
+	if !IsTempLock(p) {
+		return 0
+	}
+	base := strings.TrimSuffix(filepath.Base(p), LockSuffix)
+	base = base[:len(base)-9]
+	pid, _ := strconv.Atoi(base[strings.LastIndex(base, ".hegel-")+len(".hegel-"):])
+	return pid
+}
+
 // createLock creates lockPath exclusively holding this process's marker:
 // the marker goes to a temporary file that is then hard-linked to the
 // lock's name (link fails if the name exists, like O_EXCL). Where hard
