@@ -36,9 +36,9 @@ type RefProblem struct {
 	// Note is informational: nothing is wrong (a ref git-hegel does not
 	// write, what an earlier --fix moved aside).
 	Note bool
-	// Newer: what fails may be a newer git-hegel's writing (a format
-	// version this one does not know, a workflow definition it cannot
-	// load), so --fix leaves it alone: going back to an older version,
+	// Newer: what fails may be a newer git-hegel's writing (a version
+	// blob of a value this one does not know, a workflow definition it
+	// cannot load), so --fix leaves it alone: going back to an older version,
 	// or moving it aside, would undo that version's work.
 	Newer bool
 }
@@ -49,7 +49,7 @@ var errDefinition = errors.New("its workflow definition does not load")
 // mayBeNewer reports whether err may come from data a newer git-hegel
 // wrote rather than from damage.
 func mayBeNewer(err error) bool {
-	return errors.Is(err, ErrUnknownVersion) || errors.Is(err, errDefinition)
+	return errors.As(err, new(newerVersionError)) || errors.Is(err, errDefinition)
 }
 
 // CheckRefs checks every ref below refs/hegel/ (see above).
