@@ -36,6 +36,20 @@ type RefProblem struct {
 	// Note is informational: nothing is wrong (a ref git-hegel does not
 	// write, what an earlier --fix moved aside).
 	Note bool
+	// Newer: what fails may be a newer git-hegel's writing (a version
+	// blob of a value this one does not know, a workflow definition it
+	// cannot load), so --fix leaves it alone: going back to an older version,
+	// or moving it aside, would undo that version's work.
+	Newer bool
+}
+
+// errDefinition marks a task whose workflow definition does not load.
+var errDefinition = errors.New("its workflow definition does not load")
+
+// mayBeNewer reports whether err may come from data a newer git-hegel
+// wrote rather than from damage.
+func mayBeNewer(err error) bool {
+	return errors.As(err, new(newerVersionError)) || errors.Is(err, errDefinition)
 }
 
 // CheckRefs checks every ref below refs/hegel/ (see above).
@@ -55,7 +69,7 @@ func (r *Repo) CheckRefs() ([]RefProblem, int, error) {
 		kind := refKind(rel)
 		add := func(err error) {
 			if err != nil {
-				out = append(out, RefProblem{Ref: string(name), Kind: kind, Problem: problemText(name, err)})
+				out = append(out, RefProblem{Ref: string(name), Kind: kind, Problem: problemText(name, err), Newer: mayBeNewer(err)})
 			}
 		}
 		switch kind {
@@ -164,7 +178,7 @@ func (r *Repo) validTask(ref plumbing.ReferenceName, name string, h plumbing.Has
 	}
 	wf, err := workflow.Parse(t.State.Workflow, string(ref)+":workflow.yaml", t.Definition)
 	if err != nil {
-		return fmt.Errorf("its workflow definition does not load: %s", oneLine(err.Error()))
+		return fmt.Errorf("%w: %s", errDefinition, oneLine(err.Error()))
 	}
 	if err := engine.ValidateState(t.State, wf); err != nil {
 		return err
@@ -237,7 +251,7 @@ func (r *Repo) stashEntryProblems() []RefProblem {
 	for _, s := range list {
 		if s.Damaged != "" {
 			out = append(out, RefProblem{Ref: string(StashRef), Kind: "entry", Entry: stashEntriesDir + "/" + s.ID + ".json",
-				Problem: "stash " + s.ID + ": " + s.Damaged})
+				Problem: "stash " + s.ID + ": " + s.Damaged, Newer: strings.HasPrefix(s.Damaged, unknownStashVersionPrefix)})
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 
@@ -20,6 +21,18 @@ var (
 	// build does not understand.
 	ErrUnknownVersion = errors.New("unknown format version")
 )
+
+// newerVersionError is an ErrUnknownVersion whose version blob holds
+// another value, as a newer git-hegel writes it (a missing blob is
+// damage): doctor --fix leaves such a ref to that version.
+type newerVersionError struct{ error }
+
+func (e newerVersionError) Unwrap() error { return e.error }
+
+// otherVersion is the error for a version blob that holds got.
+func otherVersion(prefix, got string) error {
+	return newerVersionError{fmt.Errorf("%s%w %q (this git-hegel understands %q; upgrade it)", prefix, ErrUnknownVersion, got, FormatVersion)}
+}
 
 // oneLine joins a message's lines and runs of spaces, so that an error
 // from below (go-git, the system) fits the one line a command prints.

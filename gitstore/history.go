@@ -118,7 +118,7 @@ func checkVersion(r *Repo, ents []rawEntry) error {
 			return err
 		}
 		if got := strings.TrimSpace(string(b)); got != FormatVersion {
-			return fmt.Errorf("%w %q (this git-hegel understands %q; upgrade it)", ErrUnknownVersion, got, FormatVersion)
+			return otherVersion("", got)
 		}
 		return nil
 	}

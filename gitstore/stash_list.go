@@ -287,8 +287,12 @@ func decodeStashBlob(data []byte) (*stashBlob, error) {
 	return &b, nil
 }
 
+// unknownStashVersionPrefix starts the damage of an entry of an unknown
+// version, which doctor --fix leaves to the git-hegel that wrote it.
+const unknownStashVersionPrefix = "unknown version "
+
 func unknownStashVersion(v string) error {
-	return damaged("unknown version %s (this git-hegel understands %d; upgrade it)", v, stashBlobVersion)
+	return damaged(unknownStashVersionPrefix+"%s (this git-hegel understands %d; upgrade it)", v, stashBlobVersion)
 }
 
 func checkStashBlob(b *stashBlob) error {

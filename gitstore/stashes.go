@@ -124,7 +124,7 @@ func (s Stashes) loadAt(h plumbing.Hash) (*stashTip, error) {
 				return nil, fmt.Errorf("%s: cannot read %s: %s", StashRef, versionFile, oneLine(err.Error()))
 			}
 			if got := strings.TrimSpace(string(b)); got != FormatVersion {
-				return nil, fmt.Errorf("%s: %w %q (this git-hegel understands %q; upgrade it)", StashRef, ErrUnknownVersion, got, FormatVersion)
+				return nil, otherVersion(string(StashRef)+": ", got)
 			}
 			version = true
 		}

@@ -142,7 +142,7 @@ func (r *Repo) readTaskDoc(ref plumbing.ReferenceName, h plumbing.Hash) (*Doc, e
 		return nil, fmt.Errorf("%s: %w: no version blob", ref, ErrUnknownVersion)
 	}
 	if got := strings.TrimSpace(string(v)); got != FormatVersion {
-		return nil, fmt.Errorf("%s: %w %q (this git-hegel understands %q; upgrade it)", ref, ErrUnknownVersion, got, FormatVersion)
+		return nil, otherVersion(string(ref)+": ", got)
 	}
 	delete(d.Files, versionFile)
 	return d, nil

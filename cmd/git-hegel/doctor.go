@@ -91,6 +91,11 @@ func runDoctor(c *cmdCtx, args []string) error {
 		}
 		if fix && !rp.Note {
 			switch {
+			case rp.Newer:
+				p.FixError = "left as it is: a newer git-hegel may have written it, and going back would undo its work; upgrade git-hegel to read it ('git update-ref -d " + rp.Ref + "' removes it if it is damage)"
+				if rp.Entry != "" {
+					p.FixError = "left as it is: a newer git-hegel may have written it; upgrade git-hegel to read it"
+				}
 			case rp.Entry != "":
 				if aside, err := r.MoveEntryAside(rp.Ref, rp.Entry, now); err != nil {
 					p.FixError = oneLineErr(err)

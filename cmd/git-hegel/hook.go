@@ -202,9 +202,14 @@ func (hr *hookRun) open() (*gitstore.Repo, *engine.Engine, error) {
 			return nil, nil, err
 		}
 		r.Now = hr.c.Now
-		if _, err := r.WorktreeID(); err != nil {
+		// The engine tells this worktree's tasks by its id, as every
+		// command does; without it, it compares paths, and a moved
+		// repository would lose its active task here.
+		id, err := r.WorktreeID()
+		if err != nil {
 			return nil, nil, err
 		}
+		hr.c.worktreeID = id
 		hr.repo = r
 	}
 	e := hr.c.newEngine(hr.repo)

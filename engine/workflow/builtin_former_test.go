@@ -80,3 +80,26 @@ func TestFormerBuiltinIDsParse(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinsCheckedOutAsCommitted checks that git never converts the
+// built-in workflows' line ends on checkout (core.autocrlf is on by
+// default on Windows): the binary embeds the files of the checkout, and
+// a built-in is trusted by the blob id of its bytes, so a build from a
+// converted checkout would trust neither its own earlier versions
+// (builtin_former.txt lists the committed bytes) nor a teammate's tasks.
+func TestBuiltinsCheckedOutAsCommitted(t *testing.T) {
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skip("not in a git checkout")
+	}
+	dir := strings.TrimSpace(string(top))
+	for _, p := range []string{"engine/workflow/builtin/minimal.yaml", "engine/workflow/builtin_meta/standard.yaml"} {
+		out, err := exec.Command("git", "-C", dir, "check-attr", "text", "--", p).Output()
+		if err != nil {
+			t.Fatalf("git check-attr: %v", err)
+		}
+		if got := strings.TrimSpace(string(out)); got != p+": text: unset" {
+			t.Errorf("%s: want no line-end conversion on checkout (-text in .gitattributes), git says %q", p, got)
+		}
+	}
+}
