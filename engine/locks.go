@@ -396,12 +396,19 @@ func (e *Engine) Unlock(o TaskOptions, paths []string, all bool) (*State, []stri
 			st.FilesLocked = nil
 		} else {
 			for _, p := range paths {
-				i := slices.IndexFunc(st.FilesLocked, func(l FileLock) bool { return sameLock(l.Path, p) })
-				if i < 0 {
+				// Every lock p names: an older version could hold "dir"
+				// and "dir/" both.
+				n := len(removed)
+				st.FilesLocked = slices.DeleteFunc(st.FilesLocked, func(l FileLock) bool {
+					if sameLock(l.Path, p) {
+						removed = append(removed, l.Path)
+						return true
+					}
+					return false
+				})
+				if len(removed) == n && !slices.ContainsFunc(removed, func(r string) bool { return sameLock(r, p) }) {
 					return "", fmt.Errorf("Task %s holds no lock on '%s' ('git hegel status' lists its locks)", st.Task, p)
 				}
-				removed = append(removed, st.FilesLocked[i].Path)
-				st.FilesLocked = slices.Delete(st.FilesLocked, i, i+1)
 			}
 			if len(st.FilesLocked) == 0 {
 				st.FilesLocked = nil
