@@ -102,7 +102,7 @@ func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Nod
 		Results: trimValues(rd.results),
 		Task: map[string]string{
 			"name": st.Task, "description": description, "type": agentLabel(st.TaskType),
-			"workflow": agentLabel(st.Workflow), "mode": agentLabel(st.Mode), "node": agentLabel(st.CurrentNode),
+			"workflow": agentLabel(st.Workflow), "mode": agentMode(st, wf), "node": agentLabel(st.CurrentNode),
 			"priority": agentLabel(TaskPriority(st)), "dir": rd.dir,
 		},
 	})
@@ -117,6 +117,16 @@ func agentLabel(s string) string {
 		return s
 	}
 	return stateLabelNotice
+}
+
+// agentMode is {{task.mode}}: the definition's own mode: line (which
+// may use any words, and is the words of the definition whose prompt
+// this is), or else agentLabel's.
+func agentMode(st *State, wf *workflow.Definition) string {
+	if wf != nil && st.Mode == wf.Mode {
+		return st.Mode
+	}
+	return agentLabel(st.Mode)
 }
 
 // agentTaskDir is {{task.dir}} as a prompt carries it: the task's folder
