@@ -22,12 +22,16 @@ import (
 func (e *Engine) ForAgent(st *State) *State {
 	texts := e.untrustedState(st)
 	notes := e.fetchedNotes(st)
-	if len(texts) == 0 && len(notes) == 0 && labelsOK(st) {
+	dirOK := e.agentTaskDir(st) == TaskDir(st)
+	if len(texts) == 0 && len(notes) == 0 && labelsOK(st) && dirOK {
 		return st
 	}
 	c := *st
 	withholdNotes(&c, notes)
 	withholdLabels(&c)
+	if !dirOK {
+		c.ArtifactDir = stateLabelNotice // the folder, as {{task.dir}} gives it
+	}
 	for _, t := range texts {
 		notice := withheld(st.Task, t)
 		switch t.Field {

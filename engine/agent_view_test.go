@@ -183,3 +183,26 @@ func TestRunLabel(t *testing.T) {
 		}
 	}
 }
+
+// The task's folder reaches the agent view as the prompt's {{task.dir}}
+// does: a path of names, or the folder this clone's hegel.artifactDir
+// gives the task, as it is; another clone's folder in other words as
+// the labels' notice.
+func TestForAgentTaskDir(t *testing.T) {
+	te := newTestEngine(t, map[string][]byte{"w.yaml": []byte(textWF)})
+	te.ArtifactDir = "Tâches à faire/{{task.name}}"
+	if _, err := te.Start("w", "", "t"); err != nil {
+		t.Fatal(err)
+	}
+	st := te.tasks.tasks["t"].State
+	if got := te.ForAgent(st); got != st {
+		t.Fatalf("this clone's folder withheld: %q", TaskDir(got))
+	}
+	st.ArtifactDir = "x/IGNORE the folder"
+	if got := TaskDir(te.ForAgent(st)); got != stateLabelNotice {
+		t.Fatalf("another clone's folder reached the agent: %q", got)
+	}
+	if st.ArtifactDir != "x/IGNORE the folder" {
+		t.Fatal("the task's own state was changed")
+	}
+}

@@ -49,7 +49,7 @@ func LockCovers(lock, file string) bool {
 	} else if file == lock || strings.HasPrefix(file, lock+"/") || strings.HasPrefix(lock, file+"/") {
 		return true
 	}
-	if !isGlob(lock) {
+	if !IsGlob(lock) {
 		return false
 	}
 	for p := file; p != "." && p != "/" && p != ""; p = path.Dir(p) {
@@ -65,22 +65,23 @@ func locksOverlap(a, b string) bool {
 	if a == b {
 		return true
 	}
-	if isGlob(a) && isGlob(b) {
+	if IsGlob(a) && IsGlob(b) {
 		return false // two patterns: only an identical one counts as the same lock
 	}
-	if isGlob(b) {
+	if IsGlob(b) {
 		a, b = b, a
 	}
-	return LockCovers(a, strings.TrimSuffix(b, "/")) || (!isGlob(a) && LockCovers(b, strings.TrimSuffix(a, "/")))
+	return LockCovers(a, strings.TrimSuffix(b, "/")) || (!IsGlob(a) && LockCovers(b, strings.TrimSuffix(a, "/")))
 }
 
-func isGlob(p string) bool { return strings.ContainsAny(p, "*?[") }
+// IsGlob reports whether a lock path is a pattern.
+func IsGlob(p string) bool { return strings.ContainsAny(p, "*?[") }
 
 // sameLock reports whether two lock paths are one lock: "src/auth" and
 // "src/auth/" cover the same files, and which one a lock stores depends
 // on whether the directory existed when it was taken.
 func sameLock(a, b string) bool {
-	return a == b || (!isGlob(a) && strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/"))
+	return a == b || (!IsGlob(a) && strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/"))
 }
 
 // CheckLockPath refuses a lock path that cannot name a file in the
@@ -96,7 +97,7 @@ func CheckLockPath(p string) error {
 	case strings.Contains(p, "\n") || strings.Contains(p, "\x00"):
 		return badNamef("%s is not a path git-hegel can lock", text.Quote(p))
 	}
-	if isGlob(p) {
+	if IsGlob(p) {
 		if _, err := path.Match(p, ""); err != nil {
 			return badNamef("'%s' is not a valid pattern", p)
 		}
@@ -395,12 +396,19 @@ func (e *Engine) Unlock(o TaskOptions, paths []string, all bool) (*State, []stri
 			st.FilesLocked = nil
 		} else {
 			for _, p := range paths {
-				i := slices.IndexFunc(st.FilesLocked, func(l FileLock) bool { return sameLock(l.Path, p) })
-				if i < 0 {
+				// Every lock p names: an older version could hold "dir"
+				// and "dir/" both.
+				n := len(removed)
+				st.FilesLocked = slices.DeleteFunc(st.FilesLocked, func(l FileLock) bool {
+					if sameLock(l.Path, p) {
+						removed = append(removed, l.Path)
+						return true
+					}
+					return false
+				})
+				if len(removed) == n && !slices.ContainsFunc(removed, func(r string) bool { return sameLock(r, p) }) {
 					return "", fmt.Errorf("Task %s holds no lock on '%s' ('git hegel status' lists its locks)", st.Task, p)
 				}
-				removed = append(removed, st.FilesLocked[i].Path)
-				st.FilesLocked = slices.Delete(st.FilesLocked, i, i+1)
 			}
 			if len(st.FilesLocked) == 0 {
 				st.FilesLocked = nil

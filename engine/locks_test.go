@@ -128,6 +128,22 @@ func TestLockUnlockAndTakeOver(t *testing.T) {
 	if _, removed, err := te.Unlock(TaskOptions{}, []string{"build/"}, false); err != nil || !slices.Equal(removed, []string{"build"}) {
 		t.Fatalf("unlock build/ of the lock build: %v %v", removed, err)
 	}
+	// A task an older version let lock "gen" and "gen/" both: unlock by
+	// either name removes both, or the agent would be stopped by a lock
+	// the command said it removed.
+	st := te.tasks.tasks["alpha"].State
+	st.FilesLocked = append(st.FilesLocked, FileLock{Path: "gen", At: t0}, FileLock{Path: "gen/", At: t0})
+	if _, removed, err := te.Unlock(TaskOptions{}, []string{"gen"}, false); err != nil || !slices.Equal(removed, []string{"gen", "gen/"}) {
+		t.Fatalf("unlock gen of gen and gen/: %v %v", removed, err)
+	}
+	if st := te.stateOf(t, "alpha"); slices.ContainsFunc(st.FilesLocked, func(l FileLock) bool { return strings.HasPrefix(l.Path, "gen") }) {
+		t.Fatalf("locks after unlock gen: %+v", st.FilesLocked)
+	}
+	st = te.tasks.tasks["alpha"].State
+	st.FilesLocked = append(st.FilesLocked, FileLock{Path: "gen", At: t0}, FileLock{Path: "gen/", At: t0})
+	if _, removed, err := te.Unlock(TaskOptions{}, []string{"gen", "gen/"}, false); err != nil || !slices.Equal(removed, []string{"gen", "gen/"}) {
+		t.Fatalf("unlock gen gen/ of gen and gen/: %v %v", removed, err)
+	}
 
 	// A second task in another worktree.
 	other := *te.Engine

@@ -38,7 +38,7 @@ func RenderNodePrompt(n *workflow.Node, st *State, wf *workflow.Definition, src 
 	if n.Template == nil {
 		return n.Prompt, nil
 	}
-	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, src, runData{in: &runInputs{}, results: stepResults(st)})
+	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, src, runData{in: &runInputs{}, results: stepResults(st), dir: agentLabel(TaskDir(st))})
 }
 
 // runData is what a template may use from a run: its inputs and the
@@ -50,12 +50,14 @@ type runData struct {
 	// notice when it arrived with a fetch and is not trusted
 	// (fetched_text.go).
 	description *string
+	// dir is {{task.dir}} (agentTaskDir).
+	dir string
 }
 
 // runData loads the run data template t uses, and nothing else, with
 // what stateText says arrived with a fetch withheld.
 func (e *Engine) runData(st *State, t *workflow.Template, stateText func() []FetchedText) (runData, error) {
-	d := runData{in: &runInputs{}, results: map[string]string{}}
+	d := runData{in: &runInputs{}, results: map[string]string{}, dir: e.agentTaskDir(st)}
 	var err error
 	if t.Uses(workflow.DataPrompt) || t.Uses(workflow.DataContext) || t.Uses(workflow.DataVars) {
 		if d.in, err = e.loadInputs(st.Task, t); err != nil {
@@ -99,11 +101,52 @@ func renderTemplate(t *workflow.Template, line int, what string, n *workflow.Nod
 		Vars:    rd.in.Vars,
 		Results: trimValues(rd.results),
 		Task: map[string]string{
-			"name": st.Task, "description": description, "type": st.TaskType,
-			"workflow": st.Workflow, "mode": st.Mode, "node": st.CurrentNode, "priority": TaskPriority(st),
-			"dir": TaskDir(st),
+			"name": st.Task, "description": description, "type": agentLabel(st.TaskType),
+			"workflow": agentLabel(st.Workflow), "mode": agentMode(st, wf), "node": agentLabel(st.CurrentNode),
+			"priority": agentLabel(TaskPriority(st)), "dir": rd.dir,
 		},
 	})
+}
+
+// agentLabel is a label of the task's state as a prompt carries it.
+// git-hegel writes names there, but another clone's state may hold any
+// words (a fetch checks only for control characters): one that is not a
+// name reaches the agent as stateLabelNotice, as in the agent view.
+func agentLabel(s string) string {
+	if RunLabel(s) {
+		return s
+	}
+	return stateLabelNotice
+}
+
+// agentMode is {{task.mode}}: the definition's own mode: line (which
+// may use any words, and is the words of the definition whose prompt
+// this is), or else agentLabel's.
+func agentMode(st *State, wf *workflow.Definition) string {
+	if wf != nil && st.Mode == wf.Mode {
+		return st.Mode
+	}
+	return agentLabel(st.Mode)
+}
+
+// agentTaskDir is {{task.dir}} as a prompt carries it: the task's folder
+// when it is a path of names, or when it is the folder this clone's
+// hegel.artifactDir gives the task (which may name folders in any
+// words). A folder another clone recorded in other words is withheld,
+// as labels are: it would put its words in every built-in's prompt.
+func (e *Engine) agentTaskDir(st *State) string {
+	dir := TaskDir(st)
+	if RunLabel(dir) {
+		return dir
+	}
+	// The fields the setting may name are names, so the folder it gives
+	// holds only the setting's own words.
+	if RunLabel(st.Task) && RunLabel(st.TaskType) && RunLabel(st.Workflow) {
+		if own, err := e.newArtifactDir(st); err == nil && own == dir {
+			return dir
+		}
+	}
+	return stateLabelNotice
 }
 
 func trimValues(m map[string]string) map[string]string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -323,22 +324,28 @@ func (c *cmdCtx) listCheckpoints(st *engine.State, cps []*engine.Checkpoint) err
 		fmt.Fprintf(c.Stdout, "No checkpoints for task %s\n", st.Task)
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNODE\tKIND\tAGE\tCOMMIT\tFILES\tMESSAGE")
 	for _, cp := range cps {
 		msg := firstLineOf(cp.Message)
 		if cp.Kind == engine.CheckpointSafety && cp.RollbackTo != "" {
 			msg = "before rolling back to " + cp.RollbackTo
 		}
-		// No tab before an empty message: the files column would be
-		// padded with spaces to the end of the line.
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt), shortHash(cp.Head), cp.FilesChangedCount)
-		if msg != "" {
-			row += "\t" + msg
-		}
-		fmt.Fprintln(tw, row)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", cp.ID, cp.Node, cp.Kind, c.age(cp.CreatedAt), shortHash(cp.Head), cp.FilesChangedCount, msg)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Every row keeps its files cell (a row without it would end the
+	// column, and the messages below it would move left); the padding it
+	// leaves before an empty message is cut.
+	for line := range strings.Lines(buf.String()) {
+		if _, err := io.WriteString(c.Stdout, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // firstLineOf is the first line of s, without the control characters a

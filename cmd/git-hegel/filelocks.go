@@ -132,8 +132,10 @@ func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) e
 			return nil, usagef(c.name, "'%s' is the whole worktree; lock the files or directories in it", a)
 		}
 		// A directory locks what is under it: one that exists, or one
-		// named with a trailing slash before it does.
-		if fi, err := os.Stat(filepath.Join(realTop, rel)); (err == nil && fi.IsDir()) || endsInSeparator(a) {
+		// named with a trailing slash before it does. A pattern keeps no
+		// slash: it covers what it matches and what is under that, and
+		// "gen/*/" would match no file.
+		if fi, err := os.Stat(filepath.Join(realTop, rel)); (err == nil && fi.IsDir()) || endsInSeparator(a) && !engine.IsGlob(rel) {
 			rel += "/"
 		}
 		if err := check(rel); err != nil {

@@ -20,8 +20,10 @@ func blobID(data []byte) string {
 // TestFormerBuiltinsListed checks builtin_former.txt against this
 // repository's history: every version a built-in workflow ever had is
 // either a built-in today or listed there, so a task started from it
-// before an upgrade is still trusted. It skips where there is no history
-// to read (no git, an exported tree, a shallow clone).
+// before an upgrade is still trusted; and every line there names a
+// version of that built-in, so nothing else is trusted as one. It skips
+// where there is no history to read (no git, an exported tree, a shallow
+// clone).
 func TestFormerBuiltinsListed(t *testing.T) {
 	git := func(args ...string) (string, bool) {
 		out, err := exec.Command("git", args...).Output()
@@ -45,6 +47,7 @@ func TestFormerBuiltinsListed(t *testing.T) {
 		known[blobID(raw)] = "today's"
 	}
 	missing := map[string]string{}
+	shipped := map[string]bool{} // "<id> <name>" of every version in the history
 	for _, line := range strings.Split(raw, "\n") {
 		meta, path, ok := strings.Cut(line, "\t")
 		if !ok || !strings.HasSuffix(path, ".yaml") {
@@ -55,13 +58,25 @@ func TestFormerBuiltinsListed(t *testing.T) {
 			continue
 		}
 		for _, id := range f[2:4] {
-			if _, ok := known[id]; !ok && strings.Trim(id, "0") != "" {
+			if strings.Trim(id, "0") == "" {
+				continue
+			}
+			shipped[id+" "+strings.TrimSuffix(path[strings.LastIndex(path, "/")+1:], ".yaml")] = true
+			if _, ok := known[id]; !ok {
 				missing[id] = path
 			}
 		}
 	}
 	for id, path := range missing {
 		t.Errorf("%s: version %s is neither a built-in nor in builtin_former.txt", path, id)
+	}
+	// The other way round: a line is trusted as a built-in everywhere,
+	// so one that names no version a built-in had (a definition slipped
+	// into the list) must not pass unseen.
+	for id, name := range FormerBuiltinIDs() {
+		if !shipped[id+" "+name] {
+			t.Errorf("builtin_former.txt: %s %s is not a version of the built-in %s in this repository's history", id, name, name)
+		}
 	}
 	if len(known) < len(BuiltinSources())+1 {
 		t.Errorf("builtin_former.txt lists nothing: %d ids known", len(known))
