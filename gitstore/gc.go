@@ -248,8 +248,9 @@ func (h *History) pruneDay(root plumbing.Hash, day string, es []*engine.HistoryE
 	return root, err
 }
 
-// gcArchive removes the archived tasks that finished before the cutoff,
-// with their checkpoints and the reflogs that reach them. A task whose
+// gcArchive removes the archived tasks that finished before the cutoff
+// (by this clone's record as well as their state: archiveEnd), with their
+// checkpoints and the reflogs that reach them. A task whose
 // name was used again keeps its live chain, re-rooted past the archive.
 func (r *Repo) gcArchive(o GCOptions, rep *GCReport) error {
 	listed, err := r.Tasks().ListStates(true)
@@ -259,7 +260,7 @@ func (r *Repo) gcArchive(o GCOptions, rep *GCReport) error {
 	var errs []string
 	for _, l := range listed {
 		st := l.State
-		if !l.Archived || l.Err != nil || !st.Finished() || st.EndedAt == nil || !st.EndedAt.Before(o.Before) {
+		if !l.Archived || l.Err != nil || !st.Finished() || st.EndedAt == nil || !r.archiveEnd(l.Name, *st.EndedAt).Before(o.Before) {
 			continue
 		}
 		live, err := r.Tasks().LoadTask(l.Name)
