@@ -260,8 +260,11 @@ func (r *Repo) gcArchive(o GCOptions, rep *GCReport) error {
 	var errs []string
 	for _, l := range listed {
 		st := l.State
-		if !l.Archived || l.Err != nil || !st.Finished() || st.EndedAt == nil || !r.archiveEnd(l.Name, *st.EndedAt).Before(o.Before) {
+		if !l.Archived || l.Err != nil || !st.Finished() || st.EndedAt == nil || !st.EndedAt.Before(o.Before) {
 			continue
+		}
+		if !r.archiveEnd(l.Name, *st.EndedAt).Before(o.Before) {
+			continue // this clone has held it for less than the retention
 		}
 		live, err := r.Tasks().LoadTask(l.Name)
 		if err != nil && !errors.Is(err, ErrNotFound) {
