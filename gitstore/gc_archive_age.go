@@ -20,7 +20,8 @@ import (
 // entry left is the earliest time this clone is known to have held it.
 // With no entry at all there is nothing local to go by, and the state's
 // date stands. For an archive made here the two agree: the archive ref is
-// created by the command that ended the task, within the same second.
+// created by the command that ended the task, within the second or the
+// few its artifacts take to copy.
 func (r *Repo) archiveEnd(name string, ended time.Time) time.Time {
 	if held, ok := heldSince(r.readReflog(ArchiveRef(name))); ok && held.After(ended) {
 		return held
