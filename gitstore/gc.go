@@ -248,8 +248,9 @@ func (h *History) pruneDay(root plumbing.Hash, day string, es []*engine.HistoryE
 	return root, err
 }
 
-// gcArchive removes the archived tasks that finished before the cutoff,
-// with their checkpoints and the reflogs that reach them. A task whose
+// gcArchive removes the archived tasks that finished before the cutoff
+// (by this clone's record as well as their state: archiveEnd), with their
+// checkpoints and the reflogs that reach them. A task whose
 // name was used again keeps its live chain, re-rooted past the archive.
 func (r *Repo) gcArchive(o GCOptions, rep *GCReport) error {
 	listed, err := r.Tasks().ListStates(true)
@@ -261,6 +262,9 @@ func (r *Repo) gcArchive(o GCOptions, rep *GCReport) error {
 		st := l.State
 		if !l.Archived || l.Err != nil || !st.Finished() || st.EndedAt == nil || !st.EndedAt.Before(o.Before) {
 			continue
+		}
+		if !r.archiveEnd(l.Name, *st.EndedAt).Before(o.Before) {
+			continue // this clone has held it for less than the retention
 		}
 		live, err := r.Tasks().LoadTask(l.Name)
 		if err != nil && !errors.Is(err, ErrNotFound) {

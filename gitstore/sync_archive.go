@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-hegel/git-hegel/engine"
+	"github.com/git-hegel/git-hegel/engine/text"
 	"github.com/git-hegel/git-hegel/gitstore/objects"
 )
 
@@ -210,10 +211,11 @@ func (s *syncer) archivedBy(c plumbing.Hash) string {
 
 // printable keeps text from elsewhere to one line of at most n bytes
 // without control characters (a terminal escape sequence in a name
-// must not reach the terminal).
+// must not reach the terminal) or bidirectional controls (nor turn the
+// line around).
 func printable(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if unicode.IsControl(r) || r == utf8.RuneError || text.IsBidiControl(r) {
 			return -1
 		}
 		return r

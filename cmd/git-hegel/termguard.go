@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/git-hegel/git-hegel/engine/text"
 )
 
 // Everything git-hegel writes to a terminal passes through a termFilter
@@ -23,10 +26,11 @@ import (
 // and the line and screen clears only where a write starts, as git-hegel
 // writes them (a run's progress line, status --watch). Inside a write
 // they would let a printed text blank what is before it on the line or
-// the screen and draw in its place. Everything else below 0x20, DEL, and the C1
+// the screen and draw in its place. Everything else below 0x20, DEL, the C1
 // controls written as UTF-8 (U+0080 to U+009F, which some terminals obey
-// as escapes) is left out; the bytes after a dropped escape stay, as
-// text.
+// as escapes) and the bidirectional controls (U+202E and its kin,
+// text.IsBidiControl, which turn the rest of a line around) is left out;
+// the bytes after a dropped escape stay, as text.
 
 // clearScreen moves the cursor home and clears the screen (status
 // --watch redraws this way).
@@ -171,6 +175,18 @@ func (f *termFilter) filter(p []byte) []byte {
 			i++
 		case c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f:
 			i += 2 // a C1 control as UTF-8
+		case c == 0xd8 || c == 0xe2:
+			n, cut := bidiAt(p[i:])
+			if cut {
+				// Cut by the end of the write: judged with the next.
+				f.held, f.heldAtStart = bytes.Clone(p[i:]), false
+				return out
+			}
+			if n == 0 {
+				n = 1
+				out = append(out, c)
+			}
+			i += n
 		case c == 0xc2 && i+1 == len(p):
 			// The character is cut by the end of the write (a buffered
 			// writer's chunk): it may be a C1 control, judged with the
@@ -191,6 +207,26 @@ func needsFilter(p []byte) bool {
 		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f || c == 0xc2 && (i+1 == len(p) || p[i+1] >= 0x80 && p[i+1] <= 0x9f) {
 			return true
 		}
+		if c == 0xd8 || c == 0xe2 {
+			if n, cut := bidiAt(p[i:]); n > 0 || cut {
+				return true
+			}
+		}
 	}
 	return false
+}
+
+// bidiAt says how long the bidirectional control (text.IsBidiControl)
+// written as UTF-8 at the start of p is (0: none), or that p ends inside
+// what may be one (more is needed to tell).
+func bidiAt(p []byte) (n int, cut bool) {
+	if !utf8.FullRune(p) {
+		// Every bidirectional control starts with 0xd8 or 0xe2.
+		return 0, len(p) > 0 && (p[0] == 0xd8 || p[0] == 0xe2) && (len(p) < 2 || p[1] == 0x80 || p[1] == 0x81)
+	}
+	r, size := utf8.DecodeRune(p)
+	if text.IsBidiControl(r) {
+		return size, false
+	}
+	return 0, false
 }

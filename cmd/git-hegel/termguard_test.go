@@ -51,6 +51,13 @@ func TestTermFilter(t *testing.T) {
 		{"cut palette", []string{"a\x1b[3", "3mb" + colorReset}, "a\x1b[33mb" + colorReset},
 		{"cut, not ours", []string{"a\x1b[", "9mb\n"}, "a[9mb\n"},
 		{"cut at the escape", []string{"a\x1b", "]0;x\x07\n"}, "a]0;x\n"},
+		{"bidi override", []string{"Login \u202eexe.png\n"}, "Login exe.png\n"},
+		{"bidi isolates and marks", []string{"a\u2066b\u2069c\u200ed\u200fe\u061cf\u202ag\u202ch\n"}, "abcdefgh\n"},
+		{"bidi cut after one byte", []string{"a\xe2", "\x80\xaeb\n"}, "ab\n"},
+		{"bidi cut after two bytes", []string{"a\xe2\x80", "\xaeb\n"}, "ab\n"},
+		{"arabic mark cut", []string{"a\xd8", "\x9cb\n"}, "ab\n"},
+		{"dash cut, not bidi", []string{"a\xe2\x80", "\x94b\n"}, "a—b\n"},
+		{"right-to-left text", []string{"مرحبا שלום → …\n"}, "مرحبا שלום → …\n"},
 	}
 	for _, c := range cases {
 		f := &termFilter{set: set}

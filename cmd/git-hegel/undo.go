@@ -158,17 +158,11 @@ func (c *cmdCtx) printUndoPlan(p *engine.UndoPlan) {
 func printableInput(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || bidiControl(r) {
+		if unicode.IsControl(r) || text.IsBidiControl(r) {
 			return '?'
 		}
 		return r
 	}, s)
-}
-
-// bidiControl reports the Unicode bidirectional embedding, override and
-// isolate characters.
-func bidiControl(r rune) bool {
-	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 func (c *cmdCtx) listActions(st *engine.State, actions []*engine.Action) error {

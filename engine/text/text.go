@@ -25,11 +25,14 @@ func Plural(n int, one, many string) string {
 // \" and \\ are escaped by name, other control bytes and DEL as three octal
 // digits, and bytes from 0x80 up (UTF-8) as octal too when full is set
 // (core.quotePath true, git's default) or verbatim when it is not. A space
-// alone needs no quotes, as in git.
+// alone needs no quotes, as in git. One difference from git: a
+// bidirectional control (IsBidiControl) is quoted in octal even when full
+// is not set, as a control byte is, since verbatim it would reorder what
+// the terminal shows of the path and of the line around it.
 func QuotePath(p string, full bool) string {
 	i := 0
 	for ; i < len(p); i++ {
-		if mustQuote(p[i], full) {
+		if quoteLen(p, i, full) > 0 {
 			break
 		}
 	}
@@ -40,46 +43,78 @@ func QuotePath(p string, full bool) string {
 	b.Grow(len(p) + 8)
 	b.WriteByte('"')
 	b.WriteString(p[:i])
-	for ; i < len(p); i++ {
-		c := p[i]
-		if !mustQuote(c, full) {
-			b.WriteByte(c)
+	for i < len(p) {
+		n := quoteLen(p, i, full)
+		if n == 0 {
+			b.WriteByte(p[i])
+			i++
 			continue
 		}
-		b.WriteByte('\\')
-		switch c {
-		case '\a':
-			b.WriteByte('a')
-		case '\b':
-			b.WriteByte('b')
-		case '\t':
-			b.WriteByte('t')
-		case '\n':
-			b.WriteByte('n')
-		case '\v':
-			b.WriteByte('v')
-		case '\f':
-			b.WriteByte('f')
-		case '\r':
-			b.WriteByte('r')
-		case '"', '\\':
-			b.WriteByte(c)
-		default:
-			b.WriteByte('0' + c>>6)
-			b.WriteByte('0' + c>>3&7)
-			b.WriteByte('0' + c&7)
+		for _, c := range []byte(p[i : i+n]) {
+			quoteByte(&b, c)
 		}
+		i += n
 	}
 	b.WriteByte('"')
 	return b.String()
 }
 
-func mustQuote(c byte, full bool) bool {
-	switch {
+// quoteLen is how many bytes at p[i] QuotePath escapes (0: none).
+func quoteLen(p string, i int, full bool) int {
+	switch c := p[i]; {
 	case c < 0x20, c == 0x7f, c == '"', c == '\\':
-		return true
+		return 1
+	case c >= 0x80 && full:
+		return 1
 	case c >= 0x80:
-		return full
+		if r, n := utf8.DecodeRuneInString(p[i:]); IsBidiControl(r) {
+			return n
+		}
+	}
+	return 0
+}
+
+// quoteByte writes c as QuotePath escapes it.
+func quoteByte(b *strings.Builder, c byte) {
+	b.WriteByte('\\')
+	switch c {
+	case '\a':
+		b.WriteByte('a')
+	case '\b':
+		b.WriteByte('b')
+	case '\t':
+		b.WriteByte('t')
+	case '\n':
+		b.WriteByte('n')
+	case '\v':
+		b.WriteByte('v')
+	case '\f':
+		b.WriteByte('f')
+	case '\r':
+		b.WriteByte('r')
+	case '"', '\\':
+		b.WriteByte(c)
+	default:
+		b.WriteByte('0' + c>>6)
+		b.WriteByte('0' + c>>3&7)
+		b.WriteByte('0' + c&7)
+	}
+}
+
+// IsBidiControl reports whether r is one of the characters that change
+// the order in which a terminal shows text: the Arabic letter mark
+// (U+061C), the left-to-right and right-to-left marks (U+200E, U+200F),
+// the embeddings and overrides (U+202A to U+202E) and the isolates
+// (U+2066 to U+2069). In text from elsewhere one can make a line read
+// otherwise than it is stored: an override in a name
+// turns the rest of the line around. Right-to-left letters themselves are
+// not controls, nor are the joiners other scripts and emoji need.
+func IsBidiControl(r rune) bool {
+	switch {
+	case r == 0x061c, r == 0x200e, r == 0x200f:
+		return true
+	case 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
+		return true
 	}
 	return false
 }
@@ -131,12 +166,17 @@ func HumanDuration(d time.Duration) string {
 // Clean removes from text read from elsewhere (a fetched task's
 // description, a reason, a commit's author) the control characters a
 // terminal would act on: escape sequences, bells, carriage returns,
-// backspaces (C0 and C1 alike), and bytes that are not UTF-8. Line breaks
-// and tabs stay, so several lines stay several lines.
+// backspaces (C0 and C1 alike), the bidirectional controls that reorder
+// what it shows (IsBidiControl), and bytes that are not UTF-8, so what is
+// left reads in the order it is stored. Line breaks and tabs stay, so
+// several lines stay several lines. Its result is also what gets compared
+// (a label holds nothing to act on when Clean leaves it as it is) and
+// written into commit messages, which is why it removes rather than
+// writes out: no escape in it is text nobody wrote.
 func Clean(s string) string {
 	ok := true
 	for _, r := range s {
-		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t') {
+		if cleanOut(r) {
 			ok = false
 			break
 		}
@@ -145,16 +185,21 @@ func Clean(s string) string {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t') {
+		if cleanOut(r) {
 			return -1
 		}
 		return r
 	}, s)
 }
 
+// cleanOut reports whether Clean leaves r out.
+func cleanOut(r rune) bool {
+	return r == utf8.RuneError || IsBidiControl(r) || (unicode.IsControl(r) && r != '\n' && r != '\t')
+}
+
 // Visible writes out the control characters of s (but line breaks and
-// tabs) as Go escapes (\r, \x1b, \u009b) and bytes that are not UTF-8
-// as \xff, for text a person reviews before trusting it: removing them
+// tabs) and the bidirectional controls as Go escapes (\r, \x1b, \u009b,
+// \u202e) and bytes that are not UTF-8 as \xff, for text a person reviews before trusting it: removing them
 // would hide that they are there, and printing them would let a carriage
 // return or an escape sequence draw over what came before. A carriage
 // return that ends a line (CRLF) stays.
@@ -170,8 +215,8 @@ func Visible(s string) string {
 // text can neither draw on the terminal nor forge a line.
 func OneLine(s string) string { return escape(s, false) }
 
-// escape writes out s's control characters and the bytes that are not
-// UTF-8; with lines, line breaks, tabs and a CRLF's carriage return stay.
+// escape writes out s's control characters, its bidirectional controls
+// and the bytes that are not UTF-8; with lines, line breaks, tabs and a CRLF's carriage return stay.
 func escape(s string, lines bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -181,7 +226,7 @@ func escape(s string, lines bool) string {
 			b.WriteByte('\r') // a CRLF line end draws over nothing
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == utf8.RuneError || (unicode.IsControl(r) && !(lines && (r == '\n' || r == '\t'))):
+		case r == utf8.RuneError || IsBidiControl(r) || (unicode.IsControl(r) && !(lines && (r == '\n' || r == '\t'))):
 			q := strconv.QuoteRuneToASCII(r)
 			b.WriteString(q[1 : len(q)-1])
 		default:
@@ -194,10 +239,11 @@ func escape(s string, lines bool) string {
 
 // Printable keeps text read from elsewhere (a fetched task's fields) to
 // one line of at most max bytes, cut at a character, without control
-// characters: an escape sequence in it must not reach a terminal.
+// characters or bidirectional controls: an escape sequence in it must not
+// reach a terminal, nor turn the rest of the line around.
 func Printable(s string, max int) string {
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if unicode.IsControl(r) || r == utf8.RuneError || IsBidiControl(r) {
 			return -1
 		}
 		return r

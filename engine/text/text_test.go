@@ -1,6 +1,7 @@
 package text
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -98,5 +99,57 @@ func TestOneLine(t *testing.T) {
 		if got := OneLine(c.in); got != c.want {
 			t.Errorf("OneLine(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// bidiControls are the characters that reorder what a terminal shows
+// (embeddings, overrides, isolates, and the marks): "Trojan Source".
+var bidiControls = []rune{0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069}
+
+// TestBidiControls checks every function that shows text from elsewhere
+// on a terminal: none lets a bidirectional control through, so text
+// reads in the order it is stored. Clean and Printable leave them out,
+// as they leave out every control character; Visible and OneLine write
+// them out as Go escapes, as they write out the C1 controls; QuotePath
+// quotes a path holding one even with core.quotePath false.
+func TestBidiControls(t *testing.T) {
+	for _, r := range bidiControls {
+		in := "admin" + string(r) + "txt.exe"
+		esc := `admin\u` + fmt.Sprintf("%04x", r) + `txt.exe`
+		if got := Clean(in); got != "admintxt.exe" {
+			t.Errorf("Clean(%q) = %q, want %q", in, got, "admintxt.exe")
+		}
+		if got := Printable(in, 64); got != "admintxt.exe" {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, "admintxt.exe")
+		}
+		if got := Visible(in); got != esc {
+			t.Errorf("Visible(%q) = %q, want %q", in, got, esc)
+		}
+		if got := OneLine(in); got != esc {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, esc)
+		}
+		b := []byte(string(r))
+		oct := ""
+		for _, c := range b {
+			oct += fmt.Sprintf(`\%03o`, c)
+		}
+		for _, full := range []bool{true, false} {
+			want := `"admin` + oct + `txt.exe"`
+			if got := QuotePath(in, full); got != want {
+				t.Errorf("QuotePath(%q, %v) = %s, want %s", in, full, got, want)
+			}
+		}
+	}
+	// Right-to-left text itself, and the joiners other scripts and emoji
+	// need, are not controls: they pass as they are.
+	for _, s := range []string{"שלום עולם", "مرحبا", "क्‍ष", "👩‍💻", "日本語"} {
+		if Clean(s) != s || Visible(s) != s || OneLine(s) != s || Printable(s, 64) != s || QuotePath(s, false) != s {
+			t.Errorf("%q changed: Clean %q, Visible %q, OneLine %q, Printable %q, QuotePath %s",
+				s, Clean(s), Visible(s), OneLine(s), Printable(s, 64), QuotePath(s, false))
+		}
+	}
+	// Next to a line end, in a review: the line stays a line.
+	if got, want := Visible("a\u202e\r\nb"), "a\\u202e\r\nb"; got != want {
+		t.Errorf("Visible = %q, want %q", got, want)
 	}
 }
