@@ -115,6 +115,23 @@ func (r *Repo) gcHistory(o GCOptions, rep *GCReport) error {
 		return err
 	}
 	last := o.Before.UTC().Format(engine.HistoryDayLayout)
+	// An entry fetched here counts as ended no earlier than this clone
+	// held it: it goes only if it was in the history this clone held at
+	// the cutoff (its ended_at came from another clone, which can write
+	// any date).
+	heldTip, known := heldAt(r.readReflog(HistoryRef), o.Before)
+	heldTree := plumbing.ZeroHash // no tree: nothing held, or its commit is gone
+	if c, err := object.GetCommit(r.storage, heldTip); known && !heldTip.IsZero() && err == nil {
+		heldTree = c.TreeHash
+	}
+	held := func(day, id string) bool {
+		if !known {
+			return true // nothing local to go by: the dates stand
+		}
+		parts, _ := dayParts(day)
+		_, ok, err := h.walk(heldTree, append(append([]string{historyEntriesDir}, parts...), id+historyEntryExt)...)
+		return ok && err == nil // an old tree that cannot be read keeps it
+	}
 	gone := map[string][]*engine.HistoryEntry{}
 	for _, day := range days {
 		if day > last {
@@ -126,6 +143,9 @@ func (r *Repo) gcHistory(o GCOptions, rep *GCReport) error {
 		}
 		for _, e := range entries {
 			if e.EndedAt.Before(o.Before) {
+				if !held(day, e.ID) {
+					continue // this clone has held it for less than the retention
+				}
 				gone[day] = append(gone[day], e)
 				rep.HistoryEntries++
 			}
