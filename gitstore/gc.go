@@ -493,10 +493,13 @@ func (r *Repo) gcStashes(o GCOptions, rep *GCReport) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s", StashRef, oneLine(err.Error()))
 	}
+	// A commit's date is what the clone that made it wrote: one dated
+	// before the cutoff is old only if this clone held it then (heldAt).
 	cut := o.Before.Unix()
+	held, all := r.heldCommits(StashRef, o.Before)
 	keep := map[plumbing.Hash]bool{tip: true}
 	for _, n := range order {
-		if n.when >= cut {
+		if n.when >= cut || !(all || held[n.hash]) {
 			keep[n.hash] = true
 			for _, p := range n.parents {
 				keep[p] = true

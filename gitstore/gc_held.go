@@ -85,3 +85,20 @@ const gcReflogPrefix = "gc: "
 func restartedByGC(e refs.ReflogEntry) bool {
 	return e.Old.IsZero() && strings.HasPrefix(e.Msg, gcReflogPrefix)
 }
+
+// heldCommits is the commits of ref's chain this clone held before t
+// (heldAt): those the commit it held then reaches. all is true when there
+// is nothing local to go by, and every commit counts as held. A held
+// commit that cannot be read makes none count (what it would allow to go
+// stays for now).
+func (r *Repo) heldCommits(ref plumbing.ReferenceName, t time.Time) (held map[plumbing.Hash]bool, all bool) {
+	tip, ok := heldAt(r.readReflog(ref), t)
+	if !ok {
+		return nil, true
+	}
+	held, err := reachable(newGraph(r.storage), tip)
+	if err != nil {
+		return map[plumbing.Hash]bool{}, false
+	}
+	return held, false
+}

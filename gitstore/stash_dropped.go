@@ -26,6 +26,18 @@ func (s Stashes) DroppedStashes(since time.Time) ([]*engine.DroppedStash, error)
 	}
 	found := map[string]bool{}
 	var out []*engine.DroppedStash
+	// A commit's date is what the clone that made it wrote: one dated
+	// before since is older than the window only if this clone held it
+	// then (heldAt), so a fetched drop with an early date stays listed
+	// and restorable for the window after it arrived.
+	var held map[plumbing.Hash]bool
+	all := false
+	heldBefore := func(h plumbing.Hash) bool {
+		if held == nil && !all {
+			held, all = s.r.heldCommits(StashRef, since)
+		}
+		return all || held[h]
+	}
 	seen := map[plumbing.Hash]bool{tip.commit: true}
 	queue := []plumbing.Hash{tip.commit}
 	for len(queue) > 0 {
@@ -38,7 +50,7 @@ func (s Stashes) DroppedStashes(since time.Time) ([]*engine.DroppedStash, error)
 		if err != nil {
 			return nil, fmt.Errorf("%s: cannot read commit %s: %s", StashRef, h, oneLine(err.Error()))
 		}
-		if c.Committer.When.Before(since) {
+		if c.Committer.When.Before(since) && heldBefore(h) {
 			continue // older than the window, and so is everything before it
 		}
 		for _, p := range c.ParentHashes {
