@@ -31,14 +31,22 @@ var fullPromptCommands = []string{"repeat", "run", "web", "hook"}
 // read as full.
 func (c *cmdCtx) promptSetting(cfg *gitdir.Config) string {
 	v, _ := cfg.Get("hegel", "", "prompt")
-	switch strings.ToLower(v) {
-	case "", promptFull:
-		return promptFull
-	case promptBrief:
-		return promptBrief
+	if p, ok := parsePrompt(v); ok {
+		return p
 	}
 	c.warn(fmt.Sprintf("hegel.prompt is '%s', which is neither full nor brief; the prompt is shown in full", v))
 	return promptFull
+}
+
+// parsePrompt reads a value of hegel.prompt ("" is full).
+func parsePrompt(v string) (string, bool) {
+	switch strings.ToLower(v) {
+	case "", promptFull:
+		return promptFull, true
+	case promptBrief:
+		return promptBrief, true
+	}
+	return "", false
 }
 
 // briefGuides is a guide source whose guides are one line each.

@@ -91,6 +91,9 @@ type cmdCtx struct {
 	gcPercent int
 	// fsckHinted: the fetch.fsckObjects hint was given (remote.go).
 	fsckHinted bool
+	// displayConfigErr is the colour or path-quoting setting doctor could
+	// not read: doctor reports it instead of stopping on it.
+	displayConfigErr error
 }
 
 var groups = []string{"Workflows", "Running steps", "Failures and gates", "Tasks", "Inspect", "Agents", "Maintenance", "Setup"}

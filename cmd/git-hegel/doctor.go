@@ -20,7 +20,9 @@ import (
 // damaged refs go back to their newest valid version or are moved aside
 // to refs/hegel/damaged/, entries are moved aside, a damaged session file
 // is renamed, dead owners' locks are removed, tasks of worktrees that no
-// longer exist are released. Exit 0 when healthy, 1 when problems remain.
+// longer exist are released. The configuration is checked too
+// (doctor_config.go), never changed. Exit 0 when healthy, 1 when problems
+// remain.
 
 func doctorFlags(fs *pflag.FlagSet) {
 	fs.Bool("fix", false, "repair what can be repaired (nothing is deleted: see the manual)")
@@ -34,7 +36,7 @@ const tempLockAge = time.Minute
 
 // doctorProblem is one finding: what is wrong, and what --fix did.
 type doctorProblem struct {
-	Kind    string `json:"kind"` // ref, entry, session, lock, rollback, stash, worktree, note
+	Kind    string `json:"kind"` // ref, entry, session, lock, rollback, stash, worktree, config, note
 	Where   string `json:"where"`
 	Problem string `json:"problem"`
 	// Fixed says what --fix did ("" when it did nothing); FixError why it
@@ -48,6 +50,11 @@ type doctorProblem struct {
 	Lost      []string `json:"lost,omitempty"`
 	LostCount int      `json:"lost_count,omitempty"`
 	Aside     string   `json:"aside,omitempty"`
+	// Value, Origin and Accepts detail a setting: its value as written,
+	// where git says it is set, and what it may be.
+	Value   *string `json:"value,omitempty"`
+	Origin  string  `json:"origin,omitempty"`
+	Accepts string  `json:"accepts,omitempty"`
 }
 
 // remains reports a problem that is still there.
@@ -74,6 +81,9 @@ func runDoctor(c *cmdCtx, args []string) error {
 	fix := c.boolFlag("fix")
 	now := c.Now()
 	var ps []doctorProblem
+
+	// The configuration first: a bad value explains what else fails.
+	ps = append(ps, configProblems(c, r, fix)...)
 
 	// Refs, and the entries of the history and the stash list.
 	refProblems, nrefs, err := r.CheckRefs()
@@ -269,7 +279,7 @@ func runDoctor(c *cmdCtx, args []string) error {
 
 func printDoctor(c *cmdCtx, ps []doctorProblem, nrefs, nlocks, remain int, fix bool) {
 	w := c.Stdout
-	fmt.Fprintf(w, "Checked %s under refs/hegel/, the session file, %s, rollbacks and task owners\n",
+	fmt.Fprintf(w, "Checked %s under refs/hegel/, the session file, %s, rollbacks, task owners and the configuration\n",
 		text.Plural(nrefs, "ref", "refs"), text.Plural(nlocks, "lock file", "lock files"))
 	for _, p := range ps {
 		mark := "problem"

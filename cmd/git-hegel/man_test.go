@@ -249,4 +249,15 @@ func TestManPageNamesEveryConfigKey(t *testing.T) {
 			t.Errorf("docs/git-hegel.1's CONFIGURATION names %s, which the code does not read", k)
 		}
 	}
+	// doctor's list of known keys (a typo is the key it does not know).
+	for k := range read {
+		if !knownSetting(k) {
+			t.Errorf("the code reads %s, which settings.go does not list (doctor would call it unknown)", k)
+		}
+	}
+	for _, k := range settingKeys() {
+		if !read[strings.ToLower(k)] {
+			t.Errorf("settings.go lists %s, which the code does not read", k)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/git-hegel/git-hegel/cmd/git-hegel/runexec"
@@ -32,10 +31,16 @@ func (c *cmdCtx) openRepo() (*gitstore.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	// doctor runs whatever the settings say: it reports a bad value
+	// (doctor_config.go) where any other command stops on it.
+	doctor := c.name == "doctor"
 	if err := c.useConfig(r.Config()); err != nil {
-		return nil, err
+		if !doctor {
+			return nil, err
+		}
+		c.displayConfigErr = err
 	}
-	if err := checkSettings(r.Config()); err != nil {
+	if err := checkSettings(r.Config()); err != nil && !doctor {
 		return nil, err
 	}
 	r.Now = c.Now
@@ -209,22 +214,6 @@ func (c *cmdCtx) engine() (*engine.Engine, *gitstore.Repo, error) {
 		}
 	}
 	return e, r, nil
-}
-
-// checkEngineConfig refuses settings the engine cannot read, in one line
-// that says how to fix them, before the command changes anything.
-func checkEngineConfig(cfg *gitdir.Config) error {
-	if v, ok := cfg.Get("hegel", "", "checkpointinterval"); ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 {
-			// Fatal, as every hegel.* value that does not parse is.
-			return &gitdir.UnsupportedError{Reason: fmt.Sprintf("bad config value '%s' for 'hegel.checkpointInterval': it counts node entries between automatic checkpoints, 1 or more (turn them off with 'git config hegel.checkpoints off')", v)}
-		}
-	}
-	if _, err := cfg.StrictBool("hegel", "history", true); err != nil {
-		return err
-	}
-	return nil
 }
 
 // loadRegistry loads the workflows with the repository's settings: strict

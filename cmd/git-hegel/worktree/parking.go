@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/git-hegel/git-hegel/engine"
-	"github.com/git-hegel/git-hegel/gitstore/gitdir"
 	"github.com/git-hegel/git-hegel/rollback"
 )
 
@@ -84,17 +83,6 @@ func (s *Snapshots) Unpark(ent *engine.StashEntry) (*engine.StashUnparked, error
 // it, before anything changes).
 func (s *Snapshots) stashKeep() (*rollback.StashKeep, error) {
 	return rollback.NewStashKeep(s.r.Config().All("hegel", "stash", "keep"))
-}
-
-// CheckStashKeep refuses a value of hegel.stash.keep that is not a path
-// or pattern inside the repository, naming it.
-func CheckStashKeep(cfg *gitdir.Config) error {
-	for _, v := range cfg.All("hegel", "stash", "keep") {
-		if err := rollback.CheckStashKeep(v); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // listPaths names up to n paths, and how many more there are.
