@@ -278,6 +278,8 @@ func (e *Engine) LockStates() ([]*State, error) {
 // task holds is refused unless takeOver (lock --force), which removes
 // the lock from that task, recording there who took it. A task another
 // worktree owns is refused unless o.Force, before anything is written.
+// The caller's locks are written before the holders' are dropped: a
+// failure between the writes leaves a path locked twice, never unlocked.
 // With FoldCase (core.ignorecase), a lock on the same name in another
 // case is held by that task too: the agent hook stops an edit under
 // either spelling, and the hint it gives (lock --force, with the agent's
@@ -330,19 +332,10 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 			}
 		}
 	}
-	for _, holder := range lockKeys(take) {
-		drop := take[holder]
-		_, _, err := e.updateOpts(updateOpts{call: TaskOptions{Task: holder}, anyOwner: true}, func(st *State, _ *workflow.Definition) (string, error) {
-			now := e.now()
-			st.FilesLocked = slices.DeleteFunc(st.FilesLocked, func(l FileLock) bool { return slices.Contains(drop, l.Path) })
-			st.Overrides = append(st.Overrides, Override{Node: st.CurrentNode, What: "lock",
-				Reason: fmt.Sprintf("%s taken over by task %s", text.JoinQuoted(drop), cur.State.Task), At: now})
-			return "lock: " + strings.Join(drop, ", ") + " taken over by task " + cur.State.Task, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("cannot take the lock over from task %s: %w", holder, err)
-		}
-	}
+	// The caller's locks are written first, then each holder's are
+	// dropped: a failure in between leaves a path locked by both tasks
+	// (both agents stopped, and lock --force again finishes the take
+	// over), never by neither.
 	st, _, err := e.update(o, func(st *State, _ *workflow.Definition) (string, error) {
 		if err := e.allowed(st, "lock"); err != nil {
 			return "", err
@@ -367,13 +360,26 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 		if lerr != nil {
 			return nil, lerr
 		}
-		res.State = t.State
-		return res, nil
+		st, err = t.State, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	res.State = st
+	for _, holder := range lockKeys(take) {
+		drop := take[holder]
+		_, _, err := e.updateOpts(updateOpts{call: TaskOptions{Task: holder}, anyOwner: true}, func(hst *State, _ *workflow.Definition) (string, error) {
+			now := e.now()
+			hst.FilesLocked = slices.DeleteFunc(hst.FilesLocked, func(l FileLock) bool { return slices.Contains(drop, l.Path) })
+			hst.Overrides = append(hst.Overrides, Override{Node: hst.CurrentNode, What: "lock",
+				Reason: fmt.Sprintf("%s taken over by task %s", text.JoinQuoted(drop), st.Task), At: now})
+			return "lock: " + strings.Join(drop, ", ") + " taken over by task " + st.Task, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("task %s holds %s now, but the lock cannot be taken over from task %s, which holds it too (%w); 'git hegel lock --force' again finishes it",
+				st.Task, text.JoinQuoted(drop), holder, err)
+		}
+	}
 	return res, nil
 }
 
