@@ -343,7 +343,7 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 		res.Added, res.Held = nil, nil
 		now := e.now()
 		for _, p := range paths {
-			if slices.ContainsFunc(st.FilesLocked, func(l FileLock) bool { return sameLock(l.Path, p) }) {
+			if slices.ContainsFunc(st.FilesLocked, func(l FileLock) bool { return e.sameOwnLock(l.Path, p) }) {
 				res.Held = append(res.Held, p)
 				continue
 			}
@@ -383,6 +383,14 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 	return res, nil
 }
 
+// sameOwnLock is sameLock as the agent hook compares names: with
+// core.ignorecase, "Docs" and "docs/" are one lock of the task, to take
+// again or to unlock. A pattern stays as written (folding its range can
+// narrow it).
+func (e *Engine) sameOwnLock(a, b string) bool {
+	return sameLock(a, b) || e.FoldCase && !IsGlob(a) && !IsGlob(b) && sameLock(FoldName(a), FoldName(b))
+}
+
 // errNothingToLock stops a lock that adds nothing from writing a commit.
 var errNothingToLock = errors.New("nothing to lock")
 
@@ -406,13 +414,13 @@ func (e *Engine) Unlock(o TaskOptions, paths []string, all bool) (*State, []stri
 				// and "dir/" both.
 				n := len(removed)
 				st.FilesLocked = slices.DeleteFunc(st.FilesLocked, func(l FileLock) bool {
-					if sameLock(l.Path, p) {
+					if e.sameOwnLock(l.Path, p) {
 						removed = append(removed, l.Path)
 						return true
 					}
 					return false
 				})
-				if len(removed) == n && !slices.ContainsFunc(removed, func(r string) bool { return sameLock(r, p) }) {
+				if len(removed) == n && !slices.ContainsFunc(removed, func(r string) bool { return e.sameOwnLock(r, p) }) {
 					return "", fmt.Errorf("Task %s holds no lock on '%s' ('git hegel status' lists its locks)", st.Task, p)
 				}
 			}

@@ -423,3 +423,33 @@ func TestLockTakeOverFailureKeepsPathLocked(t *testing.T) {
 		t.Errorf("beta holds %+v", st.FilesLocked)
 	}
 }
+
+// TestLockOwnFoldCase: with core.ignorecase, the task's own lock in
+// another case is the lock it holds already, and unlock removes it by
+// either spelling, as the agent hook compares names.
+func TestLockOwnFoldCase(t *testing.T) {
+	te := newTestEngine(t, nil)
+	te.FoldCase = true
+	if _, err := te.Start("minimal", "", "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Lock(TaskOptions{}, []string{"docs/", "src/[a-z]*.go"}, false); err != nil {
+		t.Fatal(err)
+	}
+	res, err := te.Lock(TaskOptions{}, []string{"Docs"}, false)
+	if err != nil || !slices.Equal(res.Held, []string{"Docs"}) || len(res.Added) != 0 {
+		t.Fatalf("lock Docs while holding docs/: %+v %v", res, err)
+	}
+	// A pattern is compared as written: folding its range can narrow it.
+	if res, err := te.Lock(TaskOptions{}, []string{"src/[A-z]*.go"}, false); err != nil || len(res.Added) != 1 {
+		t.Fatalf("lock of another pattern: %+v %v", res, err)
+	}
+	if _, removed, err := te.Unlock(TaskOptions{}, []string{"DOCS/"}, false); err != nil || !slices.Equal(removed, []string{"docs/"}) {
+		t.Fatalf("unlock DOCS/ of docs/: %v %v", removed, err)
+	}
+	// Case-sensitive: another name.
+	te.FoldCase = false
+	if res, err := te.Lock(TaskOptions{}, []string{"Docs"}, false); err != nil || len(res.Added) != 1 {
+		t.Fatalf("case-sensitive lock Docs: %+v %v", res, err)
+	}
+}
