@@ -376,8 +376,8 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 			return "lock: " + strings.Join(drop, ", ") + " taken over by task " + st.Task, nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("task %s holds %s now, but the lock cannot be taken over from task %s, which holds it too (%w); 'git hegel lock --force' again finishes it",
-				st.Task, text.JoinQuoted(drop), holder, err)
+			return nil, fmt.Errorf("task %s holds its locks now, but task %s still holds %s too (taking them over failed: %w); 'git hegel lock --force' with the same paths again finishes the take over",
+				st.Task, holder, text.JoinQuoted(drop), err)
 		}
 	}
 	return res, nil
