@@ -206,9 +206,7 @@ func (t *HookTarget) OtherWorktreePath(abs string) (rel string, ok bool) {
 			if realAbs == "" {
 				realAbs = resolveExisting(filepath.Clean(abs))
 			}
-			if r, in = insideFolded(realAbs, real); !in {
-				r, in = insideFolded(abs, top)
-			}
+			r, in = worktreeRelFolded(filepath.Clean(abs), realAbs, top, real)
 		}
 		if in && r != "." && len(real) > len(best) {
 			best, rel, ok = real, r, true
