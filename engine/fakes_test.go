@@ -28,6 +28,8 @@ type fakeTaskStore struct {
 	archived []string // archive messages, in order
 	// beforeSave, if set, runs before each save (to inject races).
 	beforeSave func()
+	// saveErr, if set, may refuse the save of a task (a full disk).
+	saveErr func(task string) error
 	// entries are the tree entries (results, inputs, submitted, logs) of
 	// each revision, as a commit's tree holds them.
 	entries map[string]map[string][]byte
@@ -90,6 +92,11 @@ func (f *fakeTaskStore) SaveTask(t *Task, msg string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	name := t.State.Task
+	if f.saveErr != nil {
+		if err := f.saveErr(name); err != nil {
+			return "", err
+		}
+	}
 	entries, err := f.nextEntries(t)
 	if err != nil {
 		return "", err

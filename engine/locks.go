@@ -278,6 +278,8 @@ func (e *Engine) LockStates() ([]*State, error) {
 // task holds is refused unless takeOver (lock --force), which removes
 // the lock from that task, recording there who took it. A task another
 // worktree owns is refused unless o.Force, before anything is written.
+// The caller's locks are written before the holders' are dropped: a
+// failure between the writes leaves a path locked twice, never unlocked.
 // With FoldCase (core.ignorecase), a lock on the same name in another
 // case is held by that task too: the agent hook stops an edit under
 // either spelling, and the hint it gives (lock --force, with the agent's
@@ -330,19 +332,10 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 			}
 		}
 	}
-	for _, holder := range lockKeys(take) {
-		drop := take[holder]
-		_, _, err := e.updateOpts(updateOpts{call: TaskOptions{Task: holder}, anyOwner: true}, func(st *State, _ *workflow.Definition) (string, error) {
-			now := e.now()
-			st.FilesLocked = slices.DeleteFunc(st.FilesLocked, func(l FileLock) bool { return slices.Contains(drop, l.Path) })
-			st.Overrides = append(st.Overrides, Override{Node: st.CurrentNode, What: "lock",
-				Reason: fmt.Sprintf("%s taken over by task %s", text.JoinQuoted(drop), cur.State.Task), At: now})
-			return "lock: " + strings.Join(drop, ", ") + " taken over by task " + cur.State.Task, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("cannot take the lock over from task %s: %w", holder, err)
-		}
-	}
+	// The caller's locks are written first, then each holder's are
+	// dropped: a failure in between leaves a path locked by both tasks
+	// (both agents stopped, and lock --force again finishes the take
+	// over), never by neither.
 	st, _, err := e.update(o, func(st *State, _ *workflow.Definition) (string, error) {
 		if err := e.allowed(st, "lock"); err != nil {
 			return "", err
@@ -350,7 +343,7 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 		res.Added, res.Held = nil, nil
 		now := e.now()
 		for _, p := range paths {
-			if slices.ContainsFunc(st.FilesLocked, func(l FileLock) bool { return sameLock(l.Path, p) }) {
+			if slices.ContainsFunc(st.FilesLocked, func(l FileLock) bool { return e.sameOwnLock(l.Path, p) }) {
 				res.Held = append(res.Held, p)
 				continue
 			}
@@ -367,14 +360,35 @@ func (e *Engine) Lock(o TaskOptions, paths []string, takeOver bool) (*LockResult
 		if lerr != nil {
 			return nil, lerr
 		}
-		res.State = t.State
-		return res, nil
+		st, err = t.State, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	res.State = st
+	for _, holder := range lockKeys(take) {
+		drop := take[holder]
+		_, _, err := e.updateOpts(updateOpts{call: TaskOptions{Task: holder}, anyOwner: true}, func(hst *State, _ *workflow.Definition) (string, error) {
+			now := e.now()
+			hst.FilesLocked = slices.DeleteFunc(hst.FilesLocked, func(l FileLock) bool { return slices.Contains(drop, l.Path) })
+			hst.Overrides = append(hst.Overrides, Override{Node: hst.CurrentNode, What: "lock",
+				Reason: fmt.Sprintf("%s taken over by task %s", text.JoinQuoted(drop), st.Task), At: now})
+			return "lock: " + strings.Join(drop, ", ") + " taken over by task " + st.Task, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("task %s holds its locks now, but task %s still holds %s too (taking them over failed: %w); 'git hegel lock --force' with the same paths again finishes the take over",
+				st.Task, holder, text.JoinQuoted(drop), err)
+		}
+	}
 	return res, nil
+}
+
+// sameOwnLock is sameLock as the agent hook compares names: with
+// core.ignorecase, "Docs" and "docs/" are one lock of the task, to take
+// again or to unlock. A pattern stays as written (folding its range can
+// narrow it).
+func (e *Engine) sameOwnLock(a, b string) bool {
+	return sameLock(a, b) || e.FoldCase && !IsGlob(a) && !IsGlob(b) && sameLock(FoldName(a), FoldName(b))
 }
 
 // errNothingToLock stops a lock that adds nothing from writing a commit.
@@ -400,13 +414,13 @@ func (e *Engine) Unlock(o TaskOptions, paths []string, all bool) (*State, []stri
 				// and "dir/" both.
 				n := len(removed)
 				st.FilesLocked = slices.DeleteFunc(st.FilesLocked, func(l FileLock) bool {
-					if sameLock(l.Path, p) {
+					if e.sameOwnLock(l.Path, p) {
 						removed = append(removed, l.Path)
 						return true
 					}
 					return false
 				})
-				if len(removed) == n && !slices.ContainsFunc(removed, func(r string) bool { return sameLock(r, p) }) {
+				if len(removed) == n && !slices.ContainsFunc(removed, func(r string) bool { return e.sameOwnLock(r, p) }) {
 					return "", fmt.Errorf("Task %s holds no lock on '%s' ('git hegel status' lists its locks)", st.Task, p)
 				}
 			}

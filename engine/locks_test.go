@@ -376,3 +376,80 @@ func TestLockTakeOverNamesHolderOnce(t *testing.T) {
 		t.Errorf("alpha keeps %+v", st.FilesLocked)
 	}
 }
+
+// TestLockTakeOverFailureKeepsPathLocked: lock --force writes the
+// caller's lock before it drops the holder's, so a write that fails in
+// between leaves the path locked by both tasks, never by neither.
+func TestLockTakeOverFailureKeepsPathLocked(t *testing.T) {
+	te := newTestEngine(t, nil)
+	if _, err := te.Start("minimal", "", "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Lock(TaskOptions{}, []string{"src/x.go"}, false); err != nil {
+		t.Fatal(err)
+	}
+	other := *te.Engine
+	other.Worktree, other.WorktreeID = "/work/other", "worktrees/other"
+	other.Session = &fakeSessionStore{}
+	if _, err := other.Start("minimal", "", "beta"); err != nil {
+		t.Fatal(err)
+	}
+	// Whichever write comes second fails.
+	saves := 0
+	te.tasks.saveErr = func(string) error {
+		if saves++; saves == 2 {
+			return errors.New("no space left on device")
+		}
+		return nil
+	}
+	_, err := other.Lock(TaskOptions{}, []string{"src/x.go"}, true)
+	te.tasks.saveErr = nil
+	if err == nil || !strings.Contains(err.Error(), "no space left") || !strings.Contains(err.Error(), "task alpha still holds 'src/x.go' too") {
+		t.Fatalf("lock --force with a failing write: %v", err)
+	}
+	states, _ := te.LockStates()
+	if hs := LockedBy(states, "", "src/x.go", false); len(hs) == 0 {
+		t.Fatalf("src/x.go is locked by no task after a failed take over: %v", err)
+	}
+	// Again, it finishes the take over.
+	res, err := other.Lock(TaskOptions{}, []string{"src/x.go"}, true)
+	if err != nil || !slices.Equal(res.TakenFrom["src/x.go"], []string{"alpha"}) {
+		t.Fatalf("lock --force again: %+v %v", res, err)
+	}
+	if st := te.stateOf(t, "alpha"); len(st.FilesLocked) != 0 {
+		t.Errorf("alpha keeps %+v", st.FilesLocked)
+	}
+	if st := te.stateOf(t, "beta"); len(st.FilesLocked) != 1 {
+		t.Errorf("beta holds %+v", st.FilesLocked)
+	}
+}
+
+// TestLockOwnFoldCase: with core.ignorecase, the task's own lock in
+// another case is the lock it holds already, and unlock removes it by
+// either spelling, as the agent hook compares names.
+func TestLockOwnFoldCase(t *testing.T) {
+	te := newTestEngine(t, nil)
+	te.FoldCase = true
+	if _, err := te.Start("minimal", "", "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Lock(TaskOptions{}, []string{"docs/", "src/[a-z]*.go"}, false); err != nil {
+		t.Fatal(err)
+	}
+	res, err := te.Lock(TaskOptions{}, []string{"Docs"}, false)
+	if err != nil || !slices.Equal(res.Held, []string{"Docs"}) || len(res.Added) != 0 {
+		t.Fatalf("lock Docs while holding docs/: %+v %v", res, err)
+	}
+	// A pattern is compared as written: folding its range can narrow it.
+	if res, err := te.Lock(TaskOptions{}, []string{"src/[A-z]*.go"}, false); err != nil || len(res.Added) != 1 {
+		t.Fatalf("lock of another pattern: %+v %v", res, err)
+	}
+	if _, removed, err := te.Unlock(TaskOptions{}, []string{"DOCS/"}, false); err != nil || !slices.Equal(removed, []string{"docs/"}) {
+		t.Fatalf("unlock DOCS/ of docs/: %v %v", removed, err)
+	}
+	// Case-sensitive: another name.
+	te.FoldCase = false
+	if res, err := te.Lock(TaskOptions{}, []string{"Docs"}, false); err != nil || len(res.Added) != 1 {
+		t.Fatalf("case-sensitive lock Docs: %+v %v", res, err)
+	}
+}

@@ -104,6 +104,21 @@ type TaskSync struct {
 	// clone holds had here and the remote's version removed (another
 	// task took them over, or they were unlocked there).
 	LocksLost []string
+	// StashEnded is set when the remote's archive ended a task that was
+	// stashed here: the remote dropped (or cleared) the stash entry
+	// holding it, and that drop ended the task there.
+	StashEnded *StashEnded
+}
+
+// StashEnded names the stash entry whose drop at the remote ended a task
+// stashed here, and who archived it ("" when unknown).
+type StashEnded struct {
+	Stash string
+	Op    StashOp // StashOpDrop or StashOpClear
+	By    string
+	// Status is the task's status in the archive (aborted, or completed
+	// for a run stashed once it had finished).
+	Status string
 }
 
 // TaskHeld says what became of a task a worktree of this clone held when
@@ -377,11 +392,31 @@ func (r *SyncReport) HeldNotes() []string {
 		}
 	}
 	for _, t := range r.Tasks {
+		if t.StashEnded != nil {
+			out = append(out, stashEndedNote(t.Task, r.Remote, t.StashEnded))
+		}
+	}
+	for _, t := range r.Tasks {
 		if len(t.LocksLost) > 0 {
 			out = append(out, locksLostNote(t.Task, r.Remote, t.LocksLost))
 		}
 	}
 	return out
+}
+
+// stashEndedNote says that a task stashed here ended because the remote
+// dropped the stash entry holding it, and how to bring both back.
+func stashEndedNote(task, remote string, se *StashEnded) string {
+	how := "its stash entry " + se.Stash + " was dropped"
+	if se.Op == StashOpClear {
+		how = "the stash list holding its entry " + se.Stash + " was cleared"
+	}
+	by := "fetched from " + remote
+	if se.By != "" {
+		by = "by " + se.By + ", " + by
+	}
+	return fmt.Sprintf("Task %s, stashed here, was ended (archived as %s) because %s in another clone (%s); 'git hegel stash restore %s' brings the stash and the task back (docs/stash.md)",
+		task, strings.ReplaceAll(se.Status, "_", " "), how, by, se.Stash)
 }
 
 // locksLostNote says which locks a task held here lost to the remote's

@@ -42,12 +42,7 @@ func (t *HookTarget) WorktreePath(p string) string {
 		return rel
 	}
 	if t.foldCase() {
-		// Where names differ only in case on one file, the top spelled
-		// in another case is the worktree all the same.
-		if rel, ok := insideFolded(real, t.realTop); ok && rel != "." {
-			return rel
-		}
-		if rel, ok := insideFolded(abs, top); ok && rel != "." {
+		if rel, ok := worktreeRelFolded(abs, real, top, t.realTop); ok && rel != "." {
 			return rel
 		}
 	}
@@ -110,6 +105,27 @@ func WorktreeRel(abs, top, realTop string) (rel string, ok bool) {
 		return rel, true
 	}
 	return inside(abs, top)
+}
+
+// WorktreeRelFold is what names a file WorktreeRel finds outside the
+// worktree where names that differ only in case name one file
+// (core.ignorecase): a path that spells the top, or a directory above
+// it, in another case is inside the worktree all the same. `lock` names
+// a file by it as the agent hook (WorktreePath) does.
+func WorktreeRelFold(abs, top, realTop string) (rel string, ok bool) {
+	abs = filepath.Clean(abs)
+	return worktreeRelFolded(abs, resolveExisting(abs), top, realTop)
+}
+
+// worktreeRelFolded names abs (cleaned; real, the same with its links
+// resolved) relative to the top, comparing the top's names without
+// regard to case: the file as the file system reads it first, then as
+// written.
+func worktreeRelFolded(abs, real, top, realTop string) (string, bool) {
+	if rel, ok := insideFolded(real, realTop); ok && rel != "." {
+		return rel, true
+	}
+	return insideFolded(abs, top)
 }
 
 // ResolveExisting is p with the links of the part of it that exists
@@ -190,9 +206,7 @@ func (t *HookTarget) OtherWorktreePath(abs string) (rel string, ok bool) {
 			if realAbs == "" {
 				realAbs = resolveExisting(filepath.Clean(abs))
 			}
-			if r, in = insideFolded(realAbs, real); !in {
-				r, in = insideFolded(abs, top)
-			}
+			r, in = worktreeRelFolded(filepath.Clean(abs), realAbs, top, real)
 		}
 		if in && r != "." && len(real) > len(best) {
 			best, rel, ok = real, r, true

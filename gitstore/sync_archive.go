@@ -128,22 +128,27 @@ func (s *syncer) mergeFinished(ref hegelRef, theirs plumbing.Hash) (handled bool
 // (so 'git hegel stash pop' takes it up again, continuing the archive's
 // chain), and the TaskHeld returned says who archived it. The chain
 // itself stays reachable from the archive, which contains it.
-func (s *syncer) dropArchivedTask(ref hegelRef, archive plumbing.Hash) *engine.TaskHeld {
+//
+// A task stashed here that the archive ended because the other clone
+// dropped (or cleared) the stash entry holding it is named by the
+// StashEnded returned, so the fetch says why it ended and how to bring
+// it back.
+func (s *syncer) dropArchivedTask(ref hegelRef, archive plumbing.Hash) (*engine.TaskHeld, *engine.StashEnded) {
 	name := ref.task()
 	h, err := readRefOrZero(s.r.refs, TaskRef(name))
 	if err != nil || h.IsZero() {
-		return nil
+		return nil, nil
 	}
 	if ok, err := s.g.isAncestor(h, archive); err != nil || !ok {
-		return nil
+		return nil, nil
 	}
 	ours := s.heldTask(name, h)
 	if s.r.refs.Update(TaskRef(name), h, plumbing.ZeroHash) != nil {
-		return nil
+		return nil, nil
 	}
 	s.r.removeTaskCache(name)
 	if ours == nil {
-		return nil
+		return nil, s.stashEnded(name, h, archive)
 	}
 	held := &engine.TaskHeld{Worktree: ours.State.Worktree, WorktreeID: ours.State.WorktreeID, WasNode: ours.State.CurrentNode,
 		ArchivedBy: s.archivedBy(archive)}
@@ -156,7 +161,7 @@ func (s *syncer) dropArchivedTask(ref hegelRef, archive plumbing.Hash) *engine.T
 		// The other clone saved this state already (both sides had
 		// moved on), and the stash list just merged brought it.
 		held.YoursStash = id
-		return held
+		return held, nil
 	}
 	st := &engine.Stash{
 		Message:    "before " + s.rem.Name + " archived it",
@@ -168,10 +173,40 @@ func (s *syncer) dropArchivedTask(ref hegelRef, archive plumbing.Hash) *engine.T
 	}
 	if err := s.r.Stashes().PushStash(st, st.Label()+" (archived at "+s.rem.Name+")"); err != nil {
 		s.warn(fmt.Sprintf("task %s: cannot keep this clone's state as a stash entry: %s", name, oneLine(err.Error())))
-		return held
+		return held, nil
 	}
 	held.YoursStash = st.ID
-	return held
+	return held, nil
+}
+
+// stashEnded says why a fetched archive ended task name, stashed here at
+// h: when the archive's state says a stash drop or clear ended that run
+// ("stash drop <id>" in ended_by, written by the other clone's drop), the
+// entry and who archived it; nil otherwise. The id is someone else's
+// text until it is a valid stash id.
+func (s *syncer) stashEnded(name string, h, archive plumbing.Hash) *engine.StashEnded {
+	d, err := s.r.readDocAt(TaskRef(name), h)
+	if err != nil {
+		return nil
+	}
+	t, err := decodeTask(TaskRef(name), d)
+	if err != nil || t.State.Status != engine.StatusStashed {
+		return nil
+	}
+	d, err = s.r.readDocAt(ArchiveRef(name), archive)
+	if err != nil {
+		return nil
+	}
+	a, err := decodeTask(ArchiveRef(name), d)
+	if err != nil || a.State.WorkflowID != t.State.WorkflowID {
+		return nil
+	}
+	op, id, _ := strings.Cut(a.State.EndedBy, " ")
+	op, id, _ = strings.Cut(id, " ")
+	if !strings.HasPrefix(a.State.EndedBy, "stash ") || op != string(engine.StashOpDrop) && op != string(engine.StashOpClear) || !engine.ValidStashID(id) {
+		return nil
+	}
+	return &engine.StashEnded{Stash: id, Op: engine.StashOp(op), By: s.archivedBy(archive), Status: a.State.Status}
 }
 
 // heldTask returns the task at h when it is open and a worktree of this

@@ -246,3 +246,66 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncArchiveOfATaskStashedHere: the remote archived a task stashed
+// here, ended by its drop of the stash entry holding it: the fetch names
+// the entry and says how to restore it. An ended_by that is not a drop of
+// a valid stash id (someone else's text) names nothing.
+func TestSyncArchiveOfATaskStashedHere(t *testing.T) {
+	w := newSyncWorld(t)
+	const id = "20260102T030405.000000000Z-d6f25d05"
+	endedBy := map[string]string{
+		"dropped": "stash drop " + id,
+		"cleared": "stash clear " + id,
+		"forged":  "stash drop \x1b[31mrm -rf",
+		"popped":  "stash pop " + id,
+		"doctor":  "doctor",
+	}
+	for name := range endedBy {
+		saveTask(t, w.b, name, "spec", "start: minimal at spec")
+		live, _ := w.b.Tasks().LoadTask(name)
+		live.State.Status = engine.StatusStashed
+		if _, err := w.b.Tasks().SaveTask(live, "stash"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.sync(w.b)
+	w.sync(w.a)
+	for name, by := range endedBy {
+		live, _ := w.a.Tasks().LoadTask(name)
+		end := w.clock
+		live.State.Status, live.State.CurrentNode, live.State.EndedAt, live.State.EndedBy = engine.StatusAborted, workflow.NodeAborted, &end, by
+		live.State.History = append(live.State.History, workflow.NodeAborted)
+		if _, err := w.a.Tasks().ArchiveTask(live, nil, "abort", true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.sync(w.a)
+	rep := w.sync(w.b)
+	got := map[string]*engine.StashEnded{}
+	for _, ts := range rep.Tasks {
+		if ts.Archived {
+			got[ts.Task] = ts.StashEnded
+		}
+	}
+	if se := got["dropped"]; se == nil || se.Stash != id || se.Op != engine.StashOpDrop || se.Status != engine.StatusAborted || se.By == "" {
+		t.Errorf("dropped: %+v", se)
+	}
+	if se := got["cleared"]; se == nil || se.Op != engine.StashOpClear {
+		t.Errorf("cleared: %+v", se)
+	}
+	for _, name := range []string{"forged", "popped", "doctor"} {
+		if got[name] != nil {
+			t.Errorf("%s: %+v", name, got[name])
+		}
+	}
+	var notes []string
+	for _, n := range rep.HeldNotes() {
+		if strings.Contains(n, "stashed here") {
+			notes = append(notes, n)
+		}
+	}
+	if len(notes) != 2 || !strings.Contains(strings.Join(notes, "\n"), "'git hegel stash restore "+id+"'") {
+		t.Errorf("notes: %q", notes)
+	}
+}

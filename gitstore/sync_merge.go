@@ -74,6 +74,9 @@ type mergeResult struct {
 	change engine.TaskChange
 	kept   bool // diverged and left as it was (checkpoints without a merger)
 	held   *engine.TaskHeld
+	// stashEnded: the archive ended a task stashed here, because the
+	// remote dropped its stash entry.
+	stashEnded *engine.StashEnded
 	// merge is what merging two task states decided (fields from each
 	// side, conflicts); state the merged state written.
 	merge *engine.StateMerge
@@ -161,7 +164,7 @@ func (s *syncer) mergeRef(ref hegelRef, theirs plumbing.Hash) error {
 			return describeRefError(name, err)
 		}
 		if ref.kind == kindTask && ref.archived() {
-			res.held = s.dropArchivedTask(ref, res.next)
+			res.held, res.stashEnded = s.dropArchivedTask(ref, res.next)
 		}
 		s.record(ref, ours, res)
 		return nil
@@ -199,7 +202,7 @@ func (s *syncer) record(ref hegelRef, ours plumbing.Hash, res mergeResult) {
 		add(&s.rep.Checkpoints)
 		s.rep.CheckpointsUpdated = append(s.rep.CheckpointsUpdated, ref.task())
 	case kindTask:
-		ts := engine.TaskSync{Task: ref.task(), Change: res.change, Held: res.held, Archived: ref.archived(), Unrelated: res.unrelated}
+		ts := engine.TaskSync{Task: ref.task(), Change: res.change, Held: res.held, StashEnded: res.stashEnded, Archived: ref.archived(), Unrelated: res.unrelated}
 		if m := res.merge; m != nil {
 			ts.FromOurs, ts.FromTheirs, ts.Conflicts = m.FromOurs, m.FromTheirs, m.Conflicts
 			ts.Resolved = s.o.Resolve[ref.task()]

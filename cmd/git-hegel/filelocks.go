@@ -33,7 +33,7 @@ func runLock(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := c.lockPaths(r, args, engine.CheckNewLockPath)
+	paths, err := c.lockPaths(r, e, args, engine.CheckNewLockPath)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func runUnlock(c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := c.lockPaths(r, args, engine.CheckLockPath)
+	paths, err := c.lockPaths(r, e, args, engine.CheckLockPath)
 	if err != nil {
 		return err
 	}
@@ -107,8 +107,9 @@ func runUnlock(c *cmdCtx, args []string) error {
 // typed with a trailing slash) gets a trailing slash (it locks what is
 // under it), and a path check refuses (outside
 // the worktree; for a new lock, inside .git) is refused (exit 2) before
-// anything changes.
-func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) error) ([]string, error) {
+// anything changes. With core.ignorecase, the top spelled in another
+// case is the worktree, as the agent hook reads it.
+func (c *cmdCtx) lockPaths(r *gitstore.Repo, e *engine.Engine, args []string, check func(string) error) ([]string, error) {
 	top := r.WorkTree
 	realTop := gitstore.ResolveExisting(top)
 	dir := gitstore.ResolveExisting(c.Dir)
@@ -124,6 +125,9 @@ func (c *cmdCtx) lockPaths(r *gitstore.Repo, args []string, check func(string) e
 		// Named as the agent hook names the file an edit writes: through
 		// the links of the part that exists.
 		rel, ok := gitstore.WorktreeRel(p, top, realTop)
+		if !ok && e.FoldCase {
+			rel, ok = gitstore.WorktreeRelFold(p, top, realTop)
+		}
 		if !ok {
 			return nil, usagef(c.name, "'%s' is outside the worktree", a)
 		}
