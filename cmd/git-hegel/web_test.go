@@ -573,3 +573,26 @@ func TestRedirectPage(t *testing.T) {
 		t.Errorf("left behind: %v", err)
 	}
 }
+
+// TestWebBidiControls: the bidirectional-text controls in what pages
+// show (a description, an artifact) never reach the browser, so a line
+// reads in the order it is stored; HTML escaping alone leaves them.
+func TestWebBidiControls(t *testing.T) {
+	dir, env := webRepo(t)
+	mustSh(t, env, dir, "git", "hegel", "start", "minimal", "--task", "bidi", "-d", "Login \u202eexe.png\u202c and \u2066more\u2069 \u200f\u061c")
+	mustSh(t, env, dir, "git", "hegel", "start", "gated", "--task", "art")
+	os.WriteFile(filepath.Join(dir, "SPEC.md"), []byte("# The spec\n\nRun `rm -rf \u202e/ #\u202c` never\n"), 0o644)
+	mustSh(t, env, dir, "git", "hegel", "next", "--task", "art")
+	w, printed := newWebClient(t, dir, env)
+	w.login(printed)
+	for _, page := range []string{"/", "/task/bidi", "/task/art/artifact/SPEC.md"} {
+		body := wantPage(t, w.get(page), 200)
+		if i := strings.IndexFunc(body, func(r rune) bool {
+			return r == 0x061c || r == 0x200e || r == 0x200f || 0x202a <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069
+		}); i >= 0 {
+			t.Errorf("%s holds a bidirectional control: %q", page, body[max(0, i-20):min(len(body), i+20)])
+		}
+	}
+	wantPage(t, w.get("/task/bidi"), 200, "Login exe.png and more ")
+	wantPage(t, w.get("/task/art/artifact/SPEC.md"), 200, "rm -rf / #")
+}

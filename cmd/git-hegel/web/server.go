@@ -358,7 +358,30 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name s
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	w.Write(buf.Bytes())
+	w.Write(withoutBidiControls(buf.Bytes()))
+}
+
+// withoutBidiControls removes the bidirectional-text controls from a
+// rendered page. Escaping for HTML leaves them as they are, and in what
+// pages show (descriptions, names, artifacts, messages, much of it
+// fetched) one makes the browser show a line in another order than it is
+// stored: `Login <U+202E>exe.png` reads as `Login gnp.exe`. Removed, as
+// text.Clean removes them, the page reads in the order stored. The
+// templates hold none, URLs are percent-encoded before this, and the task
+// names, ids and hashes forms post back cannot hold them.
+func withoutBidiControls(page []byte) []byte {
+	if bytes.IndexFunc(page, text.IsBidiControl) < 0 {
+		return page
+	}
+	out := make([]byte, 0, len(page))
+	for len(page) > 0 {
+		r, n := utf8.DecodeRune(page)
+		if !text.IsBidiControl(r) {
+			out = append(out, page[:n]...)
+		}
+		page = page[n:]
+	}
+	return out
 }
 
 type errorData struct {
