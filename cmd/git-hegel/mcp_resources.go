@@ -125,11 +125,43 @@ func (s *mcpServer) readResourceOf(uri string) (*mcp.ReadResourceResult, error) 
 		return oneResource(uri, "text/markdown", []byte(viewText(v))), nil
 	}
 	task, name, _ := artifactOfURI(uri)
-	out, _, err := s.call("artifact", "--", task, name)
+	var a *engine.ArtifactContent
+	var fetchedFrom string
+	err = s.withCommand("artifact", func(c *cmdCtx) (err error) {
+		_, _, a, fetchedFrom, err = c.artifactOf(task, name, "")
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return oneResource(uri, "", out), nil
+	if fetchedFrom == "" {
+		return oneResource(uri, "", a.Data), nil
+	}
+	return fetchedResource(uri, a, fetchedFrom), nil
+}
+
+// fetchedResource is an artifact another clone submitted, as the agent
+// reads it: the artifact tool's notice first, then the content between
+// two lines naming its blob id, which the content cannot hold (it would
+// have to contain its own hash), so no line of it can pass for the end.
+// A client may not show _meta to the model; fetched_from there is for the
+// client, as the tool's field is.
+func fetchedResource(uri string, a *engine.ArtifactContent, remote string) *mcp.ReadResourceResult {
+	notice := "warning: " + fetchedNotice(a.Path, remote) // as the tool's stderr has it
+	res := oneResource(uri, "", a.Data)
+	c := res.Contents[0]
+	c.Meta = mcp.Meta{"fetched_from": remote}
+	if c.Blob != nil {
+		// Bytes that are not text: the notice goes before them, on its own.
+		res.Contents = []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: notice + "\n", Meta: c.Meta}, c}
+		return res
+	}
+	body := c.Text
+	if !strings.HasSuffix(body, "\n") {
+		body += "\n"
+	}
+	c.Text = fmt.Sprintf("%s\n\n----- begin artifact blob %s -----\n%s----- end artifact blob %s -----\n", notice, a.Blob, body, a.Blob)
+	return res
 }
 
 func oneResource(uri, mime string, data []byte) *mcp.ReadResourceResult {
