@@ -120,6 +120,24 @@ func backForce(fs *pflag.FlagSet) {
 	fs.Bool("force", false, "go back past the task's max_rollbacks, or change a task another worktree owns (recorded in the task)")
 }
 
+// quietFlagSaying is -q/--quiet on a command that ends by naming the task
+// or node it left you at: only those lines are printed, not the prompt or
+// other detail (errors and warnings still go to stderr). usage says what
+// stays, as the command prints it.
+func quietFlagSaying(usage string) func(*pflag.FlagSet) {
+	return func(fs *pflag.FlagSet) { fs.BoolP("quiet", "q", false, usage) }
+}
+
+var (
+	// quietMoved is -q on the commands that move a task to a node.
+	quietMoved = quietFlagSaying("print only where the task moved, not the prompt ('git hegel repeat' prints it)")
+	// quietStarted is -q on the commands that start a task.
+	quietStarted = quietFlagSaying("print only the task started, not its prompt ('git hegel repeat' prints it)")
+	// quietAborted is -q on abort, whose one line is all it prints: taken
+	// so a script can pass -q to every command that moves a task.
+	quietAborted = quietFlagSaying("print only the task aborted, as abort always does: it prints no prompt")
+)
+
 // messageFlag is -m/--message, the one spelling of a reason or comment;
 // value names it in the usage line (REASON, COMMENT).
 func messageFlag(value, usage string) func(*pflag.FlagSet) {
@@ -141,7 +159,7 @@ func flags(set ...func(*pflag.FlagSet)) func(*pflag.FlagSet) {
 func init() {
 	commands = []*command{
 		{name: "start", args: "<workflow> [<node>]", summary: "Start a workflow in this worktree", group: "Workflows",
-			setFlags: startFlags, run: runStart, operands: []valueKind{kindWorkflow, kindNode}},
+			setFlags: flags(startFlags, quietStarted), run: runStart, operands: []valueKind{kindWorkflow, kindNode}},
 		{name: "next", args: "[<claim>] {...}", alt: []string{"{sub} [{task}]"}, summary: "Complete the current node and move on (claim defaults to <node>_complete)", group: "Workflows",
 			setFlags: flags(nextFlags, func(fs *pflag.FlagSet) {
 				fs.Bool("sub", false, "move to the node's next sub-phase instead of leaving the node")
@@ -150,9 +168,9 @@ func init() {
 			setFlags: checkFlags, run: runCheck},
 		{name: "done", summary: "Finish the workflow from a node that leads straight to done", group: "Workflows",
 			setFlags: flags(nextFlags, taskFlag), run: runDone},
-		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(backForce, taskFlag), run: runPrev},
+		{name: "prev", summary: "Go back to the previous node", group: "Workflows", setFlags: flags(backForce, quietMoved, taskFlag), run: runPrev},
 		{name: "repeat", summary: "Show the current node's prompt again", group: "Workflows", setFlags: taskFlag, run: runRepeat},
-		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runRestart},
+		{name: "restart", summary: "Go back to the workflow's start node", group: "Workflows", setFlags: flags(ownerForce, quietMoved, taskFlag), run: runRestart},
 		{name: "skip", summary: "Skip the current node when it is conditional or the task type skips it", group: "Workflows",
 			setFlags: flags(messageFlag("REASON", "why it is skipped (kept in the task)"), func(fs *pflag.FlagSet) {
 				fs.Bool("force", false, "skip a node that is not conditional, or another worktree's task (recorded)")
@@ -164,8 +182,8 @@ func init() {
 		{name: "meta", args: "[<meta-mode>]", summary: "Start a meta-mode (a workflow of workflows), or show the current one and what comes next", group: "Workflows",
 			setFlags: metaFlags, run: runMeta, operands: []valueKind{kindMetaMode}},
 		{name: "next-workflow", args: "[<workflow>]", summary: "Start the workflow that follows a done task in its meta-mode", group: "Workflows",
-			setFlags: quietFlag, run: runNextWorkflow, operands: []valueKind{kindNextWorkflow}},
-		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, taskFlag), run: runAbort},
+			setFlags: quietStarted, run: runNextWorkflow, operands: []valueKind{kindNextWorkflow}},
+		{name: "abort", summary: "Abort the active workflow", group: "Workflows", setFlags: flags(ownerForce, quietAborted, taskFlag), run: runAbort},
 		{name: "switch", args: "<task>", summary: "Make a task this worktree's workflow, parking the current one (takes over one fetched from another clone)", group: "Workflows", run: runSwitch,
 			operands: []valueKind{kindTask}},
 		{name: "claim", args: "<task>", summary: "Take a task another clone owns (or one nobody holds), and say whose it was", group: "Workflows", run: runClaim,

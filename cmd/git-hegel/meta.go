@@ -21,12 +21,7 @@ func metaFlags(fs *pflag.FlagSet) {
 	fs.Bool("list", false, "list the meta-modes: built-in and .hegel/meta/*.yaml")
 	fs.String("task", "", "name the task the meta-mode starts (default: generated, unique)")
 	jsonFlagSaying("print the current meta-mode, or with --list every one, as JSON")(fs)
-	quietFlag(fs)
-}
-
-// quietFlag is -q for the commands that start a task of a meta-mode.
-func quietFlag(fs *pflag.FlagSet) {
-	fs.BoolP("quiet", "q", false, "print only the task started, not its prompt ('git hegel repeat' prints it)")
+	quietStarted(fs)
 }
 
 func runMeta(c *cmdCtx, args []string) error {

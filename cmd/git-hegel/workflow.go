@@ -73,7 +73,7 @@ func (c *cmdCtx) printParked(v *engine.View) {
 func nextFlags(fs *pflag.FlagSet) {
 	fs.StringArray("force", nil, "bypass the node's guard rules, or only those of one `rule_type`; plain --force also moves on without the node's artifact, back past the task's max_rollbacks, or on another worktree's task (all recorded in the task)")
 	fs.BoolP("yes", "y", false, "do not ask before a transition marked confirm")
-	fs.BoolP("quiet", "q", false, "print only where the task moved, not the prompt ('git hegel repeat' prints it)")
+	quietMoved(fs)
 	fs.Lookup("force").NoOptDefVal = forceAll
 	completeValues(fs, "force", kindRuleType)
 }
