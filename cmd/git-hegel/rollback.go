@@ -24,6 +24,9 @@ func rollbackFlags(fs *pflag.FlagSet) {
 	fs.Bool("all", false, "roll the whole workflow back to its start checkpoint and end it (rolled_back)")
 	fs.Bool("recurse-submodules", false, "also check out, in each submodule, the commit the checkpoint recorded")
 	progressFlags(fs)
+	// A rollback ends at a node, as next does: its -q also leaves out
+	// that node's prompt.
+	fs.Lookup("quiet").Usage = "do not report progress, and print only where the task went back to, not the prompt ('git hegel repeat' prints it)"
 }
 
 // promptLimit is how many changed files a rollback lists before asking.
