@@ -31,16 +31,6 @@ func (e *Engine) renderPrompt(st *State, wf *workflow.Definition, stateText func
 	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, e.Guides, d)
 }
 
-// RenderNodePrompt renders node n's prompt for a task in state st, taking
-// guides, partials and optional context from src (nil: built-ins only).
-// Results are those state.json holds as text; the run's inputs are empty.
-func RenderNodePrompt(n *workflow.Node, st *State, wf *workflow.Definition, src workflow.GuideSource) (string, error) {
-	if n.Template == nil {
-		return n.Prompt, nil
-	}
-	return renderTemplate(n.Template, n.PromptLine, "", n, st, wf, src, runData{in: &runInputs{}, results: stepResults(st), dir: agentLabel(TaskDir(st))})
-}
-
 // runData is what a template may use from a run: its inputs and the
 // earlier steps' results.
 type runData struct {
