@@ -233,7 +233,13 @@ func (r *Repo) WorktreeTop(name string) (string, bool) {
 	if !ok || dir == "" || strings.ContainsAny(dir, `/\`) || dir == "." || dir == ".." {
 		return "", false
 	}
-	b, err := os.ReadFile(filepath.Join(common, "worktrees", dir, "gitdir"))
+	return linkedTop(filepath.Join(common, "worktrees", dir))
+}
+
+// linkedTop is the top of the linked worktree whose entry in the common
+// dir is dir (<common>/worktrees/<name>), as its gitdir file records it.
+func linkedTop(dir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "gitdir"))
 	if err != nil {
 		return "", false
 	}
@@ -242,7 +248,7 @@ func (r *Repo) WorktreeTop(name string) (string, bool) {
 		return "", false
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(common, "worktrees", dir, p) // worktree.useRelativePaths
+		p = filepath.Join(dir, p) // worktree.useRelativePaths
 	}
 	return filepath.Dir(filepath.Clean(p)), true
 }
@@ -258,18 +264,9 @@ func worktreeTops(commonDir string) []string {
 	dir := filepath.Join(commonDir, "worktrees")
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "gitdir"))
-		if err != nil {
-			continue
+		if top, ok := linkedTop(filepath.Join(dir, e.Name())); ok {
+			tops = append(tops, top)
 		}
-		p := strings.TrimSpace(string(b))
-		if p == "" {
-			continue
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, e.Name(), p) // worktree.useRelativePaths
-		}
-		tops = append(tops, filepath.Dir(filepath.Clean(p)))
 	}
 	return tops
 }
