@@ -302,9 +302,24 @@ func printDoctor(c *cmdCtx, ps []doctorProblem, nrefs, nlocks, remain int, fix b
 		}
 	case fix:
 		fmt.Fprintf(w, "%s left that --fix cannot repair (see above)\n", text.Plural(remain, "problem", "problems"))
+	case configOnly(ps):
+		// --fix changes no configuration: pointing at it would only
+		// print the same problems again.
+		fmt.Fprintf(w, "%s, in the configuration; edit it with 'git config'\n", text.Plural(remain, "problem", "problems"))
 	default:
 		fmt.Fprintf(w, "%s; 'git hegel doctor --fix' repairs what it can\n", text.Plural(remain, "problem", "problems"))
 	}
+}
+
+// configOnly reports whether every problem left is in the configuration,
+// which --fix does not change.
+func configOnly(ps []doctorProblem) bool {
+	for _, p := range ps {
+		if !p.Note && p.Fixed == "" && p.Kind != "config" {
+			return false
+		}
+	}
+	return true
 }
 
 // describeRepair says what RepairRef did, in one line.
